@@ -1,0 +1,2 @@
+// Anything exported here is public API of @openworker/mcp-bridge.
+export {};

@@ -1,0 +1,2 @@
+// Anything exported here is public API of @openworker/tools-sdk/testing.
+export {};

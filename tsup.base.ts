@@ -1,0 +1,19 @@
+import type { Options } from "tsup";
+
+/**
+ * The one build shape every published package shares: ESM + CJS + declarations
+ * for each entry, Node 20 target, no bundling of dependencies.
+ */
+export function packageBuild(entry: Record<string, string>): Options {
+  return {
+    entry,
+    format: ["esm", "cjs"],
+    dts: true,
+    clean: true,
+    sourcemap: true,
+    target: "node20",
+    platform: "node",
+    splitting: false,
+    treeshake: true,
+  };
+}
