@@ -13,7 +13,6 @@ export function packageBuild(entry: Record<string, string>): Options {
     sourcemap: true,
     target: "node20",
     platform: "node",
-    splitting: false,
     treeshake: true,
   };
 }

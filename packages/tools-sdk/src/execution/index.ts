@@ -1,2 +1,8 @@
 // Anything exported here is public API of @openworker/tools-sdk/execution.
-export {};
+// The call boundary shared by the runtime and the testing kit: one implementation of
+// the time bound, the progress bounds, result normalization and model-context caps.
+export { executeTool, FAULT_CODES, type ExecuteOptions, type ExecutionResult } from "./execute.js";
+export { gatherModelContext, type ModelContextFacts } from "./model-context.js";
+export { boundErrorMessage, normalizeToolOutput, type Normalization } from "./normalize.js";
+export type { CallError, CallOutcome, LimitBreach, LimitName, NormalizedOutput } from "./outcome.js";
+export { createBoundedProgress, type BoundedProgress, type ProgressStats } from "./progress.js";

@@ -1,2 +1,11 @@
 // Anything exported here is public API of @openworker/tools-sdk/validation.
-export {};
+// Node-only: the one place where input schemas are compiled (ajv) and fingerprinted,
+// shared by the testing kit and the runtime so both validate identically.
+export { schemaFingerprint, sha256Hex } from "./fingerprint.js";
+export {
+  compileInputSchema,
+  compiledSchemaCount,
+  type ArgumentCheck,
+  type ArgumentIssue,
+  type ArgumentValidator,
+} from "./compile.js";

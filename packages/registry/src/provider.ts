@@ -1,0 +1,34 @@
+/**
+ * Where an MCP provider's process runs (A4). Only MCP providers can be placed; native
+ * tools are trusted host code and always run in the host process.
+ */
+export type ProviderPlacement = "host" | "sandbox";
+
+/** An MCP provider launched by the runtime as a child process speaking MCP over stdio (M1). */
+export interface StdioProviderDefinition {
+  readonly transport: "stdio";
+  /** The namespace its tools are selected under: `namespace.remote_tool_name`. */
+  readonly namespace: string;
+  /** Program to start (absolute, or resolved against the servers file's folder). */
+  readonly program: string;
+  readonly args: readonly string[];
+  /** Extra environment for the child, on top of the runtime's safe base environment (E6). */
+  readonly env?: Readonly<Record<string, string>>;
+  /** Working directory of the child. */
+  readonly cwd?: string;
+  /** Defaults to `"host"`. */
+  readonly placement?: ProviderPlacement;
+}
+
+/** An MCP provider reached over streamable HTTP at a local service's URL (M1). */
+export interface StreamableHttpProviderDefinition {
+  readonly transport: "streamable_http";
+  readonly namespace: string;
+  readonly url: string;
+  /** Extra request headers (credentials here are never written by the runtime, E6). */
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly placement?: ProviderPlacement;
+}
+
+/** A registered MCP provider. */
+export type McpProviderDefinition = StdioProviderDefinition | StreamableHttpProviderDefinition;

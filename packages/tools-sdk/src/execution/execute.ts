@@ -1,0 +1,140 @@
+import type { ProgressEvent, ToolContext } from "../context.js";
+import { LIMITS } from "../limits.js";
+import type { Tool } from "../tool.js";
+import { ToolError } from "../tool-error.js";
+import { boundErrorMessage, normalizeToolOutput } from "./normalize.js";
+import type { CallError, CallOutcome, LimitBreach, NormalizedOutput } from "./outcome.js";
+import { createBoundedProgress, type ProgressStats } from "./progress.js";
+
+/** Where and how one call runs. */
+export interface ExecuteOptions {
+  readonly sessionId: string;
+  readonly turnId: string;
+  readonly callId: string;
+  readonly workspace: string;
+  /** Cancellation from outside (a cancelled turn or a closed session). */
+  readonly signal?: AbortSignal;
+  /** Time bound; defaults to `LIMITS.callTimeoutMs` (E1). Values above it are lowered to it. */
+  readonly timeoutMs?: number;
+  /** Receives each progress event the bounded reporter accepted. */
+  readonly onProgress?: (event: ProgressEvent) => void;
+}
+
+/** The settled result of one call: exactly one outcome. */
+export interface ExecutionResult {
+  readonly outcome: CallOutcome;
+  /** Present when `outcome` is `succeeded`. */
+  readonly output?: NormalizedOutput;
+  /** Present for every other outcome: the `ToolError` of a `failed` call, or the fault. */
+  readonly error?: CallError;
+  /** Present when `outcome` is `limit_exceeded`. */
+  readonly breach?: LimitBreach;
+  readonly progress: ProgressStats;
+  readonly durationMs: number;
+}
+
+/** The error codes of runtime faults, as recorded in the journal. */
+export const FAULT_CODES = Object.freeze({
+  timedOut: "TOOL_TIMEOUT",
+  cancelled: "TOOL_CANCELLED",
+  crashed: "TOOL_CRASHED",
+  limitExceeded: "LIMIT_EXCEEDED",
+});
+
+type Settlement =
+  | { readonly kind: "value"; readonly value: unknown }
+  | { readonly kind: "thrown"; readonly error: unknown }
+  | { readonly kind: "timeout" }
+  | { readonly kind: "cancelled" };
+
+/**
+ * Runs one native call at the call boundary (E1–E4, T2–T4): builds its `ToolContext`,
+ * bounds it in time (aborting the signal and no longer waiting for a tool that ignores
+ * it), bounds its progress, and normalizes what it returns. It never throws and never
+ * retries. Arguments must already be validated (E5); the runtime and the testing kit
+ * both call this, so a partner's unit test sees exactly what production will.
+ *
+ * @example
+ * ```ts
+ * const result = await executeTool(tool, { query: "x" }, { sessionId: "s", turnId: "t", callId: "c", workspace: "/tmp" });
+ * result.outcome; // "succeeded"
+ * ```
+ */
+export async function executeTool(tool: Tool, args: unknown, options: ExecuteOptions): Promise<ExecutionResult> {
+  const started = performance.now();
+  const progress = createBoundedProgress(options.onProgress);
+  const finish = (fields: Omit<ExecutionResult, "progress" | "durationMs">): ExecutionResult => {
+    progress.close();
+    return { ...fields, progress: progress.stats, durationMs: performance.now() - started };
+  };
+  const external = options.signal;
+  if (external?.aborted) {
+    return finish({ outcome: "cancelled", error: { code: FAULT_CODES.cancelled, message: "the call was cancelled before it started" } });
+  }
+  const timeoutMs = Math.min(options.timeoutMs ?? LIMITS.callTimeoutMs, LIMITS.callTimeoutMs);
+  const controller = new AbortController();
+  const context: ToolContext = {
+    sessionId: options.sessionId,
+    turnId: options.turnId,
+    callId: options.callId,
+    workspace: options.workspace,
+    signal: controller.signal,
+    progress: progress.reporter,
+  };
+
+  const settlement = await new Promise<Settlement>((resolve) => {
+    let settled = false;
+    const settle = (value: Settlement) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      external?.removeEventListener("abort", onCancel);
+      resolve(value);
+    };
+    const onCancel = () => {
+      controller.abort(external?.reason);
+      settle({ kind: "cancelled" });
+    };
+    const timer = setTimeout(() => {
+      controller.abort(new ToolError(FAULT_CODES.timedOut, `the call ran past its ${timeoutMs} ms bound`));
+      settle({ kind: "timeout" });
+    }, timeoutMs);
+    external?.addEventListener("abort", onCancel, { once: true });
+    try {
+      Promise.resolve(tool.call(context, args)).then(
+        (value) => settle({ kind: "value", value }),
+        (error: unknown) => settle({ kind: "thrown", error }),
+      );
+    } catch (error) {
+      settle({ kind: "thrown", error });
+    }
+  });
+
+  switch (settlement.kind) {
+    case "timeout":
+      return finish({ outcome: "timed_out", error: { code: FAULT_CODES.timedOut, message: `the call ran past its ${timeoutMs} ms bound and was abandoned` } });
+    case "cancelled":
+      return finish({ outcome: "cancelled", error: { code: FAULT_CODES.cancelled, message: "the call was cancelled" } });
+    case "thrown":
+      return finish(fromThrown(settlement.error));
+    case "value": {
+      if (ToolError.isInstance(settlement.value)) return finish(fromToolError(settlement.value));
+      const normalized = normalizeToolOutput(settlement.value);
+      if (normalized.ok) return finish({ outcome: "succeeded", output: normalized.output });
+      if ("breach" in normalized) {
+        return finish({ outcome: "limit_exceeded", breach: normalized.breach, error: { code: FAULT_CODES.limitExceeded, message: normalized.breach.message } });
+      }
+      return finish({ outcome: "crashed", error: normalized.invalid });
+    }
+  }
+}
+
+function fromToolError(error: ToolError): Omit<ExecutionResult, "progress" | "durationMs"> {
+  return { outcome: "failed", error: { code: error.code, message: boundErrorMessage(String(error.message)) } };
+}
+
+function fromThrown(error: unknown): Omit<ExecutionResult, "progress" | "durationMs"> {
+  if (ToolError.isInstance(error)) return fromToolError(error);
+  const detail = error instanceof Error ? `${error.name}: ${error.message}` : `non-Error value thrown (${typeof error})`;
+  return { outcome: "crashed", error: { code: FAULT_CODES.crashed, message: boundErrorMessage(`the tool threw ${detail}`) } };
+}

@@ -1,0 +1,53 @@
+import type { ToolContext } from "./context.js";
+import type { ToolDescriptor } from "./descriptor.js";
+import type { JsonValue } from "./json.js";
+import type { ToolOutput } from "./output.js";
+import type { ToolError } from "./tool-error.js";
+
+/**
+ * A native tool (T1, T5). Implementations are trusted host code: they must be safe for
+ * concurrent sessions, non-blocking and cooperatively cancellable (T7). Do not spawn
+ * detached work, swallow cancellation, or write secrets into progress, results or errors.
+ *
+ * Most partners write tools with `defineTool` or `codeTool` instead of implementing
+ * this interface by hand.
+ */
+export interface Tool {
+  /** Name, description, input schema and version. Called once, at registration. */
+  descriptor(): ToolDescriptor;
+  /**
+   * Runs the tool with arguments already validated against `inputSchema` (E5).
+   * Resolve with a {@link ToolOutput}, or return/throw a {@link ToolError} for an
+   * expected failure. Any other exception is a crash and stops the turn (E4).
+   */
+  call(context: ToolContext, args: unknown): Promise<ToolOutput | ToolError>;
+  /**
+   * Model-safe live facts for this session (T5, L1), gathered on every model attempt
+   * while the tool is selected. Synchronous, bounded (4 KB), non-blocking, no I/O;
+   * never credentials, pixels or private control payloads. Facts are context, never
+   * authorization. Return `undefined` for nothing to say.
+   */
+  modelContext?(sessionId: string): JsonValue | undefined;
+  /**
+   * Called when a turn ends (T5). When absent the runtime calls `revoke(sessionId)`.
+   * A tool with expiring app consent may keep unused access across a successful
+   * clarification reply (`completed === true`).
+   */
+  turnFinished?(sessionId: string, completed: boolean): void;
+  /** Drops every access granted within the session. Called on cancellation and session close. */
+  revoke?(sessionId: string): void;
+}
+
+/**
+ * Applies T5's default: calls `tool.turnFinished(sessionId, completed)` when the tool
+ * has it, else `tool.revoke(sessionId)`.
+ *
+ * @example
+ * ```ts
+ * finishTurn(tool, "session-1", true);
+ * ```
+ */
+export function finishTurn(tool: Tool, sessionId: string, completed: boolean): void {
+  if (tool.turnFinished) tool.turnFinished(sessionId, completed);
+  else tool.revoke?.(sessionId);
+}
