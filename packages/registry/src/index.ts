@@ -1,2 +1,7 @@
 // Anything exported here is public API of @openworker/registry.
-export {};
+export type {
+  McpProviderDefinition,
+  ProviderPlacement,
+  StdioProviderDefinition,
+  StreamableHttpProviderDefinition,
+} from "./provider.js";
