@@ -1,4 +1,3 @@
-import type { JsonValue } from "../json.js";
 import { IMAGE_MIME_TYPES, LIMITS, utf8Bytes } from "../limits.js";
 import type { ToolImage, ToolOutput } from "../output.js";
 import type { CallError, LimitBreach, NormalizedOutput } from "./outcome.js";

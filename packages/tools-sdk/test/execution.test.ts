@@ -1,0 +1,276 @@
+import { Type } from "typebox";
+import { describe, expect, it } from "vitest";
+import { gatherModelContext } from "../src/execution/index.js";
+import {
+  codeTool,
+  defineTool,
+  finishTurn,
+  LIMITS,
+  ToolError,
+  toolError,
+  type Tool,
+  type ToolContext,
+} from "../src/index.js";
+import { createTestContext, runTool } from "../src/testing/index.js";
+
+const schema = { type: "object", properties: {}, additionalProperties: true } as const;
+
+function nativeTool(call: Tool["call"], extra: Partial<Tool> = {}): Tool {
+  return {
+    descriptor: () => ({ name: "test.tool", description: "test", inputSchema: schema, version: "1" }),
+    call,
+    ...extra,
+  };
+}
+
+describe("the call boundary (runTool applies the runtime's rules)", () => {
+  it("T2 hands the tool harness-owned ids, workspace, an AbortSignal and a progress reporter", async () => {
+    let seen: ToolContext | undefined;
+    const result = await runTool(
+      nativeTool(async (context) => {
+        seen = context;
+        return { json: null };
+      }),
+      {},
+      { sessionId: "s1", turnId: "t1", callId: "c1", workspace: "/work" },
+    );
+    expect(result.outcome).toBe("succeeded");
+    expect(seen).toMatchObject({ sessionId: "s1", turnId: "t1", callId: "c1", workspace: "/work" });
+    expect(seen?.signal).toBeInstanceOf(AbortSignal);
+    expect(typeof seen?.progress.report).toBe("function");
+  });
+
+  it("T3 derives the model text from structured JSON; a string result is its own text", async () => {
+    const json = await runTool(nativeTool(async () => ({ json: { b: [1, 2], a: "x" } })), {});
+    expect(json.output?.text).toBe('{"b":[1,2],"a":"x"}');
+    const text = await runTool(nativeTool(async () => ({ json: "plain words" })), {});
+    expect(text.output?.text).toBe("plain words");
+  });
+
+  it("T1 a returned and a thrown ToolError are the same failed outcome", async () => {
+    const returned = await runTool(nativeTool(async () => toolError("NOPE", "said no")), {});
+    const thrown = await runTool(
+      nativeTool(async () => {
+        throw new ToolError("NOPE", "said no");
+      }),
+      {},
+    );
+    expect(returned.outcome).toBe("failed");
+    expect(returned.error).toEqual({ code: "NOPE", message: "said no" });
+    expect(thrown.outcome).toBe("failed");
+    expect(thrown.error).toEqual(returned.error);
+  });
+
+  it("E4 any other exception is a crash, not a tool error", async () => {
+    const result = await runTool(
+      nativeTool(async () => {
+        throw new RangeError("boom");
+      }),
+      {},
+    );
+    expect(result.outcome).toBe("crashed");
+    expect(result.error?.code).toBe("TOOL_CRASHED");
+    expect(result.error?.message).toContain("RangeError: boom");
+  });
+
+  it("E5 validates arguments before the tool runs", async () => {
+    let called = false;
+    const tool = defineTool({
+      name: "test.typed",
+      description: "typed",
+      version: "1",
+      inputSchema: Type.Object({ count: Type.Integer({ minimum: 1 }) }),
+      call: () => {
+        called = true;
+        return { json: null };
+      },
+    });
+    const result = await runTool(tool, { count: "three" });
+    expect(result.outcome).toBe("failed");
+    expect(result.error?.code).toBe("ARGUMENTS_INVALID");
+    expect(result.error?.message).toContain("/count");
+    expect(called).toBe(false);
+  });
+
+  it("E1 a tool that never returns and ignores abort is abandoned at its time bound", async () => {
+    let aborted = false;
+    const result = await runTool(
+      nativeTool((context) => {
+        context.signal.addEventListener("abort", () => (aborted = true));
+        return new Promise(() => undefined);
+      }),
+      {},
+      { timeoutMs: 50 },
+    );
+    expect(result.outcome).toBe("timed_out");
+    expect(result.error?.code).toBe("TOOL_TIMEOUT");
+    expect(aborted).toBe(true);
+  });
+
+  it("E1 the time bound can be lowered but never raised above 75 s", async () => {
+    const result = await runTool(nativeTool(() => new Promise(() => undefined)), {}, { timeoutMs: 20 });
+    expect(result.outcome).toBe("timed_out");
+    expect(result.error?.message).toContain("20 ms");
+    expect(LIMITS.callTimeoutMs).toBe(75_000);
+  });
+
+  it("T7 cancellation settles the call at once, even when the tool ignores it", async () => {
+    const controller = new AbortController();
+    const pending = runTool(nativeTool(() => new Promise(() => undefined)), {}, { signal: controller.signal });
+    controller.abort();
+    const result = await pending;
+    expect(result.outcome).toBe("cancelled");
+  });
+
+  it("E2 drops progress past 64 events and counts the breach", async () => {
+    const result = await runTool(
+      nativeTool(async (context) => {
+        for (let index = 0; index < 100; index++) context.progress.report({ message: `step ${index}` });
+        return { json: "done" };
+      }),
+      {},
+    );
+    expect(result.outcome).toBe("succeeded");
+    expect(result.progressEvents).toHaveLength(LIMITS.progressEvents);
+    expect(result.progress.dropped).toBe(100 - LIMITS.progressEvents);
+    expect(result.progress.breaches.map((breach) => breach.limit)).toEqual(["progressEvents"]);
+  });
+
+  it("E2 drops a progress message over 4 KB and stops at 16 KB of progress JSON", async () => {
+    const accepted: boolean[] = [];
+    const result = await runTool(
+      nativeTool(async (context) => {
+        accepted.push(context.progress.report({ message: "x".repeat(LIMITS.progressMessageBytes + 1) }));
+        for (let index = 0; index < 10; index++) {
+          accepted.push(context.progress.report({ message: "y".repeat(3000) }));
+        }
+        return { json: null };
+      }),
+      {},
+    );
+    expect(accepted[0]).toBe(false);
+    expect(result.progress.jsonBytes).toBeLessThanOrEqual(LIMITS.progressJsonBytes);
+    expect(result.progressEvents.length).toBe(5);
+    expect(result.progress.breaches.map((breach) => breach.limit)).toEqual(["progressMessageBytes", "progressJsonBytes"]);
+  });
+
+  it("E3 a result over 256 KB is a limit breach, not a truncation", async () => {
+    const result = await runTool(nativeTool(async () => ({ json: { blob: "z".repeat(300 * 1024) } })), {});
+    expect(result.outcome).toBe("limit_exceeded");
+    expect(result.breach?.limit).toBe("resultBytes");
+    expect(result.output).toBeUndefined();
+  });
+
+  it("E3 cyclic and BigInt results are refused as not JSON", async () => {
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    const cycle = await runTool(nativeTool(async () => ({ json: cyclic as never })), {});
+    expect(cycle.outcome).toBe("crashed");
+    expect(cycle.error).toMatchObject({ code: "RESULT_NOT_JSON" });
+    expect(cycle.error?.message).toContain("/self");
+    const big = await runTool(nativeTool(async () => ({ json: { n: 1n } as never })), {});
+    expect(big.error?.message).toContain("bigint");
+    const shape = await runTool(nativeTool(async () => ({ text: "no json field" }) as never), {});
+    expect(shape.error?.code).toBe("RESULT_INVALID");
+  });
+
+  it("T4 images travel as bytes, bounded in count, size and type", async () => {
+    const png = new Uint8Array([0x89, 0x50, 0x4e, 0x47]);
+    const ok = await runTool(nativeTool(async () => ({ json: "shot", images: [{ mimeType: "image/png", data: png }] })), {});
+    expect(ok.output?.images).toHaveLength(1);
+    expect(ok.output?.text).toBe("shot");
+    const many = Array.from({ length: LIMITS.imagesPerCall + 1 }, () => ({ mimeType: "image/png", data: png }));
+    expect((await runTool(nativeTool(async () => ({ json: null, images: many })), {})).breach?.limit).toBe("imagesPerCall");
+    const svg = [{ mimeType: "image/svg+xml", data: png }];
+    expect((await runTool(nativeTool(async () => ({ json: null, images: svg })), {})).breach?.limit).toBe("imageMimeType");
+    const base64 = [{ mimeType: "image/png", data: "iVBORw0KGgo=" as never }];
+    expect((await runTool(nativeTool(async () => ({ json: null, images: base64 })), {})).error?.code).toBe("RESULT_INVALID");
+  });
+
+  it("T5 turnFinished defaults to revoke; a tool may keep access across a completed turn", () => {
+    const revoked: string[] = [];
+    const plain = nativeTool(async () => ({ json: null }), { revoke: (sessionId) => void revoked.push(sessionId) });
+    finishTurn(plain, "s1", true);
+    expect(revoked).toEqual(["s1"]);
+    const finished: Array<[string, boolean]> = [];
+    const keeps = nativeTool(async () => ({ json: null }), {
+      revoke: (sessionId) => void revoked.push(sessionId),
+      turnFinished: (sessionId, completed) => {
+        finished.push([sessionId, completed]);
+        if (!completed) revoked.push(sessionId);
+      },
+    });
+    finishTurn(keeps, "s2", true);
+    expect(finished).toEqual([["s2", true]]);
+    expect(revoked).toEqual(["s1"]);
+  });
+
+  it("T5 L1 modelContext facts are capped per tool and must be synchronous", () => {
+    const small = nativeTool(async () => ({ json: null }), { modelContext: () => ({ battery: 80 }) });
+    expect(gatherModelContext(small, "s")).toEqual({ ok: true, facts: { battery: 80 }, bytes: 14 });
+    const large = nativeTool(async () => ({ json: null }), { modelContext: () => "x".repeat(LIMITS.modelContextToolBytes) });
+    expect(gatherModelContext(large, "s")).toMatchObject({ ok: false, reason: expect.stringContaining("limit") });
+    const async = nativeTool(async () => ({ json: null }), { modelContext: (() => Promise.resolve(1)) as never });
+    expect(gatherModelContext(async, "s")).toMatchObject({ ok: false, reason: expect.stringContaining("synchronous") });
+    const throws = nativeTool(async () => ({ json: null }), {
+      modelContext: () => {
+        throw new Error("nope");
+      },
+    });
+    expect(gatherModelContext(throws, "s")).toMatchObject({ ok: false, reason: "modelContext threw: nope" });
+  });
+
+  it("T6 codeTool mirrors agentd: { ok } succeeds, { err } is a failed call", async () => {
+    const shout = codeTool(
+      "example.shout",
+      "Uppercase the input text.",
+      { type: "object", properties: { text: { type: "string" } }, required: ["text"] },
+      async (args) => {
+        const text = (args as { text: string }).text;
+        return text === "" ? { err: "nothing to shout" } : { ok: { text: text.toUpperCase() } };
+      },
+    );
+    expect(shout.descriptor()).toMatchObject({ name: "example.shout", version: "1" });
+    expect((await runTool(shout, { text: "hi" })).output?.json).toEqual({ text: "HI" });
+    expect((await runTool(shout, { text: "" })).error).toEqual({ code: "CODE_TOOL_ERROR", message: "nothing to shout" });
+    expect((await runTool(shout, {})).error?.code).toBe("ARGUMENTS_INVALID");
+  });
+
+  it("T6 defineTool infers argument types from the TypeBox schema and keeps its hooks", async () => {
+    const revoked: string[] = [];
+    const tool = defineTool({
+      name: "example.add",
+      description: "Add two numbers.",
+      version: "2.0.0",
+      inputSchema: Type.Object({ a: Type.Number(), b: Type.Number() }),
+      call: (args) => ({ json: args.a + args.b }),
+      revoke: (sessionId) => void revoked.push(sessionId),
+    });
+    expect((await runTool(tool, { a: 2, b: 3 })).output?.json).toBe(5);
+    tool.revoke?.("s9");
+    expect(revoked).toEqual(["s9"]);
+    expect(tool.descriptor().inputSchema).toMatchObject({ type: "object", required: ["a", "b"] });
+  });
+
+  it("T7 createTestContext captures progress and can be aborted", async () => {
+    const test = createTestContext({ sessionId: "s" });
+    test.context.progress.report({ message: "one", progress: 1, total: 2 });
+    expect(test.progress).toEqual([{ message: "one", progress: 1, total: 2 }]);
+    expect(test.context.signal.aborted).toBe(false);
+    test.abort("stop");
+    expect(test.context.signal.aborted).toBe(true);
+  });
+
+  it("T7 late progress after the call settled is ignored", async () => {
+    let late: ToolContext | undefined;
+    const result = await runTool(
+      nativeTool(async (context) => {
+        late = context;
+        return { json: null };
+      }),
+      {},
+    );
+    expect(late?.progress.report({ message: "after" })).toBe(false);
+    expect(result.progressEvents).toEqual([]);
+  });
+});

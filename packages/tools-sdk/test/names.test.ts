@@ -1,0 +1,89 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { LIMITS, modelAlias, OpenWorkerError, parseQualifiedName, validateQualifiedName } from "../src/index.js";
+
+function codeOf(action: () => unknown): string | undefined {
+  try {
+    action();
+  } catch (error) {
+    if (OpenWorkerError.isInstance(error)) return error.code;
+    throw error;
+  }
+  return undefined;
+}
+
+describe("qualified names", () => {
+  it("N1 splits at the first dot only", () => {
+    expect(parseQualifiedName("acer.acer_care.center")).toEqual({ namespace: "acer", tool: "acer_care.center" });
+  });
+
+  it.each([
+    ["", "NAME_EMPTY"],
+    ["example.web search", "NAME_INVALID_CHARACTER"],
+    ["example.wéb", "NAME_INVALID_CHARACTER"],
+    ["example/web", "NAME_INVALID_CHARACTER"],
+    ["web_search", "NAME_NOT_QUALIFIED"],
+    [".web_search", "NAME_NOT_QUALIFIED"],
+    ["example.", "NAME_NOT_QUALIFIED"],
+  ])("N1 rejects %j with %s", (name, code) => {
+    expect(codeOf(() => validateQualifiedName(name))).toBe(code);
+  });
+
+  it("N1 is case-sensitive: Example.Tool and example.tool are different names", () => {
+    expect(validateQualifiedName("Example.Tool")).toEqual({ namespace: "Example", tool: "Tool" });
+    expect(modelAlias("Example.Tool")).not.toBe(modelAlias("example.tool"));
+  });
+
+  it("N2 derives the alias by replacing every dot with __", () => {
+    expect(modelAlias("example.web_search")).toBe("example__web_search");
+    expect(modelAlias("a.b.c")).toBe("a__b__c");
+  });
+
+  it("N3 reserves the openworker namespace, in any letter case", () => {
+    expect(codeOf(() => validateQualifiedName("openworker.shell"))).toBe("NAMESPACE_RESERVED");
+    expect(codeOf(() => validateQualifiedName("OpenWorker.shell"))).toBe("NAMESPACE_RESERVED");
+    expect(codeOf(() => validateQualifiedName("openworkers.shell"))).toBeUndefined();
+  });
+
+  it("N4 accepts a name whose alias is exactly 80 bytes; longer names or aliases fail", () => {
+    const ok = `n.${"x".repeat(77)}`; // 79 bytes, alias 80
+    expect(modelAlias(ok).length).toBe(80);
+    expect(codeOf(() => validateQualifiedName(ok))).toBeUndefined();
+    expect(codeOf(() => validateQualifiedName(`${ok}x`))).toBe("ALIAS_TOO_LONG"); // 80 bytes, alias 81
+    expect(codeOf(() => validateQualifiedName(`${ok}xx`))).toBe("NAME_TOO_LONG"); // 81 bytes
+  });
+
+  it("N4 refuses a name that fits but whose alias does not", () => {
+    const name = `n.${"a.".repeat(38)}b`; // 79 bytes, 38 extra dots
+    expect(name.length).toBeLessThanOrEqual(LIMITS.nameBytes);
+    const error = (() => {
+      try {
+        validateQualifiedName(name);
+      } catch (caught) {
+        return caught as OpenWorkerError;
+      }
+      return undefined;
+    })();
+    expect(error?.code).toBe("ALIAS_TOO_LONG");
+    expect(error?.message).toContain(modelAlias(name));
+  });
+
+  it("N2 N4 property: every valid name yields a deterministic alias of [A-Za-z0-9_-]{1,80}", () => {
+    const part = fc.stringMatching(/^[A-Za-z0-9_-]{1,20}$/);
+    const name = fc.tuple(part, fc.array(part, { minLength: 1, maxLength: 4 })).map(([ns, rest]) => `${ns}.${rest.join(".")}`);
+    fc.assert(
+      fc.property(name, (candidate) => {
+        let valid = true;
+        try {
+          validateQualifiedName(candidate);
+        } catch (error) {
+          if (!OpenWorkerError.isInstance(error)) throw error;
+          valid = false;
+        }
+        const alias = modelAlias(candidate);
+        expect(modelAlias(candidate)).toBe(alias);
+        if (valid) expect(alias).toMatch(/^[A-Za-z0-9_-]{1,80}$/);
+      }),
+    );
+  });
+});

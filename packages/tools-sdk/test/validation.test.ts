@@ -1,0 +1,42 @@
+import { describe, expect, it } from "vitest";
+import { OpenWorkerError } from "../src/index.js";
+import { compileInputSchema, compiledSchemaCount, schemaFingerprint } from "../src/validation/index.js";
+
+describe("schema compilation", () => {
+  it("B5 fingerprints ignore key order and compile each distinct schema once", () => {
+    const a = { type: "object", properties: { q: { type: "string", format: "uri" } }, required: ["q"] };
+    const b = { required: ["q"], properties: { q: { format: "uri", type: "string" } }, type: "object" };
+    expect(schemaFingerprint(a)).toBe(schemaFingerprint(b));
+    const before = compiledSchemaCount();
+    const first = compileInputSchema(a, "x.a");
+    const second = compileInputSchema(b, "x.b");
+    expect(second).toBe(first);
+    expect(compiledSchemaCount()).toBe(before + 1);
+    expect(first.check({ q: "not a uri" }).ok).toBe(false);
+    expect(first.check({ q: "https://example.com" }).ok).toBe(true);
+  });
+
+  it("B5 an invalid schema fails with SCHEMA_INVALID naming the tool", () => {
+    try {
+      compileInputSchema({ type: "object", properties: { q: { type: "strin" } } }, "acer.battery");
+      expect.unreachable();
+    } catch (error) {
+      expect(OpenWorkerError.hasCode(error, "SCHEMA_INVALID")).toBe(true);
+      expect((error as Error).message).toContain('"acer.battery"');
+    }
+    expect(() => compileInputSchema({ type: "string" }, "x.y")).toThrow(/object schema/);
+    expect(() => compileInputSchema({ $schema: "http://json-schema.org/draft-04/schema#", type: "object" }, "x.z")).toThrow(
+      /supported dialects/,
+    );
+  });
+
+  it("B5 accepts draft-07 and 2020-12 schemas as MCP servers publish them", () => {
+    const draft7 = compileInputSchema({ $schema: "http://json-schema.org/draft-07/schema#", type: "object", properties: { n: { type: "integer" } } }, "x.d7");
+    expect(draft7.check({ n: 1.5 }).ok).toBe(false);
+    const draft2020 = compileInputSchema(
+      { $schema: "https://json-schema.org/draft/2020-12/schema", type: "object", properties: { n: { type: "integer" }, pair: { type: "array", prefixItems: [{ type: "string" }] } } },
+      "x.d2020",
+    );
+    expect(draft2020.check({ n: 2 }).ok).toBe(true);
+  });
+});
