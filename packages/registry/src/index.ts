@@ -1,7 +1,17 @@
 // Anything exported here is public API of @openworker/registry.
+export { REGISTRY_ERROR_CODES } from "./codes.js";
+export {
+  CONFIG_FILE_MAX_BYTES,
+  readConfigFile,
+  type ConfigFileContents,
+  type ConfigFileOptions,
+} from "./config-file.js";
 export type {
   McpProviderDefinition,
   ProviderPlacement,
   StdioProviderDefinition,
   StreamableHttpProviderDefinition,
 } from "./provider.js";
+export type { StdioProviderInput, StreamableHttpProviderInput } from "./provider-definition.js";
+export { ToolRegistry, type RegisteredTool, type RegisterOptions } from "./registry.js";
+export { parseServersFile } from "./servers-file.js";

@@ -27,6 +27,11 @@ export interface StreamableHttpProviderDefinition {
   readonly url: string;
   /** Extra request headers (credentials here are never written by the runtime, E6). */
   readonly headers?: Readonly<Record<string, string>>;
+  /**
+   * Streamable HTTP is meant for local services (seed 000): without this flag the URL
+   * must point at `localhost`, `127.0.0.0/8` or `[::1]`.
+   */
+  readonly allowRemote?: boolean;
   readonly placement?: ProviderPlacement;
 }
 

@@ -1,0 +1,45 @@
+/**
+ * Every error code `@openworker/registry` throws itself, besides the name codes of
+ * `validateQualifiedName`/`validateNamespace` and `DESCRIPTOR_INVALID` from the SDK,
+ * which it passes through unchanged. Codes are stable: hosts and `tools check` match on
+ * them.
+ *
+ * @example
+ * ```ts
+ * if (OpenWorkerError.hasCode(error, REGISTRY_ERROR_CODES.frozen)) console.log("register before opening the runtime");
+ * ```
+ */
+export const REGISTRY_ERROR_CODES = Object.freeze({
+  /** N8: a registration or `unregister` after `freeze()`. */
+  frozen: "REGISTRY_FROZEN",
+  /** `register` got something that is not a `Tool` (no `descriptor()`/`call()`). */
+  toolInvalid: "TOOL_INVALID",
+  /** `tool.descriptor()` threw. */
+  descriptorFailed: "DESCRIPTOR_FAILED",
+  /** N6: two native tools with one qualified name. */
+  duplicateTool: "DUPLICATE_TOOL",
+  /** N6: two native tools whose derived model aliases are equal (`a.b__c` and `a.b.c`). */
+  aliasCollision: "ALIAS_COLLISION",
+  /** N5: a native tool in an MCP provider's namespace, or a provider on a native namespace. */
+  namespaceConflict: "NAMESPACE_CONFLICT",
+  /** N5: two MCP providers on one namespace. */
+  duplicateProvider: "DUPLICATE_PROVIDER",
+  /** A4: sandbox placement asked for a native tool. */
+  nativeSandboxPlacement: "NATIVE_SANDBOX_PLACEMENT",
+  /** A classification that is not a non-empty string. */
+  classificationInvalid: "CLASSIFICATION_INVALID",
+  /** A placement other than `"host"` or `"sandbox"`. */
+  placementInvalid: "PLACEMENT_INVALID",
+  /** N4: a provider namespace so long that no `namespace.tool` name could fit 80 bytes. */
+  namespaceTooLong: "NAMESPACE_TOO_LONG",
+  /** A provider definition with a missing or mistyped field. */
+  providerInvalid: "PROVIDER_INVALID",
+  /** A provider transport other than `stdio` or `streamable_http`. */
+  transportUnknown: "PROVIDER_TRANSPORT_UNKNOWN",
+  /** A streamable-HTTP URL that is not a local service and has no `allowRemote`. */
+  urlNotLocal: "PROVIDER_URL_NOT_LOCAL",
+  /** A servers file whose shape is wrong (the message names the entry and field). */
+  serversFileInvalid: "SERVERS_FILE_INVALID",
+  /** A servers file that is not JSON. */
+  serversFileJson: "SERVERS_FILE_INVALID_JSON",
+});

@@ -1,0 +1,81 @@
+import { open } from "node:fs/promises";
+import { OpenWorkerError } from "@openworker/tools-sdk";
+
+/** The size cap of every configuration file the host stack reads (servers.json, manifest.md, tools.json). */
+export const CONFIG_FILE_MAX_BYTES = 1024 * 1024;
+
+/** The bytes of a configuration file and its text (UTF-8, a leading BOM removed). */
+export interface ConfigFileContents {
+  /** Exactly the bytes on disk: what an execution identity hashes. */
+  readonly bytes: Uint8Array;
+  readonly text: string;
+}
+
+/** Where a file is read and which error codes its problems get. */
+export interface ConfigFileOptions {
+  /** Prefix of the error codes: `"SERVERS_FILE"` gives `SERVERS_FILE_TOO_LARGE`, `SERVERS_FILE_NOT_FOUND`, … */
+  readonly codePrefix: string;
+  /** Size cap in bytes; defaults to {@link CONFIG_FILE_MAX_BYTES}. */
+  readonly maxBytes?: number;
+}
+
+const UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
+
+/**
+ * Reads a small UTF-8 configuration file without ever holding more than `maxBytes + 1`
+ * bytes, and fails with a precise code instead of crashing: `<prefix>_NOT_FOUND`,
+ * `<prefix>_IS_DIRECTORY`, `<prefix>_TOO_LARGE`, `<prefix>_NOT_UTF8`, `<prefix>_UNREADABLE`.
+ * Shared by `loadServersFile` and the bundle resolver so all three files behave alike.
+ *
+ * @example
+ * ```ts
+ * const { text } = await readConfigFile("servers.json", { codePrefix: "SERVERS_FILE" });
+ * ```
+ */
+export async function readConfigFile(file: string, options: ConfigFileOptions): Promise<ConfigFileContents> {
+  const { codePrefix } = options;
+  const maxBytes = options.maxBytes ?? CONFIG_FILE_MAX_BYTES;
+  const fail = (suffix: string, problem: string, cause?: unknown): OpenWorkerError =>
+    new OpenWorkerError(`${codePrefix}_${suffix}`, `${file}: ${problem}`, { cause, details: { file } });
+
+  let handle;
+  try {
+    handle = await open(file, "r");
+  } catch (cause) {
+    const code = (cause as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") throw fail("NOT_FOUND", "file not found", cause);
+    if (code === "EISDIR") throw fail("IS_DIRECTORY", "is a directory, expected a file", cause);
+    throw fail("UNREADABLE", `cannot be opened (${code ?? (cause as Error).message})`, cause);
+  }
+  try {
+    const stats = await handle.stat();
+    if (stats.isDirectory()) throw fail("IS_DIRECTORY", "is a directory, expected a file");
+    if (stats.size > maxBytes) {
+      throw fail("TOO_LARGE", `is ${stats.size} bytes; the limit is ${maxBytes} bytes`);
+    }
+    // Read one byte past the cap: a file that grew after stat() is still refused.
+    const buffer = Buffer.alloc(maxBytes + 1);
+    let length = 0;
+    for (;;) {
+      const { bytesRead } = await handle.read(buffer, length, buffer.length - length, null);
+      if (bytesRead === 0) break;
+      length += bytesRead;
+      if (length > maxBytes) throw fail("TOO_LARGE", `is larger than the limit of ${maxBytes} bytes`);
+    }
+    const bytes = new Uint8Array(buffer.subarray(0, length));
+    let text: string;
+    try {
+      text = UTF8.decode(bytes);
+    } catch (cause) {
+      throw fail("NOT_UTF8", "is not valid UTF-8 text; save it as UTF-8", cause);
+    }
+    return { bytes, text };
+  } catch (error) {
+    if (OpenWorkerError.isInstance(error)) throw error;
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "EISDIR") throw fail("IS_DIRECTORY", "is a directory, expected a file", error);
+    throw fail("UNREADABLE", `cannot be read (${code ?? (error as Error).message})`, error);
+  } finally {
+    await handle.close();
+  }
+}

@@ -1,0 +1,239 @@
+import { LIMITS, OpenWorkerError, validateNamespace } from "@openworker/tools-sdk";
+import { REGISTRY_ERROR_CODES as CODES } from "./codes.js";
+import type {
+  McpProviderDefinition,
+  ProviderPlacement,
+  StdioProviderDefinition,
+  StreamableHttpProviderDefinition,
+} from "./provider.js";
+
+/** What `registerMcp` takes: a stdio provider without the `transport` tag. */
+export interface StdioProviderInput {
+  readonly namespace: string;
+  readonly program: string;
+  readonly args?: readonly string[];
+  readonly env?: Readonly<Record<string, string>>;
+  readonly cwd?: string;
+  readonly placement?: ProviderPlacement;
+}
+
+/** What `registerMcpHttp` takes: a streamable-HTTP provider without the `transport` tag. */
+export interface StreamableHttpProviderInput {
+  readonly namespace: string;
+  readonly url: string;
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly allowRemote?: boolean;
+  readonly placement?: ProviderPlacement;
+}
+
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+const LOOPBACK_V4 = /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/;
+
+/** How messages name a definition that came from a file: its entry and the file's own field names. */
+export interface DefinitionSource {
+  /** Replaces `MCP provider "ns"` at the start of every message, e.g. `servers.json: server "ns"`. */
+  readonly label: string;
+  /** The file's name for a definition field, e.g. `{ program: "command" }`. */
+  readonly fieldNames?: Readonly<Record<string, string>>;
+}
+
+/**
+ * Checks a provider definition field by field (it may come from untyped JavaScript or a
+ * file) and returns a frozen, normalized copy: `args` defaults to `[]`, absent optional
+ * fields are left out. Throws an {@link OpenWorkerError} naming the provider and field.
+ */
+export function normalizeProviderDefinition(definition: unknown, source?: DefinitionSource): McpProviderDefinition {
+  if (typeof definition !== "object" || definition === null || Array.isArray(definition)) {
+    throw new OpenWorkerError(CODES.providerInvalid, `MCP provider definition must be an object, got ${typeOf(definition)}`);
+  }
+  const fields = definition as Record<string, unknown>;
+  try {
+    return normalizeFields(fields);
+  } catch (error) {
+    if (!source || !OpenWorkerError.isInstance(error)) throw error;
+    throw relabel(error, source, fields.namespace);
+  }
+}
+
+function relabel(error: OpenWorkerError, source: DefinitionSource, namespace: unknown): OpenWorkerError {
+  const own = `MCP provider ${JSON.stringify(namespace)}: `;
+  let message = error.message.startsWith(own) ? error.message.slice(own.length) : error.message;
+  const field = error.details.field;
+  if (typeof field === "string") {
+    const [head = field, ...rest] = field.split(".");
+    const renamed = [source.fieldNames?.[head] ?? head, ...rest].join(".");
+    message = message.replace(`field "${field}"`, `field "${renamed}"`);
+  }
+  return new OpenWorkerError(error.code, `${source.label}: ${message}`, { cause: error, details: error.details });
+}
+
+function normalizeFields(fields: Record<string, unknown>): McpProviderDefinition {
+  const namespace = checkProviderNamespace(fields.namespace);
+  const label = `MCP provider ${JSON.stringify(namespace)}`;
+  const placement = checkPlacement(fields.placement, label);
+  if (fields.transport === "stdio") return normalizeStdio(fields, namespace, label, placement);
+  if (fields.transport === "streamable_http") return normalizeHttp(fields, namespace, label, placement);
+  throw new OpenWorkerError(
+    CODES.transportUnknown,
+    `${label}: field "transport" ${JSON.stringify(fields.transport)} is not supported; use "stdio" or "streamable_http"`,
+    { details: { field: "transport", namespace, transport: fields.transport } },
+  );
+}
+
+/** N1/N3/N4 for a provider namespace; throws the SDK's codes or `NAMESPACE_TOO_LONG`. */
+export function checkProviderNamespace(namespace: unknown): string {
+  validateNamespace(namespace as string);
+  const name = namespace as string;
+  // "ns.x" is the shortest name under a namespace, and its alias "ns__x" must still fit N4.
+  if (name.length + 3 > LIMITS.nameBytes) {
+    throw new OpenWorkerError(
+      CODES.namespaceTooLong,
+      `namespace ${JSON.stringify(name)} is ${name.length} bytes; model aliases must fit ${LIMITS.nameBytes} bytes, ` +
+        `so a namespace may have at most ${LIMITS.nameBytes - 3}`,
+      { details: { namespace: name, bytes: name.length } },
+    );
+  }
+  return name;
+}
+
+function checkPlacement(placement: unknown, label: string): ProviderPlacement | undefined {
+  if (placement === undefined || placement === "host" || placement === "sandbox") return placement;
+  throw new OpenWorkerError(
+    CODES.placementInvalid,
+    `${label}: field "placement" ${JSON.stringify(placement)} is not "host" or "sandbox"`,
+    { details: { field: "placement", placement } },
+  );
+}
+
+function normalizeStdio(
+  fields: Record<string, unknown>,
+  namespace: string,
+  label: string,
+  placement: ProviderPlacement | undefined,
+): StdioProviderDefinition {
+  const program = fields.program;
+  if (typeof program !== "string" || program.length === 0 || program.includes("\0")) {
+    throw fieldError(label, "program", "must be a non-empty string naming the program to start", program);
+  }
+  const args = fields.args ?? [];
+  if (!Array.isArray(args) || !args.every((arg) => typeof arg === "string" && !arg.includes("\0"))) {
+    throw fieldError(label, "args", "must be an array of strings", args);
+  }
+  const env = fields.env === undefined ? undefined : checkStringMap(fields.env, label, "env", isEnvName);
+  const cwd = fields.cwd;
+  if (cwd !== undefined && (typeof cwd !== "string" || cwd.length === 0 || cwd.includes("\0"))) {
+    throw fieldError(label, "cwd", "must be a non-empty string when present", cwd);
+  }
+  return Object.freeze({
+    transport: "stdio" as const,
+    namespace,
+    program,
+    args: Object.freeze([...(args as string[])]),
+    ...(env === undefined ? {} : { env }),
+    ...(cwd === undefined ? {} : { cwd: cwd as string }),
+    ...(placement === undefined ? {} : { placement }),
+  });
+}
+
+function normalizeHttp(
+  fields: Record<string, unknown>,
+  namespace: string,
+  label: string,
+  placement: ProviderPlacement | undefined,
+): StreamableHttpProviderDefinition {
+  const allowRemote = fields.allowRemote;
+  if (allowRemote !== undefined && typeof allowRemote !== "boolean") {
+    throw fieldError(label, "allowRemote", "must be true or false when present", allowRemote);
+  }
+  const url = checkUrl(fields.url, label, allowRemote === true);
+  const headers =
+    fields.headers === undefined ? undefined : checkStringMap(fields.headers, label, "headers", isHeaderName);
+  return Object.freeze({
+    transport: "streamable_http" as const,
+    namespace,
+    url,
+    ...(headers === undefined ? {} : { headers }),
+    ...(allowRemote === undefined ? {} : { allowRemote }),
+    ...(placement === undefined ? {} : { placement }),
+  });
+}
+
+function checkUrl(raw: unknown, label: string, allowRemote: boolean): string {
+  if (typeof raw !== "string" || raw.length === 0) throw fieldError(label, "url", "must be a non-empty string", raw);
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch (cause) {
+    throw new OpenWorkerError(CODES.providerInvalid, `${label}: field "url" ${JSON.stringify(raw)} is not a valid URL`, {
+      cause,
+      details: { field: "url", url: raw },
+    });
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw fieldError(label, "url", `must use http or https, got ${JSON.stringify(url.protocol)}`, raw);
+  }
+  // Credentials in a URL end up in logs and journals (E6); headers are kept out of them.
+  if (url.username !== "" || url.password !== "") {
+    throw fieldError(label, "url", "must not carry credentials; pass them in \"headers\" instead", "(redacted)");
+  }
+  const local = url.hostname === "localhost" || url.hostname === "[::1]" || LOOPBACK_V4.test(url.hostname);
+  if (!local && !allowRemote) {
+    throw new OpenWorkerError(
+      CODES.urlNotLocal,
+      `${label}: url host ${JSON.stringify(url.hostname)} is not local; streamable_http is for local services ` +
+        `(localhost, 127.0.0.1, [::1]); set "allowRemote": true to connect elsewhere on purpose`,
+      { details: { field: "url", host: url.hostname } },
+    );
+  }
+  return raw;
+}
+
+function checkStringMap(
+  value: unknown,
+  label: string,
+  field: string,
+  validKey: (key: string) => boolean,
+): Readonly<Record<string, string>> {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw fieldError(label, field, "must be an object of string values", value);
+  }
+  const copy: Record<string, string> = {};
+  for (const [key, item] of Object.entries(value)) {
+    if (!validKey(key)) throw fieldError(label, `${field}.${key}`, "is not a valid name", key);
+    // Values may be credentials (E6): never echo them.
+    if (typeof item !== "string" || item.includes("\0") || (field === "headers" && /[\r\n]/.test(item))) {
+      throw fieldError(label, `${field}.${key}`, "must be a string (no NUL, no line breaks in headers)", "(hidden)");
+    }
+    copy[key] = item;
+  }
+  return Object.freeze(copy);
+}
+
+function isEnvName(key: string): boolean {
+  return key.length > 0 && !key.includes("=") && !key.includes("\0");
+}
+
+function isHeaderName(key: string): boolean {
+  return HEADER_NAME.test(key);
+}
+
+function fieldError(label: string, field: string, problem: string, value: unknown): OpenWorkerError {
+  const shown = typeof value === "string" ? "" : `, got ${typeOf(value)}`;
+  return new OpenWorkerError(CODES.providerInvalid, `${label}: field "${field}" ${problem}${shown}`, {
+    details: { field },
+  });
+}
+
+/** A short description of a value's JSON type, for messages. */
+export function typeOf(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "array";
+  return typeof value;
+}
+
+/** One line that tells two providers apart in a conflict message. */
+export function describeProvider(provider: McpProviderDefinition): string {
+  return provider.transport === "stdio"
+    ? `stdio provider ${JSON.stringify(provider.namespace)} (program ${JSON.stringify(provider.program)})`
+    : `streamable_http provider ${JSON.stringify(provider.namespace)} (url ${JSON.stringify(provider.url)})`;
+}

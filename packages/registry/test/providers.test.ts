@@ -1,0 +1,109 @@
+import { describe, expect, it } from "vitest";
+import { ToolRegistry } from "../src/index.js";
+import { thrown } from "./helpers.js";
+
+describe("ToolRegistry: MCP providers", () => {
+  it("M1 registers a stdio provider with the seed's fields and a streamable-HTTP provider", () => {
+    const registry = new ToolRegistry();
+    registry.registerMcp({ namespace: "acer", program: "bin/acer-mcp-launcher" });
+    registry.registerMcpHttp({ namespace: "local", url: "http://127.0.0.1:8123/mcp", headers: { Authorization: "x" } });
+    registry.registerProvider({ transport: "stdio", namespace: "box", program: "/opt/box", args: ["--x"], placement: "sandbox" });
+    expect(registry.provider("acer")).toEqual({ transport: "stdio", namespace: "acer", program: "bin/acer-mcp-launcher", args: [] });
+    expect(registry.provider("local")).toMatchObject({ transport: "streamable_http", url: "http://127.0.0.1:8123/mcp" });
+    expect(registry.provider("box")?.placement).toBe("sandbox");
+    expect(registry.providers().map((provider) => provider.namespace)).toEqual(["acer", "box", "local"]);
+    expect(registry.namespaceOwner("acer")).toBe("mcp");
+    expect(registry.namespaceOwner("nobody")).toBeUndefined();
+    expect(registry.count()).toBe(0);
+    expect(Object.isFrozen(registry.provider("acer"))).toBe(true);
+  });
+
+  it("N5 refuses two providers on one namespace and names both", () => {
+    const registry = new ToolRegistry();
+    registry.registerMcp({ namespace: "acer", program: "bin/acer-a" });
+    const error = thrown(() => registry.registerMcpHttp({ namespace: "acer", url: "http://localhost:9/mcp" }));
+    expect(error.code).toBe("DUPLICATE_PROVIDER");
+    expect(error.message).toContain("bin/acer-a");
+    expect(error.message).toContain("http://localhost:9/mcp");
+  });
+
+  it("N1 provider namespaces are case-sensitive: acer and Acer are different", () => {
+    const registry = new ToolRegistry();
+    registry.registerMcp({ namespace: "acer", program: "a" });
+    registry.registerMcp({ namespace: "Acer", program: "b" });
+    expect(registry.providers()).toHaveLength(2);
+  });
+
+  it.each([
+    [{ namespace: "openworker", program: "x" }, "NAMESPACE_RESERVED"],
+    [{ namespace: "OPENWORKER", program: "x" }, "NAMESPACE_RESERVED"],
+    [{ namespace: "acer.care", program: "x" }, "NAMESPACE_INVALID"],
+    [{ namespace: "", program: "x" }, "NAMESPACE_INVALID"],
+    [{ namespace: "a".repeat(78), program: "x" }, "NAMESPACE_TOO_LONG"],
+    [{ namespace: "acer", program: "" }, "PROVIDER_INVALID"],
+    [{ namespace: "acer", program: 7 }, "PROVIDER_INVALID"],
+    [{ namespace: "acer", program: "x", args: "--flag" }, "PROVIDER_INVALID"],
+    [{ namespace: "acer", program: "x", args: [1] }, "PROVIDER_INVALID"],
+    [{ namespace: "acer", program: "x", env: { A: 1 } }, "PROVIDER_INVALID"],
+    [{ namespace: "acer", program: "x", env: { "A=B": "1" } }, "PROVIDER_INVALID"],
+    [{ namespace: "acer", program: "x", cwd: "" }, "PROVIDER_INVALID"],
+    [{ namespace: "acer", program: "x", placement: "cloud" }, "PLACEMENT_INVALID"],
+  ])("M1/N3 registerMcp refuses %j with %s", (definition, code) => {
+    const registry = new ToolRegistry();
+    expect(thrown(() => registry.registerMcp(definition as never)).code).toBe(code);
+    expect(registry.providers()).toEqual([]);
+  });
+
+  it("N4 accepts the longest namespace whose shortest alias fits", () => {
+    const registry = new ToolRegistry();
+    registry.registerMcp({ namespace: "a".repeat(77), program: "x" });
+    expect(registry.providers()).toHaveLength(1);
+  });
+
+  it.each([
+    ["http://127.0.0.1:8123/mcp"],
+    ["https://localhost/mcp"],
+    ["http://[::1]:8000/"],
+    ["http://127.1.2.3/mcp"],
+  ])("M1 accepts the local streamable-HTTP URL %s", (url) => {
+    const registry = new ToolRegistry();
+    registry.registerMcpHttp({ namespace: "local", url });
+    expect(registry.provider("local")).toMatchObject({ url });
+  });
+
+  it.each([
+    ["http://example.com/mcp", "PROVIDER_URL_NOT_LOCAL"],
+    ["http://10.0.0.1/mcp", "PROVIDER_URL_NOT_LOCAL"],
+    ["http://localhost.evil.com/mcp", "PROVIDER_URL_NOT_LOCAL"],
+    ["ftp://127.0.0.1/mcp", "PROVIDER_INVALID"],
+    ["not a url", "PROVIDER_INVALID"],
+    ["http://user:secret@127.0.0.1/mcp", "PROVIDER_INVALID"],
+  ])("M1 refuses the streamable-HTTP URL %s with %s", (url, code) => {
+    const error = thrown(() => new ToolRegistry().registerMcpHttp({ namespace: "local", url }));
+    expect(error.code).toBe(code);
+    expect(error.message).not.toContain("secret");
+  });
+
+  it("M1 connects to a remote URL only with allowRemote: true", () => {
+    const registry = new ToolRegistry();
+    registry.registerMcpHttp({ namespace: "remote", url: "https://mcp.example.com/mcp", allowRemote: true });
+    expect(registry.provider("remote")).toMatchObject({ allowRemote: true });
+  });
+
+  it("E6 header and env values are never echoed in errors", () => {
+    const error = thrown(() =>
+      new ToolRegistry().registerMcpHttp({ namespace: "l", url: "http://127.0.0.1/", headers: { "X-Key": "sec\nret" } }),
+    );
+    expect(error.code).toBe("PROVIDER_INVALID");
+    expect(error.message).not.toContain("sec");
+    expect(thrown(() => new ToolRegistry().registerMcpHttp({ namespace: "l", url: "http://127.0.0.1/", headers: { "bad name": "v" } })).code).toBe(
+      "PROVIDER_INVALID",
+    );
+  });
+
+  it("M1 refuses an unknown transport", () => {
+    const error = thrown(() => new ToolRegistry().registerProvider({ transport: "sse", namespace: "x", url: "http://127.0.0.1/" } as never));
+    expect(error.code).toBe("PROVIDER_TRANSPORT_UNKNOWN");
+    expect(error.message).toContain('"sse"');
+  });
+});
