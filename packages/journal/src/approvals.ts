@@ -1,0 +1,152 @@
+import type Database from "better-sqlite3";
+import { JOURNAL_ERRORS, journalError } from "./errors.js";
+import type { ApprovalDecider, ApprovalScope } from "./records.js";
+import { optionalText, requireOneOf, requireText } from "./validate.js";
+
+/**
+ * What an approval is bound to (A2, M3): the session's execution identity, the tool and
+ * its schema fingerprint. `argsDigest` narrows a once-only approval to the exact
+ * arguments. A different identity or a changed schema finds nothing: nothing is inherited.
+ */
+export interface ApprovalKey {
+  readonly executionIdentity: string;
+  readonly qualifiedName: string;
+  readonly schemaFingerprint: string;
+  /** `argumentsDigest(args)`; required to store or find a `once` approval. */
+  readonly argsDigest?: string;
+}
+
+/** A stored approval. */
+export interface ApprovalRecord {
+  readonly executionIdentity: string;
+  readonly qualifiedName: string;
+  readonly schemaFingerprint: string;
+  /** Present for `once` approvals. */
+  readonly argsDigest?: string;
+  readonly scope: ApprovalScope;
+  readonly by: ApprovalDecider;
+  readonly who?: string;
+  /** ISO-8601 UTC. */
+  readonly decidedAt: string;
+}
+
+/** What {@link ApprovalStore.store} records besides the key. */
+export interface ApprovalGrant {
+  readonly scope: ApprovalScope;
+  readonly by: ApprovalDecider;
+  readonly who?: string;
+}
+
+interface ApprovalRow {
+  execution_identity: string;
+  qualified_name: string;
+  schema_fingerprint: string;
+  args_digest: string;
+  scope: ApprovalScope;
+  decided_by: ApprovalDecider;
+  who: string | null;
+  decided_at: string;
+}
+
+// A session-scope approval is stored under the empty digest: one primary-key lookup finds it.
+const ANY_ARGUMENTS = "";
+
+/**
+ * The approval store: one row per (identity, tool, schema fingerprint, argument digest),
+ * looked up through the primary key with prepared statements (no scan on the hot path).
+ */
+export class ApprovalStore {
+  private readonly sql;
+
+  constructor(db: Database.Database, writable: boolean) {
+    const find = db.prepare<[string, string, string, string], ApprovalRow>(
+      `SELECT * FROM approvals
+        WHERE execution_identity = ? AND qualified_name = ? AND schema_fingerprint = ? AND args_digest = ?`,
+    );
+    this.sql = {
+      find,
+      store: writable
+        ? db.prepare(
+            `INSERT OR REPLACE INTO approvals
+               (execution_identity, qualified_name, schema_fingerprint, args_digest, scope, decided_by, who, decided_at)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+          )
+        : undefined,
+      remove: writable
+        ? db.prepare(
+            "DELETE FROM approvals WHERE execution_identity = ? AND qualified_name = ? AND schema_fingerprint = ? AND args_digest = ?",
+          )
+        : undefined,
+    };
+  }
+
+  /** A session-scope approval for the key, else a once-only approval for its exact arguments. */
+  find(key: ApprovalKey): ApprovalRecord | undefined {
+    const row = this.lookup(key);
+    return row === undefined ? undefined : toRecord(row);
+  }
+
+  /** Like {@link find}, but a `once` approval found is deleted in the same step: it serves one call. */
+  consume(key: ApprovalKey): ApprovalRecord | undefined {
+    const row = this.lookup(key);
+    if (row === undefined) return undefined;
+    if (row.scope === "once") {
+      this.sql.remove?.run(row.execution_identity, row.qualified_name, row.schema_fingerprint, row.args_digest);
+    }
+    return toRecord(row);
+  }
+
+  store(key: ApprovalKey, grant: ApprovalGrant): void {
+    const site = `storeApproval of tool ${JSON.stringify(key.qualifiedName)}`;
+    const checked = checkKey(site, key);
+    const scope = requireOneOf(site, "scope", grant.scope, ["once", "session"] as const);
+    const by = requireOneOf(site, "by", grant.by, ["person", "policy", "bypass"] as const);
+    const who = optionalText(site, "who", grant.who);
+    if (scope === "once" && key.argsDigest === undefined) {
+      throw journalError(
+        JOURNAL_ERRORS.INVALID_RECORD,
+        `${site}: a "once" approval needs key.argsDigest (argumentsDigest of the call's arguments)`,
+        { field: "argsDigest" },
+      );
+    }
+    const digest = scope === "once" ? requireText(site, "argsDigest", key.argsDigest) : ANY_ARGUMENTS;
+    this.sql.store?.run(
+      checked.executionIdentity,
+      checked.qualifiedName,
+      checked.schemaFingerprint,
+      digest,
+      scope,
+      by,
+      who ?? null,
+      new Date().toISOString(),
+    );
+  }
+
+  private lookup(key: ApprovalKey): ApprovalRow | undefined {
+    const { executionIdentity, qualifiedName, schemaFingerprint } = checkKey("findApproval", key);
+    const session = this.sql.find.get(executionIdentity, qualifiedName, schemaFingerprint, ANY_ARGUMENTS);
+    if (session !== undefined || key.argsDigest === undefined || key.argsDigest === ANY_ARGUMENTS) return session;
+    return this.sql.find.get(executionIdentity, qualifiedName, schemaFingerprint, key.argsDigest);
+  }
+}
+
+function checkKey(site: string, key: ApprovalKey): ApprovalKey {
+  return {
+    executionIdentity: requireText(site, "executionIdentity", key.executionIdentity),
+    qualifiedName: requireText(site, "qualifiedName", key.qualifiedName),
+    schemaFingerprint: requireText(site, "schemaFingerprint", key.schemaFingerprint),
+  };
+}
+
+function toRecord(row: ApprovalRow): ApprovalRecord {
+  return {
+    executionIdentity: row.execution_identity,
+    qualifiedName: row.qualified_name,
+    schemaFingerprint: row.schema_fingerprint,
+    ...(row.args_digest === ANY_ARGUMENTS ? {} : { argsDigest: row.args_digest }),
+    scope: row.scope,
+    by: row.decided_by,
+    ...(row.who === null ? {} : { who: row.who }),
+    decidedAt: row.decided_at,
+  };
+}

@@ -1,0 +1,62 @@
+import { OpenWorkerError } from "@openworker/tools-sdk";
+
+/**
+ * Every stable error code this package throws. Callers branch on these with
+ * `OpenWorkerError.hasCode(error, JOURNAL_ERRORS.TERMINAL_EXISTS)`.
+ */
+export const JOURNAL_ERRORS = Object.freeze({
+  /** The file could not be opened as a SQLite database (missing folder rights, not SQLite, locked). */
+  OPEN_FAILED: "JOURNAL_OPEN_FAILED",
+  /** The SQLite file holds tables but is not a journal. */
+  NOT_A_JOURNAL: "JOURNAL_NOT_A_JOURNAL",
+  /** The file was written by a newer version of this package. */
+  SCHEMA_TOO_NEW: "JOURNAL_SCHEMA_TOO_NEW",
+  /** A read-only open met an older schema that only a writer may migrate. */
+  NEEDS_MIGRATION: "JOURNAL_NEEDS_MIGRATION",
+  /** The journal was closed. */
+  CLOSED: "JOURNAL_CLOSED",
+  /** A write on a journal opened with `readonly: true`. */
+  READ_ONLY: "JOURNAL_READ_ONLY",
+  /** A group commit failed; the journal refuses further writes. */
+  WRITE_FAILED: "JOURNAL_WRITE_FAILED",
+  /** A record field has the wrong type or an unknown value. */
+  INVALID_RECORD: "JOURNAL_INVALID_RECORD",
+  /** An image was handed over as something other than a digest (T4). */
+  IMAGE_NOT_DIGEST: "JOURNAL_IMAGE_NOT_DIGEST",
+  UNKNOWN_SESSION: "JOURNAL_UNKNOWN_SESSION",
+  SESSION_EXISTS: "JOURNAL_SESSION_EXISTS",
+  SESSION_CLOSED: "JOURNAL_SESSION_CLOSED",
+  UNKNOWN_CALL: "JOURNAL_UNKNOWN_CALL",
+  CALL_EXISTS: "JOURNAL_CALL_EXISTS",
+  /** A call record named a session other than the one that requested the call. */
+  CALL_SESSION_MISMATCH: "JOURNAL_CALL_SESSION_MISMATCH",
+  /** A second approval decision for one call. */
+  DECISION_EXISTS: "JOURNAL_DECISION_EXISTS",
+  /** `callStarted` before an `approved` decision (bypass still records one, A1). */
+  CALL_NOT_APPROVED: "JOURNAL_CALL_NOT_APPROVED",
+  /** A record for a call that was denied. */
+  CALL_DENIED: "JOURNAL_CALL_DENIED",
+  /** Progress for a call that has not started. */
+  CALL_NOT_STARTED: "JOURNAL_CALL_NOT_STARTED",
+  CALL_ALREADY_STARTED: "JOURNAL_CALL_ALREADY_STARTED",
+  /** `sessionClosed` while calls of the session have no terminal record. */
+  CALLS_OPEN: "JOURNAL_CALLS_OPEN",
+  /** A second terminal record, or any record after the terminal one (A3). */
+  TERMINAL_EXISTS: "JOURNAL_TERMINAL_EXISTS",
+  /** Execution-identity inputs that contradict each other. */
+  IDENTITY_INPUT_INVALID: "IDENTITY_INPUT_INVALID",
+  /** The host entry file could not be read for its digest. */
+  HOST_ENTRY_UNREADABLE: "HOST_ENTRY_UNREADABLE",
+} as const);
+
+/** One of the codes in {@link JOURNAL_ERRORS}. */
+export type JournalErrorCode = (typeof JOURNAL_ERRORS)[keyof typeof JOURNAL_ERRORS];
+
+export function journalError(
+  code: JournalErrorCode,
+  message: string,
+  details: Readonly<Record<string, unknown>> = {},
+  cause?: unknown,
+): OpenWorkerError {
+  return new OpenWorkerError(code, message, cause === undefined ? { details } : { details, cause });
+}

@@ -1,0 +1,97 @@
+import type Database from "better-sqlite3";
+import { JOURNAL_ERRORS, journalError } from "./errors.js";
+
+type Waiter = { resolve: () => void; reject: (error: unknown) => void };
+
+/**
+ * Group commit: writes are queued synchronously and committed together in one
+ * transaction on the next turn of the event loop (`setImmediate`), so concurrent calls
+ * share one commit (and, in strict mode, one fsync) instead of paying one each.
+ *
+ * A failed commit loses its whole group. The in-memory chain heads then no longer match
+ * the file, so the journal refuses every later write with `JOURNAL_WRITE_FAILED`
+ * rather than write a broken chain; reopening the file restores a consistent state.
+ */
+export class GroupCommit {
+  private queue: (() => void)[] = [];
+  private afterCommit: (() => void)[] = [];
+  private waiters: Waiter[] = [];
+  private scheduled = false;
+  private failure: Error | undefined;
+  private readonly commitGroup: () => void;
+
+  constructor(
+    db: Database.Database,
+    private readonly file: string,
+  ) {
+    this.commitGroup = db.transaction(() => {
+      for (const write of this.queue) write();
+    });
+  }
+
+  /** Throws the failure of an earlier commit, if any. */
+  assertHealthy(): void {
+    if (this.failure !== undefined) throw this.failure;
+  }
+
+  /** Queues one write; `after` runs once it is committed. */
+  enqueue(write: () => void, after?: () => void): void {
+    this.queue.push(write);
+    if (after !== undefined) this.afterCommit.push(after);
+    this.schedule();
+  }
+
+  /** A promise settled when everything queued so far is committed. */
+  whenCommitted(): Promise<void> {
+    if (this.failure !== undefined) return Promise.reject(this.failure);
+    if (this.queue.length === 0) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      this.waiters.push({ resolve, reject });
+      this.schedule();
+    });
+  }
+
+  get pending(): number {
+    return this.queue.length;
+  }
+
+  /** Commits everything queued, now. Throws if the commit fails. */
+  commitNow(): void {
+    if (this.failure !== undefined) throw this.failure;
+    const waiters = this.waiters;
+    const after = this.afterCommit;
+    this.waiters = [];
+    this.afterCommit = [];
+    if (this.queue.length > 0) {
+      try {
+        this.commitGroup();
+      } catch (cause) {
+        this.queue = [];
+        this.failure = journalError(
+          JOURNAL_ERRORS.WRITE_FAILED,
+          `journal ${JSON.stringify(this.file)}: a group commit failed (${cause instanceof Error ? cause.message : String(cause)}); the records of that group are lost and the journal accepts no more writes, reopen it`,
+          { path: this.file },
+          cause,
+        );
+        for (const waiter of waiters) waiter.reject(this.failure);
+        throw this.failure;
+      }
+      this.queue = [];
+    }
+    for (const run of after) run();
+    for (const waiter of waiters) waiter.resolve();
+  }
+
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      try {
+        this.commitNow();
+      } catch {
+        // Already recorded in `failure`: the next write or flush reports it.
+      }
+    });
+  }
+}

@@ -1,0 +1,150 @@
+import { canonicalJson, type JsonValue, type ToolDescriptor } from "@openworker/tools-sdk";
+import { sha256Hex } from "@openworker/tools-sdk/validation";
+import { JOURNAL_ERRORS, journalError } from "./errors.js";
+
+/** One selected tool as the registry resolved it (B4). */
+export interface SelectedTool {
+  readonly qualifiedName: string;
+  readonly alias: string;
+  readonly kind: "native" | "mcp";
+  readonly schemaFingerprint: string;
+  /** Native implementation version, or the MCP server's reported version. */
+  readonly version?: string;
+  /** The MCP provider's namespace. */
+  readonly provider?: string;
+  /** The MCP server's raw tool name. */
+  readonly remoteName?: string;
+}
+
+/** Everything a session's execution identity pins (A2). */
+export interface ExecutionIdentityInputs {
+  readonly bundle: { readonly manifestBytes: Uint8Array; readonly toolsJsonBytes: Uint8Array; readonly version: 1 | 2 | 3 };
+  readonly policies: JsonValue;
+  readonly selection: readonly SelectedTool[];
+  /** Descriptors of the SELECTED native tools only. */
+  readonly nativeDescriptors: readonly ToolDescriptor[];
+  /** From {@link hostExecutableDigest}. */
+  readonly host: { readonly executableBytesDigest: string; readonly nodeVersion: string };
+}
+
+/** A computed execution identity with the per-component digests it was made from. */
+export interface ExecutionIdentity {
+  /** `owid3:<hex>` for v3 bundles, `owid-legacy1:<hex>` for v1/v2 bundles. */
+  readonly identity: string;
+  readonly scheme: "owid3" | "owid-legacy1";
+  /** Version of the hashing scheme; a scheme never changes once released. */
+  readonly version: number;
+  /** `sha256:<hex>` digest of each input, for auditors and for explaining why two identities differ. */
+  readonly components: Readonly<Record<string, string>>;
+}
+
+/**
+ * The execution identity approvals are bound to (A2, M3). Two schemes, each frozen:
+ *
+ * - `owid3` (v3 bundles): manifest and tools.json bytes, policies, the whole selection
+ *   (name, alias, kind, schema fingerprint, version, provider, remote name), the selected
+ *   native descriptors (name, description, schema, version) and the host.
+ * - `owid-legacy1` (v1/v2 MCP-only bundles, B3): bundle bytes, policies, host and the
+ *   MCP part of the selection only, so registering native tools in a host never changes
+ *   an existing v1/v2 session's identity.
+ *
+ * Lists are sorted by qualified name; JSON is canonical (sorted keys). Throws
+ * `IDENTITY_INPUT_INVALID` when the native descriptors and the selection disagree.
+ *
+ * @example
+ * ```ts
+ * const { identity } = computeExecutionIdentity({ bundle, policies, selection, nativeDescriptors, host });
+ * journal.sessionOpened({ sessionId, executionIdentity: identity, identityInputs: {}, workspace });
+ * ```
+ */
+export function computeExecutionIdentity(inputs: ExecutionIdentityInputs): ExecutionIdentity {
+  const { bundle } = inputs;
+  if (bundle.version !== 1 && bundle.version !== 2 && bundle.version !== 3) {
+    throw identityError(`bundle.version must be 1, 2 or 3, got ${JSON.stringify(bundle.version)}`);
+  }
+  const base = {
+    manifest: digestBytes(bundle.manifestBytes),
+    toolsJson: digestBytes(bundle.toolsJsonBytes),
+    policies: digest(inputs.policies),
+    host: digest({ executableBytesDigest: inputs.host.executableBytesDigest, nodeVersion: inputs.host.nodeVersion }),
+  };
+  if (bundle.version !== 3) {
+    const mcp = sortByName(inputs.selection.filter((tool) => tool.kind === "mcp").map(selectionEntry));
+    const components = { ...base, bundleVersion: String(bundle.version), mcpSelection: digest(mcp) };
+    return seal("owid-legacy1", 1, components);
+  }
+  const selection = sortByName(inputs.selection.map(selectionEntry));
+  checkNatives(inputs.selection, inputs.nativeDescriptors);
+  const natives = [...inputs.nativeDescriptors]
+    .map((tool) => ({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema, version: tool.version }))
+    .sort((left, right) => compare(left.name, right.name));
+  return seal("owid3", 3, { ...base, selection: digest(selection), nativeDescriptors: digest(natives) });
+}
+
+/**
+ * The digest of a call's arguments: `sha256:` + hex SHA-256 of their canonical JSON.
+ * Once-only approvals are keyed by it; `callRequested` checks it.
+ *
+ * @example
+ * ```ts
+ * argumentsDigest({ b: 1, a: 2 }) === argumentsDigest({ a: 2, b: 1 }); // true
+ * ```
+ */
+export function argumentsDigest(args: JsonValue): string {
+  return digest(args);
+}
+
+function seal(scheme: ExecutionIdentity["scheme"], version: number, components: Record<string, string>): ExecutionIdentity {
+  const hex = sha256Hex(canonicalJson({ components, scheme, version }));
+  return { identity: `${scheme}:${hex}`, scheme, version, components: Object.freeze(components) };
+}
+
+function selectionEntry(tool: SelectedTool) {
+  return {
+    qualifiedName: tool.qualifiedName,
+    alias: tool.alias,
+    kind: tool.kind,
+    schemaFingerprint: tool.schemaFingerprint,
+    version: tool.version,
+    provider: tool.provider,
+    remoteName: tool.remoteName,
+  };
+}
+
+function checkNatives(selection: readonly SelectedTool[], descriptors: readonly ToolDescriptor[]): void {
+  const selected = new Set(selection.filter((tool) => tool.kind === "native").map((tool) => tool.qualifiedName));
+  const described = new Set<string>();
+  for (const descriptor of descriptors) {
+    if (!selected.has(descriptor.name)) {
+      throw identityError(
+        `native descriptor "${descriptor.name}" is not a selected native tool; pass the descriptors of the selected natives only`,
+      );
+    }
+    if (described.has(descriptor.name)) throw identityError(`native descriptor "${descriptor.name}" is given twice`);
+    described.add(descriptor.name);
+  }
+  for (const name of selected) {
+    if (!described.has(name)) throw identityError(`selected native tool "${name}" has no descriptor in nativeDescriptors`);
+  }
+}
+
+function sortByName<T extends { qualifiedName: string }>(items: T[]): T[] {
+  return items.sort((left, right) => compare(left.qualifiedName, right.qualifiedName));
+}
+
+// Code-unit order, not locale order: the identity must not depend on the machine's locale.
+function compare(left: string, right: string): number {
+  return left < right ? -1 : left > right ? 1 : 0;
+}
+
+function digest(value: unknown): string {
+  return `sha256:${sha256Hex(canonicalJson(value))}`;
+}
+
+function digestBytes(bytes: Uint8Array): string {
+  return `sha256:${sha256Hex(bytes)}`;
+}
+
+function identityError(problem: string) {
+  return journalError(JOURNAL_ERRORS.IDENTITY_INPUT_INVALID, `execution identity: ${problem}`);
+}

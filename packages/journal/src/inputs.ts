@@ -1,0 +1,82 @@
+import type { JsonValue } from "@openworker/tools-sdk";
+import type { ApprovalDecider, ApprovalScope, CallOutcome } from "./records.js";
+
+/** What `sessionOpened` records: the session's execution identity and the inputs that made it (A2). */
+export interface SessionOpenedInput {
+  readonly sessionId: string;
+  readonly executionIdentity: string;
+  /** The identity's inputs in a form an auditor can read (digests, names); never secrets (E6). */
+  readonly identityInputs: JsonValue;
+  readonly workspace: string;
+  readonly bundleDir?: string;
+}
+
+/** What `turnPrepared` records: the fingerprints of what the model was shown this turn (M2, M3). */
+export interface TurnPreparedInput {
+  readonly sessionId: string;
+  readonly turnId: string;
+  readonly selectionFingerprint: string;
+  /** Catalog fingerprint per MCP provider namespace. */
+  readonly catalogFingerprints: Readonly<Record<string, string>>;
+}
+
+/** What `callRequested` records. `argsDigest` must equal `argumentsDigest(args)`. */
+export interface CallRequestedInput {
+  readonly sessionId: string;
+  readonly turnId: string;
+  readonly callId: string;
+  readonly alias: string;
+  readonly qualifiedName: string;
+  readonly args: JsonValue;
+  readonly argsDigest: string;
+}
+
+/** What `approvalDecided` records: the decision, who made it, and the key it was decided under (A1). */
+export interface ApprovalDecidedInput {
+  readonly sessionId: string;
+  readonly callId: string;
+  readonly decision: "approved" | "denied";
+  readonly by: ApprovalDecider;
+  /** The person, or the policy's name. */
+  readonly who?: string;
+  readonly scope: ApprovalScope;
+  /** The approval key the decision was made under, as the runtime serializes it. */
+  readonly key: string;
+  readonly reason?: string;
+}
+
+/** Identifies one call of one session. */
+export interface CallRef {
+  readonly sessionId: string;
+  readonly callId: string;
+}
+
+/** What `callProgress` records: one event, already bounded by the runtime (E2). */
+export interface CallProgressInput extends CallRef {
+  readonly event: JsonValue;
+}
+
+/** What `callFinished` records: the one terminal record of a call (A3). Images as digests only (T4). */
+export interface CallFinishedInput extends CallRef {
+  readonly outcome: CallOutcome;
+  readonly code?: string;
+  readonly message?: string;
+  readonly result?: JsonValue;
+  readonly imageDigests?: readonly string[];
+  readonly breach?: JsonValue;
+}
+
+/** What `revoked` records: a tool's access revoked at turn end, cancellation or close (T5). */
+export interface RevokedInput {
+  readonly sessionId: string;
+  readonly tool: string;
+  readonly reason: "turn" | "cancel" | "close";
+}
+
+/** What `turnFinished` records. */
+export interface TurnFinishedInput {
+  readonly sessionId: string;
+  readonly turnId: string;
+  readonly completed: boolean;
+  readonly reason?: string;
+}

@@ -1,0 +1,275 @@
+import type Database from "better-sqlite3";
+import { type ApprovalGrant, type ApprovalKey, type ApprovalRecord, ApprovalStore } from "./approvals.js";
+import { JOURNAL_ERRORS, journalError } from "./errors.js";
+import { GroupCommit } from "./group-commit.js";
+import type {
+  ApprovalDecidedInput,
+  CallFinishedInput,
+  CallProgressInput,
+  CallRef,
+  CallRequestedInput,
+  RevokedInput,
+  SessionOpenedInput,
+  TurnFinishedInput,
+  TurnPreparedInput,
+} from "./inputs.js";
+import { LiveState } from "./live-state.js";
+import { type CallSummary, JournalReader, type SessionSummary } from "./reader.js";
+import type { JournalRecord } from "./records.js";
+import { type InterruptedCall, recoverInterruptedCalls } from "./recovery.js";
+import { openDatabase } from "./schema.js";
+import { verifyChains, type VerifyReport } from "./verify.js";
+import { JournalWriter } from "./writer.js";
+
+/**
+ * How hard each group commit holds on (see the package README for the full contract):
+ * - `grouped` (default): WAL with `synchronous=NORMAL`. Everything committed survives a
+ *   process crash (kill -9); on power loss the last groups before the WAL was synced may
+ *   be lost, never torn.
+ * - `strict`: WAL with `synchronous=FULL`: each group commit is fsynced before it is
+ *   acknowledged, so nothing acknowledged is lost even on power loss.
+ */
+export type Durability = "grouped" | "strict";
+
+/** How to open a journal. */
+export interface JournalOptions {
+  /** The database file; its folders are created for a writer. */
+  readonly path: string;
+  readonly durability?: Durability;
+  /** Open as a reader beside a running writer (another process or this one): no recovery, no writes. */
+  readonly readonly?: boolean;
+}
+
+/**
+ * The durable record of every session, approval and call (A3), with the approval store
+ * (A2, M3). One process writes a journal file; any number of readers may open it beside
+ * the writer. Writes are synchronous to queue, hashed onto their session's chain at
+ * once, and committed together on the next tick; `callStarted` resolves once its record
+ * is committed, so the runtime awaits it before running the tool.
+ *
+ * Model-context facts (L2) have no method here: they are never journaled.
+ *
+ * @example
+ * ```ts
+ * const journal = Journal.open({ path: ".openworker/journal.db" });
+ * for (const call of journal.recovered) console.warn(`interrupted: ${call.qualifiedName}`);
+ * journal.callRequested({ sessionId, turnId, callId, alias, qualifiedName, args, argsDigest: argumentsDigest(args) });
+ * journal.approvalDecided({ sessionId, callId, decision: "approved", by: "person", scope: "once", key });
+ * await journal.callStarted({ sessionId, callId });
+ * journal.callFinished({ sessionId, callId, outcome: "succeeded", result });
+ * journal.close();
+ * ```
+ */
+export class Journal {
+  readonly path: string;
+  readonly durability: Durability;
+  readonly readonly: boolean;
+  /** Calls found without a terminal record at open, now marked `interrupted`; empty for a reader. */
+  readonly recovered: readonly InterruptedCall[];
+  private closed = false;
+
+  private constructor(
+    private readonly db: Database.Database,
+    options: { path: string; durability: Durability; readonly: boolean; recovered: readonly InterruptedCall[] },
+    private readonly reader: JournalReader,
+    private readonly approvals: ApprovalStore,
+    private readonly writer: { writer: JournalWriter; commit: GroupCommit } | undefined,
+  ) {
+    this.path = options.path;
+    this.durability = options.durability;
+    this.readonly = options.readonly;
+    this.recovered = Object.freeze([...options.recovered]);
+  }
+
+  /**
+   * Opens (creating and migrating if needed) a journal. A writer then recovers: every
+   * call a crash left open is marked `interrupted` and listed in {@link recovered}.
+   * Throws `JOURNAL_OPEN_FAILED`, `JOURNAL_NOT_A_JOURNAL`, `JOURNAL_SCHEMA_TOO_NEW` or
+   * (reader of an old file) `JOURNAL_NEEDS_MIGRATION`.
+   */
+  static open(options: JournalOptions): Journal {
+    const durability = options.durability ?? "grouped";
+    if (durability !== "grouped" && durability !== "strict") {
+      throw journalError(
+        JOURNAL_ERRORS.INVALID_RECORD,
+        `journal ${JSON.stringify(options.path)}: durability must be "grouped" or "strict", got ${JSON.stringify(durability)}`,
+        { field: "durability" },
+      );
+    }
+    const readonly = options.readonly === true;
+    const db = openDatabase(options.path, { readonly, synchronous: durability === "strict" ? "FULL" : "NORMAL" });
+    try {
+      const reader = new JournalReader(db);
+      const approvals = new ApprovalStore(db, !readonly);
+      if (readonly) {
+        return new Journal(db, { path: options.path, durability, readonly, recovered: [] }, reader, approvals, undefined);
+      }
+      const commit = new GroupCommit(db, options.path);
+      const state = new LiveState(db);
+      const writer = new JournalWriter(db, commit, state);
+      const recovered = recoverInterruptedCalls(db, state, writer, commit);
+      return new Journal(db, { path: options.path, durability, readonly, recovered }, reader, approvals, { writer, commit });
+    } catch (error) {
+      db.close();
+      throw error;
+    }
+  }
+
+  /** Records a session's start under its execution identity (A2). */
+  sessionOpened(record: SessionOpenedInput): void {
+    this.write().sessionOpened(record);
+  }
+
+  turnPrepared(record: TurnPreparedInput): void {
+    this.write().turnPrepared(record);
+  }
+
+  /** Records a call the model asked for; `argsDigest` must be `argumentsDigest(args)`. */
+  callRequested(record: CallRequestedInput): void {
+    this.write().callRequested(record);
+  }
+
+  /** Records the approval decision of a requested call: exactly one per call (A1). */
+  approvalDecided(record: ApprovalDecidedInput): void {
+    this.write().approvalDecided(record);
+  }
+
+  /**
+   * Records that an approved call starts. Resolves once the record is committed (grouped
+   * with concurrent ones); await it before running the tool, so no effect can precede
+   * its journal entry.
+   */
+  callStarted(record: CallRef): Promise<void> {
+    try {
+      return this.write().callStarted(record);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  callProgress(record: CallProgressInput): void {
+    this.write().callProgress(record);
+  }
+
+  /** The one terminal record of a call; a second throws `JOURNAL_TERMINAL_EXISTS` (A3). */
+  callFinished(record: CallFinishedInput): void {
+    this.write().callFinished(record);
+  }
+
+  revoked(record: RevokedInput): void {
+    this.write().revoked(record);
+  }
+
+  turnFinished(record: TurnFinishedInput): void {
+    this.write().turnFinished(record);
+  }
+
+  /** Closes a session; refused with `JOURNAL_CALLS_OPEN` while a call has no terminal record. */
+  sessionClosed(record: { readonly sessionId: string }): void {
+    this.write().sessionClosed(record);
+  }
+
+  /** Resolves once everything queued so far is committed. */
+  flush(): Promise<void> {
+    if (this.closed || this.writer === undefined) return Promise.resolve();
+    return this.writer.commit.whenCommitted();
+  }
+
+  /** Commits what is queued and closes the file. Idempotent. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    try {
+      this.writer?.commit.commitNow();
+    } finally {
+      this.db.close();
+    }
+  }
+
+  /** A session-scope approval for the key, else a `once` approval for its exact `argsDigest` (M3). */
+  findApproval(key: ApprovalKey): ApprovalRecord | undefined {
+    this.read();
+    return this.approvals.find(key);
+  }
+
+  /** Like {@link findApproval}, but a `once` approval is used up by the lookup. */
+  consumeApproval(key: ApprovalKey): ApprovalRecord | undefined {
+    this.write();
+    this.writer?.commit.commitNow();
+    return this.approvals.consume(key);
+  }
+
+  /**
+   * Stores an approval, effective at once. Queued records are committed first, so the
+   * `approval_decided` record that explains an approval is never younger than it.
+   */
+  storeApproval(key: ApprovalKey, record: ApprovalGrant): void {
+    this.write();
+    this.writer?.commit.commitNow();
+    this.approvals.store(key, record);
+  }
+
+  sessions(): SessionSummary[] {
+    this.read();
+    return this.reader.sessions();
+  }
+
+  session(sessionId: string): SessionSummary | undefined {
+    this.read();
+    return this.reader.session(sessionId);
+  }
+
+  calls(sessionId: string): CallSummary[] {
+    this.read();
+    return this.reader.calls(sessionId);
+  }
+
+  /** Every record of one call, in order: requested, decision, started, progress, terminal. */
+  timeline(callId: string): JournalRecord[] {
+    this.read();
+    return this.reader.timeline(callId);
+  }
+
+  /** The session's records in chain order. */
+  records(sessionId: string): Iterable<JournalRecord> {
+    this.read();
+    return this.reader.records(sessionId);
+  }
+
+  /**
+   * The session as JSON lines, one record per line (canonical JSON, with `prevHash` and
+   * `hash`): drop those two keys, canonicalize, and `sha256(prevHash + text)` gives `hash`.
+   */
+  exportSession(sessionId: string): Iterable<string> {
+    this.read();
+    return this.reader.exportSession(sessionId);
+  }
+
+  /** Checks every chain (or one session's) and reports the first broken or missing link. */
+  verify(sessionId?: string): VerifyReport {
+    this.read();
+    return verifyChains(this.db, sessionId);
+  }
+
+  private write(): JournalWriter {
+    if (this.closed) throw closedError(this.path);
+    if (this.writer === undefined) {
+      throw journalError(
+        JOURNAL_ERRORS.READ_ONLY,
+        `journal ${JSON.stringify(this.path)} was opened read-only; open it without readonly to write`,
+        { path: this.path },
+      );
+    }
+    return this.writer.writer;
+  }
+
+  // A writer's reads see its own queued records: commit them first.
+  private read(): void {
+    if (this.closed) throw closedError(this.path);
+    this.writer?.commit.commitNow();
+  }
+}
+
+function closedError(file: string) {
+  return journalError(JOURNAL_ERRORS.CLOSED, `journal ${JSON.stringify(file)} is closed; open it again to use it`, { path: file });
+}

@@ -1,0 +1,90 @@
+import { JOURNAL_ERRORS, journalError } from "./errors.js";
+
+/** Where a record came from, for error messages: `callFinished` of call "c1". */
+export type Site = string;
+
+export function requireText(site: Site, field: string, value: unknown): string {
+  if (typeof value !== "string" || value.length === 0) {
+    throw journalError(
+      JOURNAL_ERRORS.INVALID_RECORD,
+      `${site}: field "${field}" must be a non-empty string, got ${describe(value)}`,
+      { field },
+    );
+  }
+  return value;
+}
+
+export function optionalText(site: Site, field: string, value: unknown): string | undefined {
+  return value === undefined ? undefined : requireText(site, field, value);
+}
+
+export function requireOneOf<T extends string>(site: Site, field: string, value: unknown, allowed: readonly T[]): T {
+  if (typeof value !== "string" || !(allowed as readonly string[]).includes(value)) {
+    throw journalError(
+      JOURNAL_ERRORS.INVALID_RECORD,
+      `${site}: field "${field}" must be one of ${allowed.map((item) => JSON.stringify(item)).join(", ")}, got ${describe(value)}`,
+      { field, allowed },
+    );
+  }
+  return value as T;
+}
+
+export function requireBoolean(site: Site, field: string, value: unknown): boolean {
+  if (typeof value !== "boolean") {
+    throw journalError(JOURNAL_ERRORS.INVALID_RECORD, `${site}: field "${field}" must be a boolean, got ${describe(value)}`, {
+      field,
+    });
+  }
+  return value;
+}
+
+export function requireStringMap(site: Site, field: string, value: unknown): Readonly<Record<string, string>> {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw journalError(JOURNAL_ERRORS.INVALID_RECORD, `${site}: field "${field}" must be an object of strings, got ${describe(value)}`, {
+      field,
+    });
+  }
+  for (const [key, item] of Object.entries(value)) {
+    if (typeof item !== "string") {
+      throw journalError(
+        JOURNAL_ERRORS.INVALID_RECORD,
+        `${site}: field "${field}.${key}" must be a string, got ${describe(item)}`,
+        { field: `${field}.${key}` },
+      );
+    }
+  }
+  return value as Readonly<Record<string, string>>;
+}
+
+const DIGEST = /^(?:sha256:)?[0-9a-f]{64}$/;
+
+/**
+ * Image digests only (T4): a lowercase hex SHA-256, optionally `sha256:`-prefixed.
+ * Anything else (base64 bytes, a data URL, a path) is refused, never stored.
+ */
+export function requireImageDigests(site: Site, value: unknown): readonly string[] | undefined {
+  if (value === undefined) return undefined;
+  if (!Array.isArray(value)) {
+    throw journalError(JOURNAL_ERRORS.IMAGE_NOT_DIGEST, `${site}: field "imageDigests" must be an array of SHA-256 digests`, {
+      field: "imageDigests",
+    });
+  }
+  value.forEach((digest: unknown, index) => {
+    if (typeof digest !== "string" || !DIGEST.test(digest)) {
+      const shown = typeof digest === "string" ? `${digest.length} characters starting ${JSON.stringify(digest.slice(0, 16))}` : describe(digest);
+      throw journalError(
+        JOURNAL_ERRORS.IMAGE_NOT_DIGEST,
+        `${site}: imageDigests[${index}] is not a SHA-256 digest (${shown}); the journal stores image digests only, never image bytes (T4)`,
+        { field: `imageDigests[${index}]` },
+      );
+    }
+  });
+  return value as readonly string[];
+}
+
+function describe(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  if (typeof value === "string") return value.length === 0 ? "an empty string" : JSON.stringify(value.slice(0, 40));
+  return typeof value;
+}
