@@ -19,5 +19,5 @@ export {
   type QualifiedName,
 } from "./names.js";
 export { toolOutput, type ToolImage, type ToolOutput } from "./output.js";
-export { finishTurn, type Tool } from "./tool.js";
+export { finishTurn, type Tool, type ToolRegistrar } from "./tool.js";
 export { ToolError, toolError } from "./tool-error.js";

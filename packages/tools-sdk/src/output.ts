@@ -30,8 +30,13 @@ export interface ToolImage {
  * ```
  */
 export interface ToolOutput {
-  /** The structured result; at most 256 KB once serialized (E3). */
-  readonly json: JsonValue;
+  /**
+   * The structured result: plain JSON data (objects, arrays, strings, finite numbers,
+   * booleans, null), at most 256 KB once serialized (E3). Typed loosely so interfaces
+   * describing your result are accepted; the runtime checks it strictly and refuses a
+   * non-JSON value (`RESULT_NOT_JSON`: BigInt, cycles, class instances, functions).
+   */
+  readonly json: JsonValue | object;
   /** Ephemeral images, at most `LIMITS.imagesPerCall`. */
   readonly images?: readonly ToolImage[];
 }
@@ -44,6 +49,6 @@ export interface ToolOutput {
  * return toolOutput({ text: "HELLO" });
  * ```
  */
-export function toolOutput(json: JsonValue, images?: readonly ToolImage[]): ToolOutput {
+export function toolOutput(json: JsonValue | object, images?: readonly ToolImage[]): ToolOutput {
   return images === undefined ? { json } : { json, images };
 }

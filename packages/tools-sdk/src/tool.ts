@@ -51,3 +51,19 @@ export function finishTurn(tool: Tool, sessionId: string, completed: boolean): v
   if (tool.turnFinished) tool.turnFinished(sessionId, completed);
   else tool.revoke?.(sessionId);
 }
+
+/**
+ * Anything a partner package can register its tools into; `ToolRegistry` from
+ * `@openworker/registry` is one. Partner packages export
+ * `register(registry: ToolRegistrar)` and depend on nothing but this SDK.
+ *
+ * @example
+ * ```ts
+ * export function register(registry: ToolRegistrar): void {
+ *   registry.register(webSearch);
+ * }
+ * ```
+ */
+export interface ToolRegistrar {
+  register(tool: Tool): void;
+}

@@ -1,3 +1,4 @@
+import type { JsonValue } from "../json.js";
 import { IMAGE_MIME_TYPES, LIMITS, utf8Bytes } from "../limits.js";
 import type { ToolImage, ToolOutput } from "../output.js";
 import type { CallError, LimitBreach, NormalizedOutput } from "./outcome.js";
@@ -57,7 +58,7 @@ export function normalizeToolOutput(output: unknown): Normalization {
     if (imageProblem) return imageProblem;
   }
   const text = typeof json === "string" ? json : serialized;
-  return { ok: true, output: { json, text, bytes, images: checkedImages } };
+  return { ok: true, output: { json: json as JsonValue, text, bytes, images: checkedImages } };
 }
 
 function checkImage(image: ToolImage, index: number): Normalization | undefined {
