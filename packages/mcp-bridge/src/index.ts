@@ -1,2 +1,22 @@
 // Anything exported here is public API of @openworker/mcp-bridge.
-export {};
+export { McpBridge } from "./bridge.js";
+export type { McpSession } from "./session.js";
+export { MCP_ERROR_CODES } from "./codes.js";
+export { safeBaseEnv, SAFE_ENV_NAMES, type McpBridgeOptions } from "./options.js";
+export {
+  assignSafeServerNames,
+  type McpInventoryRequest,
+  type McpInventoryServer,
+  type McpInventoryTool,
+  type McpToolInventory,
+} from "./inventory.js";
+export { toolFingerprint } from "./catalog/catalog.js";
+export type {
+  DiscoveryResult,
+  McpCallOptions,
+  McpCallResult,
+  McpCatalog,
+  McpCatalogTool,
+  ProviderDiagnostic,
+  UnavailableProvider,
+} from "./types.js";

@@ -1,0 +1,136 @@
+import { CallToolResultSchema, ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import type { ProgressReporter } from "@openworker/tools-sdk";
+import { LIMITS } from "@openworker/tools-sdk";
+import { boundErrorMessage, FAULT_CODES } from "@openworker/tools-sdk/execution";
+import { MCP_ERROR_CODES } from "../codes.js";
+import type { ProviderConnection } from "../connection/connection.js";
+import { normalizeCallResult, type SettledCall } from "./result.js";
+
+/** One call, ready to send: the catalog and session checks already passed. */
+export interface ProviderCall {
+  readonly connection: ProviderConnection;
+  readonly remoteName: string;
+  readonly args: Record<string, unknown> | undefined;
+  readonly timeoutMs: number | undefined;
+  /** Aborted by the caller (cancellation). */
+  readonly signal: AbortSignal | undefined;
+  /** Aborted when the session closes: the call settles as cancelled. */
+  readonly sessionSignal: AbortSignal;
+  readonly progress: ProgressReporter;
+}
+
+type Race =
+  | { readonly kind: "result"; readonly value: unknown }
+  | { readonly kind: "error"; readonly error: unknown }
+  | { readonly kind: "timeout"; readonly timeoutMs: number }
+  | { readonly kind: "cancelled"; readonly why: string }
+  | { readonly kind: "crashed" };
+
+/**
+ * Sends one `tools/call` and settles it (E1–E4): progress goes to the bounded reporter,
+ * cancellation and timeout abort the SDK request (which sends `notifications/cancelled`)
+ * and settle at once even if the server never answers, and a provider that dies
+ * mid-call fails the call as `crashed`. Never retried, never replayed.
+ */
+export async function callProvider(call: ProviderCall): Promise<SettledCall> {
+  const { connection, remoteName } = call;
+  const timeoutMs = Math.min(call.timeoutMs ?? LIMITS.callTimeoutMs, LIMITS.callTimeoutMs);
+  const controller = new AbortController();
+
+  const race = await new Promise<Race>((resolve) => {
+    let settled = false;
+    const settle = (value: Race) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      call.signal?.removeEventListener("abort", onCancel);
+      call.sessionSignal.removeEventListener("abort", onSessionClose);
+      stopWatchingEnd();
+      if (value.kind === "timeout" || value.kind === "cancelled") controller.abort(new Error(value.kind === "timeout" ? "timed out" : value.why));
+      resolve(value);
+    };
+    const onCancel = () => settle({ kind: "cancelled", why: "the call was cancelled" });
+    const onSessionClose = () => settle({ kind: "cancelled", why: "the session closed during the call" });
+    const timer = setTimeout(() => settle({ kind: "timeout", timeoutMs }), timeoutMs);
+    call.signal?.addEventListener("abort", onCancel, { once: true });
+    call.sessionSignal.addEventListener("abort", onSessionClose, { once: true });
+    const stopWatchingEnd = connection.whenEnded(() => settle({ kind: "crashed" }));
+    connection.client
+      .request(
+        { method: "tools/call", params: { name: remoteName, arguments: call.args ?? {} } },
+        CallToolResultSchema,
+        {
+          signal: controller.signal,
+          // The SDK's own timer is only a backstop: the bound above settles first.
+          timeout: timeoutMs + 1_000,
+          onprogress: (progress) => {
+            call.progress.report({
+              progress: progress.progress,
+              ...(progress.total === undefined ? {} : { total: progress.total }),
+              ...(progress.message === undefined ? {} : { message: progress.message }),
+            });
+          },
+        },
+      )
+      .then(
+        (value) => settle({ kind: "result", value }),
+        (error: unknown) => settle({ kind: "error", error }),
+      );
+  });
+
+  const where = `MCP tool "${remoteName}" of provider "${connection.namespace}"`;
+  switch (race.kind) {
+    case "result":
+      return normalizeCallResult(race.value as Parameters<typeof normalizeCallResult>[0]);
+    case "timeout":
+      return { outcome: "timed_out", error: { code: FAULT_CODES.timedOut, message: `${where} ran past its ${race.timeoutMs} ms bound; it was cancelled and not retried` } };
+    case "cancelled":
+      return { outcome: "cancelled", error: { code: FAULT_CODES.cancelled, message: `${where}: ${race.why}; the server was sent notifications/cancelled` } };
+    case "crashed":
+      return crashed(call, where);
+    case "error":
+      return fromError(call, where, race.error);
+  }
+}
+
+function crashed(call: ProviderCall, where: string): SettledCall {
+  return {
+    outcome: "crashed",
+    error: {
+      code: MCP_ERROR_CODES.providerCrashed,
+      message: `${where} failed: ${call.connection.endReason ?? "the provider's connection closed"} during the call; ` +
+        "the call was not replayed, and the provider restarts at the session's next discovery",
+    },
+  };
+}
+
+function fromError(call: ProviderCall, where: string, error: unknown): SettledCall {
+  const { connection } = call;
+  if (error instanceof McpError) {
+    if (error.code === ErrorCode.ConnectionClosed || !connection.live) return crashed(call, where);
+    if (error.code === ErrorCode.RequestTimeout) {
+      return { outcome: "timed_out", error: { code: FAULT_CODES.timedOut, message: `${where} timed out` } };
+    }
+    return {
+      outcome: "failed",
+      error: { code: MCP_ERROR_CODES.requestFailed, message: boundErrorMessage(`${where} was refused by the provider: ${connection.describe(error)}`) },
+    };
+  }
+  if (!connection.live) return crashed(call, where);
+  if (isSchemaError(error)) {
+    return { outcome: "crashed", error: { code: MCP_ERROR_CODES.resultInvalid, message: boundErrorMessage(`${where} returned a result that is not an MCP CallToolResult: ${connection.describe(error)}`) } };
+  }
+  // Anything else is the transport failing under the call (an unreachable HTTP service).
+  connection.fail(`the provider could not be reached (${connection.describe(error)})`);
+  return {
+    outcome: "crashed",
+    error: {
+      code: MCP_ERROR_CODES.providerUnreachable,
+      message: boundErrorMessage(`${where} failed: ${connection.describe(error)}; the call was not replayed, and the provider reconnects at the session's next discovery`),
+    },
+  };
+}
+
+function isSchemaError(error: unknown): boolean {
+  return typeof error === "object" && error !== null && (error as { name?: unknown }).name === "ZodError";
+}

@@ -1,0 +1,53 @@
+import type { JsonSchema, JsonValue } from "@openworker/tools-sdk";
+import { canonicalJson } from "@openworker/tools-sdk";
+import { sha256Hex } from "@openworker/tools-sdk/validation";
+import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { McpCatalog, McpCatalogTool } from "../types.js";
+
+/**
+ * The fingerprint approvals bind to (M3): everything the model or a reviewer relies on
+ * when approving a tool. The title is display-only and stays out, as do `_meta`, icons
+ * and execution hints.
+ */
+export function toolFingerprint(tool: Pick<McpCatalogTool, "name" | "description" | "inputSchema" | "outputSchema" | "annotations">): string {
+  return `sha256:${sha256Hex(
+    canonicalJson({
+      name: tool.name,
+      description: tool.description ?? null,
+      inputSchema: tool.inputSchema,
+      outputSchema: tool.outputSchema ?? null,
+      annotations: tool.annotations ?? null,
+    }),
+  )}`;
+}
+
+/** A remote tool as the catalog keeps it. */
+export function catalogTool(tool: Tool): McpCatalogTool {
+  const shaped = {
+    name: tool.name,
+    ...(tool.title === undefined ? {} : { title: tool.title }),
+    ...(tool.description === undefined ? {} : { description: tool.description }),
+    inputSchema: tool.inputSchema as JsonSchema,
+    ...(tool.outputSchema === undefined ? {} : { outputSchema: tool.outputSchema as JsonSchema }),
+    ...(tool.annotations === undefined ? {} : { annotations: tool.annotations as JsonValue }),
+  };
+  return { ...shaped, fingerprint: toolFingerprint(shaped) };
+}
+
+/**
+ * Builds a session's view of a listing: the catalog fingerprint and what changed since
+ * the session's previous catalog of that namespace (M3).
+ */
+export function buildCatalog(
+  namespace: string,
+  tools: readonly McpCatalogTool[],
+  previous: McpCatalog | undefined,
+  fromCache: boolean,
+): McpCatalog {
+  const before = new Map((previous?.tools ?? []).map((tool) => [tool.name, tool.fingerprint]));
+  const changedTools = tools.filter((tool) => before.get(tool.name) !== tool.fingerprint).map((tool) => tool.name);
+  const now = new Set(tools.map((tool) => tool.name));
+  const removedTools = [...before.keys()].filter((name) => !now.has(name));
+  const fingerprint = `sha256:${sha256Hex(canonicalJson({ namespace, tools: tools.map((tool) => [tool.name, tool.fingerprint]) }))}`;
+  return { namespace, tools, fingerprint, changedTools, removedTools, fromCache };
+}

@@ -1,0 +1,245 @@
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import type { McpProviderDefinition } from "@openworker/registry";
+import { OpenWorkerError } from "@openworker/tools-sdk";
+import type { CleanupFailure, CleanupLedger } from "../cleanup.js";
+import { MCP_ERROR_CODES } from "../codes.js";
+import { listAllTools, type ListingBounds } from "../catalog/list.js";
+import type { ResolvedOptions } from "../options.js";
+import { ChildProcessTransport } from "../process/stdio-transport.js";
+import { redact } from "../redact.js";
+import type { McpCatalogTool } from "../types.js";
+
+/**
+ * One live MCP connection of one session to one provider: its SDK client, its
+ * transport (a process tree it owns, or a remote HTTP session), the change counter fed
+ * by `notifications/tools/list_changed` (M3), and its verified cleanup (M4).
+ */
+export class ProviderConnection {
+  /** False once the transport closed (crash, exit, close): the session reconnects on its next discovery. */
+  live = true;
+  /** Why the connection ended, for messages. */
+  endReason: string | undefined;
+  private changes = 0;
+  private listedAtChange = -1;
+  private listing: Promise<McpCatalogTool[]> | undefined;
+  private closing: Promise<void> | undefined;
+  private readonly onEnd = new Set<() => void>();
+
+  private constructor(
+    readonly namespace: string,
+    readonly client: Client,
+    private readonly transport: Transport,
+    private readonly secrets: readonly string[],
+    private readonly ledger: CleanupLedger,
+    private readonly closeRemote: () => Promise<CleanupFailure | undefined>,
+  ) {}
+
+  /**
+   * Starts (stdio) or reaches (HTTP) the provider and completes `initialize` within
+   * `connectTimeoutMs`. On any failure the half-started process tree is ended (and
+   * tracked by `ledger`) and an `OpenWorkerError` naming the provider is thrown.
+   */
+  static async open(
+    definition: McpProviderDefinition,
+    options: ResolvedOptions,
+    ledger: CleanupLedger,
+    secrets: readonly string[],
+    signal: AbortSignal | undefined,
+  ): Promise<ProviderConnection> {
+    const namespace = definition.namespace;
+    const client = new Client({ ...options.clientInfo }, { capabilities: {} });
+    // Protocol-level oddities (unknown notifications, skipped lines) must not reach the host's console.
+    client.onerror = () => {};
+    let transport: Transport;
+    let closeRemote: () => Promise<CleanupFailure | undefined>;
+    if (definition.transport === "stdio") {
+      const stdio = new ChildProcessTransport({
+        program: definition.program,
+        args: definition.args,
+        env: { ...options.baseEnv, ...definition.env },
+        ...(definition.cwd === undefined ? {} : { cwd: definition.cwd }),
+        maxMessageBytes: options.maxMessageBytes,
+        closeGraceMs: options.closeGraceMs,
+        ...(options.onStderr ? { onStderr: (text: string) => options.onStderr?.(namespace, text) } : {}),
+        onTermination: (termination) =>
+          ledger.track(
+            termination.then((report) =>
+              report.confirmed
+                ? undefined
+                : {
+                    namespace,
+                    message: `process tree of ${stdio.pid ?? "?"} not confirmed gone after SIGKILL (still running: ${report.survivors.join(", ")})`,
+                  },
+            ),
+          ),
+      });
+      transport = stdio;
+      closeRemote = async () => {
+        await stdio.terminate();
+        return undefined; // the termination itself is tracked through onTermination
+      };
+    } else if (definition.transport === "streamable_http") {
+      let url: URL;
+      try {
+        url = new URL(definition.url);
+      } catch (cause) {
+        throw new OpenWorkerError(MCP_ERROR_CODES.providerInvalid, `MCP provider "${namespace}": url is not a valid URL`, { cause, details: { namespace } });
+      }
+      const http = new StreamableHTTPClientTransport(url, { requestInit: { headers: { ...definition.headers } } });
+      transport = http;
+      closeRemote = async () => {
+        let failure: CleanupFailure | undefined;
+        if (http.sessionId !== undefined) {
+          try {
+            await http.terminateSession();
+          } catch (error) {
+            // A refused connection means the local service is down, and its sessions with it.
+            if (!isConnectionRefused(error)) {
+              failure = { namespace, message: redact(`remote MCP session not terminated: ${(error as Error).message}`, secrets) };
+            }
+          }
+        }
+        await http.close().catch(() => {});
+        return failure;
+      };
+    } else {
+      throw new OpenWorkerError(
+        MCP_ERROR_CODES.providerInvalid,
+        `MCP provider "${namespace}" has transport ${JSON.stringify((definition as { transport?: unknown }).transport)}; use "stdio" or "streamable_http"`,
+        { details: { namespace } },
+      );
+    }
+
+    const connection = new ProviderConnection(namespace, client, transport, secrets, ledger, closeRemote);
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      connection.changes++;
+    });
+    client.onclose = () => connection.ended("the connection closed");
+    await connection.handshake(options.connectTimeoutMs, signal);
+    return connection;
+  }
+
+  private async handshake(timeoutMs: number, signal: AbortSignal | undefined): Promise<void> {
+    const controller = new AbortController();
+    const onAbort = () => controller.abort(new Error("discovery was cancelled"));
+    signal?.addEventListener("abort", onAbort, { once: true });
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<"timeout">((resolve) => {
+      timer = setTimeout(() => {
+        controller.abort(new Error("connect timeout"));
+        resolve("timeout");
+      }, timeoutMs);
+    });
+    try {
+      const outcome = await Promise.race([this.client.connect(this.transport, { signal: controller.signal, timeout: timeoutMs }), timedOut]);
+      if (outcome === "timeout") throw this.connectError(MCP_ERROR_CODES.connectTimeout, `did not finish initialize within ${timeoutMs} ms`);
+      if (!this.live) throw this.connectError(MCP_ERROR_CODES.connectFailed, this.endReason ?? "the connection closed during initialize");
+    } catch (error) {
+      void this.close();
+      if (OpenWorkerError.isInstance(error)) throw error;
+      if (signal?.aborted) throw this.connectError(MCP_ERROR_CODES.discoveryCancelled, "discovery was cancelled while connecting");
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === "ENOENT" || code === "EACCES" || code === "ENOTDIR") {
+        throw this.connectError(MCP_ERROR_CODES.spawnFailed, `could not start its program (${code}); check the provider's program path and permissions`, error);
+      }
+      throw this.connectError(MCP_ERROR_CODES.connectFailed, `initialize failed: ${this.describe(error)}`, error);
+    } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", onAbort);
+    }
+  }
+
+  private connectError(code: string, problem: string, cause?: unknown): OpenWorkerError {
+    return new OpenWorkerError(code, redact(`MCP provider "${this.namespace}" ${problem}; its tools are unavailable this turn`, this.secrets), {
+      ...(cause === undefined ? {} : { cause }),
+      details: { namespace: this.namespace },
+    });
+  }
+
+  /** A message for an error from this connection, with configured secrets removed (E6). */
+  describe(error: unknown): string {
+    const text = error instanceof Error ? error.message : String(error);
+    const exit = this.transport instanceof ChildProcessTransport ? this.transport.exit : undefined;
+    const exitNote = exit && !/exited/.test(text) ? ` (process exited with ${exit.signal ?? `code ${exit.code}`})` : "";
+    return redact(`${text}${exitNote}`, this.secrets);
+  }
+
+  /** Non-fatal observations to report with a discovery. */
+  diagnostics(): string[] {
+    if (this.transport instanceof ChildProcessTransport && this.transport.skippedLines > 0) {
+      return [`skipped ${this.transport.skippedLines} stdout line(s) that were not JSON-RPC messages`];
+    }
+    return [];
+  }
+
+  /** True when the last listing can be reused: the provider promises list_changed and sent none since. */
+  get catalogCurrent(): boolean {
+    return this.listedAtChange === this.changes && this.client.getServerCapabilities()?.tools?.listChanged === true;
+  }
+
+  /** Lists the provider's tools (one listing at a time; concurrent callers share it). */
+  listTools(bounds: Omit<ListingBounds, "signal">, signal: AbortSignal): Promise<McpCatalogTool[]> {
+    if (!this.listing) {
+      const changesAtStart = this.changes;
+      this.listing = listAllTools(this.client, this.namespace, { ...bounds, signal })
+        .then((tools) => {
+          this.listedAtChange = changesAtStart;
+          return tools;
+        })
+        .finally(() => {
+          this.listing = undefined;
+        });
+    }
+    return this.listing;
+  }
+
+  /** Runs `listener` once when the connection ends (crash or close). */
+  whenEnded(listener: () => void): () => void {
+    if (!this.live) {
+      listener();
+      return () => {};
+    }
+    this.onEnd.add(listener);
+    return () => this.onEnd.delete(listener);
+  }
+
+  /** Marks the connection broken (an unreachable HTTP provider) and ends it. */
+  fail(reason: string): void {
+    this.ended(reason);
+  }
+
+  private ended(reason: string): void {
+    if (!this.live) return;
+    this.live = false;
+    const exit = this.transport instanceof ChildProcessTransport ? this.transport.exit : undefined;
+    this.endReason = exit ? `the process exited with ${exit.signal ?? `code ${exit.code}`}` : reason;
+    for (const listener of this.onEnd) listener();
+    this.onEnd.clear();
+    // A crashed server may leave its wrapper's other children behind: end the tree now.
+    void this.close();
+  }
+
+  /** Ends the connection and its process tree or remote session; tracked by the ledger. Idempotent. */
+  close(): Promise<void> {
+    if (!this.closing) {
+      const remote = this.closeRemote();
+      this.ledger.track(remote);
+      this.closing = remote.then(
+        () => undefined,
+        () => undefined,
+      );
+      this.ended("the session closed it");
+    }
+    return this.closing;
+  }
+}
+
+function isConnectionRefused(error: unknown): boolean {
+  for (let cause = error; typeof cause === "object" && cause !== null; cause = (cause as { cause?: unknown }).cause) {
+    if ((cause as { code?: unknown }).code === "ECONNREFUSED") return true;
+  }
+  return false;
+}

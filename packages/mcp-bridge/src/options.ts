@@ -1,0 +1,123 @@
+import { LIMITS } from "@openworker/tools-sdk";
+
+/** How the bridge connects, discovers and cleans up. Every field has a default. */
+export interface McpBridgeOptions {
+  /** Bound on starting a provider and finishing `initialize`. Default 10 000 ms. */
+  readonly connectTimeoutMs?: number;
+  /** Bound on one provider's whole paginated `tools/list`. Default 10 000 ms. */
+  readonly discoveryTimeoutMs?: number;
+  /** Pages of `tools/list` accepted per provider. Default 100. */
+  readonly maxCatalogPages?: number;
+  /** Tools accepted per provider catalog. Default 10 000. */
+  readonly maxCatalogTools?: number;
+  /**
+   * Grace of each cleanup step (M4): after stdin closes, and again after SIGTERM,
+   * before SIGKILL. Default 2 000 ms.
+   */
+  readonly closeGraceMs?: number;
+  /**
+   * The environment every stdio child starts from, before its provider's own `env`
+   * (E6). Default: an allowlist of the host's variables ({@link SAFE_ENV_NAMES}, `LC_*`).
+   */
+  readonly baseEnv?: Readonly<Record<string, string>>;
+  /** How the bridge introduces itself in `initialize`. */
+  readonly clientInfo?: { readonly name: string; readonly version: string };
+  /** Largest stdout line (one JSON-RPC message) accepted from a stdio child. Default 32 MiB. */
+  readonly maxMessageBytes?: number;
+  /**
+   * Receives each chunk a stdio child writes to stderr. When omitted, stderr is
+   * discarded (it may echo the child's environment, E6).
+   */
+  readonly onStderr?: (namespace: string, text: string) => void;
+}
+
+/** {@link McpBridgeOptions} with every default applied. */
+export interface ResolvedOptions {
+  readonly connectTimeoutMs: number;
+  readonly discoveryTimeoutMs: number;
+  readonly maxCatalogPages: number;
+  readonly maxCatalogTools: number;
+  readonly closeGraceMs: number;
+  readonly baseEnv: Readonly<Record<string, string>>;
+  readonly clientInfo: { readonly name: string; readonly version: string };
+  readonly maxMessageBytes: number;
+  readonly onStderr: ((namespace: string, text: string) => void) | undefined;
+  readonly callTimeoutMs: number;
+}
+
+/**
+ * The host variables a stdio child inherits by default (E6): what programs need to find
+ * executables, files and their locale, and nothing that usually carries credentials.
+ * `LC_*` variables are included too.
+ *
+ * @example
+ * ```ts
+ * SAFE_ENV_NAMES.includes("PATH"); // true
+ * ```
+ */
+export const SAFE_ENV_NAMES: readonly string[] = Object.freeze([
+  "PATH",
+  "HOME",
+  "USER",
+  "LOGNAME",
+  "SHELL",
+  "LANG",
+  "LANGUAGE",
+  "TERM",
+  "TZ",
+  "TMPDIR",
+  "TEMP",
+  "TMP",
+  // Windows: what a process needs to start at all.
+  "SystemRoot",
+  "SYSTEMROOT",
+  "windir",
+  "ComSpec",
+  "PATHEXT",
+  "SystemDrive",
+  "USERPROFILE",
+  "APPDATA",
+  "LOCALAPPDATA",
+  "ProgramFiles",
+  "ProgramData",
+]);
+
+/**
+ * Picks the safe base environment out of `source` (default `process.env`): the
+ * {@link SAFE_ENV_NAMES} and `LC_*`, skipping exported shell functions.
+ *
+ * @example
+ * ```ts
+ * const env = safeBaseEnv({ PATH: "/usr/bin", AWS_SECRET_ACCESS_KEY: "x" }); // { PATH: "/usr/bin" }
+ * ```
+ */
+export function safeBaseEnv(source: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [name, value] of Object.entries(source)) {
+    if (value === undefined || value.startsWith("()")) continue;
+    if (SAFE_ENV_NAMES.includes(name) || name.startsWith("LC_")) env[name] = value;
+  }
+  return env;
+}
+
+function positive(value: number | undefined, fallback: number, name: string): number {
+  if (value === undefined) return fallback;
+  if (!Number.isFinite(value) || value < 0) throw new RangeError(`McpBridgeOptions.${name} must be a finite number ≥ 0, got ${value}`);
+  return value;
+}
+
+/** Applies the defaults of {@link McpBridgeOptions}. */
+export function resolveOptions(options: McpBridgeOptions = {}): ResolvedOptions {
+  return {
+    connectTimeoutMs: positive(options.connectTimeoutMs, 10_000, "connectTimeoutMs"),
+    discoveryTimeoutMs: positive(options.discoveryTimeoutMs, 10_000, "discoveryTimeoutMs"),
+    maxCatalogPages: positive(options.maxCatalogPages, 100, "maxCatalogPages"),
+    maxCatalogTools: positive(options.maxCatalogTools, 10_000, "maxCatalogTools"),
+    closeGraceMs: positive(options.closeGraceMs, 2_000, "closeGraceMs"),
+    baseEnv: options.baseEnv ?? safeBaseEnv(),
+    clientInfo: options.clientInfo ?? { name: "openworker-mcp-bridge", version: "0.0.0" },
+    maxMessageBytes: positive(options.maxMessageBytes, 32 * 1024 * 1024, "maxMessageBytes"),
+    onStderr: options.onStderr,
+    callTimeoutMs: LIMITS.callTimeoutMs,
+  };
+}

@@ -1,0 +1,126 @@
+import { readdirSync, readFileSync } from "node:fs";
+
+/** A process seen in `/proc`: its pid plus its start time, so a reused pid is not mistaken for it. */
+export interface ProcessIdentity {
+  readonly pid: number;
+  readonly startTime: string;
+}
+
+interface ProcStat {
+  readonly pid: number;
+  readonly state: string;
+  readonly ppid: number;
+  readonly pgrp: number;
+  readonly startTime: string;
+}
+
+const HAS_PROC = process.platform === "linux";
+
+function readStat(pid: number): ProcStat | undefined {
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/stat`, "latin1");
+  } catch {
+    return undefined;
+  }
+  // The command name (field 2) may contain spaces and parentheses: parse after its last ")".
+  const close = text.lastIndexOf(")");
+  if (close < 0) return undefined;
+  const fields = text.slice(close + 2).split(" ");
+  const [state, ppid, pgrp] = fields;
+  const startTime = fields[19];
+  if (state === undefined || ppid === undefined || pgrp === undefined || startTime === undefined) return undefined;
+  return { pid, state, ppid: Number(ppid), pgrp: Number(pgrp), startTime };
+}
+
+function allStats(): ProcStat[] {
+  const stats: ProcStat[] = [];
+  let entries: string[];
+  try {
+    entries = readdirSync("/proc");
+  } catch {
+    return stats;
+  }
+  for (const entry of entries) {
+    const code = entry.charCodeAt(0);
+    if (code < 48 || code > 57) continue;
+    const stat = readStat(Number(entry));
+    if (stat) stats.push(stat);
+  }
+  return stats;
+}
+
+// A zombie has released everything but its table entry; it only waits for a parent that
+// reaps it (which a container's pid 1 may never do), so it counts as gone.
+const isRunning = (stat: ProcStat) => stat.state !== "Z" && stat.state !== "X";
+
+/**
+ * The live members of process group `pgid` plus the live descendants of `rootPid` that
+ * left the group (`setsid` in a wrapper): the whole tree a provider owns.
+ * Without `/proc` (macOS), only the group is known: one entry per live group is not
+ * available, so it returns `[{ pid: -pgid }]` while the group exists.
+ */
+export function liveTree(pgid: number, rootPid: number, known: readonly ProcessIdentity[] = []): ProcessIdentity[] {
+  if (!HAS_PROC) return groupExists(pgid) ? [{ pid: -pgid, startTime: "" }] : [];
+  const stats = allStats();
+  const byParent = new Map<number, ProcStat[]>();
+  for (const stat of stats) {
+    const siblings = byParent.get(stat.ppid);
+    if (siblings) siblings.push(stat);
+    else byParent.set(stat.ppid, [stat]);
+  }
+  const found = new Map<number, ProcStat>();
+  for (const stat of stats) if (stat.pgrp === pgid) found.set(stat.pid, stat);
+  const queue = [rootPid, ...found.keys()];
+  for (let next = queue.pop(); next !== undefined; next = queue.pop()) {
+    for (const child of byParent.get(next) ?? []) {
+      if (found.has(child.pid)) continue;
+      found.set(child.pid, child);
+      queue.push(child.pid);
+    }
+  }
+  const root = stats.find((stat) => stat.pid === rootPid);
+  if (root) found.set(rootPid, root);
+  // Members seen earlier stay tracked even once reparented away from the tree.
+  for (const identity of known) {
+    if (found.has(identity.pid)) continue;
+    const stat = readStat(identity.pid);
+    if (stat && stat.startTime === identity.startTime) found.set(stat.pid, stat);
+  }
+  return [...found.values()].filter(isRunning).map(({ pid, startTime }) => ({ pid, startTime }));
+}
+
+/** Which of `identities` are still running (same pid and start time, not a zombie). */
+export function stillRunning(identities: readonly ProcessIdentity[]): ProcessIdentity[] {
+  if (!HAS_PROC) return identities.filter((identity) => (identity.pid < 0 ? groupExists(-identity.pid) : pidExists(identity.pid)));
+  return identities.filter((identity) => {
+    const stat = readStat(identity.pid);
+    return stat !== undefined && stat.startTime === identity.startTime && isRunning(stat);
+  });
+}
+
+function groupExists(pgid: number): boolean {
+  return pidExists(-pgid);
+}
+
+function pidExists(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/** Sends `signal` to the group and to every listed process; a process already gone is fine. */
+export function signalTree(pgid: number, members: readonly ProcessIdentity[], signal: NodeJS.Signals): void {
+  const send = (pid: number) => {
+    try {
+      process.kill(pid, signal);
+    } catch {
+      // ESRCH: already gone, which is the goal. EPERM surfaces as a survivor at verification.
+    }
+  };
+  if (process.platform !== "win32") send(-pgid);
+  for (const member of stillRunning(members)) if (member.pid > 0) send(member.pid);
+}

@@ -1,0 +1,231 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { guardGroup, terminateTree, type TerminationReport } from "./terminate.js";
+
+/** What to start and how. */
+export interface ChildLaunch {
+  readonly program: string;
+  readonly args: readonly string[];
+  /** The complete environment of the child (already the safe base plus the provider's own, E6). */
+  readonly env: Readonly<Record<string, string>>;
+  readonly cwd?: string;
+  readonly maxMessageBytes: number;
+  readonly closeGraceMs: number;
+  readonly onStderr?: (text: string) => void;
+  /** Called once, when the tree's termination starts for any reason (close, crash, failed connect). */
+  readonly onTermination: (termination: Promise<TerminationReport>) => void;
+}
+
+/** How the child ended, for diagnostics. */
+export interface ChildExit {
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+}
+
+// After the child exits, give its stdout a moment to deliver what it wrote last.
+const STDOUT_DRAIN_MS = 100;
+const NEWLINE = 0x0a;
+
+/**
+ * An MCP stdio client transport (newline-delimited JSON-RPC) over a child process
+ * started in its own process group, so that closing it ends the whole tree (M4).
+ * The SDK's `StdioClientTransport` cannot start the child detached, hence this one.
+ *
+ * Lines that are not JSON-RPC (a server's stray logging on stdout) are skipped and
+ * counted, never fatal. Writes issued in the same tick go out as one pipe write.
+ */
+export class ChildProcessTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: <T extends JSONRPCMessage>(message: T) => void;
+
+  /** Non-JSON-RPC lines skipped on stdout. */
+  skippedLines = 0;
+  /** Set once the child has exited. */
+  exit: ChildExit | undefined;
+
+  private child: ChildProcess | undefined;
+  private pending: Buffer[] = [];
+  private readonly inbox: JSONRPCMessage[] = [];
+  private draining = false;
+  private pendingBytes = 0;
+  private discardingLine = false;
+  private outgoing: string[] = [];
+  private flushQueued = false;
+  private closed = false;
+  private termination: Promise<TerminationReport> | undefined;
+
+  constructor(private readonly launch: ChildLaunch) {}
+
+  /** The child's pid (also its process group id), once started. */
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  start(): Promise<void> {
+    if (this.child) return Promise.reject(new Error("ChildProcessTransport already started"));
+    return new Promise((resolve, reject) => {
+      const child = spawn(this.launch.program, [...this.launch.args], {
+        env: { ...this.launch.env },
+        cwd: this.launch.cwd,
+        detached: true,
+        stdio: ["pipe", "pipe", this.launch.onStderr ? "pipe" : "ignore"],
+        windowsHide: true,
+        shell: false,
+      });
+      this.child = child;
+      let started = false;
+      child.once("spawn", () => {
+        started = true;
+        if (child.pid !== undefined) guardGroup(child.pid);
+        resolve();
+      });
+      child.once("error", (error) => {
+        if (!started) {
+          this.closed = true;
+          reject(error);
+          return;
+        }
+        this.onerror?.(error);
+      });
+      child.once("exit", (code, signal) => {
+        this.exit = { code, signal };
+        // A grandchild may keep stdout open forever: do not wait for its end past a moment.
+        setTimeout(() => this.finish(), STDOUT_DRAIN_MS).unref();
+      });
+      child.stdout?.on("data", (chunk: Buffer) => this.receive(chunk));
+      child.stdout?.once("end", () => this.finish());
+      child.stdout?.on("error", (error) => this.onerror?.(error));
+      child.stdin?.on("error", () => {
+        // EPIPE after the child died: the exit handler reports the loss.
+      });
+      const onStderr = this.launch.onStderr;
+      if (onStderr) child.stderr?.on("data", (chunk: Buffer) => onStderr(chunk.toString("utf8")));
+    });
+  }
+
+  send(message: JSONRPCMessage): Promise<void> {
+    const stdin = this.child?.stdin;
+    if (this.closed || !stdin || stdin.destroyed || !stdin.writable) return Promise.reject(new Error("Not connected"));
+    this.outgoing.push(JSON.stringify(message));
+    if (!this.flushQueued) {
+      this.flushQueued = true;
+      queueMicrotask(() => this.flush());
+    }
+    return Promise.resolve();
+  }
+
+  private flush(): void {
+    this.flushQueued = false;
+    const stdin = this.child?.stdin;
+    const batch = this.outgoing;
+    this.outgoing = [];
+    if (!stdin || stdin.destroyed || !stdin.writable || batch.length === 0) return;
+    stdin.write(`${batch.join("\n")}\n`);
+  }
+
+  /** Ends the process tree (verified); resolves once it is done, whatever the outcome. */
+  async close(): Promise<void> {
+    await this.terminate();
+  }
+
+  /** Ends the process tree and reports whether it is confirmed gone. Idempotent. */
+  terminate(): Promise<TerminationReport> {
+    if (!this.termination) {
+      const child = this.child;
+      this.termination = child ? terminateTree(child, this.launch.closeGraceMs) : Promise.resolve({ confirmed: true, step: "stdin", survivors: [] });
+      this.launch.onTermination(this.termination);
+      void this.termination.then(() => this.finish());
+    }
+    return this.termination;
+  }
+
+  private receive(chunk: Buffer): void {
+    this.split(chunk);
+    if (!this.draining && this.inbox.length > 0) this.drain();
+  }
+
+  private split(chunk: Buffer): void {
+    let start = 0;
+    for (let index = chunk.indexOf(NEWLINE); index !== -1; index = chunk.indexOf(NEWLINE, start)) {
+      const piece = chunk.subarray(start, index);
+      start = index + 1;
+      if (this.discardingLine) {
+        this.discardingLine = false;
+        continue;
+      }
+      if (this.pendingBytes + piece.length > this.launch.maxMessageBytes) {
+        this.dropOversized();
+        continue;
+      }
+      if (this.pending.length === 0) this.enqueue(piece);
+      else {
+        this.pending.push(piece);
+        const line = Buffer.concat(this.pending, this.pendingBytes + piece.length);
+        this.pending = [];
+        this.pendingBytes = 0;
+        this.enqueue(line);
+      }
+    }
+    if (start >= chunk.length || this.discardingLine) return;
+    const rest = chunk.subarray(start);
+    if (this.pendingBytes + rest.length > this.launch.maxMessageBytes) {
+      this.dropOversized();
+      this.discardingLine = true;
+      return;
+    }
+    this.pending.push(rest);
+    this.pendingBytes += rest.length;
+  }
+
+  private dropOversized(): void {
+    this.pending = [];
+    this.pendingBytes = 0;
+    this.skippedLines++;
+    this.onerror?.(new Error(`skipped a stdout line over ${this.launch.maxMessageBytes} bytes`));
+  }
+
+  private enqueue(line: Buffer): void {
+    let message: unknown;
+    try {
+      message = JSON.parse(line.toString("utf8"));
+    } catch {
+      if (line.toString("utf8").trim() !== "") this.skippedLines++;
+      return;
+    }
+    // The SDK's Protocol classifies each message against its schemas; here only the
+    // envelope is checked so that arbitrary JSON printed by a server is skipped too.
+    if (typeof message !== "object" || message === null || (message as { jsonrpc?: unknown }).jsonrpc !== "2.0") {
+      this.skippedLines++;
+      return;
+    }
+    this.inbox.push(message as JSONRPCMessage);
+  }
+
+  // The SDK runs notification handlers (progress) one microtask later but handles a
+  // response at once, dropping the request's progress handler: a progress notification
+  // followed by the response in the same chunk would lose the last progress event.
+  // After each notification, the rest waits a microtask.
+  private drain(): void {
+    this.draining = true;
+    for (let message = this.inbox.shift(); message !== undefined; message = this.inbox.shift()) {
+      try {
+        this.onmessage?.(message);
+      } catch (error) {
+        this.onerror?.(error as Error);
+      }
+      if (this.inbox.length > 0 && "method" in message && !("id" in message)) {
+        queueMicrotask(() => this.drain());
+        return;
+      }
+    }
+    this.draining = false;
+  }
+
+  private finish(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.onclose?.();
+  }
+}

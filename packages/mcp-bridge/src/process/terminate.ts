@@ -1,0 +1,105 @@
+import { spawnSync, type ChildProcess } from "node:child_process";
+import { setTimeout as sleep } from "node:timers/promises";
+import { liveTree, signalTree, stillRunning, type ProcessIdentity } from "./probe.js";
+
+/** What ending one provider's process tree took, and whether it is confirmed gone (M4). */
+export interface TerminationReport {
+  /** True when no process of the tree is left running. */
+  readonly confirmed: boolean;
+  /** The last step needed: the tree left after stdin closed, after SIGTERM, or only after SIGKILL. */
+  readonly step: "stdin" | "sigterm" | "sigkill";
+  /** Pids still running after SIGKILL (empty when confirmed). */
+  readonly survivors: readonly number[];
+}
+
+// SIGKILL cannot be refused, but the kernel needs a moment to tear a process down.
+const KILL_CONFIRM_MS = 2_000;
+
+const liveGroups = new Set<number>();
+let exitGuardInstalled = false;
+
+/**
+ * Remembers a started process group so that, should the host exit without disposing
+ * the bridge, the group is killed on the way out instead of being orphaned (M4).
+ * Installed lazily by the first spawn, never at import.
+ */
+export function guardGroup(pgid: number): void {
+  liveGroups.add(pgid);
+  if (exitGuardInstalled) return;
+  exitGuardInstalled = true;
+  process.once("exit", () => {
+    for (const group of liveGroups) {
+      try {
+        if (process.platform === "win32") spawnSync("taskkill", ["/T", "/F", "/PID", String(group)], { stdio: "ignore" });
+        else process.kill(-group, "SIGKILL");
+      } catch {
+        // Already gone.
+      }
+    }
+  });
+}
+
+/**
+ * Ends a provider's whole process tree and verifies it (M4): close stdin and wait
+ * `graceMs` for a polite exit, then SIGTERM the group (and any descendant that left it)
+ * and wait `graceMs`, then SIGKILL and wait until the kernel has removed them. The
+ * report says whether every process is confirmed gone; it never throws.
+ */
+export async function terminateTree(child: ChildProcess, graceMs: number): Promise<TerminationReport> {
+  const pgid = child.pid;
+  if (pgid === undefined) return { confirmed: true, step: "stdin", survivors: [] };
+  // Snapshot before anything exits: a grandchild reparented later is still ours.
+  let known = liveTree(pgid, pgid);
+  try {
+    child.stdin?.end();
+  } catch {
+    // A broken pipe means the child is already gone.
+  }
+  if (process.platform === "win32") return terminateOnWindows(child, graceMs);
+
+  if (await waitUntilGone(pgid, known, graceMs)) return done("stdin");
+  known = merge(known, liveTree(pgid, pgid, known));
+  signalTree(pgid, known, "SIGTERM");
+  if (await waitUntilGone(pgid, known, graceMs)) return done("sigterm");
+  known = merge(known, liveTree(pgid, pgid, known));
+  signalTree(pgid, known, "SIGKILL");
+  if (await waitUntilGone(pgid, known, Math.max(graceMs, KILL_CONFIRM_MS))) return done("sigkill");
+  const survivors = liveTree(pgid, pgid, known).map((identity) => identity.pid);
+  return { confirmed: false, step: "sigkill", survivors };
+
+  function done(step: TerminationReport["step"]): TerminationReport {
+    liveGroups.delete(pgid as number);
+    return { confirmed: true, step, survivors: [] };
+  }
+}
+
+function merge(a: readonly ProcessIdentity[], b: readonly ProcessIdentity[]): ProcessIdentity[] {
+  const byPid = new Map(a.map((identity) => [identity.pid, identity]));
+  for (const identity of b) byPid.set(identity.pid, identity);
+  return [...byPid.values()];
+}
+
+async function waitUntilGone(pgid: number, known: readonly ProcessIdentity[], budgetMs: number): Promise<boolean> {
+  const deadline = performance.now() + budgetMs;
+  let pause = 2;
+  for (;;) {
+    if (stillRunning(known).length === 0 && liveTree(pgid, pgid).length === 0) return true;
+    const left = deadline - performance.now();
+    if (left <= 0) return false;
+    await sleep(Math.min(pause, left));
+    pause = Math.min(pause * 2, 50);
+  }
+}
+
+async function terminateOnWindows(child: ChildProcess, graceMs: number): Promise<TerminationReport> {
+  const exited = () => child.exitCode !== null || child.signalCode !== null;
+  const waitExit = async (budgetMs: number) => {
+    const deadline = performance.now() + budgetMs;
+    while (!exited() && performance.now() < deadline) await sleep(20);
+    return exited();
+  };
+  if (await waitExit(graceMs)) return { confirmed: true, step: "stdin", survivors: [] };
+  spawnSync("taskkill", ["/T", "/F", "/PID", String(child.pid)], { stdio: "ignore" });
+  if (await waitExit(Math.max(graceMs, KILL_CONFIRM_MS))) return { confirmed: true, step: "sigkill", survivors: [] };
+  return { confirmed: false, step: "sigkill", survivors: child.pid === undefined ? [] : [child.pid] };
+}

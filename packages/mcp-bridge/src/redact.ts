@@ -1,0 +1,53 @@
+import type { McpProviderDefinition } from "@openworker/registry";
+
+const MIN_SECRET_LENGTH = 4;
+
+/**
+ * The values a provider's configuration hands the bridge that must never appear in
+ * anything it writes (E6): its extra environment values and its request headers.
+ */
+export function providerSecrets(definition: McpProviderDefinition): readonly string[] {
+  const values = definition.transport === "stdio" ? Object.values(definition.env ?? {}) : Object.values(definition.headers ?? {});
+  const secrets = new Set<string>();
+  for (const value of values) {
+    if (typeof value !== "string" || value.length < MIN_SECRET_LENGTH) continue;
+    secrets.add(value);
+    // "Bearer abc…": the token alone may be echoed back without its scheme.
+    for (const part of value.split(/\s+/)) if (part.length >= MIN_SECRET_LENGTH) secrets.add(part);
+  }
+  if (definition.transport === "streamable_http") {
+    try {
+      const url = new URL(definition.url);
+      if (url.password) secrets.add(decodeURIComponent(url.password));
+      for (const value of url.searchParams.values()) if (value.length >= MIN_SECRET_LENGTH) secrets.add(value);
+    } catch {
+      // An unparsable URL is reported by the connection; it has no parts to redact here.
+    }
+  }
+  return [...secrets].sort((a, b) => b.length - a.length);
+}
+
+/** Replaces every occurrence of a secret in `text` with `[redacted]`. */
+export function redact(text: string, secrets: readonly string[]): string {
+  let result = text;
+  for (const secret of secrets) if (result.includes(secret)) result = result.split(secret).join("[redacted]");
+  return result;
+}
+
+/**
+ * How a provider is named in messages and the inventory: the program's file name for
+ * stdio (never its arguments or environment), the URL's origin and path for HTTP
+ * (never its credentials or query).
+ */
+export function describeLaunch(definition: McpProviderDefinition): string {
+  if (definition.transport === "stdio") {
+    const program = definition.program.split(/[\\/]/).pop() ?? definition.program;
+    return `stdio: ${program}`;
+  }
+  try {
+    const url = new URL(definition.url);
+    return `streamable_http: ${url.origin}${url.pathname}`;
+  } catch {
+    return "streamable_http: (invalid URL)";
+  }
+}

@@ -1,0 +1,281 @@
+import type { McpProviderDefinition } from "@openworker/registry";
+import { OpenWorkerError } from "@openworker/tools-sdk";
+import { createBoundedProgress } from "@openworker/tools-sdk/execution";
+import { callProvider } from "./call/call-tool.js";
+import type { SettledCall } from "./call/result.js";
+import { buildCatalog } from "./catalog/catalog.js";
+import { CleanupLedger } from "./cleanup.js";
+import { MCP_ERROR_CODES } from "./codes.js";
+import { ProviderConnection } from "./connection/connection.js";
+import type { ResolvedOptions } from "./options.js";
+import { redact } from "./redact.js";
+import type { DiscoveryResult, McpCallOptions, McpCallResult, McpCatalog, ProviderDiagnostic, UnavailableProvider } from "./types.js";
+
+/**
+ * One runtime session's view of its MCP providers: the connections it bound (started
+ * lazily by `discover()`, once), the catalogs it discovered, and the cleanup of both.
+ * Sessions never share a process.
+ *
+ * @example
+ * ```ts
+ * const session = bridge.openSession("s-1");
+ * const { catalogs, unavailable } = await session.discover(["acer"]);
+ * const result = await session.callTool("acer", "acer_care_center_batterystatus_get", {}, {});
+ * await session.close();
+ * await session.joinCleanup();
+ * ```
+ */
+export interface McpSession {
+  readonly sessionId: string;
+  /**
+   * Connects each namespace's provider (lazily, once; again after a crash) and lists
+   * its tools, all in parallel (M2). A provider that fails is reported in
+   * `unavailable` and never blocks or fails the others. Rejects only when the session
+   * is closed.
+   */
+  discover(namespaces: readonly string[], options?: { readonly signal?: AbortSignal }): Promise<DiscoveryResult>;
+  /**
+   * Calls a remote tool of the session's current catalog (E1–E4). Never throws: every
+   * end is an outcome. A name the catalog does not publish fails before anything is sent.
+   */
+  callTool(namespace: string, remoteName: string, args: unknown, options: McpCallOptions): Promise<McpCallResult>;
+  /** Ends this session's processes (whole trees) and remote sessions; in-flight calls settle as cancelled. Idempotent. */
+  close(): Promise<void>;
+  /** Waits for every cleanup this session requested; rejects (sticky) if any failed or could not be confirmed (M4). */
+  joinCleanup(): Promise<void>;
+}
+
+/** What a session needs from its bridge. */
+export interface SessionHost {
+  readonly options: ResolvedOptions;
+  readonly ledger: CleanupLedger;
+  provider(namespace: string): McpProviderDefinition | undefined;
+  secrets(namespace: string): readonly string[];
+  registeredNamespaces(): readonly string[];
+  sessionClosed(session: BridgeSession): void;
+}
+
+interface CurrentCatalog {
+  readonly catalog: McpCatalog;
+  readonly names: ReadonlySet<string>;
+  readonly connection: ProviderConnection;
+  readonly discoveredAt: number;
+}
+
+type Discovered =
+  | { readonly ok: true; readonly catalog: McpCatalog; readonly diagnostics: readonly ProviderDiagnostic[] }
+  | { readonly ok: false; readonly unavailable: UnavailableProvider };
+
+/** The {@link McpSession} implementation. */
+export class BridgeSession implements McpSession {
+  readonly ledger: CleanupLedger;
+  private readonly connections = new Map<string, ProviderConnection>();
+  private readonly connecting = new Map<string, Promise<ProviderConnection>>();
+  private readonly current = new Map<string, CurrentCatalog>();
+  // The last catalog discovered per namespace, kept across failures and reconnects so
+  // that changedTools always compares with what the session last saw (M3).
+  private readonly baseline = new Map<string, McpCatalog>();
+  private readonly closer = new AbortController();
+  private closing: Promise<void> | undefined;
+
+  constructor(
+    readonly sessionId: string,
+    private readonly host: SessionHost,
+  ) {
+    this.ledger = new CleanupLedger(host.ledger);
+  }
+
+  get closed(): boolean {
+    return this.closing !== undefined;
+  }
+
+  async discover(namespaces: readonly string[], options: { readonly signal?: AbortSignal } = {}): Promise<DiscoveryResult> {
+    this.assertOpen();
+    const unique = [...new Set(namespaces)];
+    const results = await Promise.all(unique.map((namespace) => this.discoverOne(namespace, options.signal)));
+    const catalogs: McpCatalog[] = [];
+    const unavailable: UnavailableProvider[] = [];
+    const diagnostics: ProviderDiagnostic[] = [];
+    for (const result of results) {
+      if (result.ok) {
+        catalogs.push(result.catalog);
+        diagnostics.push(...result.diagnostics);
+      } else unavailable.push(result.unavailable);
+    }
+    return { catalogs, unavailable, diagnostics };
+  }
+
+  private async discoverOne(namespace: string, callerSignal: AbortSignal | undefined): Promise<Discovered> {
+    const definition = this.host.provider(namespace);
+    if (!definition) {
+      const registered = this.host.registeredNamespaces();
+      return unavailable(
+        namespace,
+        MCP_ERROR_CODES.providerUnknown,
+        `no MCP provider is registered for namespace "${namespace}" (registered: ${registered.length > 0 ? registered.join(", ") : "none"})`,
+      );
+    }
+    const signal = callerSignal ? AbortSignal.any([callerSignal, this.closer.signal]) : this.closer.signal;
+    let connection: ProviderConnection | undefined;
+    try {
+      connection = await this.connection(definition, signal);
+      const previous = this.baseline.get(namespace);
+      const reusable = this.current.get(namespace);
+      let catalog: McpCatalog;
+      if (reusable && reusable.connection === connection && connection.catalogCurrent) {
+        catalog = buildCatalog(namespace, reusable.catalog.tools, previous, true);
+      } else {
+        const tools = await this.withDeadline(namespace, signal, (listingSignal) =>
+          (connection as ProviderConnection).listTools(
+            { maxPages: this.host.options.maxCatalogPages, maxTools: this.host.options.maxCatalogTools, timeoutMs: this.host.options.discoveryTimeoutMs },
+            listingSignal,
+          ),
+        );
+        catalog = buildCatalog(namespace, tools, previous, false);
+      }
+      if (this.closed) return unavailable(namespace, MCP_ERROR_CODES.sessionClosed, `session "${this.sessionId}" closed during discovery`);
+      this.baseline.set(namespace, catalog);
+      this.current.set(namespace, { catalog, names: new Set(catalog.tools.map((tool) => tool.name)), connection, discoveredAt: Date.now() });
+      const diagnostics = connection.diagnostics().map((message) => ({ namespace, message }));
+      return { ok: true, catalog, diagnostics };
+    } catch (error) {
+      this.current.delete(namespace);
+      const secrets = this.host.secrets(namespace);
+      if (OpenWorkerError.isInstance(error)) return unavailable(namespace, error.code, redact(error.message, secrets));
+      if (callerSignal?.aborted || this.closed) {
+        return unavailable(namespace, MCP_ERROR_CODES.discoveryCancelled, `discovery of MCP provider "${namespace}" was cancelled`);
+      }
+      const reason = connection ? connection.describe(error) : redact(String(error), secrets);
+      return unavailable(namespace, MCP_ERROR_CODES.discoveryFailed, `MCP provider "${namespace}" failed tools/list: ${reason}; its tools are unavailable this turn`);
+    }
+  }
+
+  private async withDeadline<T>(namespace: string, signal: AbortSignal, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    const timeoutMs = this.host.options.discoveryTimeoutMs;
+    const controller = new AbortController();
+    const onAbort = () => controller.abort(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        const error = new OpenWorkerError(
+          MCP_ERROR_CODES.discoveryTimeout,
+          `MCP provider "${namespace}" did not finish tools/list within ${timeoutMs} ms; its tools are unavailable this turn`,
+          { details: { namespace, timeoutMs } },
+        );
+        controller.abort(error);
+        reject(error);
+      }, timeoutMs);
+    });
+    try {
+      return await Promise.race([work(controller.signal), deadline]);
+    } finally {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", onAbort);
+    }
+  }
+
+  private async connection(definition: McpProviderDefinition, signal: AbortSignal): Promise<ProviderConnection> {
+    const namespace = definition.namespace;
+    const existing = this.connections.get(namespace);
+    if (existing?.live) return existing;
+    let pending = this.connecting.get(namespace);
+    if (!pending) {
+      pending = ProviderConnection.open(definition, this.host.options, this.ledger, this.host.secrets(namespace), signal).then(
+        async (connection) => {
+          if (this.closed) {
+            await connection.close();
+            throw new OpenWorkerError(MCP_ERROR_CODES.sessionClosed, `session "${this.sessionId}" closed while provider "${namespace}" was starting`);
+          }
+          this.connections.set(namespace, connection);
+          return connection;
+        },
+      );
+      const cleared = () => this.connecting.delete(namespace);
+      pending.then(cleared, cleared);
+      this.connecting.set(namespace, pending);
+    }
+    return pending;
+  }
+
+  async callTool(namespace: string, remoteName: string, args: unknown, options: McpCallOptions = {}): Promise<McpCallResult> {
+    const started = performance.now();
+    const progress = createBoundedProgress(options.onProgress);
+    const finish = (settled: SettledCall): McpCallResult => {
+      progress.close();
+      const error = settled.error ? { ...settled.error, message: redact(settled.error.message, this.host.secrets(namespace)) } : undefined;
+      return { ...settled, ...(error ? { error } : {}), progress: progress.stats, durationMs: performance.now() - started };
+    };
+    const failed = (code: string, message: string) => finish({ outcome: "failed", error: { code, message } });
+
+    if (this.closed) return failed(MCP_ERROR_CODES.sessionClosed, `session "${this.sessionId}" is closed; MCP tool "${namespace}.${remoteName}" was not called`);
+    const entry = this.current.get(namespace);
+    if (!entry || !entry.names.has(remoteName)) return failed(MCP_ERROR_CODES.toolNotPublished, notPublished(namespace, remoteName, entry));
+    if (!entry.connection.live) {
+      return failed(
+        MCP_ERROR_CODES.providerUnavailable,
+        `MCP provider "${namespace}" is not connected (${entry.connection.endReason ?? "its connection ended"}); ` +
+          `tool "${remoteName}" was not called; the provider restarts at the session's next discovery`,
+      );
+    }
+    if (options.signal?.aborted) {
+      return finish({ outcome: "cancelled", error: { code: "TOOL_CANCELLED", message: `MCP tool "${namespace}.${remoteName}" was cancelled before it started` } });
+    }
+    if (args !== undefined && (typeof args !== "object" || args === null || Array.isArray(args))) {
+      return failed(MCP_ERROR_CODES.argumentsInvalid, `arguments of MCP tool "${namespace}.${remoteName}" must be a JSON object, got ${Array.isArray(args) ? "an array" : typeof args}`);
+    }
+    const settled = await callProvider({
+      connection: entry.connection,
+      remoteName,
+      args: args as Record<string, unknown> | undefined,
+      timeoutMs: options.timeoutMs,
+      signal: options.signal,
+      sessionSignal: this.closer.signal,
+      progress: progress.reporter,
+    });
+    return finish(settled);
+  }
+
+  /** The catalogs of connections still live, for the inventory (M5). */
+  liveCatalogs(): { readonly catalog: McpCatalog; readonly discoveredAt: number }[] {
+    if (this.closed) return [];
+    return [...this.current.values()].filter((entry) => entry.connection.live);
+  }
+
+  close(): Promise<void> {
+    if (!this.closing) {
+      this.closer.abort(new Error("session closed"));
+      this.closing = (async () => {
+        const starting = [...this.connecting.values()].map((pending) => pending.then((connection) => connection.close(), () => undefined));
+        await Promise.all([...[...this.connections.values()].map((connection) => connection.close()), ...starting]);
+        this.host.sessionClosed(this);
+      })();
+    }
+    return this.closing;
+  }
+
+  joinCleanup(): Promise<void> {
+    return this.ledger.join();
+  }
+
+  private assertOpen(): void {
+    if (this.closed) {
+      throw new OpenWorkerError(MCP_ERROR_CODES.sessionClosed, `MCP session "${this.sessionId}" is closed; open a new session to discover providers`, {
+        details: { sessionId: this.sessionId },
+      });
+    }
+  }
+}
+
+function unavailable(namespace: string, code: string, message: string): Discovered {
+  return { ok: false, unavailable: { namespace, code, message } };
+}
+
+function notPublished(namespace: string, remoteName: string, entry: CurrentCatalog | undefined): string {
+  if (!entry) {
+    return `MCP tool "${namespace}.${remoteName}" was not called: provider "${namespace}" has no catalog in this session; discover it first`;
+  }
+  const names = [...entry.names];
+  const shown = names.slice(0, 10).join(", ") + (names.length > 10 ? `, … (${names.length} in all)` : "");
+  return `MCP tool "${namespace}.${remoteName}" was not called: provider "${namespace}" does not publish "${remoteName}" in this session's catalog (published: ${shown || "none"})`;
+}
