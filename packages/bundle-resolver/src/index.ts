@@ -1,2 +1,8 @@
 // Anything exported here is public API of @openworker/bundle-resolver.
-export {};
+export type { McpCatalogInput, McpCatalogTool } from "./catalog.js";
+export { BUNDLE_ERROR_CODES } from "./codes.js";
+export { BUNDLE_FILES, loadBundle, type Bundle } from "./load-bundle.js";
+export { parseManifest, type Manifest, type Skill } from "./manifest.js";
+export { checkSelection, providersNeeded, resolveSelection, type ResolvedSelection } from "./resolve.js";
+export type { McpResolvedTool, NativeResolvedTool, ResolvedTool } from "./resolved-tool.js";
+export { parseToolsJson, type BundleSelection } from "./tools-json.js";

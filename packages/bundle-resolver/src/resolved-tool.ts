@@ -1,0 +1,144 @@
+import type { McpProviderDefinition, RegisteredTool } from "@openworker/registry";
+import { canonicalJson, modelAlias, OpenWorkerError, type JsonSchema, type Tool, type ToolDescriptor } from "@openworker/tools-sdk";
+import { compileInputSchema, type ArgumentValidator } from "@openworker/tools-sdk/validation";
+import type { McpCatalogTool } from "./catalog.js";
+
+interface ResolvedToolCommon {
+  /** `namespace.tool` as the bundle selects it. */
+  readonly qualifiedName: string;
+  /** The model alias (N2). */
+  readonly alias: string;
+  readonly descriptor: ToolDescriptor;
+  /** `sha256:` fingerprint of the input schema; approvals are bound to it (M3). */
+  readonly schemaFingerprint: string;
+  /** The compiled input schema (B5, E5). */
+  readonly validator: ArgumentValidator;
+}
+
+/** A selected native tool (B4): the exact registered descriptor. */
+export interface NativeResolvedTool extends ResolvedToolCommon {
+  readonly kind: "native";
+  readonly tool: Tool;
+}
+
+/** A selected MCP tool (B4): its provider and the exact remote name after the first dot. */
+export interface McpResolvedTool extends ResolvedToolCommon {
+  readonly kind: "mcp";
+  readonly provider: McpProviderDefinition;
+  readonly remoteName: string;
+  /** The catalog entry's fingerprint; also the descriptor's `version`. */
+  readonly catalogFingerprint: string;
+}
+
+/** One selected tool, native or MCP. */
+export type ResolvedTool = NativeResolvedTool | McpResolvedTool;
+
+// Resolution runs at every turn preparation; a tool's resolved form (its compiled
+// validator and its identity line) is built once per registered tool / catalog entry.
+const natives = new WeakMap<RegisteredTool, NativeResolvedTool>();
+const mcpTools = new WeakMap<McpCatalogTool, McpResolvedTool>();
+const identityLines = new WeakMap<ResolvedTool, string>();
+const providerKeys = new WeakMap<McpProviderDefinition, string>();
+
+/** The resolved form of a registered native tool; throws `SCHEMA_INVALID` naming it (B5). */
+export function resolveNative(registered: RegisteredTool): NativeResolvedTool {
+  const known = natives.get(registered);
+  if (known) return known;
+  const validator = compileInputSchema(registered.descriptor.inputSchema, registered.name);
+  const resolved: NativeResolvedTool = Object.freeze({
+    kind: "native",
+    qualifiedName: registered.name,
+    alias: registered.alias,
+    descriptor: registered.descriptor,
+    schemaFingerprint: validator.fingerprint,
+    validator,
+    tool: registered.tool,
+  });
+  natives.set(registered, resolved);
+  return resolved;
+}
+
+/**
+ * The resolved form of a published MCP tool. Its descriptor is built from the catalog
+ * entry (a frozen JSON copy of the schema), with the catalog fingerprint as version.
+ */
+export function resolveMcp(provider: McpProviderDefinition, entry: McpCatalogTool, qualifiedName: string): McpResolvedTool {
+  const known = mcpTools.get(entry);
+  if (known && known.provider === provider && known.qualifiedName === qualifiedName) return known;
+  const inputSchema = deepFreeze(JSON.parse(JSON.stringify(entry.inputSchema)) as JsonSchema);
+  const validator = compileInputSchema(inputSchema, qualifiedName);
+  const descriptor: ToolDescriptor = Object.freeze({
+    name: qualifiedName,
+    description: entry.description ?? "",
+    inputSchema,
+    version: entry.fingerprint,
+  });
+  const resolved: McpResolvedTool = Object.freeze({
+    kind: "mcp",
+    qualifiedName,
+    alias: modelAlias(qualifiedName),
+    descriptor,
+    schemaFingerprint: validator.fingerprint,
+    validator,
+    provider,
+    remoteName: entry.name,
+    catalogFingerprint: entry.fingerprint,
+  });
+  mcpTools.set(entry, resolved);
+  return resolved;
+}
+
+/**
+ * The line a tool contributes to the selection fingerprint: name, alias, kind, schema
+ * fingerprint, descriptor version (or catalog fingerprint) and the provider's launch
+ * identity. Provider `env` and `headers` are left out: they may hold credentials (E6),
+ * and they configure, rather than identify, the implementation.
+ */
+export function identityLine(tool: ResolvedTool): string {
+  let line = identityLines.get(tool);
+  if (line === undefined) {
+    line =
+      tool.kind === "native"
+        ? canonicalJson([tool.qualifiedName, tool.alias, "native", tool.schemaFingerprint, tool.descriptor.version, null])
+        : canonicalJson([tool.qualifiedName, tool.alias, "mcp", tool.schemaFingerprint, tool.catalogFingerprint, providerKey(tool.provider)]);
+    identityLines.set(tool, line);
+  }
+  return line;
+}
+
+function providerKey(provider: McpProviderDefinition): string {
+  let key = providerKeys.get(provider);
+  if (key === undefined) {
+    key = canonicalJson(
+      provider.transport === "stdio"
+        ? {
+            namespace: provider.namespace,
+            transport: provider.transport,
+            program: provider.program,
+            args: provider.args,
+            cwd: provider.cwd ?? null,
+            placement: provider.placement ?? "host",
+          }
+        : { namespace: provider.namespace, transport: provider.transport, url: provider.url, placement: provider.placement ?? "host" },
+    );
+    providerKeys.set(provider, key);
+  }
+  return key;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const item of Object.values(value)) deepFreeze(item);
+  }
+  return value;
+}
+
+/** Wraps a non-OpenWorker failure of schema handling so nothing escapes uncoded. */
+export function schemaFailure(name: string, cause: unknown): OpenWorkerError {
+  if (OpenWorkerError.isInstance(cause)) return cause;
+  return new OpenWorkerError("SCHEMA_INVALID", `input schema of tool ${JSON.stringify(name)} cannot be used: ${String(cause)}`, {
+    cause,
+    details: { tool: name },
+  });
+}

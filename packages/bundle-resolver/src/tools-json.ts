@@ -1,0 +1,141 @@
+import { OpenWorkerError, validateNamespace, validateQualifiedName } from "@openworker/tools-sdk";
+import { BUNDLE_ERROR_CODES as CODES } from "./codes.js";
+import { checkTextSize, stripBom } from "./text.js";
+
+/**
+ * A bundle's selection (B1–B3): the tools the coworker may see, and nothing else (B2).
+ * v3 lists qualified names of native or MCP tools; v2 and v1 are the older MCP-only
+ * formats: v2 lists remote tool names per server, v1 takes every tool of each server.
+ */
+export type BundleSelection =
+  | { readonly version: 3; readonly tools: readonly string[] }
+  | { readonly version: 2; readonly mcpServers: Readonly<Record<string, readonly string[]>> }
+  | { readonly version: 1; readonly mcpServers: readonly string[] };
+
+const FIELDS: Record<number, readonly string[]> = { 1: ["version", "mcpServers"], 2: ["version", "mcpServers"], 3: ["version", "tools"] };
+
+/**
+ * Parses `tools.json` (B3, B6). Names are checked on their own (N1, N3, N4), duplicates
+ * and unknown fields fail; whether a name exists is decided later, by resolution. A
+ * leading BOM is fine. Every error names the file, the field and the problem.
+ *
+ * @example
+ * ```ts
+ * parseToolsJson('{"version":3,"tools":["example.web_search"]}', "tools.json");
+ * // { version: 3, tools: ["example.web_search"] }
+ * ```
+ */
+export function parseToolsJson(text: string, file: string): BundleSelection {
+  checkTextSize(text, file);
+  let document: unknown;
+  try {
+    document = JSON.parse(stripBom(text));
+  } catch (cause) {
+    throw new OpenWorkerError(CODES.toolsJsonInvalidJson, `${file}: not valid JSON (${(cause as Error).message})`, {
+      cause,
+      details: { file },
+    });
+  }
+  const invalid = (field: string, problem: string): OpenWorkerError =>
+    new OpenWorkerError(CODES.toolsJsonInvalid, `${file}: field ${JSON.stringify(field)} ${problem}`, {
+      details: { file, field },
+    });
+  if (typeof document !== "object" || document === null || Array.isArray(document)) {
+    throw new OpenWorkerError(
+      CODES.toolsJsonInvalid,
+      `${file}: must be a JSON object like {"version":3,"tools":["example.web_search"]}, got ${typeOf(document)}`,
+      { details: { file } },
+    );
+  }
+  const fields = document as Record<string, unknown>;
+  const version = fields.version;
+  if (version === undefined) throw invalid("version", "is missing; use 3 for a list of qualified tool names");
+  const known = typeof version === "number" ? FIELDS[version] : undefined;
+  if (!known) {
+    throw new OpenWorkerError(
+      CODES.versionUnknown,
+      `${file}: field "version" is ${JSON.stringify(version)}; supported versions are the numbers 3, 2 and 1`,
+      { details: { file, field: "version", version } },
+    );
+  }
+  const unknown = Object.keys(fields).find((key) => !known.includes(key));
+  if (unknown !== undefined) {
+    throw invalid(unknown, `is not known in version ${version} (known: ${known.join(", ")})`);
+  }
+  const context: Context = { file, invalid };
+  if (version === 3) return Object.freeze({ version, tools: parseNames(fields.tools, "tools", context, qualified) });
+  if (version === 2) return Object.freeze({ version, mcpServers: parseServerTools(fields.mcpServers, context) });
+  return Object.freeze({ version: 1 as const, mcpServers: parseNames(fields.mcpServers, "mcpServers", context, namespace) });
+}
+
+interface Context {
+  readonly file: string;
+  readonly invalid: (field: string, problem: string) => OpenWorkerError;
+}
+
+function parseServerTools(value: unknown, context: Context): Readonly<Record<string, readonly string[]>> {
+  if (value === undefined) throw context.invalid("mcpServers", 'is missing; version 2 maps servers to tool names: {"acer":["tool"]}');
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw context.invalid("mcpServers", `must be an object mapping servers to tool names, got ${typeOf(value)}`);
+  }
+  const servers: Record<string, readonly string[]> = {};
+  for (const [server, tools] of Object.entries(value)) {
+    check(() => validateNamespace(server), `mcpServers.${server}`, context);
+    const names = parseNames(tools, `mcpServers.${server}`, context, (name) => validateQualifiedName(`${server}.${name}`));
+    if (names.length === 0) {
+      throw context.invalid(`mcpServers.${server}`, "lists no tools; name the tools to select or remove the server");
+    }
+    servers[server] = names;
+  }
+  return Object.freeze(servers);
+}
+
+function parseNames(value: unknown, field: string, context: Context, validate: (name: string) => unknown): readonly string[] {
+  if (value === undefined) throw context.invalid(field, "is missing");
+  if (!Array.isArray(value)) throw context.invalid(field, `must be an array of strings, got ${typeOf(value)}`);
+  const seen = new Map<string, number>();
+  value.forEach((name: unknown, index) => {
+    const at = `${field}[${index}]`;
+    if (typeof name !== "string") throw context.invalid(at, `must be a string, got ${typeOf(name)}`);
+    if (name.length === 0) throw context.invalid(at, "is empty; give a name");
+    check(() => validate(name), at, context);
+    const earlier = seen.get(name);
+    if (earlier !== undefined) {
+      throw new OpenWorkerError(
+        CODES.duplicateEntry,
+        `${context.file}: field "${at}" repeats ${JSON.stringify(name)} from "${field}[${earlier}]"; list each name once`,
+        { details: { file: context.file, field: at, name, earlier } },
+      );
+    }
+    seen.set(name, index);
+  });
+  return Object.freeze([...(value as string[])]);
+}
+
+function qualified(name: string): unknown {
+  return validateQualifiedName(name);
+}
+
+function namespace(name: string): unknown {
+  validateNamespace(name);
+  return undefined;
+}
+
+/** Runs an SDK name check and prefixes its error with the file and field, keeping its code. */
+function check(action: () => unknown, field: string, context: Context): void {
+  try {
+    action();
+  } catch (error) {
+    if (!OpenWorkerError.isInstance(error)) throw error;
+    throw new OpenWorkerError(error.code, `${context.file}: field ${JSON.stringify(field)}: ${error.message}`, {
+      cause: error,
+      details: { ...error.details, file: context.file, field },
+    });
+  }
+}
+
+function typeOf(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "array";
+  return typeof value;
+}
