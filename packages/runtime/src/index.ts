@@ -1,2 +1,27 @@
 // Anything exported here is public API of @openworker/runtime.
-export {};
+export type { CallReport } from "./call/pipeline.js";
+export { RUNTIME_ERROR_CODES } from "./errors.js";
+export type { RuntimeEvent, RuntimeEventListener } from "./events.js";
+export type {
+  ModelCatalogRow,
+  ModelImage,
+  ModelMessage,
+  ModelProvider,
+  ModelReadiness,
+  ModelRequest,
+  ModelResponse,
+  ModelToolCall,
+  ModelToolDefinition,
+} from "./model/types.js";
+export {
+  classify,
+  DEFAULT_CLASSIFICATION,
+  type ApprovalAnswer,
+  type ApprovalPolicy,
+  type ApprovalRequest,
+  type Approver,
+  type PolicyDecision,
+} from "./policy.js";
+export { Runtime, type ModelCatalogEntry, type RuntimeOptions, type SessionOptions } from "./runtime.js";
+export { Session } from "./session/session.js";
+export type { TurnResult, TurnStopReason } from "./turn/run-turn.js";

@@ -1,2 +1,2 @@
 // Anything exported here is public API of @openworker/runtime/testing.
-export {};
+export { ScriptedProvider, type ScriptStep } from "./scripted-provider.js";

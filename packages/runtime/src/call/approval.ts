@@ -1,0 +1,133 @@
+import type { ApprovalKey } from "@openworker/journal";
+import type { ResolvedTool } from "@openworker/bundle-resolver";
+import type { JsonValue } from "@openworker/tools-sdk";
+import { classify, type ApprovalAnswer } from "../policy.js";
+import type { CallEnvironment } from "./environment.js";
+
+/** The approval step's verdict, as journaled. */
+export interface ApprovalVerdict {
+  readonly approved: boolean;
+  readonly by: "person" | "policy" | "bypass";
+  readonly who?: string;
+  readonly scope: "once" | "session";
+  readonly key: string;
+  readonly reason?: string;
+}
+
+/**
+ * Decides one call's approval (A1, A2, M3). The policy classifies the tool (External by
+ * default) and its rule says allow, deny or ask. `ask` is skipped by bypass mode (and
+ * only `ask`: a deny rule still denies), then answered by a remembered approval under
+ * (execution identity, tool, schema fingerprint), then by the host's approver. Any
+ * error, timeout or abort while deciding is a denial: fail closed.
+ */
+export async function decideApproval(
+  environment: CallEnvironment,
+  resolved: ResolvedTool,
+  args: JsonValue,
+  call: { turnId: string; callId: string; signal: AbortSignal },
+): Promise<ApprovalVerdict> {
+  const key: ApprovalKey = {
+    executionIdentity: environment.executionIdentity,
+    qualifiedName: resolved.qualifiedName,
+    schemaFingerprint: resolved.schemaFingerprint,
+  };
+  const keyText = `${key.executionIdentity} ${key.qualifiedName} ${key.schemaFingerprint}`;
+  const policyName = environment.policy.name ?? "default";
+  const { classification, decision } = classify(environment.policy, resolved.qualifiedName);
+  if (decision === "deny") {
+    return { approved: false, by: "policy", who: policyName, scope: "once", key: keyText, reason: `policy denies ${classification} tools` };
+  }
+  if (decision === "allow") {
+    return { approved: true, by: "policy", who: policyName, scope: "once", key: keyText, reason: `policy allows ${classification} tools` };
+  }
+  if (environment.policy.mode === "bypass") {
+    return { approved: true, by: "bypass", who: policyName, scope: "once", key: keyText };
+  }
+  const remembered = environment.journal.findApproval(key);
+  if (remembered) {
+    return {
+      approved: true,
+      by: remembered.by,
+      ...(remembered.who ? { who: remembered.who } : {}),
+      scope: "session",
+      key: keyText,
+      reason: "remembered for this execution identity and schema",
+    };
+  }
+  if (!environment.approver) {
+    return { approved: false, by: "policy", who: policyName, scope: "once", key: keyText, reason: "no approver is configured to ask a person" };
+  }
+  environment.events.emit({
+    type: "approval_needed",
+    sessionId: environment.sessionId,
+    turnId: call.turnId,
+    callId: call.callId,
+    qualifiedName: resolved.qualifiedName,
+  });
+  const answer = await askApprover(environment, resolved, args, call, classification);
+  if (answer.approved && answer.scope === "session") {
+    environment.journal.storeApproval(key, { scope: "session", by: "person", ...(answer.who ? { who: answer.who } : {}) });
+  }
+  return {
+    approved: answer.approved,
+    by: "person",
+    ...(answer.who ? { who: answer.who } : {}),
+    scope: answer.scope ?? "once",
+    key: keyText,
+    ...(answer.reason ? { reason: answer.reason } : {}),
+  };
+}
+
+async function askApprover(
+  environment: CallEnvironment,
+  resolved: ResolvedTool,
+  args: JsonValue,
+  call: { turnId: string; callId: string; signal: AbortSignal },
+  classification: string,
+): Promise<ApprovalAnswer> {
+  const controller = new AbortController();
+  const stop = () => controller.abort();
+  call.signal.addEventListener("abort", stop, { once: true });
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const timeout = new Promise<ApprovalAnswer>((resolve) => {
+      timer = setTimeout(() => {
+        controller.abort();
+        resolve({ approved: false, reason: `no decision within ${environment.approvalTimeoutMs} ms` });
+      }, environment.approvalTimeoutMs);
+    });
+    const aborted = new Promise<ApprovalAnswer>((resolve) => {
+      if (call.signal.aborted) resolve({ approved: false, reason: "the turn was cancelled" });
+      call.signal.addEventListener("abort", () => resolve({ approved: false, reason: "the turn was cancelled" }), { once: true });
+    });
+    const asked = Promise.resolve()
+      .then(() =>
+        environment.approver!({
+          sessionId: environment.sessionId,
+          turnId: call.turnId,
+          callId: call.callId,
+          qualifiedName: resolved.qualifiedName,
+          alias: resolved.alias,
+          kind: resolved.kind,
+          classification,
+          args,
+          signal: controller.signal,
+        }),
+      )
+      .then(
+        (answer): ApprovalAnswer =>
+          typeof answer === "object" && answer !== null && answer.approved === true
+            ? answer
+            : { approved: false, ...(answer?.who ? { who: answer.who } : {}), reason: answer?.reason ?? "denied" },
+        (error: unknown): ApprovalAnswer => ({
+          approved: false,
+          reason: `the approver failed: ${error instanceof Error ? error.message : String(error)}`,
+        }),
+      );
+    return await Promise.race([asked, timeout, aborted]);
+  } finally {
+    clearTimeout(timer);
+    call.signal.removeEventListener("abort", stop);
+  }
+}

@@ -1,0 +1,21 @@
+import type { Journal } from "@openworker/journal";
+import type { McpSession } from "@openworker/mcp-bridge";
+import type { EventHub } from "../events.js";
+import type { ApprovalPolicy, Approver } from "../policy.js";
+import type { Redactor } from "../secrets.js";
+
+/** What the call pipeline needs from its session: fixed when the session opens. */
+export interface CallEnvironment {
+  readonly sessionId: string;
+  readonly workspace: string;
+  readonly executionIdentity: string;
+  readonly policy: ApprovalPolicy;
+  readonly approver: Approver | undefined;
+  readonly approvalTimeoutMs: number;
+  /** Lowers the 75 s bound for this session's calls (never raises it). */
+  readonly callTimeoutMs: number | undefined;
+  readonly journal: Journal;
+  readonly mcp: McpSession;
+  readonly redactor: Redactor;
+  readonly events: EventHub;
+}

@@ -1,0 +1,224 @@
+import type { ResolvedSelection, ResolvedTool } from "@openworker/bundle-resolver";
+import { argumentsDigest } from "@openworker/journal";
+import type { JsonValue, ProgressEvent } from "@openworker/tools-sdk";
+import { executeTool, type CallOutcome, type ExecutionResult } from "@openworker/tools-sdk/execution";
+import { RUNTIME_ERROR_CODES } from "../errors.js";
+import { decideApproval } from "./approval.js";
+import type { CallEnvironment } from "./environment.js";
+import { holdImages, type PendingImage } from "./images.js";
+
+/** One call to put through the pipeline. */
+export interface CallRequest {
+  readonly turnId: string;
+  readonly callId: string;
+  /** The alias the model used (or the alias of the qualified name a host called). */
+  readonly alias: string;
+  /** JSON text as the model sent it, or parsed arguments (from a host, or a provider that parses). */
+  readonly args: { readonly text: string } | { readonly json: JsonValue };
+  readonly signal: AbortSignal;
+}
+
+/** How one call ended, for the model, the host and the turn loop. */
+export interface CallReport {
+  readonly callId: string;
+  readonly alias: string;
+  readonly qualifiedName: string | undefined;
+  /** The terminal outcome, or `denied` when approval said no (no tool ran). */
+  readonly outcome: CallOutcome | "denied";
+  readonly code?: string;
+  readonly message?: string;
+  /** The structured result of a successful call (redacted, E6). */
+  readonly json?: JsonValue;
+  /** What the model is told. */
+  readonly modelText: string;
+  readonly isError: boolean;
+  /** Images awaiting their consent recheck and delivery (T4). */
+  readonly images: readonly PendingImage[];
+  /** A fault (E4): the turn stops and nothing is replayed. */
+  readonly stopsTurn: boolean;
+}
+
+const FAULTS: ReadonlySet<CallOutcome> = new Set(["timed_out", "cancelled", "limit_exceeded", "crashed"]);
+const UNSELECTED = "(unselected)";
+
+/**
+ * The governed call, one implementation for native and MCP tools: alias → selected tool
+ * (never a search), journal the request, validate the arguments (E5), approval (A1),
+ * journal `started` durably, run within the limits (E1–E3), journal exactly one terminal
+ * record (A3), and tell the model. A fault stops the turn (E4); a `ToolError`, a denial or
+ * invalid arguments go back to the model and the turn goes on.
+ */
+export async function runGovernedCall(
+  environment: CallEnvironment,
+  selection: ResolvedSelection,
+  request: CallRequest,
+): Promise<CallReport> {
+  const { journal, redactor, sessionId } = environment;
+  const { callId, turnId } = request;
+  const resolved = selection.byAlias(request.alias);
+  const parsed = parseArguments(request.args);
+  const journaledArgs = redactor.json(parsed.ok ? parsed.value : "text" in request.args ? request.args.text : null);
+  journal.callRequested({
+    sessionId,
+    turnId,
+    callId,
+    alias: request.alias || "(empty)",
+    qualifiedName: resolved?.qualifiedName ?? UNSELECTED,
+    args: journaledArgs,
+    argsDigest: argumentsDigest(journaledArgs),
+  });
+
+  if (!resolved) {
+    const message = `no selected tool has the alias ${JSON.stringify(request.alias)}; use only the tools you were given`;
+    return refuse(environment, request, undefined, RUNTIME_ERROR_CODES.UNKNOWN_TOOL, message);
+  }
+  if (!parsed.ok) {
+    return refuse(environment, request, resolved, RUNTIME_ERROR_CODES.ARGUMENTS_INVALID, `arguments are not JSON: ${parsed.problem}`);
+  }
+  const check = resolved.validator.check(parsed.value);
+  if (!check.ok) {
+    const message = `arguments do not match the input schema of ${resolved.alias}: ${check.message}`;
+    return refuse(environment, request, resolved, RUNTIME_ERROR_CODES.ARGUMENTS_INVALID, message);
+  }
+
+  const verdict = await decideApproval(environment, resolved, journaledArgs, request);
+  journal.approvalDecided({
+    sessionId,
+    callId,
+    decision: verdict.approved ? "approved" : "denied",
+    by: verdict.by,
+    ...(verdict.who ? { who: verdict.who } : {}),
+    scope: verdict.scope,
+    key: verdict.key,
+    ...(verdict.reason ? { reason: redactor.text(verdict.reason) } : {}),
+  });
+  if (!verdict.approved) {
+    const message = `the call was not approved${verdict.reason ? ` (${verdict.reason})` : ""}; do not retry it unless the user asks`;
+    emitFinished(environment, request, resolved, "denied", RUNTIME_ERROR_CODES.APPROVAL_DENIED);
+    return report(request, resolved, {
+      outcome: "denied",
+      code: RUNTIME_ERROR_CODES.APPROVAL_DENIED,
+      message: redactor.text(message),
+      modelText: `Error ${RUNTIME_ERROR_CODES.APPROVAL_DENIED}: ${redactor.text(message)}`,
+      isError: true,
+    });
+  }
+
+  await journal.callStarted({ sessionId, callId });
+  environment.events.emit({ type: "call_started", sessionId, turnId, callId, qualifiedName: resolved.qualifiedName });
+  const result = await execute(environment, resolved, parsed.value, request);
+  return finish(environment, request, resolved, result);
+}
+
+async function execute(
+  environment: CallEnvironment,
+  resolved: ResolvedTool,
+  args: JsonValue,
+  request: CallRequest,
+): Promise<ExecutionResult> {
+  const { journal, redactor, sessionId, events } = environment;
+  const onProgress = (event: ProgressEvent) => {
+    const clean = redactor.json(event);
+    journal.callProgress({ sessionId, callId: request.callId, event: clean as JsonValue });
+    events.emit({ type: "call_progress", sessionId, callId: request.callId, event: clean });
+  };
+  const timeout = environment.callTimeoutMs === undefined ? {} : { timeoutMs: environment.callTimeoutMs };
+  if (resolved.kind === "native") {
+    return executeTool(resolved.tool, args, {
+      sessionId,
+      turnId: request.turnId,
+      callId: request.callId,
+      workspace: environment.workspace,
+      signal: request.signal,
+      onProgress,
+      ...timeout,
+    });
+  }
+  return environment.mcp.callTool(resolved.provider.namespace, resolved.remoteName, args, {
+    signal: request.signal,
+    onProgress,
+    ...timeout,
+  });
+}
+
+function finish(environment: CallEnvironment, request: CallRequest, resolved: ResolvedTool, result: ExecutionResult): CallReport {
+  const { journal, redactor, sessionId } = environment;
+  const images = result.outcome === "succeeded" && result.output ? holdImages(result.output.images) : [];
+  const json = result.output ? redactor.json(result.output.json) : undefined;
+  const message = result.error ? redactor.text(result.error.message) : undefined;
+  journal.callFinished({
+    sessionId,
+    callId: request.callId,
+    outcome: result.outcome,
+    ...(result.error ? { code: result.error.code } : {}),
+    ...(message !== undefined ? { message } : {}),
+    ...(json !== undefined ? { result: json } : {}),
+    ...(images.length > 0 ? { imageDigests: images.map((image) => image.digest) } : {}),
+    ...(result.breach ? { breach: { ...result.breach } } : {}),
+  });
+  emitFinished(environment, request, resolved, result.outcome, result.error?.code);
+  if (result.outcome === "succeeded") {
+    const text = redactor.text(result.output!.text);
+    return report(request, resolved, { outcome: "succeeded", json: json!, modelText: text, isError: false, images });
+  }
+  const stopsTurn = FAULTS.has(result.outcome);
+  const code = result.error?.code ?? result.outcome.toUpperCase();
+  const modelText = stopsTurn
+    ? `The call ended ${result.outcome.replace("_", " ")} (${code}: ${message}). The turn was stopped; the call may have had effects and was not retried.`
+    : `Error ${code}: ${message}`;
+  return report(request, resolved, { outcome: result.outcome, code, ...(message ? { message } : {}), modelText, isError: true, stopsTurn });
+}
+
+function refuse(environment: CallEnvironment, request: CallRequest, resolved: ResolvedTool | undefined, code: string, message: string): CallReport {
+  const clean = environment.redactor.text(message);
+  environment.journal.callFinished({ sessionId: environment.sessionId, callId: request.callId, outcome: "failed", code, message: clean });
+  emitFinished(environment, request, resolved, "failed", code);
+  return report(request, resolved, { outcome: "failed", code, message: clean, modelText: `Error ${code}: ${clean}`, isError: true });
+}
+
+function emitFinished(
+  environment: CallEnvironment,
+  request: CallRequest,
+  resolved: ResolvedTool | undefined,
+  outcome: CallOutcome | "denied",
+  code: string | undefined,
+): void {
+  environment.events.emit({
+    type: "call_finished",
+    sessionId: environment.sessionId,
+    turnId: request.turnId,
+    callId: request.callId,
+    qualifiedName: resolved?.qualifiedName ?? UNSELECTED,
+    outcome,
+    ...(code ? { code } : {}),
+  });
+}
+
+function report(
+  request: CallRequest,
+  resolved: ResolvedTool | undefined,
+  fields: Omit<CallReport, "callId" | "alias" | "qualifiedName" | "images" | "stopsTurn"> & {
+    images?: readonly PendingImage[];
+    stopsTurn?: boolean;
+  },
+): CallReport {
+  return {
+    callId: request.callId,
+    alias: request.alias,
+    qualifiedName: resolved?.qualifiedName,
+    images: [],
+    stopsTurn: false,
+    ...fields,
+  };
+}
+
+function parseArguments(args: CallRequest["args"]): { ok: true; value: JsonValue } | { ok: false; problem: string } {
+  if ("json" in args) return { ok: true, value: args.json };
+  // Models send "" for a tool without parameters.
+  if (args.text.trim() === "") return { ok: true, value: {} };
+  try {
+    return { ok: true, value: JSON.parse(args.text) as JsonValue };
+  } catch (error) {
+    return { ok: false, problem: (error as Error).message };
+  }
+}

@@ -1,0 +1,29 @@
+/** Stable codes of the runtime's own errors and call outcomes. */
+export const RUNTIME_ERROR_CODES = Object.freeze({
+  /** The alias the model used is not in this turn's selection (no search is made). */
+  UNKNOWN_TOOL: "UNKNOWN_TOOL",
+  /** Arguments were not JSON or did not match the selected schema (E5). */
+  ARGUMENTS_INVALID: "ARGUMENTS_INVALID",
+  /** The approval step said no (a person, a policy, a timeout or an error: fail closed). */
+  APPROVAL_DENIED: "APPROVAL_DENIED",
+  /** A tool's alias is longer than the model provider accepts. */
+  ALIAS_TOO_LONG_FOR_PROVIDER: "ALIAS_TOO_LONG_FOR_PROVIDER",
+  /** A bundle selects a name no registered native or provider namespace owns (N7). */
+  TOOL_NOT_FOUND: "TOOL_NOT_FOUND",
+  /** A second turn was started while one is running in the same session. */
+  TURN_IN_PROGRESS: "TURN_IN_PROGRESS",
+  SESSION_CLOSED: "SESSION_CLOSED",
+  RUNTIME_CLOSED: "RUNTIME_CLOSED",
+  /** No model provider with that id is configured. */
+  MODEL_PROVIDER_UNKNOWN: "MODEL_PROVIDER_UNKNOWN",
+  /** The model provider failed; the turn stopped. */
+  MODEL_FAILED: "MODEL_FAILED",
+  /** A turn used all its model attempts without a final answer. */
+  TURN_ATTEMPTS_EXHAUSTED: "TURN_ATTEMPTS_EXHAUSTED",
+  /** A model-context hook was skipped (over its cap, slow, throwing, or over the total). */
+  MODEL_CONTEXT_SKIPPED: "MODEL_CONTEXT_SKIPPED",
+  /** An MCP provider could not be reached at turn preparation; its tools are unavailable this turn. */
+  PROVIDER_UNAVAILABLE: "PROVIDER_UNAVAILABLE",
+  /** A tool's image was withheld because its consent recheck failed (T4). */
+  IMAGE_WITHHELD: "IMAGE_WITHHELD",
+});

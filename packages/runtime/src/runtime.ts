@@ -1,0 +1,208 @@
+import { randomUUID } from "node:crypto";
+import path from "node:path";
+import { loadBundle, type Bundle } from "@openworker/bundle-resolver";
+import { hostExecutableDigest, Journal, type Durability } from "@openworker/journal";
+import { McpBridge, type McpBridgeOptions, type McpInventoryRequest, type McpToolInventory } from "@openworker/mcp-bridge";
+import type { ToolRegistry } from "@openworker/registry";
+import { OpenWorkerError } from "@openworker/tools-sdk";
+import { RUNTIME_ERROR_CODES } from "./errors.js";
+import { EventHub } from "./events.js";
+import type { ModelCatalogRow, ModelProvider, ModelReadiness } from "./model/types.js";
+import { policyForIdentity, type ApprovalPolicy, type Approver } from "./policy.js";
+import { Redactor } from "./secrets.js";
+import { sessionIdentity } from "./session/identity.js";
+import { Session } from "./session/session.js";
+
+/** How a runtime is opened. Every field has a default. */
+export interface RuntimeOptions {
+  /** Default workspace of sessions. Default: `process.cwd()`. */
+  readonly workspace?: string;
+  /** An open journal, or where to open one. Default: `<workspace>/.openworker/journal.db`, grouped durability. */
+  readonly journal?: Journal | { readonly path: string; readonly durability?: Durability };
+  /** Model providers; the first is the default. */
+  readonly models?: readonly ModelProvider[];
+  /** Asks a person. Without one, tools whose policy says `ask` are denied (fail closed). */
+  readonly approver?: Approver;
+  /** How long the approver may take before the call is denied. Default 5 minutes. */
+  readonly approvalTimeoutMs?: number;
+  /** The bundled host entry file whose bytes enter the execution identity (A2). Default: `process.argv[1]`. */
+  readonly hostEntry?: string;
+  /** Options of the MCP bridge (connect timeouts, grace periods, base environment). */
+  readonly mcp?: McpBridgeOptions;
+  /** More values to keep out of everything the runtime writes (E6). */
+  readonly secrets?: readonly string[];
+  /** Model attempts per turn before it stops. Default 24. */
+  readonly maxAttemptsPerTurn?: number;
+}
+
+/** How a session is opened. */
+export interface SessionOptions {
+  /** The bundle folder (holding `manifest.md` and `tools.json`, or a `coworker/` folder that does), or a loaded bundle. */
+  readonly bundle: string | Bundle;
+  readonly workspace?: string;
+  /** The session's approval policy, fixed for its lifetime (A2). Default: every tool External, ask a person. */
+  readonly policy?: ApprovalPolicy;
+  /** Which provider and model to use. Default: the first provider's default model. */
+  readonly model?: { readonly provider?: string; readonly model?: string };
+  readonly sessionId?: string;
+  /** Lowers the 75 s call bound for this session (never raises it). */
+  readonly callTimeoutMs?: number;
+}
+
+/** A row of the model catalog (I1) with its readiness observation. */
+export interface ModelCatalogEntry extends ModelCatalogRow {
+  /** Synchronous, no I/O, never execution authorization; `undefined` when there is no current observation. */
+  readonly readiness: ModelReadiness | undefined;
+}
+
+/**
+ * The OpenWorker runtime for direct embedding: it owns sessions, the journal, the MCP
+ * bridge and every limit. Open it with {@link Runtime.openWithRegistry}; the stock CLI's
+ * `mainWithRegistry(registry)` stands on it.
+ *
+ * @example
+ * ```ts
+ * const registry = new ToolRegistry();
+ * exampleTools.register(registry);
+ * const runtime = await Runtime.openWithRegistry(registry, { models: [provider], approver });
+ * const session = await runtime.openSession({ bundle: "examples/coworker" });
+ * const turn = await session.runTurn("What is the battery status?");
+ * await runtime.close();
+ * ```
+ */
+export class Runtime {
+  readonly registry: ToolRegistry;
+  readonly journal: Journal;
+  readonly #options: RuntimeOptions;
+  readonly #ownsJournal: boolean;
+  readonly #bridge: McpBridge;
+  readonly #redactor: Redactor;
+  readonly #sessions = new Set<Session>();
+  #host: Promise<{ executableBytesDigest: string; nodeVersion: string }> | undefined;
+  #closing: Promise<void> | undefined;
+
+  private constructor(registry: ToolRegistry, journal: Journal, ownsJournal: boolean, options: RuntimeOptions) {
+    this.registry = registry;
+    this.journal = journal;
+    this.#ownsJournal = ownsJournal;
+    this.#options = options;
+    this.#bridge = new McpBridge(registry.providers(), options.mcp);
+    this.#redactor = Redactor.fromSources(registry.providers(), process.env, options.secrets);
+  }
+
+  /**
+   * Opens a runtime on a registry. The registry is frozen from now on (N8): a later
+   * registration fails. Opens (and recovers) the journal (A3).
+   */
+  static async openWithRegistry(registry: ToolRegistry, options: RuntimeOptions = {}): Promise<Runtime> {
+    registry.freeze();
+    const workspace = path.resolve(options.workspace ?? process.cwd());
+    const given = options.journal;
+    const journal =
+      given instanceof Journal
+        ? given
+        : Journal.open({ path: given?.path ?? path.join(workspace, ".openworker", "journal.db"), durability: given?.durability ?? "grouped" });
+    return new Runtime(registry, journal, !(given instanceof Journal), { ...options, workspace });
+  }
+
+  /** Opens a session on a bundle: loads it, computes and journals its execution identity (A2). */
+  async openSession(options: SessionOptions): Promise<Session> {
+    if (this.#closing) throw new OpenWorkerError(RUNTIME_ERROR_CODES.RUNTIME_CLOSED, "the runtime is closed; open a new one");
+    const bundle = typeof options.bundle === "string" ? await loadBundle(options.bundle) : options.bundle;
+    const policy = options.policy ?? {};
+    const host = await this.#hostDigest();
+    const { identity, inputs } = sessionIdentity(this.registry, bundle, policyForIdentity(policy), host);
+    const { provider, model } = this.#pickModel(options.model);
+    const sessionId = options.sessionId ?? `ses_${randomUUID()}`;
+    const workspace = path.resolve(options.workspace ?? this.#options.workspace!);
+    const events = new EventHub();
+    this.journal.sessionOpened({ sessionId, executionIdentity: identity.identity, identityInputs: inputs, workspace, bundleDir: bundle.dir });
+    const session = new Session({
+      environment: {
+        sessionId,
+        workspace,
+        executionIdentity: identity.identity,
+        policy,
+        approver: this.#options.approver,
+        approvalTimeoutMs: this.#options.approvalTimeoutMs ?? 300_000,
+        callTimeoutMs: options.callTimeoutMs,
+        journal: this.journal,
+        mcp: this.#bridge.openSession(sessionId),
+        redactor: this.#redactor,
+        events,
+      },
+      registry: this.registry,
+      bundle,
+      provider,
+      model,
+      maxAttempts: this.#options.maxAttemptsPerTurn ?? 24,
+      onClosed: (closed) => this.#sessions.delete(closed),
+    });
+    this.#sessions.add(session);
+    return session;
+  }
+
+  /** Open sessions. */
+  get sessions(): readonly Session[] {
+    return [...this.#sessions];
+  }
+
+  /**
+   * The model catalog (I1): the configured providers' models, each with a readiness
+   * observation read synchronously with no I/O. Readiness is never authorization.
+   */
+  modelCatalog(): ModelCatalogEntry[] {
+    return (this.#options.models ?? []).flatMap((provider) =>
+      provider.listModels().map((row) => ({ ...row, readiness: provider.readModelReadiness?.(row.model) })),
+    );
+  }
+
+  /** The read-only MCP tool inventory (I2, M5): live connections only; never starts a process. */
+  mcpInventory(request?: McpInventoryRequest): McpToolInventory | undefined {
+    return this.#bridge.inventory(request);
+  }
+
+  /**
+   * Closes every session (revoking tools and ending MCP processes), verifies cleanup,
+   * and closes the journal it opened. Rejects when cleanup could not be confirmed (M4).
+   * Idempotent.
+   */
+  close(): Promise<void> {
+    this.#closing ??= this.#close();
+    return this.#closing;
+  }
+
+  async #close(): Promise<void> {
+    const results = await Promise.allSettled([...this.#sessions].map((session) => session.close()));
+    try {
+      await this.#bridge.dispose();
+      await this.#bridge.joinCleanup();
+    } finally {
+      await this.journal.flush();
+      if (this.#ownsJournal) this.journal.close();
+    }
+    const failed = results.find((result): result is PromiseRejectedResult => result.status === "rejected");
+    if (failed) throw failed.reason;
+  }
+
+  #hostDigest(): Promise<{ executableBytesDigest: string; nodeVersion: string }> {
+    this.#host ??= hostExecutableDigest(this.#options.hostEntry ?? process.argv[1] ?? process.execPath);
+    return this.#host;
+  }
+
+  #pickModel(choice: SessionOptions["model"]): { provider: ModelProvider | undefined; model: string | undefined } {
+    const providers = this.#options.models ?? [];
+    if (!choice?.provider) {
+      const provider = providers[0];
+      return { provider, model: choice?.model ?? provider?.defaultModel };
+    }
+    const provider = providers.find((candidate) => candidate.id === choice.provider);
+    if (!provider) {
+      throw new OpenWorkerError(
+        RUNTIME_ERROR_CODES.MODEL_PROVIDER_UNKNOWN,
+        `no model provider ${JSON.stringify(choice.provider)} is configured (configured: ${providers.map((candidate) => candidate.id).join(", ") || "none"})`,
+      );
+    }
+    return { provider, model: choice.model ?? provider.defaultModel };
+  }
+}

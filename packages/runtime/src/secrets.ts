@@ -1,0 +1,80 @@
+import type { McpProviderDefinition } from "@openworker/registry";
+
+// Environment variables whose values are treated as secrets (E6).
+const SECRET_NAME = /(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE|SESSION)/i;
+// Shorter values would redact ordinary words; real credentials are longer.
+const MIN_SECRET_LENGTH = 8;
+const MASK = "[redacted]";
+
+/**
+ * Removes every secret the runtime was handed (provider env values and headers, secret-
+ * looking environment variables, and the host's own list) from what it writes: progress,
+ * results, errors and journal records (E6).
+ */
+export class Redactor {
+  private readonly pattern: RegExp | undefined;
+
+  constructor(secrets: Iterable<string>) {
+    const values = [...new Set([...secrets].filter((value) => value.length >= MIN_SECRET_LENGTH))].sort((a, b) => b.length - a.length);
+    this.pattern = values.length === 0 ? undefined : new RegExp(values.map(escapeRegExp).join("|"), "g");
+  }
+
+  /** The secrets of a registry's providers, the process environment and the host's extras. */
+  static fromSources(providers: readonly McpProviderDefinition[], environment: NodeJS.ProcessEnv, extra: readonly string[] = []): Redactor {
+    const secrets: string[] = [...extra];
+    for (const provider of providers) {
+      if (provider.transport === "stdio") secrets.push(...Object.values(provider.env ?? {}));
+      else secrets.push(...Object.values(provider.headers ?? {}).map((value) => value.replace(/^(Bearer|Basic|Token)\s+/i, "")));
+    }
+    for (const [name, value] of Object.entries(environment)) {
+      if (value && SECRET_NAME.test(name)) secrets.push(value);
+    }
+    return new Redactor(secrets);
+  }
+
+  /** True when there is nothing to redact (the hot path skips all work). */
+  get empty(): boolean {
+    return this.pattern === undefined;
+  }
+
+  text(value: string): string {
+    if (!this.pattern) return value;
+    this.pattern.lastIndex = 0;
+    return value.replace(this.pattern, MASK);
+  }
+
+  /** Redacts every string (and key) inside a JSON value; returns the same object when nothing changed. */
+  json<T>(value: T): T {
+    if (!this.pattern) return value;
+    return this.walk(value) as T;
+  }
+
+  private walk(value: unknown): unknown {
+    if (typeof value === "string") return this.text(value);
+    if (Array.isArray(value)) {
+      let changed = false;
+      const out = value.map((item) => {
+        const next = this.walk(item);
+        if (next !== item) changed = true;
+        return next;
+      });
+      return changed ? out : value;
+    }
+    if (typeof value === "object" && value !== null) {
+      let changed = false;
+      const out: Record<string, unknown> = {};
+      for (const [key, item] of Object.entries(value)) {
+        const nextKey = this.text(key);
+        const next = this.walk(item);
+        if (next !== item || nextKey !== key) changed = true;
+        out[nextKey] = next;
+      }
+      return changed ? out : value;
+    }
+    return value;
+  }
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}

@@ -1,0 +1,87 @@
+import type { Bundle } from "@openworker/bundle-resolver";
+import { computeExecutionIdentity, type ExecutionIdentity, type SelectedTool } from "@openworker/journal";
+import type { ToolRegistry } from "@openworker/registry";
+import { modelAlias, OpenWorkerError, type JsonValue, type ToolDescriptor } from "@openworker/tools-sdk";
+import { schemaFingerprint } from "@openworker/tools-sdk/validation";
+import { RUNTIME_ERROR_CODES } from "../errors.js";
+
+/** What a session's identity was computed from, in auditor-readable form. */
+export interface SessionIdentity {
+  readonly identity: ExecutionIdentity;
+  /** Journaled with `sessionOpened`: digests and names, never secrets. */
+  readonly inputs: JsonValue;
+}
+
+/**
+ * Computes a session's execution identity (A2) from the bundle, the policy, the
+ * registry selection as far as it is known before discovery, the selected native
+ * descriptors and the host. MCP tools enter by name and provider; their schemas are
+ * discovered per turn and bind approvals through the schema fingerprint (M3). A selected
+ * name whose namespace nobody owns fails here, before any model sees anything (N7).
+ */
+export function sessionIdentity(
+  registry: ToolRegistry,
+  bundle: Bundle,
+  policies: JsonValue,
+  host: { executableBytesDigest: string; nodeVersion: string },
+): SessionIdentity {
+  const selection: SelectedTool[] = [];
+  const nativeDescriptors: ToolDescriptor[] = [];
+  const pick = bundle.selection;
+  if (pick.version === 3) {
+    for (const name of pick.tools) {
+      const native = registry.get(name);
+      if (native) {
+        selection.push({
+          qualifiedName: name,
+          alias: native.alias,
+          kind: "native",
+          schemaFingerprint: schemaFingerprint(native.descriptor.inputSchema),
+          version: native.descriptor.version,
+        });
+        nativeDescriptors.push(native.descriptor);
+        continue;
+      }
+      const dot = name.indexOf(".");
+      const namespace = name.slice(0, dot);
+      if (registry.namespaceOwner(namespace) !== "mcp") throw notFound(bundle, name, namespace, registry);
+      selection.push({ qualifiedName: name, alias: modelAlias(name), kind: "mcp", schemaFingerprint: "discovered-per-turn", provider: namespace, remoteName: name.slice(dot + 1) });
+    }
+  } else {
+    const servers = pick.version === 2 ? Object.entries(pick.mcpServers) : pick.mcpServers.map((server) => [server, ["*"]] as const);
+    for (const [server, tools] of servers) {
+      if (!registry.provider(server)) throw notFound(bundle, `${server}.${tools[0] ?? "*"}`, server, registry);
+      for (const tool of tools) {
+        const qualifiedName = `${server}.${tool}`;
+        selection.push({ qualifiedName, alias: modelAlias(qualifiedName), kind: "mcp", schemaFingerprint: "discovered-per-turn", provider: server, remoteName: tool });
+      }
+    }
+  }
+  const identity = computeExecutionIdentity({
+    bundle: { manifestBytes: bundle.manifestBytes, toolsJsonBytes: bundle.toolsJsonBytes, version: pick.version },
+    policies,
+    selection,
+    nativeDescriptors,
+    host,
+  });
+  return {
+    identity,
+    inputs: {
+      scheme: identity.scheme,
+      components: { ...identity.components },
+      bundleVersion: pick.version,
+      selection: selection.map((tool) => tool.qualifiedName),
+      nodeVersion: host.nodeVersion,
+    },
+  };
+}
+
+function notFound(bundle: Bundle, name: string, namespace: string, registry: ToolRegistry): OpenWorkerError {
+  const known = [...new Set([...registry.natives().map((tool) => tool.name.split(".")[0]!), ...registry.providers().map((provider) => provider.namespace)])];
+  return new OpenWorkerError(
+    RUNTIME_ERROR_CODES.TOOL_NOT_FOUND,
+    `${bundle.dir}/tools.json: tool ${JSON.stringify(name)} is not registered: no native tool has that name and no MCP provider ` +
+      `owns namespace ${JSON.stringify(namespace)} (registered namespaces: ${known.sort().join(", ") || "none"})`,
+    { details: { tool: name, namespace } },
+  );
+}

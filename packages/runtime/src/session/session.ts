@@ -1,0 +1,169 @@
+import type { Bundle, NativeResolvedTool, ResolvedSelection } from "@openworker/bundle-resolver";
+import { modelAlias, OpenWorkerError, type JsonValue } from "@openworker/tools-sdk";
+import type { ToolRegistry } from "@openworker/registry";
+import type { CallEnvironment } from "../call/environment.js";
+import { runGovernedCall, type CallReport } from "../call/pipeline.js";
+import { RUNTIME_ERROR_CODES } from "../errors.js";
+import type { RuntimeEventListener } from "../events.js";
+import type { ModelMessage, ModelProvider } from "../model/types.js";
+import { prepareTurn, type PreparedTurn } from "../turn/prepare.js";
+import { runTurn, settleTools, type TurnResult } from "../turn/run-turn.js";
+
+/** What a session is built from (made by `Runtime.openSession`). */
+export interface SessionParts {
+  readonly environment: CallEnvironment;
+  readonly registry: ToolRegistry;
+  readonly bundle: Bundle;
+  readonly provider: ModelProvider | undefined;
+  readonly model: string | undefined;
+  readonly maxAttempts: number;
+  readonly onClosed: (session: Session) => void;
+}
+
+/**
+ * One coworker session: a bundle, a policy and an execution identity fixed at open
+ * (A2), a conversation, and the MCP processes it owns. Turns run one at a time; many
+ * sessions run concurrently in one runtime without sharing mutable state.
+ */
+export class Session {
+  readonly id: string;
+  /** The execution identity approvals are bound to (A2). */
+  readonly executionIdentity: string;
+  readonly bundle: Bundle;
+  readonly #parts: SessionParts;
+  readonly #messages: ModelMessage[] = [];
+  readonly #slowFacts = new Set<string>();
+  #prepared: PreparedTurn | undefined;
+  #turn: AbortController | undefined;
+  #turns = 0;
+  #calls = 0;
+  #closing: Promise<void> | undefined;
+
+  constructor(parts: SessionParts) {
+    this.#parts = parts;
+    this.id = parts.environment.sessionId;
+    this.executionIdentity = parts.environment.executionIdentity;
+    this.bundle = parts.bundle;
+  }
+
+  /** Subscribes to this session's events; returns the unsubscribe function. */
+  subscribe(listener: RuntimeEventListener): () => void {
+    return this.#parts.environment.events.subscribe(listener);
+  }
+
+  /** The conversation so far (tool images are never kept here after delivery). */
+  get messages(): readonly ModelMessage[] {
+    return this.#messages;
+  }
+
+  /** The selection of the latest prepared turn, if any. */
+  get selection(): ResolvedSelection | undefined {
+    return this.#prepared?.selection;
+  }
+
+  /**
+   * Runs one turn: the user's message, then model attempts and governed calls until the
+   * model answers or the turn stops. Cancel it with `options.signal` or {@link cancel}.
+   */
+  async runTurn(input: string, options: { signal?: AbortSignal } = {}): Promise<TurnResult> {
+    this.#assertOpen();
+    if (this.#turn) throw new OpenWorkerError(RUNTIME_ERROR_CODES.TURN_IN_PROGRESS, `session ${this.id} is already running a turn; wait for it or cancel it`);
+    const { provider, model } = this.#parts;
+    if (!provider || !model) {
+      throw new OpenWorkerError(RUNTIME_ERROR_CODES.MODEL_PROVIDER_UNKNOWN, "no model provider is configured for this session; pass `models` to the runtime");
+    }
+    const controller = new AbortController();
+    const forward = () => controller.abort(options.signal?.reason);
+    options.signal?.addEventListener("abort", forward, { once: true });
+    if (options.signal?.aborted) controller.abort(options.signal.reason);
+    this.#turn = controller;
+    const turnId = `${this.id}.t${++this.#turns}`;
+    try {
+      return await runTurn(
+        {
+          environment: this.#parts.environment,
+          registry: this.#parts.registry,
+          bundle: this.bundle,
+          provider,
+          model,
+          instructions: instructionsOf(this.bundle),
+          maxAttempts: this.#parts.maxAttempts,
+          messages: this.#messages,
+          slowFacts: this.#slowFacts,
+          nextCallId: () => this.#nextCallId(),
+          onPrepared: (prepared) => void (this.#prepared = prepared),
+        },
+        turnId,
+        input,
+        controller.signal,
+      );
+    } finally {
+      options.signal?.removeEventListener("abort", forward);
+      this.#turn = undefined;
+    }
+  }
+
+  /**
+   * Calls one selected tool directly, for host-driven calls (agentd's workflow tool
+   * nodes), through the same pipeline as the model's calls: validation, approval,
+   * journal and limits. Prepares the selection first when no turn has.
+   */
+  async callTool(qualifiedName: string, args: JsonValue, options: { signal?: AbortSignal } = {}): Promise<CallReport> {
+    this.#assertOpen();
+    const signal = options.signal ?? new AbortController().signal;
+    const turnId = `${this.id}.h${++this.#turns}`;
+    const { environment } = this.#parts;
+    if (!this.#prepared) {
+      this.#prepared = await prepareTurn({ registry: this.#parts.registry, bundle: this.bundle, mcp: environment.mcp, maxToolNameLength: undefined, signal });
+      environment.journal.turnPrepared({ sessionId: this.id, turnId, selectionFingerprint: this.#prepared.selection.fingerprint, catalogFingerprints: this.#prepared.catalogFingerprints });
+    }
+    return runGovernedCall(environment, this.#prepared.selection, { turnId, callId: this.#nextCallId(), alias: modelAlias(qualifiedName), args: { json: args }, signal });
+  }
+
+  /** Cancels the running turn, if any: its call is abandoned, tools are revoked (T5). */
+  cancel(reason = "cancelled by the host"): void {
+    this.#turn?.abort(new OpenWorkerError("TURN_CANCELLED", reason));
+  }
+
+  /**
+   * Closes the session: cancels a running turn, revokes every selected native tool (T5),
+   * ends the MCP processes it owns and verifies they are gone (M4), and journals the
+   * close. Rejects when process cleanup could not be confirmed. Idempotent.
+   */
+  close(): Promise<void> {
+    this.#closing ??= this.#close();
+    return this.#closing;
+  }
+
+  async #close(): Promise<void> {
+    this.cancel("the session is closing");
+    const { environment } = this.#parts;
+    if (this.#prepared) {
+      const natives = this.#prepared.selection.tools.filter((tool): tool is NativeResolvedTool => tool.kind === "native");
+      settleTools({ environment }, natives, "close", false);
+    }
+    try {
+      await environment.mcp.close();
+      await environment.mcp.joinCleanup();
+    } finally {
+      environment.journal.sessionClosed({ sessionId: this.id });
+      await environment.journal.flush();
+      this.#parts.onClosed(this);
+    }
+  }
+
+  #nextCallId(): string {
+    return `${this.id}.c${++this.#calls}`;
+  }
+
+  #assertOpen(): void {
+    if (this.#closing) throw new OpenWorkerError(RUNTIME_ERROR_CODES.SESSION_CLOSED, `session ${this.id} is closed; open a new session`);
+  }
+}
+
+function instructionsOf(bundle: Bundle): string {
+  const { manifest } = bundle;
+  const parts = [manifest.instructions.trim()];
+  for (const skill of manifest.skills) parts.push(`## Skill: ${skill.name}\n\n${skill.instructions.trim()}`);
+  return parts.filter(Boolean).join("\n\n");
+}

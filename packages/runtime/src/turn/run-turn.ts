@@ -1,0 +1,171 @@
+import type { NativeResolvedTool } from "@openworker/bundle-resolver";
+import type { ToolRegistry } from "@openworker/registry";
+import { finishTurn, OpenWorkerError, type Tool } from "@openworker/tools-sdk";
+import type { Bundle } from "@openworker/bundle-resolver";
+import type { CallEnvironment } from "../call/environment.js";
+import { releaseImages, type PendingImage } from "../call/images.js";
+import { runGovernedCall, type CallReport } from "../call/pipeline.js";
+import { RUNTIME_ERROR_CODES } from "../errors.js";
+import type { ModelMessage, ModelProvider } from "../model/types.js";
+import { gatherFacts } from "./facts.js";
+import { prepareTurn, type PreparedTurn } from "./prepare.js";
+
+/** Why a turn ended. */
+export type TurnStopReason = "answered" | "fault" | "cancelled" | "model_error" | "attempts_exhausted" | "preparation_failed";
+
+/** The result of one turn. */
+export interface TurnResult {
+  readonly turnId: string;
+  /** True when the model answered without further tool calls. */
+  readonly completed: boolean;
+  readonly reason: TurnStopReason;
+  /** The model's final text (empty when the turn did not complete). */
+  readonly text: string;
+  readonly calls: readonly CallReport[];
+  /** The error that stopped the turn, for `model_error`, `fault` and `preparation_failed`. */
+  readonly error?: { readonly code: string; readonly message: string };
+}
+
+/** Everything one turn needs from its session. */
+export interface TurnContext {
+  readonly environment: CallEnvironment;
+  readonly registry: ToolRegistry;
+  readonly bundle: Bundle;
+  readonly provider: ModelProvider;
+  readonly model: string;
+  readonly instructions: string;
+  readonly maxAttempts: number;
+  /** The session's conversation; the turn appends to it. */
+  readonly messages: ModelMessage[];
+  /** Tools whose modelContext hook was too slow once: not called again (L1). */
+  readonly slowFacts: Set<string>;
+  nextCallId(): string;
+  /** Remembers the selection so host-driven calls and revocation use the latest turn's. */
+  onPrepared(prepared: PreparedTurn): void;
+}
+
+/**
+ * One turn: prepare (discovery and resolution, journaled), then provider attempts until
+ * the model answers without tool calls or the turn stops (E4 fault, cancellation, model
+ * failure, attempt budget). At the end each selected native tool's `turnFinished` runs
+ * (default revoke); on cancellation `revoke` is called directly (T5).
+ */
+export async function runTurn(context: TurnContext, turnId: string, input: string, signal: AbortSignal): Promise<TurnResult> {
+  const { environment } = context;
+  const { journal, events, sessionId } = environment;
+  events.emit({ type: "turn_started", sessionId, turnId });
+  const calls: CallReport[] = [];
+  let prepared: PreparedTurn | undefined;
+  const end = (reason: TurnStopReason, text: string, error?: { code: string; message: string }): TurnResult => {
+    const completed = reason === "answered";
+    if (prepared) settleTools(context, natives(prepared), reason === "cancelled" ? "cancel" : "turn", completed);
+    journal.turnFinished({ sessionId, turnId, completed, reason });
+    events.emit({ type: "turn_finished", sessionId, turnId, completed, reason });
+    return { turnId, completed, reason, text, calls, ...(error ? { error } : {}) };
+  };
+
+  try {
+    prepared = await prepareTurn({ registry: context.registry, bundle: context.bundle, mcp: environment.mcp, maxToolNameLength: context.provider.maxToolNameLength, signal });
+  } catch (error) {
+    if (signal.aborted) return end("cancelled", "");
+    return end("preparation_failed", "", describe(error));
+  }
+  context.onPrepared(prepared);
+  for (const provider of prepared.unavailable) {
+    events.emit({ type: "diagnostic", sessionId, code: RUNTIME_ERROR_CODES.PROVIDER_UNAVAILABLE, message: `${provider.namespace}: ${provider.message}` });
+  }
+  journal.turnPrepared({ sessionId, turnId, selectionFingerprint: prepared.selection.fingerprint, catalogFingerprints: prepared.catalogFingerprints });
+  context.messages.push({ role: "user", content: input });
+  const pendingImages = new Map<string, readonly PendingImage[]>();
+  const nativeTools = natives(prepared);
+
+  for (let attempt = 1; attempt <= context.maxAttempts; attempt++) {
+    if (signal.aborted) return end("cancelled", "");
+    events.emit({ type: "attempt_started", sessionId, turnId, attempt });
+    const { facts, diagnostics } = gatherFacts(nativeTools, sessionId, context.slowFacts);
+    for (const diagnostic of diagnostics) {
+      events.emit({ type: "diagnostic", sessionId, code: RUNTIME_ERROR_CODES.MODEL_CONTEXT_SKIPPED, message: `${diagnostic.alias}: ${diagnostic.reason}` });
+    }
+    const messages = await deliverImages(context.messages, pendingImages, environment);
+    let response;
+    try {
+      response = await context.provider.complete({ model: context.model, instructions: context.instructions, facts, messages, tools: prepared.tools, signal });
+    } catch (error) {
+      if (signal.aborted) return end("cancelled", "");
+      return end("model_error", "", { code: RUNTIME_ERROR_CODES.MODEL_FAILED, message: environment.redactor.text(describe(error).message) });
+    }
+    context.messages.push({ role: "assistant", content: response.text, toolCalls: response.toolCalls });
+    if (response.text) events.emit({ type: "message", sessionId, turnId, text: response.text });
+    if (response.toolCalls.length === 0) return end("answered", response.text);
+
+    for (const toolCall of response.toolCalls) {
+      const callId = context.nextCallId();
+      const args = typeof toolCall.arguments === "string" ? { text: toolCall.arguments } : { json: toolCall.arguments };
+      const report = await runGovernedCall(environment, prepared.selection, { turnId, callId, alias: toolCall.name, args, signal });
+      calls.push(report);
+      context.messages.push({ role: "tool", toolCallId: toolCall.id, name: toolCall.name, content: report.modelText, isError: report.isError, images: [] });
+      if (report.images.length > 0) pendingImages.set(toolCall.id, report.images);
+      if (report.stopsTurn) {
+        if (signal.aborted) return end("cancelled", "");
+        return end("fault", "", { code: report.code ?? "FAULT", message: report.modelText });
+      }
+    }
+  }
+  return end("attempts_exhausted", "", { code: RUNTIME_ERROR_CODES.TURN_ATTEMPTS_EXHAUSTED, message: `no final answer after ${context.maxAttempts} model attempts` });
+}
+
+/**
+ * Puts held images into this attempt's view of the conversation after rechecking consent
+ * (T4), then forgets their bytes: an image reaches the model once.
+ */
+async function deliverImages(
+  history: ModelMessage[],
+  pending: Map<string, readonly PendingImage[]>,
+  environment: CallEnvironment,
+): Promise<readonly ModelMessage[]> {
+  // Providers get a snapshot: the history keeps growing after the attempt.
+  if (pending.size === 0) return history.slice();
+  const view: ModelMessage[] = [];
+  for (const message of history) {
+    const held = message.role === "tool" ? pending.get(message.toolCallId) : undefined;
+    if (!held || message.role !== "tool") {
+      view.push(message);
+      continue;
+    }
+    const { images, notes } = await releaseImages(held);
+    for (const note of notes) {
+      environment.events.emit({ type: "diagnostic", sessionId: environment.sessionId, code: RUNTIME_ERROR_CODES.IMAGE_WITHHELD, message: note });
+    }
+    view.push({ ...message, content: [message.content, ...notes].join("\n"), images });
+  }
+  pending.clear();
+  return view;
+}
+
+function natives(prepared: PreparedTurn): NativeResolvedTool[] {
+  return prepared.selection.tools.filter((tool): tool is NativeResolvedTool => tool.kind === "native");
+}
+
+/** T5: end-of-turn hooks (default revoke), or a direct revoke on cancellation. */
+export function settleTools(context: Pick<TurnContext, "environment">, tools: readonly NativeResolvedTool[], reason: "turn" | "cancel" | "close", completed: boolean): void {
+  const { journal, sessionId } = context.environment;
+  for (const resolved of tools) {
+    const tool: Tool = resolved.tool;
+    try {
+      if (reason === "turn" && tool.turnFinished) {
+        tool.turnFinished(sessionId, completed);
+        continue;
+      }
+      if (reason === "turn") finishTurn(tool, sessionId, completed);
+      else tool.revoke?.(sessionId);
+      if (tool.revoke) journal.revoked({ sessionId, tool: resolved.qualifiedName, reason });
+    } catch {
+      // A hook's failure must not keep the turn from ending; the journal has the turn's end.
+    }
+  }
+}
+
+function describe(error: unknown): { code: string; message: string } {
+  if (OpenWorkerError.isInstance(error)) return { code: error.code, message: error.message };
+  return { code: "INTERNAL", message: error instanceof Error ? error.message : String(error) };
+}

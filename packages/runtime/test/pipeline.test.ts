@@ -1,0 +1,214 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { Runtime } from "../src/index.js";
+import { ScriptedProvider } from "../src/testing/index.js";
+import { echo, hostileTools, nativeTool, openRuntime, scratch, writeBundle } from "./support/harness.js";
+
+let space: ReturnType<typeof scratch>;
+let runtime: Runtime | undefined;
+
+beforeEach(() => {
+  space = scratch();
+});
+afterEach(async () => {
+  await runtime?.close();
+  runtime = undefined;
+  space.cleanup();
+});
+
+const bypass = { name: "test-bypass", mode: "bypass" } as const;
+
+function kinds(runtime: Runtime, sessionId: string, callId: string): string[] {
+  return runtime.journal.timeline(callId).map((record) => record.kind);
+}
+
+describe("the governed call pipeline", () => {
+  it("E5 invalid arguments fail before approval and before the tool runs; the turn goes on", async () => {
+    let asked = 0;
+    let ran = 0;
+    const counted = nativeTool(
+      "test.counted",
+      async () => {
+        ran++;
+        return { json: "ran" };
+      },
+      { schema: { type: "object", properties: { n: { type: "integer" } }, required: ["n"] } },
+    );
+    const model = new ScriptedProvider([{ toolCalls: [{ name: "test__counted", arguments: '{"n":"one"}' }] }, { text: "ok" }]);
+    runtime = await openRuntime(space.dir, [counted], { models: [model], approver: () => (asked++, { approved: true }) });
+    const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.counted"]) });
+    const turn = await session.runTurn("go");
+    expect(turn.completed).toBe(true);
+    expect(turn.calls[0]).toMatchObject({ outcome: "failed", code: "ARGUMENTS_INVALID" });
+    expect(asked).toBe(0);
+    expect(ran).toBe(0);
+    expect(kinds(runtime, session.id, turn.calls[0]!.callId)).toEqual(["call_requested", "call_finished"]);
+    // The model was told what was wrong, with the JSON pointer of the bad field.
+    expect(model.requests[1]!.messages.at(-1)).toMatchObject({ role: "tool", isError: true, content: expect.stringContaining("/n") });
+  });
+
+  it("E1 a native call that never returns is abandoned at its bound and stops the turn", async () => {
+    const model = new ScriptedProvider([{ toolCalls: [{ name: "test__hangs", arguments: "{}" }] }, { text: "never reached" }]);
+    runtime = await openRuntime(space.dir, [hostileTools().hangs!], { models: [model] });
+    const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.hangs"]), policy: bypass, callTimeoutMs: 100 });
+    const turn = await session.runTurn("go");
+    expect(turn).toMatchObject({ completed: false, reason: "fault", error: { code: "TOOL_TIMEOUT" } });
+    expect(model.requests).toHaveLength(1);
+    const records = runtime.journal.timeline(turn.calls[0]!.callId);
+    expect(records.at(-1)).toMatchObject({ kind: "call_finished", outcome: "timed_out", code: "TOOL_TIMEOUT" });
+  });
+
+  it("E2 progress past its bounds is dropped, counted, and never reaches the journal", async () => {
+    const model = new ScriptedProvider([{ toolCalls: [{ name: "test__floods", arguments: "{}" }] }, { text: "done" }]);
+    runtime = await openRuntime(space.dir, [hostileTools().floods!], { models: [model] });
+    const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.floods"]), policy: bypass });
+    const progressEvents: unknown[] = [];
+    session.subscribe((event) => event.type === "call_progress" && progressEvents.push(event));
+    const turn = await session.runTurn("go");
+    expect(turn.completed).toBe(true);
+    expect(progressEvents).toHaveLength(64);
+    const progressRecords = runtime.journal.timeline(turn.calls[0]!.callId).filter((record) => record.kind === "call_progress");
+    expect(progressRecords).toHaveLength(64);
+  });
+
+  it("E3 a 300 KB result is a limit breach that stops the turn, not a truncation", async () => {
+    const model = new ScriptedProvider([{ toolCalls: [{ name: "test__huge", arguments: "{}" }] }, { text: "never" }]);
+    runtime = await openRuntime(space.dir, [hostileTools().huge!], { models: [model] });
+    const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.huge"]), policy: bypass });
+    const turn = await session.runTurn("go");
+    expect(turn).toMatchObject({ reason: "fault", error: { code: "LIMIT_EXCEEDED" } });
+    const finished = runtime.journal.timeline(turn.calls[0]!.callId).at(-1)!;
+    expect(finished).toMatchObject({ outcome: "limit_exceeded", breach: { limit: "resultBytes" } });
+    expect(JSON.stringify(finished).length).toBeLessThan(10_000);
+  });
+
+  it.each([
+    ["throws", "TOOL_CRASHED"],
+    ["cyclic", "RESULT_NOT_JSON"],
+    ["bigint", "RESULT_NOT_JSON"],
+  ])("E4 a tool that %s crashes the call; the turn stops and nothing is replayed", async (name, code) => {
+    let calls = 0;
+    const tool = hostileTools()[name]!;
+    const counting = { ...tool, call: (...args: Parameters<typeof tool.call>) => (calls++, tool.call(...args)) };
+    const model = new ScriptedProvider([{ toolCalls: [{ name: `test__${name}`, arguments: "{}" }] }, { text: "never" }]);
+    runtime = await openRuntime(space.dir, [counting], { models: [model] });
+    const session = await runtime.openSession({ bundle: writeBundle(space.dir, [`test.${name}`]), policy: bypass });
+    const turn = await session.runTurn("go");
+    expect(turn).toMatchObject({ completed: false, reason: "fault", error: { code } });
+    expect(calls).toBe(1);
+    expect(model.requests).toHaveLength(1);
+  });
+
+  it("T1 a ToolError goes back to the model and the turn goes on", async () => {
+    const model = new ScriptedProvider([{ toolCalls: [{ name: "test__refuses", arguments: "{}" }] }, { text: "understood" }]);
+    runtime = await openRuntime(space.dir, [hostileTools().refuses!], { models: [model] });
+    const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.refuses"]), policy: bypass });
+    const turn = await session.runTurn("go");
+    expect(turn).toMatchObject({ completed: true, text: "understood" });
+    expect(model.requests[1]!.messages.at(-1)).toMatchObject({ role: "tool", content: "Error NOT_TODAY: try tomorrow", isError: true });
+  });
+
+  it("N7 an alias outside the selection is a failed call, never a search", async () => {
+    const model = new ScriptedProvider([{ toolCalls: [{ name: "test__echo_other", arguments: "{}" }] }, { text: "ok" }]);
+    runtime = await openRuntime(space.dir, [echo, nativeTool("test.echo_other", async () => ({ json: "should not run" }))], { models: [model] });
+    const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.echo"]), policy: bypass });
+    const turn = await session.runTurn("go");
+    expect(turn.calls[0]).toMatchObject({ outcome: "failed", code: "UNKNOWN_TOOL" });
+    // B2: the unselected tool was never shown to the model either.
+    expect(model.requests[0]!.tools.map((tool) => tool.name)).toEqual(["test__echo"]);
+  });
+
+  it("A1 bypass skips only the person: validation, limits and journaling still apply", async () => {
+    let asked = 0;
+    const model = new ScriptedProvider([
+      { toolCalls: [{ name: "test__echo", arguments: '{"text":"hi"}' }, { name: "test__echo", arguments: '{"wrong":1}' }] },
+      { text: "done" },
+    ]);
+    runtime = await openRuntime(space.dir, [echo], { models: [model], approver: () => (asked++, { approved: false }) });
+    const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.echo"]), policy: bypass });
+    const turn = await session.runTurn("go");
+    expect(asked).toBe(0);
+    expect(turn.calls.map((call) => call.outcome)).toEqual(["succeeded", "failed"]);
+    const decided = runtime.journal.timeline(turn.calls[0]!.callId).find((record) => record.kind === "approval_decided");
+    expect(decided).toMatchObject({ decision: "approved", by: "bypass" });
+  });
+
+  it("A1 External tools ask a person by default; a denial reaches the model and the tool never runs", async () => {
+    let ran = 0;
+    const tool = nativeTool("test.effect", async () => (ran++, { json: "done" }));
+    const model = new ScriptedProvider([{ toolCalls: [{ name: "test__effect", arguments: "{}" }] }, { text: "ok" }]);
+    const requests: unknown[] = [];
+    runtime = await openRuntime(space.dir, [tool], { models: [model], approver: (request) => (requests.push(request), { approved: false, who: "ana", reason: "not now" }) });
+    const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.effect"]) });
+    const turn = await session.runTurn("go");
+    expect(requests).toHaveLength(1);
+    expect(requests[0]).toMatchObject({ qualifiedName: "test.effect", classification: "external", kind: "native" });
+    expect(ran).toBe(0);
+    expect(turn.calls[0]).toMatchObject({ outcome: "denied", code: "APPROVAL_DENIED" });
+    const decided = runtime.journal.timeline(turn.calls[0]!.callId).find((record) => record.kind === "approval_decided");
+    expect(decided).toMatchObject({ decision: "denied", by: "person", who: "ana" });
+  });
+
+  it.each([
+    ["throws", () => Promise.reject(new Error("ui crashed")), "the approver failed"],
+    ["never answers", () => new Promise<never>(() => undefined), "no decision within"],
+    ["answers garbage", () => "yes" as never, "denied"],
+  ])("A1 an approver that %s counts as denied (fail closed)", async (_label, approver, reason) => {
+    const model = new ScriptedProvider([{ toolCalls: [{ name: "test__echo", arguments: '{"text":"x"}' }] }, { text: "ok" }]);
+    runtime = await openRuntime(space.dir, [echo], { models: [model], approver: approver as never, approvalTimeoutMs: 100 });
+    const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.echo"]) });
+    const turn = await session.runTurn("go");
+    expect(turn.calls[0]).toMatchObject({ outcome: "denied", message: expect.stringContaining(reason) });
+  });
+
+  it("A1 a policy rule can allow or deny a classification without asking; bypass never overrides a deny", async () => {
+    const model = new ScriptedProvider([
+      { toolCalls: [{ name: "test__echo", arguments: '{"text":"x"}' }, { name: "test__refuses", arguments: "{}" }] },
+      { text: "ok" },
+    ]);
+    runtime = await openRuntime(space.dir, [echo, hostileTools().refuses!], { models: [model] });
+    const session = await runtime.openSession({
+      bundle: writeBundle(space.dir, ["test.echo", "test.refuses"]),
+      policy: { name: "p", mode: "bypass", classifications: { "test.echo": "read_only", "test.refuses": "dangerous" }, rules: { read_only: "allow", dangerous: "deny" } },
+    });
+    const turn = await session.runTurn("go");
+    expect(turn.calls.map((call) => call.outcome)).toEqual(["succeeded", "denied"]);
+  });
+
+  it("A3 every call is journaled requested → approved → started → one terminal record, and the chain verifies", async () => {
+    const model = new ScriptedProvider([{ toolCalls: [{ name: "test__echo", arguments: '{"text":"hi"}' }] }, { text: "done" }]);
+    runtime = await openRuntime(space.dir, [echo], { models: [model], approver: () => ({ approved: true, who: "ana" }) });
+    const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.echo"]) });
+    const turn = await session.runTurn("go");
+    expect(kinds(runtime, session.id, turn.calls[0]!.callId)).toEqual(["call_requested", "approval_decided", "call_started", "call_finished"]);
+    await runtime.journal.flush();
+    expect(runtime.journal.verify(session.id)).toMatchObject({ ok: true });
+  });
+
+  it("E6 secrets handed to the runtime never reach results, errors or the journal", async () => {
+    const secret = "sk-live-0123456789abcdef";
+    const leaky = nativeTool("test.leaky", async (context) => {
+      context.progress.report({ message: `using ${secret}` });
+      return { json: { token: secret, note: `key=${secret}` } };
+    });
+    const model = new ScriptedProvider([{ toolCalls: [{ name: "test__leaky", arguments: "{}" }] }, { text: "ok" }]);
+    runtime = await openRuntime(space.dir, [leaky], { models: [model], secrets: [secret] });
+    const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.leaky"]), policy: bypass });
+    const turn = await session.runTurn("go");
+    expect(JSON.stringify(turn.calls)).not.toContain(secret);
+    expect(JSON.stringify(model.requests[1]!.messages)).not.toContain(secret);
+    await runtime.journal.flush();
+    expect([...runtime.journal.exportSession(session.id)].join("\n")).not.toContain(secret);
+    expect(turn.calls[0]!.json).toEqual({ token: "[redacted]", note: "key=[redacted]" });
+  });
+
+  it("callTool runs a host-driven call through the same pipeline", async () => {
+    runtime = await openRuntime(space.dir, [echo]);
+    const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.echo"]), policy: bypass });
+    const ok = await session.callTool("test.echo", { text: "direct" });
+    expect(ok).toMatchObject({ outcome: "succeeded", json: { text: "direct" } });
+    const bad = await session.callTool("test.echo", { nope: true });
+    expect(bad).toMatchObject({ outcome: "failed", code: "ARGUMENTS_INVALID" });
+    const unselected = await session.callTool("test.other", {});
+    expect(unselected).toMatchObject({ outcome: "failed", code: "UNKNOWN_TOOL" });
+  });
+});
