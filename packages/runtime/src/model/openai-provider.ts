@@ -1,0 +1,221 @@
+import { OpenWorkerError, utf8Bytes } from "@openworker/tools-sdk";
+import { OpenAI } from "openai";
+import type { ChatCompletionCreateParamsNonStreaming } from "openai/resources/chat/completions";
+import {
+  cancelledError,
+  OPENAI_PROVIDER_CODES,
+  toProviderError,
+  unreadableCompletionError,
+  type EndpointFacts,
+} from "./openai-errors.js";
+import { toChatMessages, toChatTools } from "./openai-request.js";
+import { readCompletion } from "./openai-response.js";
+import type {
+  ModelCatalogRow,
+  ModelProvider,
+  ModelReadiness,
+  ModelRequest,
+  ModelResponse,
+  ModelToolDefinition,
+} from "./types.js";
+
+/** How to reach an OpenAI-compatible chat-completions endpoint (OpenAI, Ollama, vLLM, LM Studio, …). */
+export interface OpenAICompatibleOptions {
+  /** The API root, e.g. `http://127.0.0.1:11434/v1` (Ollama) or `https://api.openai.com/v1`. */
+  readonly baseURL: string;
+  /**
+   * The API key, sent as `Authorization: Bearer …`. Default: `process.env.OPENAI_API_KEY`,
+   * else `"not-needed"` for keyless local servers. Set it explicitly for any endpoint that
+   * is not OpenAI's, so an OpenAI key from the environment is not sent elsewhere.
+   */
+  readonly apiKey?: string;
+  /** The model used when a session does not name one. */
+  readonly model: string;
+  /** The models listed in the catalog (I1). Default: `[model]`; `model` is always listed first. */
+  readonly models?: readonly string[];
+  /** Longest tool name the endpoint accepts. Default 64 (OpenAI's limit). */
+  readonly maxToolNameLength?: number;
+  /** Bound of one request, in milliseconds. Default 120 000. */
+  readonly timeoutMs?: number;
+  /**
+   * Retries of a request that got no usable response (connection error, 408/409/429/5xx).
+   * Default 0. A retry happens inside one `complete` call, before anything reaches the
+   * runtime, so no tool call is ever replayed (E4); it may bill twice on a server that
+   * did the work but failed to answer.
+   */
+  readonly maxRetries?: number;
+  /** Extra HTTP headers on every request. Their values are treated as secrets in error text. */
+  readonly headers?: Readonly<Record<string, string>>;
+  /** The provider id in catalog rows. Default `"openai"`; set it to tell two endpoints apart. */
+  readonly id?: string;
+}
+
+const DEFAULTS = Object.freeze({ maxToolNameLength: 64, timeoutMs: 120_000, maxRetries: 0, id: "openai" });
+const KEYLESS_PLACEHOLDER = "not-needed";
+// Header values this short are content types and versions, not credentials; redacting them would garble messages.
+const MIN_SECRET_HEADER_LENGTH = 8;
+
+/**
+ * A {@link ModelProvider} for any endpoint speaking OpenAI chat completions. Each
+ * `complete` is one non-streaming `POST /chat/completions` with the selected tools named
+ * by alias, the coworker instructions plus this attempt's live facts as the system
+ * message (L1, L2), and the attempt's signal.
+ *
+ * @example
+ * ```ts
+ * const provider = new OpenAICompatibleProvider({
+ *   baseURL: "http://127.0.0.1:11434/v1",
+ *   model: "qwen2.5:7b",
+ * });
+ * provider.listModels(); // [{ provider: "openai", model: "qwen2.5:7b" }]
+ * ```
+ */
+export class OpenAICompatibleProvider implements ModelProvider {
+  readonly id: string;
+  readonly defaultModel: string;
+  readonly maxToolNameLength: number;
+  /** `scheme://host:port` of the endpoint, for diagnostics; never carries credentials. */
+  readonly origin: string;
+  readonly #client: OpenAI;
+  readonly #models: readonly string[];
+  readonly #readiness: ModelReadiness;
+  readonly #secrets: readonly string[];
+
+  constructor(options: OpenAICompatibleOptions) {
+    const url = parseBaseURL(options.baseURL);
+    this.id = nonEmpty(options.id ?? DEFAULTS.id, "id");
+    this.defaultModel = nonEmpty(options.model, "model");
+    this.maxToolNameLength = positiveInteger(options.maxToolNameLength ?? DEFAULTS.maxToolNameLength, "maxToolNameLength");
+    const timeoutMs = positiveInteger(options.timeoutMs ?? DEFAULTS.timeoutMs, "timeoutMs");
+    const maxRetries = nonNegativeInteger(options.maxRetries ?? DEFAULTS.maxRetries, "maxRetries");
+    this.origin = url.origin;
+    this.#models = catalogModels(this.defaultModel, options.models);
+
+    const configuredKey = nonEmptyOrUndefined(options.apiKey) ?? nonEmptyOrUndefined(process.env.OPENAI_API_KEY);
+    // Readiness is fixed here so that reading it later is synchronous and does no I/O (I1).
+    this.#readiness = Object.freeze({ accountType: configuredKey === undefined ? "local" : "api-key" });
+    const headers = { ...options.headers };
+    this.#secrets = [
+      ...(configuredKey === undefined ? [] : [configuredKey]),
+      ...Object.values(headers).filter((value) => value.length >= MIN_SECRET_HEADER_LENGTH),
+    ];
+
+    this.#client = new OpenAI({
+      baseURL: url.href,
+      apiKey: configuredKey ?? KEYLESS_PLACEHOLDER,
+      // The client would otherwise read these from the environment and send them to
+      // whatever endpoint this is; a host that needs them passes them in `headers`.
+      adminAPIKey: null,
+      organization: null,
+      project: null,
+      webhookSecret: null,
+      timeout: timeoutMs,
+      maxRetries,
+      defaultHeaders: headers,
+      // Errors reach the runtime as OpenWorkerError; the client's own console output would bypass it.
+      logLevel: "off",
+    });
+  }
+
+  /**
+   * Runs one attempt: one chat-completions request, aborted with `request.signal`.
+   * Rejects with `ALIAS_TOO_LONG_FOR_PROVIDER` (nothing sent), `MODEL_REQUEST_CANCELLED`
+   * or `MODEL_REQUEST_FAILED`.
+   */
+  async complete(request: ModelRequest): Promise<ModelResponse> {
+    const model = request.model.length > 0 ? request.model : this.defaultModel;
+    const endpoint: EndpointFacts = { origin: this.origin, model, secrets: this.#secrets };
+    this.#refuseLongAliases(request.tools);
+    if (request.signal.aborted) throw cancelledError(endpoint, request.signal.reason);
+
+    const body: ChatCompletionCreateParamsNonStreaming = {
+      model,
+      messages: toChatMessages(request),
+      // The API rejects `tool_choice` without tools.
+      ...(request.tools.length > 0 ? { tools: toChatTools(request.tools), tool_choice: "auto" as const } : {}),
+    };
+    let completion: unknown;
+    try {
+      completion = await this.#client.chat.completions.create(body, { signal: request.signal });
+    } catch (error) {
+      throw toProviderError(error, request.signal, endpoint);
+    }
+    const reading = readCompletion(completion);
+    if (!reading.ok) throw unreadableCompletionError(endpoint, reading.problem);
+    return reading.response;
+  }
+
+  /** The configured models (I1). No I/O: the endpoint is not asked. */
+  listModels(): readonly ModelCatalogRow[] {
+    return this.#models.map((model) => ({ provider: this.id, model }));
+  }
+
+  /**
+   * `{ accountType: "api-key" }` when a key was configured (option or `OPENAI_API_KEY`),
+   * `{ accountType: "local" }` for a keyless endpoint, `undefined` for a model not in the
+   * catalog. Synchronous, no I/O, and never execution authorization (I1).
+   */
+  readModelReadiness(model: string): ModelReadiness | undefined {
+    return this.#models.includes(model) ? this.#readiness : undefined;
+  }
+
+  #refuseLongAliases(tools: readonly ModelToolDefinition[]): void {
+    const tooLong = tools.filter((tool) => utf8Bytes(tool.name) > this.maxToolNameLength).map((tool) => tool.name);
+    const first = tooLong[0];
+    if (first === undefined) return;
+    const others = tooLong.length > 1 ? ` (and ${tooLong.length - 1} more: ${tooLong.slice(1).join(", ")})` : "";
+    throw new OpenWorkerError(
+      OPENAI_PROVIDER_CODES.ALIAS_TOO_LONG,
+      `tool alias "${first}" is ${utf8Bytes(first)} bytes; model provider "${this.id}" at ${this.origin} accepts tool names of at most ${this.maxToolNameLength} (maxToolNameLength)${others}; shorten the tool's qualified name or deselect it`,
+      { details: { aliases: tooLong, limit: this.maxToolNameLength, provider: this.id } },
+    );
+  }
+}
+
+function parseBaseURL(baseURL: string): URL {
+  let url: URL;
+  try {
+    url = new URL(baseURL);
+  } catch (cause) {
+    // The text is not echoed: a mistyped URL may still hold a credential.
+    throw configError(`baseURL is not an absolute URL; use e.g. "http://127.0.0.1:11434/v1"`, "baseURL", cause);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw configError(`baseURL must use http or https (got "${url.protocol}")`, "baseURL");
+  }
+  if (url.username.length > 0 || url.password.length > 0) {
+    throw configError("baseURL must not carry credentials; pass the key as apiKey or in headers", "baseURL");
+  }
+  return url;
+}
+
+function catalogModels(model: string, models: readonly string[] | undefined): readonly string[] {
+  for (const [index, name] of (models ?? []).entries()) nonEmpty(name, `models[${index}]`);
+  return Object.freeze([...new Set([model, ...(models ?? [])])]);
+}
+
+function nonEmpty(value: string, field: string): string {
+  if (typeof value !== "string" || value.length === 0) throw configError(`${field} must be a non-empty string`, field);
+  return value;
+}
+
+function nonEmptyOrUndefined(value: string | undefined): string | undefined {
+  return value === undefined || value.length === 0 ? undefined : value;
+}
+
+function positiveInteger(value: number, field: string): number {
+  if (!Number.isSafeInteger(value) || value <= 0) throw configError(`${field} must be a positive integer (got ${value})`, field);
+  return value;
+}
+
+function nonNegativeInteger(value: number, field: string): number {
+  if (!Number.isSafeInteger(value) || value < 0) throw configError(`${field} must be a non-negative integer (got ${value})`, field);
+  return value;
+}
+
+function configError(problem: string, field: string, cause?: unknown): OpenWorkerError {
+  return new OpenWorkerError(OPENAI_PROVIDER_CODES.CONFIG_INVALID, `OpenAI-compatible provider options: ${problem}`, {
+    cause,
+    details: { field },
+  });
+}
