@@ -89,13 +89,21 @@ export class ChildProcessTransport implements Transport {
         }
         this.onerror?.(error);
       });
+      // The connection ends when the child exited and its stdout ended; a grandchild may
+      // hold stdout open forever, and the exit status may trail the end of stdout, so
+      // either one alone ends it after a short drain.
+      let stdoutEnded = false;
       child.once("exit", (code, signal) => {
         this.exit = { code, signal };
-        // A grandchild may keep stdout open forever: do not wait for its end past a moment.
-        setTimeout(() => this.finish(), STDOUT_DRAIN_MS).unref();
+        if (stdoutEnded) this.finish();
+        else setTimeout(() => this.finish(), STDOUT_DRAIN_MS).unref();
       });
       child.stdout?.on("data", (chunk: Buffer) => this.receive(chunk));
-      child.stdout?.once("end", () => this.finish());
+      child.stdout?.once("end", () => {
+        stdoutEnded = true;
+        if (this.exit) this.finish();
+        else setTimeout(() => this.finish(), STDOUT_DRAIN_MS).unref();
+      });
       child.stdout?.on("error", (error) => this.onerror?.(error));
       child.stdin?.on("error", () => {
         // EPIPE after the child died: the exit handler reports the loss.
