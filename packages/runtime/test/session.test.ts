@@ -1,0 +1,225 @@
+import { writeFileSync } from "node:fs";
+import path from "node:path";
+import { ToolRegistry } from "@openworker/registry";
+import { OpenWorkerError, type JsonValue } from "@openworker/tools-sdk";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { Runtime } from "../src/index.js";
+import { ScriptedProvider } from "../src/testing/index.js";
+import { echo, nativeTool, openRuntime, scratch, writeBundle, writeHostEntry } from "./support/harness.js";
+
+let space: ReturnType<typeof scratch>;
+const runtimes: Runtime[] = [];
+
+beforeEach(() => {
+  space = scratch();
+});
+afterEach(async () => {
+  for (const runtime of runtimes.splice(0)) await runtime.close();
+  space.cleanup();
+});
+
+async function open(...args: Parameters<typeof openRuntime>): Promise<Runtime> {
+  const runtime = await openRuntime(...args);
+  runtimes.push(runtime);
+  return runtime;
+}
+
+describe("sessions", () => {
+  it("N8 opening a runtime freezes the registry: a later registration fails", async () => {
+    const registry = new ToolRegistry();
+    registry.register(echo);
+    const runtime = await Runtime.openWithRegistry(registry, { workspace: space.dir, journal: { path: path.join(space.dir, "j.db") }, hostEntry: writeHostEntry(space.dir) });
+    runtimes.push(runtime);
+    expect(() => registry.register(nativeTool("test.late", async () => ({ json: null })))).toThrow(/frozen/i);
+  });
+
+  it("A2 the identity pins native descriptors and host bytes; approvals do not carry across identities", async () => {
+    const bundle = writeBundle(space.dir, ["test.effect"]);
+    const approvals: string[] = [];
+    const approver = (request: { sessionId: string }) => (approvals.push(request.sessionId), { approved: true, scope: "session" as const, who: "ana" });
+    const script = () => new ScriptedProvider([{ toolCalls: [{ name: "test__effect", arguments: "{}" }] }, { text: "ok" }, { toolCalls: [{ name: "test__effect", arguments: "{}" }] }, { text: "ok" }]);
+    const journal = { path: path.join(space.dir, "shared.db") };
+
+    const v1 = nativeTool("test.effect", async () => ({ json: "v1" }), { version: "1.0.0" });
+    const first = await open(space.dir, [v1], { models: [script()], approver, journal });
+    const session = await first.openSession({ bundle });
+    await session.runTurn("one");
+    await session.runTurn("two"); // remembered: no second question
+    expect(approvals).toHaveLength(1);
+    await first.close();
+
+    // Same descriptor and host: same identity, the remembered approval applies.
+    const again = await open(space.dir, [nativeTool("test.effect", async () => ({ json: "v1" }), { version: "1.0.0" })], { models: [script()], approver, journal });
+    const same = await again.openSession({ bundle });
+    expect(same.executionIdentity).toBe(session.executionIdentity);
+    await same.runTurn("three");
+    expect(approvals).toHaveLength(1);
+    await again.close();
+
+    // A new implementation version: a new identity, asked again.
+    const upgraded = await open(space.dir, [nativeTool("test.effect", async () => ({ json: "v2" }), { version: "2.0.0" })], { models: [script()], approver, journal });
+    const changed = await upgraded.openSession({ bundle });
+    expect(changed.executionIdentity).not.toBe(session.executionIdentity);
+    await changed.runTurn("four");
+    expect(approvals).toHaveLength(2);
+    await upgraded.close();
+
+    // Different host bytes: a new identity too.
+    writeFileSync(path.join(space.dir, "host2.js"), "// host v2\n");
+    const rebuilt = await open(space.dir, [nativeTool("test.effect", async () => ({ json: "v1" }), { version: "1.0.0" })], { journal, hostEntry: path.join(space.dir, "host2.js") });
+    expect((await rebuilt.openSession({ bundle })).executionIdentity).not.toBe(session.executionIdentity);
+  });
+
+  it("N7 B2 a bundle selecting an unregistered tool fails at session open and names it", async () => {
+    const runtime = await open(space.dir, [echo]);
+    const attempt = runtime.openSession({ bundle: writeBundle(space.dir, ["test.echo", "test.missing"]) });
+    await expect(attempt).rejects.toSatisfy((error: unknown) => OpenWorkerError.isInstance(error) && /test\.missing/.test(error.message));
+  });
+
+  it("L1 facts come from selected tools only, capped per tool and in total; a throwing or oversized hook contributes nothing", async () => {
+    const facts = (value: JsonValue | (() => never)) => (typeof value === "function" ? value : () => value);
+    const tools = [
+      nativeTool("test.small", async () => ({ json: null }), { modelContext: facts({ battery: 80 }) }),
+      nativeTool("test.big", async () => ({ json: null }), { modelContext: facts("x".repeat(5000)) }),
+      nativeTool("test.throws", async () => ({ json: null }), {
+        modelContext: facts(() => {
+          throw new Error("broken hook");
+        }),
+      }),
+      ...[1, 2, 3, 4, 5].map((index) => nativeTool(`test.fill${index}`, async () => ({ json: null }), { modelContext: facts("y".repeat(3900)) })),
+      nativeTool("test.unselected", async () => ({ json: null }), { modelContext: facts({ secret: "never shown" }) }),
+    ];
+    const model = new ScriptedProvider([{ text: "hi" }]);
+    const runtime = await open(space.dir, tools, { models: [model] });
+    const selected = tools.filter((tool) => tool.descriptor().name !== "test.unselected").map((tool) => tool.descriptor().name);
+    const session = await runtime.openSession({ bundle: writeBundle(space.dir, selected) });
+    const diagnostics: string[] = [];
+    session.subscribe((event) => event.type === "diagnostic" && diagnostics.push(event.message));
+    await session.runTurn("hello");
+    const seen = model.requests[0]!.facts;
+    expect(Object.keys(seen)).toEqual(["test__small", "test__fill1", "test__fill2", "test__fill3", "test__fill4"]);
+    expect(JSON.stringify(seen).length).toBeLessThanOrEqual(16 * 1024);
+    expect(diagnostics.join("\n")).toMatch(/test__big: .*limit is 4096/);
+    expect(diagnostics.join("\n")).toMatch(/test__throws: modelContext threw: broken hook/);
+    expect(diagnostics.join("\n")).toMatch(/test__fill5: .*total limit/);
+  });
+
+  it("L1 a slow hook contributes nothing and is not called again in the session", async () => {
+    let calls = 0;
+    const slow = nativeTool("test.slow", async () => ({ json: null }), {
+      modelContext: () => {
+        calls++;
+        const until = performance.now() + 20;
+        while (performance.now() < until) {
+          // busy: a hook doing I/O-like work
+        }
+        return { late: true };
+      },
+    });
+    const model = new ScriptedProvider([{ text: "a" }, { text: "b" }]);
+    const runtime = await open(space.dir, [slow], { models: [model] });
+    const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.slow"]) });
+    await session.runTurn("one");
+    await session.runTurn("two");
+    expect(calls).toBe(1);
+    expect(model.requests.map((request) => request.facts)).toEqual([{}, {}]);
+  });
+
+  it("L2 facts are never journaled", async () => {
+    const marker = "fact-marker-7c1f";
+    const tool = nativeTool("test.facts", async () => ({ json: null }), { modelContext: () => ({ marker }) });
+    const model = new ScriptedProvider([{ text: "ok" }]);
+    const runtime = await open(space.dir, [tool], { models: [model] });
+    const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.facts"]) });
+    await session.runTurn("hello");
+    expect(model.requests[0]!.facts).toEqual({ test__facts: { marker } });
+    await runtime.journal.flush();
+    expect([...runtime.journal.exportSession(session.id)].join("\n")).not.toContain(marker);
+  });
+
+  it("T5 turn end calls turnFinished (default revoke); cancellation and close call revoke directly", async () => {
+    const log: string[] = [];
+    const plain = nativeTool("test.plain", async () => ({ json: null }), { revoke: (sessionId) => void log.push(`plain revoke ${sessionId}`) });
+    const keeper = nativeTool("test.keeper", async () => ({ json: null }), {
+      revoke: () => void log.push("keeper revoke"),
+      turnFinished: (_sessionId, completed) => void log.push(`keeper finished ${completed}`),
+    });
+    const hang = nativeTool("test.hang", () => new Promise(() => undefined));
+    const model = new ScriptedProvider([{ text: "done" }, { toolCalls: [{ name: "test__hang", arguments: "{}" }] }]);
+    const runtime = await open(space.dir, [plain, keeper, hang], { models: [model] });
+    const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.plain", "test.keeper", "test.hang"]), policy: { mode: "bypass" } });
+    await session.runTurn("one");
+    expect(log).toEqual([`plain revoke ${session.id}`, "keeper finished true"]);
+
+    log.length = 0;
+    session.subscribe((event) => event.type === "call_started" && session.cancel());
+    const cancelled = await session.runTurn("two");
+    expect(cancelled).toMatchObject({ completed: false, reason: "cancelled" });
+    expect(log).toEqual([`plain revoke ${session.id}`, "keeper revoke"]);
+
+    log.length = 0;
+    await session.close();
+    expect(log).toEqual([`plain revoke ${session.id}`, "keeper revoke"]);
+    const revoked = [...runtime.journal.exportSession(session.id)].map((line) => JSON.parse(line)).filter((record) => record.kind === "revoked");
+    expect(revoked.map((record) => record.reason)).toEqual(["turn", "cancel", "cancel", "close", "close"]);
+  });
+
+  it("T4 images are held for delivery only: consent is rechecked, a refusal withholds the image and tells the model, the journal keeps a digest", async () => {
+    const png = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 1, 2, 3]);
+    let consent = true;
+    const camera = nativeTool("test.camera", async () => ({
+      json: { captured: 2 },
+      images: [
+        { mimeType: "image/png", data: png, description: "window", recheckConsent: () => consent },
+        { mimeType: "image/png", data: png, description: "desktop", recheckConsent: () => false },
+      ],
+    }));
+    const model = new ScriptedProvider([{ toolCalls: [{ name: "test__camera", arguments: "{}" }] }, { text: "seen" }, { text: "later" }]);
+    const runtime = await open(space.dir, [camera], { models: [model] });
+    const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.camera"]), policy: { mode: "bypass" } });
+    const turn = await session.runTurn("look");
+    const toolMessage = model.requests[1]!.messages.find((message) => message.role === "tool");
+    expect(toolMessage).toMatchObject({ role: "tool", images: [{ mimeType: "image/png", description: "window" }] });
+    expect(toolMessage && "content" in toolMessage ? toolMessage.content : "").toContain("[image withheld");
+    // Delivered once: the history keeps no bytes.
+    expect(session.messages.filter((message) => message.role === "tool").every((message) => message.role === "tool" && message.images.length === 0)).toBe(true);
+    await runtime.journal.flush();
+    const exported = [...runtime.journal.exportSession(session.id)].join("\n");
+    const finished = runtime.journal.timeline(turn.calls[0]!.callId).at(-1)!;
+    expect(finished).toMatchObject({ imageDigests: [expect.stringMatching(/^sha256:[0-9a-f]{64}$/), expect.any(String)] });
+    expect(exported).not.toContain(Buffer.from(png).toString("base64"));
+    consent = false;
+  });
+
+  it("many sessions run concurrently and hooks see their own session id", async () => {
+    const seen = new Map<string, string[]>();
+    const tool = nativeTool("test.who", async (context) => ({ json: context.sessionId }), {
+      revoke: (sessionId) => void seen.set(sessionId, [...(seen.get(sessionId) ?? []), "revoke"]),
+    });
+    const runtime = await open(space.dir, [tool]);
+    const bundle = writeBundle(space.dir, ["test.who"]);
+    const sessions = await Promise.all(Array.from({ length: 20 }, () => runtime.openSession({ bundle, policy: { mode: "bypass" } })));
+    const results = await Promise.all(sessions.map((session) => session.callTool("test.who", {})));
+    results.forEach((result, index) => expect(result.json).toBe(sessions[index]!.id));
+    await Promise.all(sessions.map((session) => session.close()));
+    for (const session of sessions) expect(seen.get(session.id)).toEqual(["revoke"]);
+  });
+
+  it("I1 the model catalog lists configured models with a synchronous readiness observation", async () => {
+    const runtime = await open(space.dir, [echo], { models: [new ScriptedProvider([])] });
+    const catalog = runtime.modelCatalog();
+    expect(catalog).toEqual([{ provider: "scripted", model: "scripted-1", readiness: { accountType: "scripted" } }]);
+    expect(catalog[0]!.readiness).not.toBeInstanceOf(Promise);
+  });
+
+  it("N4 an alias longer than the model provider accepts fails turn preparation with a clear error", async () => {
+    const name = `test.${"a".repeat(70)}`;
+    const model = new ScriptedProvider([{ text: "never" }], { maxToolNameLength: 64 });
+    const runtime = await open(space.dir, [nativeTool(name, async () => ({ json: null }))], { models: [model] });
+    const session = await runtime.openSession({ bundle: writeBundle(space.dir, [name]) });
+    const turn = await session.runTurn("hi");
+    expect(turn).toMatchObject({ reason: "preparation_failed", error: { code: "ALIAS_TOO_LONG_FOR_PROVIDER" } });
+    expect(turn.error?.message).toContain("64");
+    expect(model.requests).toHaveLength(0);
+  });
+});
