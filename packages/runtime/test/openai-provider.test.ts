@@ -1,7 +1,7 @@
 import { inspect } from "node:util";
 import { OpenWorkerError } from "@openworker/tools-sdk";
 import { afterEach, describe, expect, it } from "vitest";
-import { LIVE_FACTS_HEADING } from "../src/model/openai-request.js";
+import { LIVE_FACTS_HEADING, systemPrompt } from "../src/model/openai-request.js";
 import { OpenAICompatibleProvider, type OpenAICompatibleOptions } from "../src/model/openai-provider.js";
 import type { ModelMessage, ModelRequest, ModelToolDefinition } from "../src/model/types.js";
 import { chatCompletion, errorReply, startFakeOpenAI, type FakeOpenAIServer, type FakeScriptStep } from "./support/fake-openai-server.js";
@@ -110,7 +110,12 @@ describe("OpenAICompatibleProvider.complete", () => {
     expect(server.requests[1]?.messages[0]).toEqual({ role: "system", content: "You are a careful coworker." });
   });
 
-  it("sends a tool round trip back in chat-completions form and returns a plain answer", async () => {
+  it("L1 facts alone make the system prompt when there are no instructions, with keys in canonical order", () => {
+    expect(systemPrompt("", { b__t: { z: 1, a: 2 }, a__t: true })).toBe(`${LIVE_FACTS_HEADING}\n{"a__t":true,"b__t":{"a":2,"z":1}}`);
+    expect(systemPrompt("Be brief.", {})).toBe("Be brief.");
+  });
+
+  it("T3 sends a tool round trip back in chat-completions form (result as tool text) and returns a plain answer", async () => {
     const server = await serve([() => chatCompletion({ content: "It is sunny." })]);
     const messages: ModelMessage[] = [
       { role: "user", content: "weather?" },
@@ -132,7 +137,7 @@ describe("OpenAICompatibleProvider.complete", () => {
     ]);
   });
 
-  it("omits tools and tool_choice when no tool is selected, and the system message when there is nothing to say", async () => {
+  it("B2 omits tools and tool_choice when no tool is selected, and the system message when there is nothing to say", async () => {
     const server = await serve([() => chatCompletion({ content: "hi" })]);
     const response = await provider(server).complete(request({ instructions: "" }));
     expect(response).toEqual({ text: "hi", toolCalls: [] });

@@ -1,7 +1,14 @@
 import { OpenWorkerError } from "@openworker/tools-sdk";
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from "openai";
 
-/** Stable error codes of the OpenAI-compatible provider. */
+/**
+ * Stable error codes of the OpenAI-compatible provider.
+ *
+ * @example
+ * ```ts
+ * if (OpenWorkerError.hasCode(error, OPENAI_PROVIDER_CODES.REQUEST_CANCELLED)) return;
+ * ```
+ */
 export const OPENAI_PROVIDER_CODES = Object.freeze({
   /** The options given to `new OpenAICompatibleProvider(…)` are unusable. */
   CONFIG_INVALID: "MODEL_PROVIDER_CONFIG_INVALID",

@@ -19,7 +19,14 @@ import type {
   ModelToolDefinition,
 } from "./types.js";
 
-/** How to reach an OpenAI-compatible chat-completions endpoint (OpenAI, Ollama, vLLM, LM Studio, …). */
+/**
+ * How to reach an OpenAI-compatible chat-completions endpoint (OpenAI, Ollama, vLLM, LM Studio, …).
+ *
+ * @example
+ * ```ts
+ * const options: OpenAICompatibleOptions = { baseURL: "https://api.openai.com/v1", model: "gpt-4.1-mini", apiKey: key };
+ * ```
+ */
 export interface OpenAICompatibleOptions {
   /** The API root, e.g. `http://127.0.0.1:11434/v1` (Ollama) or `https://api.openai.com/v1`. */
   readonly baseURL: string;
