@@ -13,6 +13,8 @@ export type {
   ModelToolCall,
   ModelToolDefinition,
 } from "./model/types.js";
+export { OPENAI_PROVIDER_CODES } from "./model/openai-errors.js";
+export { OpenAICompatibleProvider, type OpenAICompatibleOptions } from "./model/openai-provider.js";
 export {
   classify,
   DEFAULT_CLASSIFICATION,

@@ -1,0 +1,102 @@
+import { writeFileSync } from "node:fs";
+import path from "node:path";
+import { ToolRegistry } from "@openworker/registry";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { Runtime } from "../src/index.js";
+import { ScriptedProvider } from "../src/testing/index.js";
+import { scratch, writeBundle, writeHostEntry } from "./support/harness.js";
+
+const server = path.resolve(import.meta.dirname, "fixtures/mutable-server.mjs");
+const secret = "mcp-secret-value-91d2";
+
+let space: ReturnType<typeof scratch>;
+let runtime: Runtime | undefined;
+let schemaFile: string;
+
+beforeEach(() => {
+  space = scratch();
+  schemaFile = path.join(space.dir, "field.txt");
+  writeFileSync(schemaFile, "verbose");
+});
+afterEach(async () => {
+  await runtime?.close();
+  runtime = undefined;
+  space.cleanup();
+});
+
+async function openWith(model: ScriptedProvider | undefined, approver?: () => { approved: boolean; scope?: "once" | "session" }): Promise<Runtime> {
+  const registry = new ToolRegistry();
+  registry.registerMcp({ namespace: "mut", program: process.execPath, args: [server], env: { MUTABLE_SCHEMA_FILE: schemaFile, MUTABLE_SECRET: secret } });
+  runtime = await Runtime.openWithRegistry(registry, {
+    workspace: space.dir,
+    journal: { path: path.join(space.dir, "journal.db") },
+    hostEntry: writeHostEntry(space.dir),
+    ...(model ? { models: [model] } : {}),
+    ...(approver ? { approver } : {}),
+  });
+  return runtime;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe("MCP tools through the runtime", () => {
+  it("M2 B2 discovery shows only the selected remote tool; an unselected published tool cannot be called", async () => {
+    const model = new ScriptedProvider([
+      { toolCalls: [{ name: "mut__status_get", arguments: "{}" }, { name: "mut__hidden_tool", arguments: "{}" }] },
+      { text: "done" },
+    ]);
+    await openWith(model);
+    const session = await runtime!.openSession({ bundle: writeBundle(space.dir, ["mut.status_get"]), policy: { mode: "bypass" } });
+    const turn = await session.runTurn("status?");
+    expect(model.requests[0]!.tools.map((tool) => tool.name)).toEqual(["mut__status_get"]);
+    expect(turn.calls.map((call) => [call.outcome, call.code])).toEqual([
+      ["succeeded", undefined],
+      ["failed", "UNKNOWN_TOOL"],
+    ]);
+    expect(turn.calls[0]!.json).toMatchObject({ ok: true });
+  });
+
+  it("M3 a changed catalog schema does not inherit an earlier approval", async () => {
+    let asked = 0;
+    const step = { toolCalls: [{ name: "mut__status_get", arguments: "{}" }] };
+    const model = new ScriptedProvider([step, { text: "1" }, step, { text: "2" }, step, { text: "3" }]);
+    await openWith(model, () => (asked++, { approved: true, scope: "session" }));
+    const session = await runtime!.openSession({ bundle: writeBundle(space.dir, ["mut.status_get"]) });
+    await session.runTurn("one");
+    await session.runTurn("two");
+    expect(asked).toBe(1);
+    writeFileSync(schemaFile, "detailed");
+    await session.runTurn("three");
+    expect(asked).toBe(2);
+  });
+
+  it("M4 I2 the runtime owns the provider process: inventory reads live connections only, close ends the process", async () => {
+    await openWith(undefined);
+    expect(runtime!.mcpInventory()).toBeUndefined();
+    const session = await runtime!.openSession({ bundle: writeBundle(space.dir, ["mut.status_get"]), policy: { mode: "bypass" } });
+    expect(runtime!.mcpInventory()).toBeUndefined(); // opening a session starts nothing
+    const call = await session.callTool("mut.status_get", {});
+    const pid = (call.json as { pid: number }).pid;
+    expect(alive(pid)).toBe(true);
+    const inventory = runtime!.mcpInventory();
+    expect(JSON.stringify(inventory)).toContain("hidden_tool"); // raw names preserved
+    await runtime!.close();
+    expect(alive(pid)).toBe(false);
+  });
+
+  it("E6 a secret from the provider's configured env never reaches results or the journal", async () => {
+    await openWith(undefined);
+    const session = await runtime!.openSession({ bundle: writeBundle(space.dir, ["mut.status_get"]), policy: { mode: "bypass" } });
+    const call = await session.callTool("mut.status_get", {});
+    expect(call.json).toMatchObject({ secretEcho: "[redacted]" });
+    await runtime!.journal.flush();
+    expect([...runtime!.journal.exportSession(session.id)].join("\n")).not.toContain(secret);
+  });
+});
