@@ -14,6 +14,9 @@ type Waiter = { resolve: () => void; reject: (error: unknown) => void };
  */
 export class GroupCommit {
   private queue: (() => void)[] = [];
+  private readonly begin: Database.Statement;
+  private readonly end: Database.Statement;
+  private readonly rollback: Database.Statement;
   private afterCommit: (() => void)[] = [];
   private waiters: Waiter[] = [];
   private scheduled = false;
@@ -21,12 +24,36 @@ export class GroupCommit {
   private readonly commitGroup: () => void;
 
   constructor(
-    db: Database.Database,
+    private readonly db: Database.Database,
     private readonly file: string,
   ) {
-    this.commitGroup = db.transaction(() => {
-      for (const write of this.queue) write();
-    });
+    this.begin = db.prepare("BEGIN");
+    this.end = db.prepare("COMMIT");
+    this.rollback = db.prepare("ROLLBACK");
+    this.commitGroup = () => {
+      if (!db.inTransaction) this.begin.run();
+      try {
+        for (const write of this.queue) write();
+        this.end.run();
+      } catch (error) {
+        if (db.inTransaction) this.rollback.run();
+        throw error;
+      }
+    };
+  }
+
+  /**
+   * Runs a lookup inside the group's transaction, opening it if needed. A statement
+   * outside a transaction pays for its own read transaction (~12 µs in WAL mode, most
+   * of a call's budget); inside one it costs about a microsecond. The transaction ends
+   * with the group's commit on the next tick.
+   */
+  lookup<T>(read: () => T): T {
+    if (!this.db.inTransaction) {
+      this.begin.run();
+      this.schedule();
+    }
+    return read();
   }
 
   /** Throws the failure of an earlier commit, if any. */
@@ -62,7 +89,7 @@ export class GroupCommit {
     const after = this.afterCommit;
     this.waiters = [];
     this.afterCommit = [];
-    if (this.queue.length > 0) {
+    if (this.queue.length > 0 || this.db.inTransaction) {
       try {
         this.commitGroup();
       } catch (cause) {

@@ -105,7 +105,7 @@ export class Journal {
         return new Journal(db, { path: options.path, durability, readonly, recovered: [] }, reader, approvals, undefined);
       }
       const commit = new GroupCommit(db, options.path);
-      const state = new LiveState(db);
+      const state = new LiveState(db, (read) => commit.lookup(read));
       const writer = new JournalWriter(db, commit, state);
       const recovered = recoverInterruptedCalls(db, state, writer, commit);
       return new Journal(db, { path: options.path, durability, readonly, recovered }, reader, approvals, { writer, commit });
@@ -188,8 +188,10 @@ export class Journal {
 
   /** A session-scope approval for the key, else a `once` approval for its exact `argsDigest` (M3). */
   findApproval(key: ApprovalKey): ApprovalRecord | undefined {
-    this.read();
-    return this.approvals.find(key);
+    if (this.closed) throw closedError(this.path);
+    // Hot path: approvals are stored at once, never queued, so there is nothing to
+    // commit first; the lookup joins the group's transaction instead of paying for its own.
+    return this.writer === undefined ? this.approvals.find(key) : this.writer.commit.lookup(() => this.approvals.find(key));
   }
 
   /** Like {@link findApproval}, but a `once` approval is used up by the lookup. */

@@ -1,5 +1,6 @@
 import type Database from "better-sqlite3";
 import { GENESIS_HASH } from "./chain.js";
+import type { ApprovalDecider } from "./records.js";
 
 /** Where a call stands, as far as the journal's state machine is concerned. */
 export type CallPhase = "requested" | "approved" | "denied" | "started" | "finished";
@@ -19,6 +20,7 @@ export interface CallState {
   readonly callId: string;
   readonly sessionId: string;
   phase: CallPhase;
+  decidedBy?: ApprovalDecider;
 }
 
 /**
@@ -33,7 +35,11 @@ export class LiveState {
   private nextRef: number;
   private readonly statements;
 
-  constructor(db: Database.Database) {
+  /** `lookup` runs a read inside the writer's group transaction (see `GroupCommit.lookup`). */
+  constructor(
+    db: Database.Database,
+    private readonly lookup: <T>(read: () => T) => T,
+  ) {
     this.statements = {
       session: db.prepare<[string], { ref: number; execution_identity: string; closed_at: string | null }>(
         "SELECT ref, execution_identity, closed_at FROM sessions WHERE session_id = ?",
@@ -46,10 +52,15 @@ export class LiveState {
       ),
       call: db.prepare<
         [string],
-        { session_id: string; decision: string | null; started: number; outcome: string | null }
+        { session_id: string; session_ref: number; requested_seq: number; decision: string | null; outcome: string | null }
       >(
-        `SELECT s.session_id, c.decision, c.started, c.outcome
-           FROM calls c JOIN sessions s ON s.ref = c.session_ref WHERE c.call_id = ?`,
+        // A subquery, not a join: the planner must start from the call's primary key.
+        `SELECT (SELECT session_id FROM sessions WHERE ref = c.session_ref) AS session_id,
+                c.session_ref, c.requested_seq, c.decision, c.outcome
+           FROM calls c WHERE c.call_id = ?`,
+      ),
+      callRecords: db.prepare<[number, number, string], { kind: string; data: string }>(
+        "SELECT kind, data FROM records WHERE session_ref = ? AND seq >= ? AND call_id = ? ORDER BY seq",
       ),
       maxRef: db.prepare<[], { ref: number | null }>("SELECT max(ref) AS ref FROM sessions"),
     };
@@ -60,9 +71,9 @@ export class LiveState {
   session(sessionId: string): SessionState | undefined {
     const known = this.sessions.get(sessionId);
     if (known !== undefined) return known;
-    const row = this.statements.session.get(sessionId);
+    const row = this.lookup(() => this.statements.session.get(sessionId));
     if (row === undefined) return undefined;
-    const head = this.statements.head.get(row.ref);
+    const head = this.lookup(() => this.statements.head.get(row.ref));
     const state: SessionState = {
       sessionId,
       ref: row.ref,
@@ -70,7 +81,7 @@ export class LiveState {
       seq: head?.seq ?? 0,
       head: head?.hash ?? GENESIS_HASH,
       closed: row.closed_at !== null,
-      openCalls: new Set(this.statements.openCalls.all(row.ref).map((call) => call.call_id)),
+      openCalls: new Set(this.lookup(() => this.statements.openCalls.all(row.ref)).map((call) => call.call_id)),
     };
     if (!state.closed) this.sessions.set(sessionId, state);
     return state;
@@ -105,20 +116,18 @@ export class LiveState {
   call(callId: string): CallState | undefined {
     const known = this.calls.get(callId);
     if (known !== undefined) return known;
-    const row = this.statements.call.get(callId);
+    const row = this.lookup(() => this.statements.call.get(callId));
     if (row === undefined) return undefined;
-    const phase: CallPhase =
-      row.outcome !== null
-        ? "finished"
-        : row.decision === "denied"
-          ? "denied"
-          : row.started === 1
-            ? "started"
-            : row.decision === "approved"
-              ? "approved"
-              : "requested";
-    const state: CallState = { callId, sessionId: row.session_id, phase };
-    if (phase !== "finished" && phase !== "denied") this.calls.set(callId, state);
+    let state: CallState;
+    if (row.outcome !== null) state = { callId, sessionId: row.session_id, phase: "finished" };
+    else if (row.decision === "denied") state = { callId, sessionId: row.session_id, phase: "denied" };
+    else {
+      // An open call's table row says nothing of its progress (only its end is written
+      // there, to keep the hot path at one update per call): its records tell.
+      const records = this.lookup(() => this.statements.callRecords.all(row.session_ref, row.requested_seq, callId));
+      state = { callId, sessionId: row.session_id, ...progressOf(records) };
+      this.calls.set(callId, state);
+    }
     return state;
   }
 
@@ -137,4 +146,18 @@ export class LiveState {
   get sizes(): { sessions: number; calls: number } {
     return { sessions: this.sessions.size, calls: this.calls.size };
   }
+}
+
+/** The phase (and decider) of an open call, from its records in order. */
+export function progressOf(records: readonly { kind: string; data: string }[]): { phase: CallPhase; decidedBy?: ApprovalDecider } {
+  let phase: CallPhase = "requested";
+  let decidedBy: ApprovalDecider | undefined;
+  for (const record of records) {
+    if (record.kind === "approval_decided") {
+      const decision = JSON.parse(record.data) as { decision: string; by: ApprovalDecider };
+      phase = decision.decision === "denied" ? "denied" : "approved";
+      decidedBy = decision.by;
+    } else if (record.kind === "call_started") phase = "started";
+  }
+  return decidedBy === undefined ? { phase } : { phase, decidedBy };
 }

@@ -1,5 +1,6 @@
 import { canonicalJson } from "@openworker/tools-sdk";
 import type Database from "better-sqlite3";
+import { progressOf } from "./live-state.js";
 import type { ApprovalDecider, CallOutcome, JournalRecord } from "./records.js";
 
 /** One session as the journal knows it. */
@@ -49,6 +50,8 @@ interface SessionRow {
 
 interface CallRow {
   call_id: string;
+  session_ref: number;
+  open: number;
   session_id: string;
   turn_id: string;
   alias: string;
@@ -88,6 +91,9 @@ export class JournalReader {
         `SELECT c.*, s.session_id FROM calls c JOIN sessions s ON s.ref = c.session_ref
           WHERE s.session_id = ? ORDER BY c.requested_seq`,
       ),
+      callRecords: db.prepare<[number, number, string], { kind: string; data: string }>(
+        "SELECT kind, data FROM records WHERE session_ref = ? AND seq >= ? AND call_id = ? ORDER BY seq",
+      ),
       call: db.prepare<[string], { session_ref: number; requested_seq: number }>(
         "SELECT session_ref, requested_seq FROM calls WHERE call_id = ?",
       ),
@@ -111,7 +117,17 @@ export class JournalReader {
   }
 
   calls(sessionId: string): CallSummary[] {
-    return this.sql.calls.all(sessionId).map(toCall);
+    return this.sql.calls.all(sessionId).map((row) => {
+      if (row.open === 0) return toCall(row);
+      // The row of an open call is written only when it closes; its records say how far it got.
+      const { phase, decidedBy } = progressOf(this.sql.callRecords.all(row.session_ref, row.requested_seq, row.call_id));
+      return toCall({
+        ...row,
+        decision: phase === "requested" ? null : "approved",
+        decided_by: decidedBy ?? null,
+        started: phase === "started" ? 1 : 0,
+      });
+    });
   }
 
   timeline(callId: string): JournalRecord[] {

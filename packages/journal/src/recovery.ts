@@ -33,8 +33,8 @@ export function recoverInterruptedCalls(
   commit: GroupCommit,
 ): InterruptedCall[] {
   const open = db
-    .prepare<[], { call_id: string; session_id: string; turn_id: string; qualified_name: string; alias: string; started: number }>(
-      `SELECT c.call_id, s.session_id, c.turn_id, c.qualified_name, c.alias, c.started
+    .prepare<[], { call_id: string; session_id: string; turn_id: string; qualified_name: string; alias: string }>(
+      `SELECT c.call_id, s.session_id, c.turn_id, c.qualified_name, c.alias
          FROM calls c JOIN sessions s ON s.ref = c.session_ref
         WHERE c.open = 1 ORDER BY c.session_ref, c.requested_seq`,
     )
@@ -43,6 +43,7 @@ export function recoverInterruptedCalls(
   for (const row of open) {
     const call = state.call(row.call_id);
     if (call === undefined) continue;
+    const started = call.phase === "started";
     writer.interrupt(call, MESSAGE);
     recovered.push({
       sessionId: row.session_id,
@@ -50,7 +51,7 @@ export function recoverInterruptedCalls(
       turnId: row.turn_id,
       qualifiedName: row.qualified_name,
       alias: row.alias,
-      started: row.started === 1,
+      started,
     });
   }
   commit.commitNow();

@@ -50,9 +50,10 @@ export class JournalWriter {
       call: db.prepare(
         "INSERT INTO calls (call_id, session_ref, turn_id, alias, qualified_name, args_digest, requested_seq) VALUES (?, ?, ?, ?, ?, ?, ?)",
       ),
-      decide: db.prepare("UPDATE calls SET decision = ?, decided_by = ?, open = ? WHERE call_id = ?"),
-      start: db.prepare("UPDATE calls SET started = 1 WHERE call_id = ?"),
-      finish: db.prepare("UPDATE calls SET outcome = ?, code = ?, open = 0 WHERE call_id = ?"),
+      // One update per call, when it closes: its decision, start and end together.
+      close: db.prepare(
+        "UPDATE calls SET decision = ?, decided_by = ?, started = ?, outcome = ?, code = ?, open = 0 WHERE call_id = ?",
+      ),
     };
   }
 
@@ -147,10 +148,11 @@ export class JournalWriter {
       "approval_decided",
       call.callId,
       body,
-      () => this.sql.decide.run(decision, by, denied ? 0 : 1, call.callId),
+      denied ? () => this.sql.close.run("denied", by, 0, null, null, call.callId) : undefined,
       denied ? () => this.state.forgetCall(call.callId) : undefined,
     );
     call.phase = denied ? "denied" : "approved";
+    call.decidedBy = by;
     if (denied) session.openCalls.delete(call.callId);
   }
 
@@ -158,7 +160,7 @@ export class JournalWriter {
     try {
       const site = `callStarted of call ${JSON.stringify(input.callId)}`;
       const { session, call } = this.liveCall(site, input, "start");
-      this.append(session, "call_started", call.callId, { callId: call.callId }, () => this.sql.start.run(call.callId));
+      this.append(session, "call_started", call.callId, { callId: call.callId });
       call.phase = "started";
       return this.commit.whenCommitted();
     } catch (error) {
@@ -191,7 +193,7 @@ export class JournalWriter {
       "call_finished",
       call.callId,
       body,
-      () => this.sql.finish.run(outcome, code ?? null, call.callId),
+      this.closeCall(call, outcome, code),
       () => this.state.forgetCall(call.callId),
     );
     call.phase = "finished";
@@ -251,11 +253,19 @@ export class JournalWriter {
       "call_finished",
       call.callId,
       { callId: call.callId, outcome: "interrupted", code: "JOURNAL_INTERRUPTED", message },
-      () => this.sql.finish.run("interrupted", "JOURNAL_INTERRUPTED", call.callId),
+      this.closeCall(call, "interrupted", "JOURNAL_INTERRUPTED"),
       () => this.state.forgetCall(call.callId),
     );
     call.phase = "finished";
     session.openCalls.delete(call.callId);
+  }
+
+  /** The calls-table update of a closing call, capturing its phase before it becomes "finished". */
+  private closeCall(call: CallState, outcome: string, code: string | undefined): () => void {
+    const decision = call.phase === "approved" || call.phase === "started" ? "approved" : null;
+    const started = call.phase === "started" ? 1 : 0;
+    const by = call.decidedBy ?? null;
+    return () => this.sql.close.run(decision, by, started, outcome, code ?? null, call.callId);
   }
 
   private liveSession(site: string, sessionId: unknown): SessionState {

@@ -1,0 +1,109 @@
+// Journal speed figures (not a test): appends/s with 32 concurrent writers, per-call
+// overhead, recovery time of a 1,000,000-record file. `pnpm --filter @openworker/journal bench`
+// after a build. Set JOURNAL_BENCH_RECORDS to change the recovery file size.
+import { mkdtempSync, rmSync, statSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { argumentsDigest, Journal } from "../dist/index.js";
+
+const dir = mkdtempSync(path.join(os.tmpdir(), "journal-bench-"));
+const args = { query: "battery status", limit: 10 };
+const digest = argumentsDigest(args);
+let sequence = 0;
+
+/** One call's four records: requested, approved, started (awaited: every 4th record), finished. */
+async function oneCall(journal, sessionId) {
+  const callId = `c${(sequence += 1)}`;
+  journal.callRequested({ sessionId, turnId: "t1", callId, alias: "acer__battery", qualifiedName: "acer.battery", args, argsDigest: digest });
+  journal.approvalDecided({ sessionId, callId, decision: "approved", by: "policy", scope: "session", key: "k" });
+  await journal.callStarted({ sessionId, callId });
+  journal.callFinished({ sessionId, callId, outcome: "succeeded", result: { percent: 87, charging: true } });
+}
+
+function openSessions(journal, count, prefix) {
+  const ids = [];
+  for (let index = 0; index < count; index += 1) {
+    const sessionId = `${prefix}-${index}`;
+    journal.sessionOpened({ sessionId, executionIdentity: "owid3:bench", identityInputs: {}, workspace: "/w" });
+    ids.push(sessionId);
+  }
+  return ids;
+}
+
+async function concurrentWriters(durability, writers, callsPerWriter) {
+  const journal = Journal.open({ path: path.join(dir, `writers-${durability}.db`), durability });
+  const sessions = openSessions(journal, writers, durability);
+  await journal.flush();
+  const start = process.hrtime.bigint();
+  await Promise.all(
+    sessions.map(async (sessionId) => {
+      for (let index = 0; index < callsPerWriter; index += 1) await oneCall(journal, sessionId);
+    }),
+  );
+  await journal.flush();
+  const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+  journal.close();
+  const records = writers * callsPerWriter * 4;
+  console.log(
+    `${durability.padEnd(7)} ${writers} concurrent writers: ${records} records in ${seconds.toFixed(2)} s = ${Math.round(records / seconds).toLocaleString("en")} records/s`,
+  );
+}
+
+async function perCall(durability, calls) {
+  const journal = Journal.open({ path: path.join(dir, `single-${durability}.db`), durability });
+  const [sessionId] = openSessions(journal, 1, `single-${durability}`);
+  await journal.flush();
+  const start = process.hrtime.bigint();
+  for (let index = 0; index < calls; index += 1) await oneCall(journal, sessionId);
+  await journal.flush();
+  const micros = Number(process.hrtime.bigint() - start) / 1e3 / calls;
+  journal.close();
+  console.log(`${durability.padEnd(7)} one writer, per call (requested+approved+started awaited+finished): ${micros.toFixed(1)} µs`);
+}
+
+async function recovery(records) {
+  const file = path.join(dir, "recovery.db");
+  const journal = Journal.open({ path: file });
+  const sessions = openSessions(journal, 100, "rec");
+  const calls = Math.floor((records - 100) / 4);
+  const perSession = Math.ceil(calls / sessions.length);
+  let written = 100;
+  for (const sessionId of sessions) {
+    const batch = [];
+    for (let index = 0; index < perSession && written < records; index += 1, written += 4) batch.push(oneCall(journal, sessionId));
+    await Promise.all(batch);
+  }
+  // 1,000 calls left open by the "crash": 500 started, 500 waiting for approval.
+  for (let index = 0; index < 1000; index += 1) {
+    const callId = `open-${index}`;
+    const sessionId = sessions[index % sessions.length];
+    journal.callRequested({ sessionId, turnId: "t1", callId, alias: "acer__battery", qualifiedName: "acer.battery", args, argsDigest: digest });
+    if (index % 2 === 0) {
+      journal.approvalDecided({ sessionId, callId, decision: "approved", by: "person", scope: "once", key: "k" });
+      void journal.callStarted({ sessionId, callId });
+    }
+  }
+  journal.close();
+  const megabytes = statSync(file).size / 1e6;
+  const start = process.hrtime.bigint();
+  const reopened = Journal.open({ path: file });
+  const openMs = Number(process.hrtime.bigint() - start) / 1e6;
+  const interrupted = reopened.recovered.length;
+  const verifyStart = process.hrtime.bigint();
+  const report = reopened.verify();
+  const verifyMs = Number(process.hrtime.bigint() - verifyStart) / 1e6;
+  reopened.close();
+  console.log(
+    `recovery of a ${report.records.toLocaleString("en")}-record file (${megabytes.toFixed(0)} MB): open + recovery ${openMs.toFixed(0)} ms, ${interrupted} calls marked interrupted; full verify ${verifyMs.toFixed(0)} ms (ok: ${report.ok})`,
+  );
+}
+
+try {
+  await concurrentWriters("grouped", 32, 3_000);
+  await concurrentWriters("strict", 32, 300);
+  await perCall("grouped", 5_000);
+  await perCall("strict", 300);
+  await recovery(Number(process.env.JOURNAL_BENCH_RECORDS ?? 1_000_000));
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}

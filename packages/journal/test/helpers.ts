@@ -1,0 +1,49 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import type { JsonValue } from "@openworker/tools-sdk";
+import { argumentsDigest, Journal } from "../src/index.js";
+
+/** A temporary folder removed by the returned cleanup. */
+export function temporaryFolder(): { dir: string; file: (name: string) => string; remove: () => void } {
+  const dir = mkdtempSync(path.join(os.tmpdir(), "ow-journal-test-"));
+  return { dir, file: (name) => path.join(dir, name), remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+export function openSession(journal: Journal, sessionId: string, executionIdentity = "owid3:test"): void {
+  journal.sessionOpened({ sessionId, executionIdentity, identityInputs: { note: "test" }, workspace: "/work" });
+}
+
+export function request(journal: Journal, sessionId: string, callId: string, args: JsonValue = { q: callId }): void {
+  journal.callRequested({
+    sessionId,
+    turnId: "t1",
+    callId,
+    alias: "demo__run",
+    qualifiedName: "demo.run",
+    args,
+    argsDigest: argumentsDigest(args),
+  });
+}
+
+export function approve(journal: Journal, sessionId: string, callId: string, by: "person" | "policy" | "bypass" = "person"): void {
+  journal.approvalDecided({ sessionId, callId, decision: "approved", by, scope: "once", key: `key-${callId}` });
+}
+
+/** Requested, approved, started (committed), finished. */
+export async function completeCall(journal: Journal, sessionId: string, callId: string): Promise<void> {
+  request(journal, sessionId, callId);
+  approve(journal, sessionId, callId);
+  await journal.callStarted({ sessionId, callId });
+  journal.callFinished({ sessionId, callId, outcome: "succeeded", result: { ok: true } });
+}
+
+/** The code of the error `run` throws (or the promise it returns rejects with). */
+export async function codeOf(run: () => unknown): Promise<string | undefined> {
+  try {
+    await run();
+  } catch (error) {
+    return (error as { code?: string }).code;
+  }
+  return undefined;
+}

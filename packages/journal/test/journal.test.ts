@@ -1,0 +1,237 @@
+import { canonicalJson, OpenWorkerError } from "@openworker/tools-sdk";
+import { sha256Hex } from "@openworker/tools-sdk/validation";
+import Database from "better-sqlite3";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { argumentsDigest, Journal, JOURNAL_ERRORS, RECORD_KINDS } from "../src/index.js";
+import { approve, codeOf, completeCall, openSession, request, temporaryFolder } from "./helpers.js";
+
+let folder: ReturnType<typeof temporaryFolder>;
+let journal: Journal;
+
+beforeEach(() => {
+  folder = temporaryFolder();
+  journal = Journal.open({ path: folder.file("state/journal.db") });
+  openSession(journal, "s1");
+});
+
+afterEach(() => {
+  journal.close();
+  folder.remove();
+});
+
+describe("writing records (A3)", () => {
+  it("A3 records requested, approved, started, progress and one terminal record, in order, on a verified chain", async () => {
+    request(journal, "s1", "c1", { path: "/tmp/a", recursive: true });
+    journal.approvalDecided({ sessionId: "s1", callId: "c1", decision: "approved", by: "person", who: "ana", scope: "once", key: "k1" });
+    await journal.callStarted({ sessionId: "s1", callId: "c1" });
+    journal.callProgress({ sessionId: "s1", callId: "c1", event: { message: "half", fraction: 0.5 } });
+    journal.callFinished({ sessionId: "s1", callId: "c1", outcome: "failed", code: "NOT_FOUND", message: "no such file" });
+
+    const timeline = journal.timeline("c1");
+    expect(timeline.map((record) => record.kind)).toEqual([
+      "call_requested",
+      "approval_decided",
+      "call_started",
+      "call_progress",
+      "call_finished",
+    ]);
+    expect(timeline[0]).toMatchObject({ sessionId: "s1", seq: 2, qualifiedName: "demo.run", args: { path: "/tmp/a", recursive: true } });
+    expect(timeline[1]).toMatchObject({ decision: "approved", by: "person", who: "ana", scope: "once", key: "k1" });
+    expect(timeline[4]).toMatchObject({ outcome: "failed", code: "NOT_FOUND", message: "no such file" });
+    for (let index = 1; index < timeline.length; index += 1) expect(timeline[index]!.prevHash).toBe(timeline[index - 1]!.hash);
+    expect(journal.calls("s1")).toEqual([
+      expect.objectContaining({ callId: "c1", decision: "approved", decidedBy: "person", started: true, outcome: "failed", code: "NOT_FOUND" }),
+    ]);
+    expect(journal.verify()).toEqual({ ok: true, sessions: 1, records: 6 });
+  });
+
+  it("A3 callStarted resolves only once its record is committed: another connection sees it", async () => {
+    request(journal, "s1", "c1");
+    approve(journal, "s1", "c1");
+    const started = journal.callStarted({ sessionId: "s1", callId: "c1" });
+    const other = new Database(journal.path, { readonly: true });
+    try {
+      const count = () => (other.prepare("SELECT count(*) AS n FROM records WHERE kind = 'call_started'").get() as { n: number }).n;
+      expect(count()).toBe(0);
+      await started;
+      expect(count()).toBe(1);
+    } finally {
+      other.close();
+    }
+  });
+
+  it("A3 concurrent callStarted calls share one group commit and all resolve", async () => {
+    for (let index = 0; index < 20; index += 1) {
+      request(journal, "s1", `c${index}`);
+      approve(journal, "s1", `c${index}`);
+    }
+    await Promise.all(Array.from({ length: 20 }, (_, index) => journal.callStarted({ sessionId: "s1", callId: `c${index}` })));
+    expect(journal.calls("s1").filter((call) => call.started)).toHaveLength(20);
+  });
+
+  it("A3 a second terminal record throws JOURNAL_TERMINAL_EXISTS, also after the journal is reopened", async () => {
+    await completeCall(journal, "s1", "c1");
+    const second = () => journal.callFinished({ sessionId: "s1", callId: "c1", outcome: "succeeded" });
+    expect(await codeOf(second)).toBe(JOURNAL_ERRORS.TERMINAL_EXISTS);
+    expect(await codeOf(() => journal.callProgress({ sessionId: "s1", callId: "c1", event: {} }))).toBe(JOURNAL_ERRORS.TERMINAL_EXISTS);
+    journal.close();
+    journal = Journal.open({ path: folder.file("state/journal.db") });
+    expect(await codeOf(second)).toBe(JOURNAL_ERRORS.TERMINAL_EXISTS);
+    expect(journal.timeline("c1").filter((record) => record.kind === "call_finished")).toHaveLength(1);
+  });
+
+  it("A1 a call cannot start without an approval decision; bypass is recorded as one", async () => {
+    request(journal, "s1", "c1");
+    expect(await codeOf(() => journal.callStarted({ sessionId: "s1", callId: "c1" }))).toBe(JOURNAL_ERRORS.CALL_NOT_APPROVED);
+    approve(journal, "s1", "c1", "bypass");
+    await journal.callStarted({ sessionId: "s1", callId: "c1" });
+    expect(await codeOf(() => journal.callStarted({ sessionId: "s1", callId: "c1" }))).toBe(JOURNAL_ERRORS.CALL_ALREADY_STARTED);
+    expect(await codeOf(() => approve(journal, "s1", "c1"))).toBe(JOURNAL_ERRORS.DECISION_EXISTS);
+    expect(journal.timeline("c1")[1]).toMatchObject({ kind: "approval_decided", by: "bypass" });
+  });
+
+  it("A1 a denied call never starts, has no progress and closes without a terminal record", async () => {
+    request(journal, "s1", "c1");
+    journal.approvalDecided({ sessionId: "s1", callId: "c1", decision: "denied", by: "policy", who: "read-only", scope: "once", key: "k", reason: "writes are off" });
+    expect(await codeOf(() => journal.callStarted({ sessionId: "s1", callId: "c1" }))).toBe(JOURNAL_ERRORS.CALL_DENIED);
+    expect(await codeOf(() => journal.callFinished({ sessionId: "s1", callId: "c1", outcome: "succeeded" }))).toBe(JOURNAL_ERRORS.CALL_DENIED);
+    expect(journal.calls("s1")[0]).toMatchObject({ decision: "denied", decidedBy: "policy", started: false });
+    expect(journal.calls("s1")[0]!.outcome).toBeUndefined();
+    journal.sessionClosed({ sessionId: "s1" });
+    expect(journal.verify().ok).toBe(true);
+  });
+
+  it("A3 progress needs a started call, and call records must name the call's own session", async () => {
+    openSession(journal, "s2");
+    request(journal, "s1", "c1");
+    expect(await codeOf(() => journal.callProgress({ sessionId: "s1", callId: "c1", event: {} }))).toBe(JOURNAL_ERRORS.CALL_NOT_STARTED);
+    expect(await codeOf(() => approve(journal, "s2", "c1"))).toBe(JOURNAL_ERRORS.CALL_SESSION_MISMATCH);
+    expect(await codeOf(() => approve(journal, "s1", "nope"))).toBe(JOURNAL_ERRORS.UNKNOWN_CALL);
+    expect(await codeOf(() => request(journal, "nope", "c9"))).toBe(JOURNAL_ERRORS.UNKNOWN_SESSION);
+    expect(await codeOf(() => request(journal, "s2", "c1"))).toBe(JOURNAL_ERRORS.CALL_EXISTS);
+    expect(await codeOf(() => openSession(journal, "s1"))).toBe(JOURNAL_ERRORS.SESSION_EXISTS);
+  });
+
+  it("A3 a session with open calls cannot close; a closed session takes no more records", async () => {
+    request(journal, "s1", "c1");
+    const error = (() => {
+      try {
+        journal.sessionClosed({ sessionId: "s1" });
+      } catch (caught) {
+        return caught;
+      }
+    })();
+    expect(OpenWorkerError.hasCode(error, JOURNAL_ERRORS.CALLS_OPEN)).toBe(true);
+    expect((error as Error).message).toContain("c1");
+    journal.callFinished({ sessionId: "s1", callId: "c1", outcome: "cancelled" });
+    journal.turnFinished({ sessionId: "s1", turnId: "t1", completed: false, reason: "cancelled" });
+    journal.revoked({ sessionId: "s1", tool: "demo.run", reason: "close" });
+    journal.sessionClosed({ sessionId: "s1" });
+    expect(await codeOf(() => request(journal, "s1", "c2"))).toBe(JOURNAL_ERRORS.SESSION_CLOSED);
+    journal.close();
+    journal = Journal.open({ path: folder.file("state/journal.db") });
+    expect(await codeOf(() => journal.revoked({ sessionId: "s1", tool: "demo.run", reason: "close" }))).toBe(JOURNAL_ERRORS.SESSION_CLOSED);
+    expect(journal.session("s1")).toMatchObject({ records: 6, calls: 1, openCalls: 0 });
+    expect(journal.session("s1")?.closedAt).toBeDefined();
+  });
+
+  it("E5 refuses an argsDigest that does not match the arguments, and changes nothing", async () => {
+    const bad = () =>
+      journal.callRequested({ sessionId: "s1", turnId: "t1", callId: "c1", alias: "a__b", qualifiedName: "a.b", args: { a: 1 }, argsDigest: argumentsDigest({ a: 2 }) });
+    expect(await codeOf(bad)).toBe(JOURNAL_ERRORS.INVALID_RECORD);
+    expect(journal.calls("s1")).toEqual([]);
+    request(journal, "s1", "c1");
+    expect(journal.verify()).toMatchObject({ ok: true, records: 2 });
+  });
+
+  it("refuses unknown outcomes, deciders and scopes, and unserializable payloads, leaving the chain intact", async () => {
+    request(journal, "s1", "c1");
+    expect(await codeOf(() => journal.approvalDecided({ sessionId: "s1", callId: "c1", decision: "approved", by: "robot" as never, scope: "once", key: "k" }))).toBe(
+      JOURNAL_ERRORS.INVALID_RECORD,
+    );
+    expect(await codeOf(() => journal.approvalDecided({ sessionId: "s1", callId: "c1", decision: "approved", by: "person", scope: "forever" as never, key: "k" }))).toBe(
+      JOURNAL_ERRORS.INVALID_RECORD,
+    );
+    approve(journal, "s1", "c1");
+    await journal.callStarted({ sessionId: "s1", callId: "c1" });
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    expect(await codeOf(() => journal.callProgress({ sessionId: "s1", callId: "c1", event: cyclic as never }))).toBe(JOURNAL_ERRORS.INVALID_RECORD);
+    expect(await codeOf(() => journal.callFinished({ sessionId: "s1", callId: "c1", outcome: "done" as never }))).toBe(JOURNAL_ERRORS.INVALID_RECORD);
+    expect(await codeOf(() => openSession(journal, ""))).toBe(JOURNAL_ERRORS.INVALID_RECORD);
+    journal.callFinished({ sessionId: "s1", callId: "c1", outcome: "limit_exceeded", code: "RESULT_TOO_LARGE", breach: { limit: "resultBytes", actual: 300000, max: 262144 } });
+    expect(journal.verify()).toMatchObject({ ok: true, records: 5 });
+  });
+
+  it("T4 stores image digests and refuses image bytes in their place", async () => {
+    request(journal, "s1", "c1");
+    approve(journal, "s1", "c1");
+    await journal.callStarted({ sessionId: "s1", callId: "c1" });
+    const base64 = Buffer.from("\x89PNG fake image bytes that are not a digest").toString("base64");
+    const refused = () => journal.callFinished({ sessionId: "s1", callId: "c1", outcome: "succeeded", imageDigests: [base64] });
+    expect(await codeOf(refused)).toBe(JOURNAL_ERRORS.IMAGE_NOT_DIGEST);
+    const digest = `sha256:${sha256Hex(new Uint8Array([1, 2, 3]))}`;
+    journal.callFinished({ sessionId: "s1", callId: "c1", outcome: "succeeded", result: { shown: 1 }, imageDigests: [digest] });
+    expect(journal.timeline("c1").at(-1)).toMatchObject({ imageDigests: [digest] });
+    expect([...journal.exportSession("s1")].join("\n")).not.toContain(base64);
+  });
+
+  it("L2 has no record kind and no method for model-context facts", () => {
+    expect(RECORD_KINDS.filter((kind) => /context|fact/i.test(kind))).toEqual([]);
+    const methods = Object.getOwnPropertyNames(Journal.prototype);
+    expect(methods.filter((name) => /context|fact/i.test(name))).toEqual([]);
+  });
+
+  it("writes to a closed or read-only journal are refused; close is idempotent", async () => {
+    const reader = Journal.open({ path: journal.path, readonly: true });
+    expect(reader.recovered).toEqual([]);
+    expect(await codeOf(() => openSession(reader, "s9"))).toBe(JOURNAL_ERRORS.READ_ONLY);
+    reader.close();
+    reader.close();
+    expect(await codeOf(() => reader.sessions())).toBe(JOURNAL_ERRORS.CLOSED);
+    journal.close();
+    expect(await codeOf(() => request(journal, "s1", "c1"))).toBe(JOURNAL_ERRORS.CLOSED);
+    journal = Journal.open({ path: folder.file("state/journal.db") });
+  });
+
+  it("queued records reach the file on close without a flush", () => {
+    request(journal, "s1", "c1");
+    journal.close();
+    const reader = Journal.open({ path: folder.file("state/journal.db"), readonly: true });
+    expect(reader.calls("s1").map((call) => call.callId)).toEqual(["c1"]);
+    reader.close();
+    journal = Journal.open({ path: folder.file("state/journal.db") });
+  });
+});
+
+describe("reading", () => {
+  it("A3 exports a session as JSON lines an auditor can re-hash without this package", async () => {
+    for (let index = 0; index < 400; index += 1) await completeCall(journal, "s1", `c${index}`);
+    journal.turnFinished({ sessionId: "s1", turnId: "t1", completed: true });
+    const lines = [...journal.exportSession("s1")];
+    expect(lines).toHaveLength(1 + 400 * 4 + 1);
+    let previous = "0".repeat(64);
+    for (const line of lines) {
+      const { hash, prevHash, ...content } = JSON.parse(line) as Record<string, unknown>;
+      expect(prevHash).toBe(previous);
+      expect(sha256Hex(String(prevHash) + canonicalJson(content))).toBe(hash);
+      previous = String(hash);
+    }
+    expect([...journal.exportSession("missing")]).toEqual([]);
+  });
+
+  it("lists sessions with their counts, and a call's timeline only holds that call", async () => {
+    openSession(journal, "s2", "owid3:other");
+    await completeCall(journal, "s1", "a");
+    await completeCall(journal, "s2", "b");
+    request(journal, "s1", "open");
+    expect(journal.sessions().map((session) => [session.sessionId, session.executionIdentity, session.records, session.calls, session.openCalls])).toEqual([
+      ["s1", "owid3:test", 6, 2, 1],
+      ["s2", "owid3:other", 5, 1, 0],
+    ]);
+    expect(journal.timeline("b").every((record) => record.callId === "b")).toBe(true);
+    expect(journal.timeline("unknown")).toEqual([]);
+    expect(journal.session("unknown")).toBeUndefined();
+    expect(journal.calls("s1").find((call) => call.callId === "open")).toMatchObject({ started: false });
+  });
+});
