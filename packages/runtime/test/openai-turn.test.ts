@@ -1,0 +1,57 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { OpenAICompatibleProvider, type Runtime } from "../src/index.js";
+import { chatCompletion, errorReply, startFakeOpenAI, type FakeOpenAIServer } from "./support/fake-openai-server.js";
+import { echo, nativeTool, openRuntime, scratch, writeBundle } from "./support/harness.js";
+
+let space: ReturnType<typeof scratch>;
+let runtime: Runtime | undefined;
+let endpoint: FakeOpenAIServer | undefined;
+
+beforeEach(() => {
+  space = scratch();
+});
+afterEach(async () => {
+  await runtime?.close();
+  await endpoint?.close();
+  runtime = undefined;
+  endpoint = undefined;
+  space.cleanup();
+});
+
+describe("a full turn through the OpenAI-compatible provider (real wire format, local endpoint)", () => {
+  it("A3 L1 the model sees aliases and facts, calls a tool, gets the result, answers; the journal verifies", async () => {
+    endpoint = await startFakeOpenAI([
+      () => chatCompletion({ toolCalls: [{ id: "call_a", name: "test__echo", arguments: '{"text":"over the wire"}' }] }),
+      (body) => {
+        const last = body.messages.at(-1)!;
+        return chatCompletion({ content: `The tool said: ${String(last.content)}` });
+      },
+    ]);
+    const facts = nativeTool("test.status", async () => ({ json: null }), { modelContext: () => ({ mood: "ready" }) });
+    const provider = new OpenAICompatibleProvider({ baseURL: endpoint.baseURL, model: "fake-model", apiKey: "sk-test-key-for-fake-endpoint" });
+    runtime = await openRuntime(space.dir, [echo, facts], { models: [provider], approver: () => ({ approved: true, who: "tester" }) });
+    const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.echo", "test.status"]) });
+    const turn = await session.runTurn("echo something");
+
+    expect(turn).toMatchObject({ completed: true, reason: "answered", text: 'The tool said: {"text":"over the wire"}' });
+    const first = endpoint.requests[0]!;
+    expect(first.tools?.map((tool) => tool.function.name)).toEqual(["test__echo", "test__status"]);
+    expect(String(first.messages[0]!.content)).toContain('"mood":"ready"');
+    const second = endpoint.requests[1]!;
+    expect(second.messages.at(-1)).toMatchObject({ role: "tool", tool_call_id: "call_a" });
+    await runtime.journal.flush();
+    expect(runtime.journal.verify(session.id)).toMatchObject({ ok: true });
+    expect(runtime.journal.calls(session.id)).toHaveLength(1);
+    expect([...runtime.journal.exportSession(session.id)].join("\n")).not.toContain("sk-test-key");
+  });
+
+  it("a failing model endpoint stops the turn with MODEL_FAILED and no tool runs", async () => {
+    endpoint = await startFakeOpenAI([() => errorReply(500, "overloaded")]);
+    const provider = new OpenAICompatibleProvider({ baseURL: endpoint.baseURL, model: "fake-model", apiKey: "sk-test-key-for-fake-endpoint" });
+    runtime = await openRuntime(space.dir, [echo], { models: [provider] });
+    const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.echo"]) });
+    const turn = await session.runTurn("hello");
+    expect(turn).toMatchObject({ completed: false, reason: "model_error", error: { code: "MODEL_FAILED" } });
+    expect(turn.error?.message).not.toContain("sk-test-key");
+  });
+});
