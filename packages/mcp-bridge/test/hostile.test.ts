@@ -216,7 +216,7 @@ describe("catalogs", () => {
     await session.callTool("dynamic", "redescribe", {}, {});
     const changed = await session.discover(["dynamic"]);
     expect(changed.catalogs[0]?.fromCache).toBe(false);
-    expect(changed.catalogs[0]?.changedTools.sort()).toEqual(["fresh", "target"]);
+    expect([...(changed.catalogs[0]?.changedTools ?? [])].sort()).toEqual(["fresh", "target"]);
     expect(changed.catalogs[0]?.fingerprint).not.toBe(first.catalogs[0]?.fingerprint);
     const target = (catalog: typeof first) => catalog.catalogs[0]?.tools.find((tool) => tool.name === "target")?.fingerprint;
     expect(target(changed)).not.toBe(target(first));

@@ -1,5 +1,5 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import type { McpProviderDefinition } from "@openworker/registry";
@@ -161,7 +161,8 @@ export class ProviderConnection {
 
   /** A message for an error from this connection, with configured secrets removed (E6). */
   describe(error: unknown): string {
-    const text = error instanceof Error ? error.message : String(error);
+    let text = error instanceof Error ? error.message : String(error);
+    if (error instanceof StreamableHTTPError && typeof error.code === "number" && !text.includes(String(error.code))) text += ` (HTTP ${error.code})`;
     const exit = this.transport instanceof ChildProcessTransport ? this.transport.exit : undefined;
     const exitNote = exit && !/exited/.test(text) ? ` (process exited with ${exit.signal ?? `code ${exit.code}`})` : "";
     return redact(`${text}${exitNote}`, this.secrets);

@@ -1,0 +1,105 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { McpBridge, MCP_ERROR_CODES } from "../src/index.js";
+import { acerLauncher, fixture, isRunning, marker, processesWithMarker } from "./helpers.js";
+
+const scratch = mkdtempSync(path.join(tmpdir(), "mcp-bridge-lifecycle-"));
+
+afterAll(() => {
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+describe("process lifecycle (M4)", () => {
+  it("M4 ends the whole tree of a wrapper: plain, SIGTERM-ignoring and setsid grandchildren included", async () => {
+    const pidFile = path.join(scratch, "grandchildren.pids");
+    const bridge = new McpBridge(
+      [{ transport: "stdio", namespace: "wrapped", program: fixture("wrapper-grandchild.sh"), args: [], env: { PID_FILE: pidFile } }],
+      { closeGraceMs: 200 },
+    );
+    const session = bridge.openSession("wrapped");
+    const { catalogs } = await session.discover(["wrapped"]);
+    expect(catalogs[0]?.tools).toHaveLength(3);
+    const pids: Record<string, number> = Object.fromEntries(
+      readFileSync(pidFile, "utf8")
+        .trim()
+        .split("\n")
+        .map((line) => line.split(" "))
+        .map(([kind, pid]) => [kind, Number(pid)]),
+    );
+    expect(Object.keys(pids).sort()).toEqual(["ignores-term", "plain", "setsid"]);
+    for (const pid of Object.values(pids)) expect(isRunning(pid)).toBe(true);
+    await session.close();
+    await session.joinCleanup();
+    for (const pid of Object.values(pids)) expect(isRunning(pid)).toBe(false);
+    await bridge.dispose();
+    await bridge.joinCleanup();
+  });
+
+  it("M1/M4 runs the acer example through its launcher and leaves neither the wrapper nor node behind", async () => {
+    expect(existsSync(path.resolve(acerLauncher, "../../dist/server.js")), "build examples/acer-mcp first (pnpm turbo run build)").toBe(true);
+    const tag = marker("acer");
+    const bridge = new McpBridge([{ transport: "stdio", namespace: "acer", program: acerLauncher, args: [], env: { TEST_MARKER: tag } }], { closeGraceMs: 500 });
+    const session = bridge.openSession("acer");
+    const { catalogs } = await session.discover(["acer"]);
+    expect(catalogs[0]?.tools.map((tool) => tool.name)).toEqual(["acer_care_center_batterystatus_get"]);
+    const result = await session.callTool("acer", "acer_care_center_batterystatus_get", {}, {});
+    expect(result.outcome).toBe("succeeded");
+    expect(result.output?.json).toMatchObject({ present: expect.any(Boolean) });
+    expect(processesWithMarker(tag)).toHaveLength(2); // sh launcher + node
+    await bridge.dispose();
+    await bridge.joinCleanup();
+    expect(processesWithMarker(tag)).toEqual([]);
+  });
+
+  it("M4 opens and closes 200 sessions against a wrapper-launched server and leaves no process", async () => {
+    const tag = marker("sessions");
+    const bridge = new McpBridge([{ transport: "stdio", namespace: "sh", program: fixture("sh-wrapper.sh"), args: [], env: { TEST_MARKER: tag } }], { closeGraceMs: 500 });
+    let next = 0;
+    let peak = 0;
+    const worker = async () => {
+      for (let index = next++; index < 200; index = next++) {
+        const session = bridge.openSession(`session-${index}`);
+        const { catalogs } = await session.discover(["sh"]);
+        expect(catalogs[0]?.tools.map((tool) => tool.name)).toEqual(["ping"]);
+        if (index % 25 === 0) peak = Math.max(peak, processesWithMarker(tag).length);
+        expect((await session.callTool("sh", "ping", {}, {})).output?.text).toBe("pong");
+        await session.close();
+      }
+    };
+    await Promise.all(Array.from({ length: 8 }, worker));
+    await bridge.joinCleanup();
+    expect(peak).toBeGreaterThanOrEqual(2);
+    expect(processesWithMarker(tag)).toEqual([]);
+    await bridge.dispose();
+  });
+
+  it("M4 dispose() closes every session, is idempotent, and refuses new sessions", async () => {
+    const tag = marker("dispose");
+    const bridge = new McpBridge([{ transport: "stdio", namespace: "sh", program: fixture("sh-wrapper.sh"), args: [], env: { TEST_MARKER: tag } }], { closeGraceMs: 500 });
+    await Promise.all(["a", "b", "c"].map((id) => bridge.openSession(id).discover(["sh"])));
+    expect(processesWithMarker(tag)).toHaveLength(6);
+    const first = bridge.dispose();
+    expect(bridge.dispose()).toBe(first);
+    await first;
+    await bridge.joinCleanup();
+    expect(processesWithMarker(tag)).toEqual([]);
+    expect(() => bridge.openSession("late")).toThrow(expect.objectContaining({ code: MCP_ERROR_CODES.bridgeDisposed }));
+  });
+
+  it("M4 a session opens nothing until discover(), and one session's close leaves another's provider running", async () => {
+    const tag = marker("isolation");
+    const bridge = new McpBridge([{ transport: "stdio", namespace: "sh", program: fixture("sh-wrapper.sh"), args: [], env: { TEST_MARKER: tag } }], { closeGraceMs: 500 });
+    const first = bridge.openSession("first");
+    const second = bridge.openSession("second");
+    expect(bridge.openSession("first")).toBe(first);
+    expect(processesWithMarker(tag)).toEqual([]);
+    await Promise.all([first.discover(["sh"]), second.discover(["sh"])]);
+    await first.close();
+    expect(processesWithMarker(tag)).toHaveLength(2);
+    expect((await second.callTool("sh", "ping", {}, {})).outcome).toBe("succeeded");
+    await bridge.dispose();
+    await bridge.joinCleanup();
+  });
+});

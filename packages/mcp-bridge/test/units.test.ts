@@ -1,0 +1,107 @@
+import { describe, expect, it } from "vitest";
+import { McpBridge, MCP_ERROR_CODES, safeBaseEnv, toolFingerprint } from "../src/index.js";
+import { normalizeCallResult } from "../src/call/result.js";
+import { buildCatalog, catalogTool } from "../src/catalog/catalog.js";
+import { providerSecrets, redact } from "../src/redact.js";
+
+const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]).toString("base64");
+
+describe("result normalization (E3, T4)", () => {
+  it("T4 decodes images into bytes and leaves only a placeholder in the JSON", () => {
+    const settled = normalizeCallResult({ content: [{ type: "text", text: "look" }, { type: "image", mimeType: "image/png", data: PNG }] });
+    expect(settled.outcome).toBe("succeeded");
+    expect(settled.output?.images[0]?.data).toEqual(new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]));
+    expect(settled.output?.json).toEqual({ content: [{ type: "text", text: "look" }, { type: "image", mimeType: "image/png", image: 0 }] });
+    expect(settled.output?.text).toBe("look");
+  });
+
+  it("T4 an image type outside the allowed list is a limit breach, not base64 in JSON", () => {
+    const settled = normalizeCallResult({ content: [{ type: "image", mimeType: "image/svg+xml", data: PNG }] });
+    expect(settled.outcome).toBe("limit_exceeded");
+    expect(settled.breach?.limit).toBe("imageMimeType");
+  });
+
+  it("E3 keeps audio and binary resources out of the JSON, with their size", () => {
+    const settled = normalizeCallResult({
+      content: [
+        { type: "audio", mimeType: "audio/wav", data: "AAAA" },
+        { type: "resource", resource: { uri: "file:///a.bin", mimeType: "application/octet-stream", blob: "AAAAAA==" } },
+        { type: "resource", resource: { uri: "file:///a.txt", text: "inline" } },
+      ],
+    });
+    expect(settled.output?.json).toEqual({
+      content: [
+        { type: "audio", mimeType: "audio/wav", bytes: 3, delivered: false },
+        { type: "resource", resource: { uri: "file:///a.bin", mimeType: "application/octet-stream", bytes: 4, delivered: false } },
+        { type: "resource", resource: { uri: "file:///a.txt", text: "inline" } },
+      ],
+    });
+  });
+
+  it("E3 structuredContent is the JSON and its serialization the text", () => {
+    const settled = normalizeCallResult({ content: [{ type: "text", text: '{"a":1}' }], structuredContent: { a: 1 } });
+    expect(settled.output).toMatchObject({ json: { a: 1 }, text: '{"a":1}' });
+  });
+
+  it("T1 isError is a tool error with the text, bounded", () => {
+    const settled = normalizeCallResult({ isError: true, content: [{ type: "text", text: "x".repeat(10_000) }] });
+    expect(settled.outcome).toBe("failed");
+    expect(settled.error?.code).toBe(MCP_ERROR_CODES.toolError);
+    expect(settled.error?.message.length).toBeLessThan(4200);
+  });
+});
+
+describe("fingerprints (M3)", () => {
+  const base = { name: "t", description: "d", inputSchema: { type: "object", properties: { a: { type: "string" } } } };
+
+  it("M3 a tool's fingerprint changes with its description, schemas or annotations, not with key order or title", () => {
+    const reference = toolFingerprint(base);
+    expect(toolFingerprint({ ...base, inputSchema: { properties: { a: { type: "string" } }, type: "object" } })).toBe(reference);
+    expect(catalogTool({ ...base, title: "Shown title" } as never).fingerprint).toBe(reference);
+    expect(toolFingerprint({ ...base, description: "other" })).not.toBe(reference);
+    expect(toolFingerprint({ ...base, inputSchema: { type: "object" } })).not.toBe(reference);
+    expect(toolFingerprint({ ...base, outputSchema: { type: "object" } })).not.toBe(reference);
+    expect(toolFingerprint({ ...base, annotations: { destructiveHint: true } })).not.toBe(reference);
+  });
+
+  it("M3 changedTools names added and changed tools; removedTools the vanished ones", () => {
+    const one = catalogTool({ name: "one", inputSchema: { type: "object" } } as never);
+    const two = catalogTool({ name: "two", inputSchema: { type: "object" } } as never);
+    const twoChanged = catalogTool({ name: "two", description: "now different", inputSchema: { type: "object" } } as never);
+    const three = catalogTool({ name: "three", inputSchema: { type: "object" } } as never);
+    const first = buildCatalog("ns", [one, two], undefined, false);
+    expect(first.changedTools).toEqual(["one", "two"]);
+    const second = buildCatalog("ns", [twoChanged, three], first, false);
+    expect(second.changedTools).toEqual(["two", "three"]);
+    expect(second.removedTools).toEqual(["one"]);
+  });
+});
+
+describe("configuration", () => {
+  it("E6 the safe base environment keeps PATH, HOME and locale, drops everything else", () => {
+    expect(safeBaseEnv({ PATH: "/bin", HOME: "/root", LC_ALL: "C", AWS_SECRET_ACCESS_KEY: "k", NODE_OPTIONS: "--require x", BASH_FUNC_x: "() { :; }" })).toEqual({
+      PATH: "/bin",
+      HOME: "/root",
+      LC_ALL: "C",
+    });
+  });
+
+  it("E6 redacts configured env values and header tokens from messages", () => {
+    const secrets = providerSecrets({ transport: "streamable_http", namespace: "n", url: "http://user:pw-secret@127.0.0.1/mcp?key=qs-secret", headers: { Authorization: "Bearer tok-123456" } });
+    expect(redact("got Bearer tok-123456 and tok-123456, pw-secret, qs-secret", secrets)).toBe("got [redacted] and [redacted], [redacted], [redacted]");
+  });
+
+  it("N5 two providers cannot share a namespace, and the error names both", () => {
+    expect(
+      () =>
+        new McpBridge([
+          { transport: "stdio", namespace: "acer", program: "/opt/a/launcher", args: [] },
+          { transport: "streamable_http", namespace: "acer", url: "http://127.0.0.1:1/mcp" },
+        ]),
+    ).toThrow(expect.objectContaining({ code: MCP_ERROR_CODES.providerDuplicate, message: expect.stringContaining("stdio: launcher and streamable_http: http://127.0.0.1:1/mcp") }));
+  });
+
+  it("N3 the reserved namespace cannot be a provider", () => {
+    expect(() => new McpBridge([{ transport: "stdio", namespace: "openworker", program: "x", args: [] }])).toThrow(expect.objectContaining({ code: "NAMESPACE_RESERVED" }));
+  });
+});
