@@ -73,18 +73,18 @@ export function indexCatalog(catalog: McpCatalogInput): IndexedCatalog {
     if (typeof name !== "string" || name.length === 0) {
       throw catalogError(`MCP provider ${provider}: catalog tool #${index} has no name`, { namespace: catalog.namespace });
     }
-    const label = `MCP provider ${provider}: catalog tool ${JSON.stringify(name)}`;
+    const label = (): string => `MCP provider ${provider}: catalog tool ${JSON.stringify(name)}`;
     if (typeof tool.inputSchema !== "object" || tool.inputSchema === null || Array.isArray(tool.inputSchema)) {
-      throw catalogError(`${label} has no inputSchema object`, { namespace: catalog.namespace, tool: name });
+      throw catalogError(`${label()} has no inputSchema object`, { namespace: catalog.namespace, tool: name });
     }
     if (typeof tool.fingerprint !== "string" || tool.fingerprint.length === 0) {
-      throw catalogError(`${label} has no fingerprint`, { namespace: catalog.namespace, tool: name });
+      throw catalogError(`${label()} has no fingerprint`, { namespace: catalog.namespace, tool: name });
     }
     if (tool.description !== undefined && typeof tool.description !== "string") {
-      throw catalogError(`${label} has a description that is not a string`, { namespace: catalog.namespace, tool: name });
+      throw catalogError(`${label()} has a description that is not a string`, { namespace: catalog.namespace, tool: name });
     }
     if (byName.has(name)) {
-      throw catalogError(`${label} is published twice; the server's catalog is ambiguous`, {
+      throw catalogError(`${label()} is published twice; the server's catalog is ambiguous`, {
         namespace: catalog.namespace,
         tool: name,
       });

@@ -23,6 +23,20 @@ export interface ResolvedSelection {
 }
 
 const FILE = "tools.json";
+
+// Turn preparation resolves the same selection again and again. Inputs are values: a
+// frozen registry never changes, and selections and catalogs are not mutated after they
+// are handed over. So the same (registry, selection, catalog objects) gives the last
+// result back at once; and when catalogs were rediscovered but every resolved tool is
+// the very object of the last resolution (they are memoized per registered tool and
+// catalog entry), the result, fingerprint included, is reused instead of rehashed.
+interface LastResult {
+  readonly registry: ToolRegistry;
+  readonly catalogs: readonly McpCatalogInput[];
+  readonly result: ResolvedSelection;
+}
+const lastResults = new WeakMap<BundleSelection, LastResult>();
+const lastByRegistry = new WeakMap<ToolRegistry, ResolvedSelection>();
 const FINGERPRINT_FORMAT = "openworker.selection/1";
 
 /**
@@ -93,7 +107,14 @@ export function providersNeeded(registry: ToolRegistry, selection: BundleSelecti
 
 type Report = (problem: OpenWorkerError) => void;
 
-function walk(registry: ToolRegistry, selection: BundleSelection, catalogs: readonly McpCatalogInput[], report: Report): ResolvedSelection {
+function walk(registry: ToolRegistry, selection: BundleSelection, catalogs: readonly McpCatalogInput[], onProblem: Report): ResolvedSelection {
+  const cached = lastResults.get(selection);
+  if (cached && cached.registry === registry && sameItems(cached.catalogs, catalogs)) return cached.result;
+  let problems = 0;
+  const report: Report = (problem) => {
+    problems++;
+    onProblem(problem);
+  };
   if (!registry.frozen) {
     report(
       new OpenWorkerError(CODES.registryNotFrozen, "resolution needs a frozen registry (N8): call registry.freeze() once every tool and provider is registered"),
@@ -114,7 +135,12 @@ function walk(registry: ToolRegistry, selection: BundleSelection, catalogs: read
       new OpenWorkerError(CODES.versionUnknown, `${FILE}: selection version ${JSON.stringify((selection as { version: unknown }).version)} is not 1, 2 or 3`),
     );
   }
-  return resolver.finish();
+  if (problems > 0) return resolver.finish();
+  const previous = [cached?.registry === registry ? cached.result : undefined, lastByRegistry.get(registry)];
+  const result = previous.find((earlier) => earlier && sameItems(earlier.tools, resolver.tools)) ?? resolver.finish();
+  lastResults.set(selection, { registry, catalogs: [...catalogs], result });
+  lastByRegistry.set(registry, result);
+  return result;
 }
 
 class Resolver {
@@ -215,6 +241,10 @@ class Resolver {
       }
       this.#attempt(() => this.#add(resolveMcp(provider, entry, name), field), name);
     }
+  }
+
+  get tools(): readonly ResolvedTool[] {
+    return this.#tools;
   }
 
   finish(): ResolvedSelection {
@@ -321,6 +351,10 @@ function notPublished(name: string, namespace: string, remote: string, catalog: 
       `${JSON.stringify(namespace)} (published: ${preview([...catalog.byName.keys()])}); names are exact and case-sensitive (N7)`,
     { details: { field, name, namespace, remoteName: remote } },
   );
+}
+
+function sameItems<T>(a: readonly T[], b: readonly T[]): boolean {
+  return Array.isArray(b) && a.length === b.length && a.every((item, index) => item === b[index]);
 }
 
 function prefixed(error: unknown, field: string): OpenWorkerError {

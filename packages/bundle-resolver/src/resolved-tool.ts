@@ -37,6 +37,10 @@ export type ResolvedTool = NativeResolvedTool | McpResolvedTool;
 // validator and its identity line) is built once per registered tool / catalog entry.
 const natives = new WeakMap<RegisteredTool, NativeResolvedTool>();
 const mcpTools = new WeakMap<McpCatalogTool, McpResolvedTool>();
+// Discovery may rebuild equal catalog objects every turn: find the earlier resolution by
+// name and fingerprint, and reuse it only when description and schema are really equal.
+const mcpByFingerprint = new WeakMap<McpProviderDefinition, Map<string, McpResolvedTool>>();
+const MCP_CACHE_LIMIT = 50_000;
 const identityLines = new WeakMap<ResolvedTool, string>();
 const providerKeys = new WeakMap<McpProviderDefinition, string>();
 
@@ -65,6 +69,19 @@ export function resolveNative(registered: RegisteredTool): NativeResolvedTool {
 export function resolveMcp(provider: McpProviderDefinition, entry: McpCatalogTool, qualifiedName: string): McpResolvedTool {
   const known = mcpTools.get(entry);
   if (known && known.provider === provider && known.qualifiedName === qualifiedName) return known;
+  let byFingerprint = mcpByFingerprint.get(provider);
+  if (!byFingerprint) mcpByFingerprint.set(provider, (byFingerprint = new Map()));
+  const key = `${entry.name}\u0000${entry.fingerprint}`;
+  const earlier = byFingerprint.get(key);
+  if (
+    earlier &&
+    earlier.qualifiedName === qualifiedName &&
+    earlier.descriptor.description === (entry.description ?? "") &&
+    jsonEqual(earlier.descriptor.inputSchema, entry.inputSchema)
+  ) {
+    mcpTools.set(entry, earlier);
+    return earlier;
+  }
   const inputSchema = deepFreeze(JSON.parse(JSON.stringify(entry.inputSchema)) as JsonSchema);
   const validator = compileInputSchema(inputSchema, qualifiedName);
   const descriptor: ToolDescriptor = Object.freeze({
@@ -85,7 +102,24 @@ export function resolveMcp(provider: McpProviderDefinition, entry: McpCatalogToo
     catalogFingerprint: entry.fingerprint,
   });
   mcpTools.set(entry, resolved);
+  if (byFingerprint.size >= MCP_CACHE_LIMIT) byFingerprint.clear();
+  byFingerprint.set(key, resolved);
   return resolved;
+}
+
+/** Equality as JSON sees it (key order ignored, `undefined` members absent), without serializing. */
+function jsonEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  if (Array.isArray(a)) {
+    const other = b as unknown[];
+    return a.length === other.length && a.every((item, index) => jsonEqual(item, other[index]));
+  }
+  const left = Object.entries(a).filter(([, value]) => value !== undefined);
+  const right = b as Record<string, unknown>;
+  if (left.length !== Object.values(right).filter((value) => value !== undefined).length) return false;
+  return left.every(([key, value]) => Object.hasOwn(right, key) && jsonEqual(value, right[key]));
 }
 
 /**

@@ -287,3 +287,36 @@ describe("checkSelection and providersNeeded", () => {
     expect(providersNeeded(registry, v3("example.shout"))).toEqual([]);
   });
 });
+
+describe("resolution caches (warm turns)", () => {
+  const registry = registryWith(["example.x"], ["acer"]);
+  const selection = v3("example.x", "acer.a");
+
+  it("A2 gives the same result for the same inputs and for rediscovered equal catalogs", () => {
+    const first = resolveSelection(registry, selection, [catalog("acer", ["a", "b"])]);
+    const again = resolveSelection(registry, selection, [catalog("acer", ["a", "b"])]);
+    expect(again.fingerprint).toBe(first.fingerprint);
+    expect(again.tools[1]).toBe(first.tools[1]);
+    expect(resolveSelection(registry, v3("example.x", "acer.a"), [catalog("acer", ["a"])]).fingerprint).toBe(first.fingerprint);
+  });
+
+  it("M3 a changed catalog entry is never served from the cache, even under a reused fingerprint", () => {
+    const first = resolveSelection(registry, selection, [catalog("acer", ["a"])]);
+    const changed = catalogTool("a", { type: "object", properties: { text: { type: "number" } } });
+    const renewed = resolveSelection(registry, selection, [{ namespace: "acer", tools: [changed] }]);
+    expect(renewed.fingerprint).not.toBe(first.fingerprint);
+    const lying = { ...changed, fingerprint: catalogTool("a").fingerprint };
+    const resolved = resolveSelection(registry, selection, [{ namespace: "acer", tools: [lying] }]);
+    expect(resolved.byName("acer.a")?.descriptor.inputSchema).toEqual(changed.inputSchema);
+    expect(resolved.byName("acer.a")?.validator.check({ text: 1 })).toEqual({ ok: true });
+    const described = { ...catalogTool("a"), description: "Now does something else." };
+    expect(resolveSelection(registry, selection, [{ namespace: "acer", tools: [described] }]).byName("acer.a")?.descriptor.description).toBe(
+      "Now does something else.",
+    );
+  });
+
+  it("N7 a cached selection still fails when a later catalog no longer publishes a tool", () => {
+    resolveSelection(registry, selection, [catalog("acer", ["a"])]);
+    expect(thrown(() => resolveSelection(registry, selection, [catalog("acer", ["b"])])).code).toBe("TOOL_NOT_PUBLISHED");
+  });
+});
