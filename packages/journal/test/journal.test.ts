@@ -229,7 +229,7 @@ describe("reading", () => {
       ["s1", "owid3:test", 6, 2, 1],
       ["s2", "owid3:other", 5, 1, 0],
     ]);
-    expect(journal.timeline("b").every((record) => record.callId === "b")).toBe(true);
+    expect(journal.timeline("b").every((record) => "callId" in record && record.callId === "b")).toBe(true);
     expect(journal.timeline("unknown")).toEqual([]);
     expect(journal.session("unknown")).toBeUndefined();
     expect(journal.calls("s1").find((call) => call.callId === "open")).toMatchObject({ started: false });

@@ -1,0 +1,134 @@
+import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { Journal } from "../src/index.js";
+import { approve, completeCall, openSession, request, temporaryFolder } from "./helpers.js";
+
+const child = path.resolve(import.meta.dirname, "fixtures/writer-child.mjs");
+const dist = path.resolve(import.meta.dirname, "../dist/index.js");
+
+let folder: ReturnType<typeof temporaryFolder>;
+beforeEach(() => {
+  folder = temporaryFolder();
+});
+afterEach(() => folder.remove());
+
+describe("recovery (A3, E4)", () => {
+  it("A3 marks every call left open as interrupted, reports it, and replays nothing", async () => {
+    const file = folder.file("journal.db");
+    const journal = Journal.open({ path: file });
+    openSession(journal, "s1");
+    await completeCall(journal, "s1", "done");
+    request(journal, "s1", "waiting");
+    request(journal, "s1", "approved");
+    approve(journal, "s1", "approved");
+    request(journal, "s1", "running");
+    approve(journal, "s1", "running");
+    await journal.callStarted({ sessionId: "s1", callId: "running" });
+    journal.callProgress({ sessionId: "s1", callId: "running", event: { step: 1 } });
+    request(journal, "s1", "denied");
+    journal.approvalDecided({ sessionId: "s1", callId: "denied", decision: "denied", by: "person", scope: "once", key: "k" });
+    journal.close();
+
+    const reopened = Journal.open({ path: file });
+    try {
+      expect(reopened.recovered.map((call) => [call.callId, call.started])).toEqual([
+        ["waiting", false],
+        ["approved", false],
+        ["running", true],
+      ]);
+      expect(reopened.recovered[2]).toMatchObject({ sessionId: "s1", turnId: "t1", qualifiedName: "demo.run", alias: "demo__run" });
+      const running = reopened.timeline("running");
+      expect(running.map((record) => record.kind)).toEqual(["call_requested", "approval_decided", "call_started", "call_progress", "call_finished"]);
+      expect(running.at(-1)).toMatchObject({ outcome: "interrupted", code: "JOURNAL_INTERRUPTED" });
+      expect(reopened.calls("s1").map((call) => [call.callId, call.outcome ?? null, call.started])).toEqual([
+        ["done", "succeeded", true],
+        ["waiting", "interrupted", false],
+        ["approved", "interrupted", false],
+        ["running", "interrupted", true],
+        ["denied", null, false],
+      ]);
+      expect(reopened.session("s1")?.openCalls).toBe(0);
+      expect(reopened.verify().ok).toBe(true);
+      // An interrupted call is over: no second start, no second end.
+      await expect(reopened.callStarted({ sessionId: "s1", callId: "approved" })).rejects.toMatchObject({ code: "JOURNAL_TERMINAL_EXISTS" });
+      reopened.sessionClosed({ sessionId: "s1" });
+    } finally {
+      reopened.close();
+    }
+    const again = Journal.open({ path: file });
+    expect(again.recovered).toEqual([]);
+    again.close();
+  });
+
+  it("A3 E4 survives SIGKILL at random moments under load: chain intact, acknowledged starts kept, every started call terminal", async () => {
+    expect(existsSync(dist), "build the package first (the child imports dist/)").toBe(true);
+    const file = folder.file("crash/journal.db");
+    const rounds = 10;
+    let totalRecovered = 0;
+    for (let round = 0; round < rounds; round += 1) {
+      const sessionId = `round-${round}`;
+      const acked = await runAndKill(file, sessionId, round % 3 === 2 ? "strict" : "grouped", 5 + Math.floor(Math.random() * 120));
+
+      // Before recovery, as the crash left it: every acknowledged start is in the file.
+      const before = Journal.open({ path: file, readonly: true });
+      const calls = before.calls(sessionId);
+      const started = new Set(calls.filter((call) => call.started).map((call) => call.callId));
+      for (const callId of acked) expect(started.has(callId), `acknowledged start of ${callId} survived`).toBe(true);
+      const open = calls.filter((call) => call.outcome === undefined && call.decision !== "denied").map((call) => call.callId);
+      expect(before.verify().ok).toBe(true);
+      before.close();
+
+      const journal = Journal.open({ path: file });
+      try {
+        expect(journal.recovered.filter((call) => call.sessionId === sessionId).map((call) => call.callId).sort()).toEqual([...open].sort());
+        totalRecovered += journal.recovered.length;
+        const report = journal.verify();
+        expect(report, JSON.stringify(report.firstBreak)).toMatchObject({ ok: true });
+        for (const session of journal.sessions()) {
+          expect(session.openCalls).toBe(0);
+          for (const call of journal.calls(session.sessionId)) {
+            if (call.started) expect(call.outcome, `call ${call.callId}`).toBeDefined();
+          }
+        }
+      } finally {
+        journal.close();
+      }
+    }
+    // The kills must actually have caught calls in flight, or the test proves nothing.
+    expect(totalRecovered).toBeGreaterThan(0);
+  });
+});
+
+/** Runs the writer child until `ready`, lets it write for `delayMs`, SIGKILLs it; returns the acknowledged starts. */
+function runAndKill(file: string, sessionId: string, durability: string, delayMs: number): Promise<string[]> {
+  return new Promise((resolve, reject) => {
+    const writer = spawn(process.execPath, [child, file, sessionId, durability], { stdio: ["ignore", "pipe", "pipe"] });
+    const acked: string[] = [];
+    let buffer = "";
+    let stderr = "";
+    let killed = false;
+    writer.stdout.setEncoding("utf8");
+    writer.stdout.on("data", (chunk: string) => {
+      buffer += chunk;
+      const lines = buffer.split("\n");
+      buffer = lines.pop() ?? "";
+      for (const line of lines) {
+        if (line.startsWith("acked ")) acked.push(line.slice(6));
+        if (line === "ready" && !killed) {
+          killed = true;
+          setTimeout(() => writer.kill("SIGKILL"), delayMs);
+        }
+      }
+    });
+    writer.stderr.on("data", (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    writer.on("error", reject);
+    writer.on("close", (code, signal) => {
+      if (signal === "SIGKILL") resolve(acked);
+      else reject(new Error(`writer exited with ${code ?? signal} before the kill: ${stderr}`));
+    });
+  });
+}
