@@ -1,3 +1,4 @@
+import { findDuplicateJsonKey } from "@openworker/registry";
 import { OpenWorkerError, validateNamespace, validateQualifiedName } from "@openworker/tools-sdk";
 import { BUNDLE_ERROR_CODES as CODES } from "./codes.js";
 import { checkTextSize, stripBom } from "./text.js";
@@ -34,6 +35,14 @@ export function parseToolsJson(text: string, file: string): BundleSelection {
     throw new OpenWorkerError(CODES.toolsJsonInvalidJson, `${file}: not valid JSON (${(cause as Error).message})`, {
       cause,
       details: { file },
+    });
+  }
+  // JSON.parse keeps the last of two equal keys; a server or field given twice is a mistake (B6).
+  const duplicate = findDuplicateJsonKey(stripBom(text));
+  if (duplicate) {
+    const where = duplicate.path === "" ? "" : ` in "${duplicate.path}"`;
+    throw new OpenWorkerError(CODES.duplicateEntry, `${file}: key ${JSON.stringify(duplicate.key)} appears twice${where}; give each once`, {
+      details: { file, field: duplicate.path, key: duplicate.key },
     });
   }
   const invalid = (field: string, problem: string): OpenWorkerError =>

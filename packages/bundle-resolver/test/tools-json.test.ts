@@ -59,6 +59,8 @@ describe("tools.json", () => {
     ['{"version":1,"mcpServers":[""]}', "TOOLS_JSON_INVALID", "mcpServers[0]"],
     ['{"version":1,"mcpServers":["OpenWorker"]}', "NAMESPACE_RESERVED", "mcpServers[0]"],
     ['{"version":1,"mcpServers":["acer"],"tools":[]}', "TOOLS_JSON_INVALID", 'field "tools" is not known in version 1'],
+    ['{"version":2,"mcpServers":{"acer":["a"],"acer":["b"]}}', "TOOLS_JSON_DUPLICATE", 'key "acer" appears twice in "mcpServers"'],
+    ['{"version":3,"tools":[],"version":3}', "TOOLS_JSON_DUPLICATE", 'key "version" appears twice'],
   ])("B6 rejects %s with %s naming the file and field", (text, code, fragment) => {
     const error = thrown(() => parseToolsJson(text, "coworker/tools.json"));
     expect(error.code).toBe(code);

@@ -6,6 +6,7 @@ export {
   type ConfigFileContents,
   type ConfigFileOptions,
 } from "./config-file.js";
+export { findDuplicateJsonKey, type DuplicateJsonKey } from "./duplicate-keys.js";
 export type {
   McpProviderDefinition,
   ProviderPlacement,

@@ -1,6 +1,7 @@
 import path from "node:path";
 import { OpenWorkerError } from "@openworker/tools-sdk";
 import { REGISTRY_ERROR_CODES as CODES } from "./codes.js";
+import { findDuplicateJsonKey } from "./duplicate-keys.js";
 import { normalizeProviderDefinition, typeOf } from "./provider-definition.js";
 import type { McpProviderDefinition } from "./provider.js";
 
@@ -32,6 +33,17 @@ export function parseServersFile(text: string, file: string): McpProviderDefinit
       cause,
       details: { file },
     });
+  }
+  const duplicate = findDuplicateJsonKey(source);
+  if (duplicate) {
+    const servers = duplicate.path === "servers" || duplicate.path === "mcpServers";
+    throw new OpenWorkerError(
+      servers ? CODES.duplicateProvider : CODES.serversFileInvalid,
+      servers
+        ? `${file}: server ${JSON.stringify(duplicate.key)} appears twice in "${duplicate.path}"; two MCP providers cannot share a namespace (N5)`
+        : `${file}: key ${JSON.stringify(duplicate.key)} appears twice${duplicate.path ? ` in "${duplicate.path}"` : ""}`,
+      { details: { file, ...duplicate } },
+    );
   }
   if (typeof document !== "object" || document === null || Array.isArray(document)) {
     throw invalid(file, `must be a JSON object with a "servers" or "mcpServers" object, got ${typeOf(document)}`);
