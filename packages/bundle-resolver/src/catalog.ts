@@ -2,7 +2,14 @@ import type { JsonSchema } from "@openworker/tools-sdk";
 import { OpenWorkerError } from "@openworker/tools-sdk";
 import { BUNDLE_ERROR_CODES as CODES } from "./codes.js";
 
-/** One tool an MCP provider published, as discovery reported it. */
+/**
+ * One tool an MCP provider published, as discovery reported it.
+ *
+ * @example
+ * ```ts
+ * const tool: McpCatalogTool = { name: "acer_fan_set", inputSchema: { type: "object" }, fingerprint: "sha256:…" };
+ * ```
+ */
 export interface McpCatalogTool {
   /** The exact remote tool name. */
   readonly name: string;

@@ -6,7 +6,15 @@ import { BUNDLE_ERROR_CODES as CODES } from "./codes.js";
 import { parseManifest, type Manifest } from "./manifest.js";
 import { parseToolsJson, type BundleSelection } from "./tools-json.js";
 
-/** A loaded coworker bundle (B1): what it says, and the exact bytes an execution identity pins (A2). */
+/**
+ * A loaded coworker bundle (B1): what it says, and the exact bytes an execution identity pins (A2).
+ *
+ * @example
+ * ```ts
+ * const bundle: Bundle = await loadBundle("./app");
+ * bundle.manifest.name;
+ * ```
+ */
 export interface Bundle {
   /** Absolute path of the folder holding `manifest.md` and `tools.json`. */
   readonly dir: string;
@@ -16,7 +24,14 @@ export interface Bundle {
   readonly toolsJsonBytes: Uint8Array;
 }
 
-/** File names inside a bundle folder. */
+/**
+ * File names inside a bundle folder.
+ *
+ * @example
+ * ```ts
+ * path.join(appDir, BUNDLE_FILES.folder, BUNDLE_FILES.tools); // app/coworker/tools.json
+ * ```
+ */
 export const BUNDLE_FILES = Object.freeze({ folder: "coworker", manifest: "manifest.md", tools: "tools.json" });
 
 /**

@@ -2,7 +2,14 @@ import { OpenWorkerError } from "@openworker/tools-sdk";
 import { BUNDLE_ERROR_CODES as CODES } from "./codes.js";
 import { checkTextSize, stripBom } from "./text.js";
 
-/** A named, optional piece of instructions a coworker can use (B1). */
+/**
+ * A named, optional piece of instructions a coworker can use (B1).
+ *
+ * @example
+ * ```ts
+ * const report: Skill | undefined = manifest.skills.find((skill) => skill.name === "battery-report");
+ * ```
+ */
 export interface Skill {
   /** ASCII letters, digits, `_`, `-` and `.`; unique within the manifest. */
   readonly name: string;
@@ -10,7 +17,14 @@ export interface Skill {
   readonly instructions: string;
 }
 
-/** The coworker described by `manifest.md` (B1): identity, system instructions, skills. */
+/**
+ * The coworker described by `manifest.md` (B1): identity, system instructions, skills.
+ *
+ * @example
+ * ```ts
+ * const manifest: Manifest = parseManifest(text, "coworker/manifest.md");
+ * ```
+ */
 export interface Manifest {
   /** The coworker's name, from the front matter. */
   readonly name: string;

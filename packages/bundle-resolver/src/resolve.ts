@@ -6,7 +6,15 @@ import { BUNDLE_ERROR_CODES as CODES } from "./codes.js";
 import { identityLine, resolveMcp, resolveNative, schemaFailure, type ResolvedTool } from "./resolved-tool.js";
 import type { BundleSelection } from "./tools-json.js";
 
-/** The tools a bundle selected, resolved against a frozen registry and discovered catalogs. */
+/**
+ * The tools a bundle selected, resolved against a frozen registry and discovered catalogs.
+ *
+ * @example
+ * ```ts
+ * const tool = resolved.byAlias(call.name); // the model calls aliases
+ * if (!tool) throw new Error(`unknown tool ${call.name}`);
+ * ```
+ */
 export interface ResolvedSelection {
   /** In bundle order; v1: provider order, then each catalog's order. Nothing unselected (B2). */
   readonly tools: readonly ResolvedTool[];

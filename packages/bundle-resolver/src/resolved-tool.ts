@@ -15,13 +15,27 @@ interface ResolvedToolCommon {
   readonly validator: ArgumentValidator;
 }
 
-/** A selected native tool (B4): the exact registered descriptor. */
+/**
+ * A selected native tool (B4): the exact registered descriptor.
+ *
+ * @example
+ * ```ts
+ * if (tool.kind === "native") await tool.tool.call(context, args);
+ * ```
+ */
 export interface NativeResolvedTool extends ResolvedToolCommon {
   readonly kind: "native";
   readonly tool: Tool;
 }
 
-/** A selected MCP tool (B4): its provider and the exact remote name after the first dot. */
+/**
+ * A selected MCP tool (B4): its provider and the exact remote name after the first dot.
+ *
+ * @example
+ * ```ts
+ * if (tool.kind === "mcp") bridge.call(tool.provider.namespace, tool.remoteName, args);
+ * ```
+ */
 export interface McpResolvedTool extends ResolvedToolCommon {
   readonly kind: "mcp";
   readonly provider: McpProviderDefinition;
@@ -30,7 +44,14 @@ export interface McpResolvedTool extends ResolvedToolCommon {
   readonly catalogFingerprint: string;
 }
 
-/** One selected tool, native or MCP. */
+/**
+ * One selected tool, native or MCP.
+ *
+ * @example
+ * ```ts
+ * const check = (tool: ResolvedTool, args: unknown) => tool.validator.check(args); // E5, before approval
+ * ```
+ */
 export type ResolvedTool = NativeResolvedTool | McpResolvedTool;
 
 // Resolution runs at every turn preparation; a tool's resolved form (its compiled

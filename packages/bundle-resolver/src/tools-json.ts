@@ -7,6 +7,11 @@ import { checkTextSize, stripBom } from "./text.js";
  * A bundle's selection (B1–B3): the tools the coworker may see, and nothing else (B2).
  * v3 lists qualified names of native or MCP tools; v2 and v1 are the older MCP-only
  * formats: v2 lists remote tool names per server, v1 takes every tool of each server.
+ *
+ * @example
+ * ```ts
+ * const selection: BundleSelection = { version: 2, mcpServers: { acer: ["acer_care_center_batterystatus_get"] } };
+ * ```
  */
 export type BundleSelection =
   | { readonly version: 3; readonly tools: readonly string[] }

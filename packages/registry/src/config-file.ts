@@ -1,17 +1,38 @@
 import { open } from "node:fs/promises";
 import { OpenWorkerError } from "@openworker/tools-sdk";
 
-/** The size cap of every configuration file the host stack reads (servers.json, manifest.md, tools.json). */
+/**
+ * The size cap of every configuration file the host stack reads (servers.json, manifest.md, tools.json).
+ *
+ * @example
+ * ```ts
+ * CONFIG_FILE_MAX_BYTES; // 1048576 (1 MiB)
+ * ```
+ */
 export const CONFIG_FILE_MAX_BYTES = 1024 * 1024;
 
-/** The bytes of a configuration file and its text (UTF-8, a leading BOM removed). */
+/**
+ * The bytes of a configuration file and its text (UTF-8, a leading BOM removed).
+ *
+ * @example
+ * ```ts
+ * const { bytes, text }: ConfigFileContents = await readConfigFile("tools.json", { codePrefix: "BUNDLE_FILE" });
+ * ```
+ */
 export interface ConfigFileContents {
   /** Exactly the bytes on disk: what an execution identity hashes. */
   readonly bytes: Uint8Array;
   readonly text: string;
 }
 
-/** Where a file is read and which error codes its problems get. */
+/**
+ * Which error codes a file's problems get, and its size cap.
+ *
+ * @example
+ * ```ts
+ * const options: ConfigFileOptions = { codePrefix: "SERVERS_FILE", maxBytes: 64 * 1024 };
+ * ```
+ */
 export interface ConfigFileOptions {
   /** Prefix of the error codes: `"SERVERS_FILE"` gives `SERVERS_FILE_TOO_LARGE`, `SERVERS_FILE_NOT_FOUND`, … */
   readonly codePrefix: string;

@@ -1,4 +1,11 @@
-/** Where a JSON document repeats a key: the path of the object (`""` for the root) and the key. */
+/**
+ * Where a JSON document repeats a key: the path of the object (`""` for the root) and the key.
+ *
+ * @example
+ * ```ts
+ * const duplicate: DuplicateJsonKey = { path: "servers", key: "acer" };
+ * ```
+ */
 export interface DuplicateJsonKey {
   /** Dotted path of the object holding the key twice, with `[i]` for array items; `""` for the root. */
   readonly path: string;

@@ -7,7 +7,14 @@ import type {
   StreamableHttpProviderDefinition,
 } from "./provider.js";
 
-/** What `registerMcp` takes: a stdio provider without the `transport` tag. */
+/**
+ * What `registerMcp` takes: a stdio provider without the `transport` tag (`args` defaults to `[]`).
+ *
+ * @example
+ * ```ts
+ * const input: StdioProviderInput = { namespace: "acer", program: "bin/acer-mcp-launcher" };
+ * ```
+ */
 export interface StdioProviderInput {
   readonly namespace: string;
   readonly program: string;
@@ -17,7 +24,14 @@ export interface StdioProviderInput {
   readonly placement?: ProviderPlacement;
 }
 
-/** What `registerMcpHttp` takes: a streamable-HTTP provider without the `transport` tag. */
+/**
+ * What `registerMcpHttp` takes: a streamable-HTTP provider without the `transport` tag.
+ *
+ * @example
+ * ```ts
+ * const input: StreamableHttpProviderInput = { namespace: "local", url: "http://localhost:8123/mcp" };
+ * ```
+ */
 export interface StreamableHttpProviderInput {
   readonly namespace: string;
   readonly url: string;

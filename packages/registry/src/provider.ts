@@ -1,10 +1,22 @@
 /**
  * Where an MCP provider's process runs (A4). Only MCP providers can be placed; native
  * tools are trusted host code and always run in the host process.
+ *
+ * @example
+ * ```ts
+ * registry.registerMcp({ namespace: "untrusted", program: "/opt/untrusted/mcp", placement: "sandbox" });
+ * ```
  */
 export type ProviderPlacement = "host" | "sandbox";
 
-/** An MCP provider launched by the runtime as a child process speaking MCP over stdio (M1). */
+/**
+ * An MCP provider launched by the runtime as a child process speaking MCP over stdio (M1).
+ *
+ * @example
+ * ```ts
+ * const acer: StdioProviderDefinition = { transport: "stdio", namespace: "acer", program: "/opt/acer/mcp", args: [] };
+ * ```
+ */
 export interface StdioProviderDefinition {
   readonly transport: "stdio";
   /** The namespace its tools are selected under: `namespace.remote_tool_name`. */
@@ -20,7 +32,14 @@ export interface StdioProviderDefinition {
   readonly placement?: ProviderPlacement;
 }
 
-/** An MCP provider reached over streamable HTTP at a local service's URL (M1). */
+/**
+ * An MCP provider reached over streamable HTTP at a local service's URL (M1).
+ *
+ * @example
+ * ```ts
+ * const local: StreamableHttpProviderDefinition = { transport: "streamable_http", namespace: "local", url: "http://127.0.0.1:8123/mcp" };
+ * ```
+ */
 export interface StreamableHttpProviderDefinition {
   readonly transport: "streamable_http";
   readonly namespace: string;
@@ -35,5 +54,12 @@ export interface StreamableHttpProviderDefinition {
   readonly placement?: ProviderPlacement;
 }
 
-/** A registered MCP provider. */
+/**
+ * A registered MCP provider, of either transport.
+ *
+ * @example
+ * ```ts
+ * const launch = (provider: McpProviderDefinition) => (provider.transport === "stdio" ? provider.program : provider.url);
+ * ```
+ */
 export type McpProviderDefinition = StdioProviderDefinition | StreamableHttpProviderDefinition;

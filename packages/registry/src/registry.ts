@@ -11,7 +11,15 @@ import type { McpProviderDefinition } from "./provider.js";
 import { parseServersFile } from "./servers-file.js";
 import { snapshotDescriptor } from "./snapshot.js";
 
-/** A native tool as the registry holds it: the descriptor read once, frozen. */
+/**
+ * A native tool as the registry holds it: the descriptor read once, frozen.
+ *
+ * @example
+ * ```ts
+ * const entry: RegisteredTool | undefined = registry.get("example.shout");
+ * entry?.descriptor.version; // "1.0.0"
+ * ```
+ */
 export interface RegisteredTool {
   /** Qualified name, `namespace.tool` (N1). */
   readonly name: string;
@@ -26,7 +34,14 @@ export interface RegisteredTool {
   readonly classification?: string;
 }
 
-/** Options of {@link ToolRegistry.register}. */
+/**
+ * Options of {@link ToolRegistry.register}.
+ *
+ * @example
+ * ```ts
+ * registry.register(tool, { classification: "internal" } satisfies RegisterOptions);
+ * ```
+ */
 export interface RegisterOptions {
   /** Only `"host"` is accepted: asking `"sandbox"` for a native tool fails (A4). */
   readonly placement?: "host" | "sandbox";
