@@ -7,6 +7,11 @@ import { optionalText, requireOneOf, requireText } from "./validate.js";
  * What an approval is bound to (A2, M3): the session's execution identity, the tool and
  * its schema fingerprint. `argsDigest` narrows a once-only approval to the exact
  * arguments. A different identity or a changed schema finds nothing: nothing is inherited.
+ *
+ * @example
+ * ```ts
+ * const key: ApprovalKey = { executionIdentity, qualifiedName: "acer.battery", schemaFingerprint };
+ * ```
  */
 export interface ApprovalKey {
   readonly executionIdentity: string;
@@ -16,7 +21,14 @@ export interface ApprovalKey {
   readonly argsDigest?: string;
 }
 
-/** A stored approval. */
+/**
+ * A stored approval.
+ *
+ * @example
+ * ```ts
+ * const record = journal.findApproval(key); // { scope: "session", by: "person", decidedAt, … } | undefined
+ * ```
+ */
 export interface ApprovalRecord {
   readonly executionIdentity: string;
   readonly qualifiedName: string;
@@ -30,7 +42,14 @@ export interface ApprovalRecord {
   readonly decidedAt: string;
 }
 
-/** What {@link ApprovalStore.store} records besides the key. */
+/**
+ * What {@link ApprovalStore.store} records besides the key.
+ *
+ * @example
+ * ```ts
+ * journal.storeApproval(key, { scope: "session", by: "person", who: "ana" });
+ * ```
+ */
 export interface ApprovalGrant {
   readonly scope: ApprovalScope;
   readonly by: ApprovalDecider;

@@ -3,6 +3,11 @@ import { OpenWorkerError } from "@openworker/tools-sdk";
 /**
  * Every stable error code this package throws. Callers branch on these with
  * `OpenWorkerError.hasCode(error, JOURNAL_ERRORS.TERMINAL_EXISTS)`.
+ *
+ * @example
+ * ```ts
+ * if (OpenWorkerError.hasCode(error, JOURNAL_ERRORS.TERMINAL_EXISTS)) return;
+ * ```
  */
 export const JOURNAL_ERRORS = Object.freeze({
   /** The file could not be opened as a SQLite database (missing folder rights, not SQLite, locked). */
@@ -49,7 +54,14 @@ export const JOURNAL_ERRORS = Object.freeze({
   HOST_ENTRY_UNREADABLE: "HOST_ENTRY_UNREADABLE",
 } as const);
 
-/** One of the codes in {@link JOURNAL_ERRORS}. */
+/**
+ * One of the codes in {@link JOURNAL_ERRORS}.
+ *
+ * @example
+ * ```ts
+ * const code: JournalErrorCode = JOURNAL_ERRORS.CALLS_OPEN;
+ * ```
+ */
 export type JournalErrorCode = (typeof JOURNAL_ERRORS)[keyof typeof JOURNAL_ERRORS];
 
 export function journalError(

@@ -2,7 +2,14 @@ import { canonicalJson, type JsonValue, type ToolDescriptor } from "@openworker/
 import { sha256Hex } from "@openworker/tools-sdk/validation";
 import { JOURNAL_ERRORS, journalError } from "./errors.js";
 
-/** One selected tool as the registry resolved it (B4). */
+/**
+ * One selected tool as the registry resolved it (B4).
+ *
+ * @example
+ * ```ts
+ * const tool: SelectedTool = { qualifiedName: "acer.battery", alias: "acer__battery", kind: "mcp", schemaFingerprint, provider: "acer", remoteName: "battery" };
+ * ```
+ */
 export interface SelectedTool {
   readonly qualifiedName: string;
   readonly alias: string;
@@ -16,7 +23,14 @@ export interface SelectedTool {
   readonly remoteName?: string;
 }
 
-/** Everything a session's execution identity pins (A2). */
+/**
+ * Everything a session's execution identity pins (A2).
+ *
+ * @example
+ * ```ts
+ * const inputs: ExecutionIdentityInputs = { bundle: { manifestBytes, toolsJsonBytes, version: 3 }, policies, selection, nativeDescriptors, host };
+ * ```
+ */
 export interface ExecutionIdentityInputs {
   readonly bundle: { readonly manifestBytes: Uint8Array; readonly toolsJsonBytes: Uint8Array; readonly version: 1 | 2 | 3 };
   readonly policies: JsonValue;
@@ -27,7 +41,14 @@ export interface ExecutionIdentityInputs {
   readonly host: { readonly executableBytesDigest: string; readonly nodeVersion: string };
 }
 
-/** A computed execution identity with the per-component digests it was made from. */
+/**
+ * A computed execution identity with the per-component digests it was made from.
+ *
+ * @example
+ * ```ts
+ * const { identity, components } = computeExecutionIdentity(inputs); // "owid3:…"
+ * ```
+ */
 export interface ExecutionIdentity {
   /** `owid3:<hex>` for v3 bundles, `owid-legacy1:<hex>` for v1/v2 bundles. */
   readonly identity: string;

@@ -1,7 +1,14 @@
 import type { JsonValue } from "@openworker/tools-sdk";
 import type { ApprovalDecider, ApprovalScope, CallOutcome } from "./records.js";
 
-/** What `sessionOpened` records: the session's execution identity and the inputs that made it (A2). */
+/**
+ * What `sessionOpened` records: the session's execution identity and the inputs that made it (A2).
+ *
+ * @example
+ * ```ts
+ * journal.sessionOpened({ sessionId, executionIdentity: identity.identity, identityInputs: identity.components, workspace });
+ * ```
+ */
 export interface SessionOpenedInput {
   readonly sessionId: string;
   readonly executionIdentity: string;
@@ -11,7 +18,14 @@ export interface SessionOpenedInput {
   readonly bundleDir?: string;
 }
 
-/** What `turnPrepared` records: the fingerprints of what the model was shown this turn (M2, M3). */
+/**
+ * What `turnPrepared` records: the fingerprints of what the model was shown this turn (M2, M3).
+ *
+ * @example
+ * ```ts
+ * journal.turnPrepared({ sessionId, turnId, selectionFingerprint, catalogFingerprints: { acer: "sha256:…" } });
+ * ```
+ */
 export interface TurnPreparedInput {
   readonly sessionId: string;
   readonly turnId: string;
@@ -20,7 +34,14 @@ export interface TurnPreparedInput {
   readonly catalogFingerprints: Readonly<Record<string, string>>;
 }
 
-/** What `callRequested` records. `argsDigest` must equal `argumentsDigest(args)`. */
+/**
+ * What `callRequested` records. `argsDigest` must equal `argumentsDigest(args)`.
+ *
+ * @example
+ * ```ts
+ * journal.callRequested({ sessionId, turnId, callId, alias, qualifiedName, args, argsDigest: argumentsDigest(args) });
+ * ```
+ */
 export interface CallRequestedInput {
   readonly sessionId: string;
   readonly turnId: string;
@@ -31,7 +52,14 @@ export interface CallRequestedInput {
   readonly argsDigest: string;
 }
 
-/** What `approvalDecided` records: the decision, who made it, and the key it was decided under (A1). */
+/**
+ * What `approvalDecided` records: the decision, who made it, and the key it was decided under (A1).
+ *
+ * @example
+ * ```ts
+ * journal.approvalDecided({ sessionId, callId, decision: "approved", by: "bypass", scope: "once", key });
+ * ```
+ */
 export interface ApprovalDecidedInput {
   readonly sessionId: string;
   readonly callId: string;
@@ -45,18 +73,39 @@ export interface ApprovalDecidedInput {
   readonly reason?: string;
 }
 
-/** Identifies one call of one session. */
+/**
+ * Identifies one call of one session.
+ *
+ * @example
+ * ```ts
+ * await journal.callStarted({ sessionId, callId });
+ * ```
+ */
 export interface CallRef {
   readonly sessionId: string;
   readonly callId: string;
 }
 
-/** What `callProgress` records: one event, already bounded by the runtime (E2). */
+/**
+ * What `callProgress` records: one event, already bounded by the runtime (E2).
+ *
+ * @example
+ * ```ts
+ * journal.callProgress({ sessionId, callId, event: { message: "indexing", fraction: 0.4 } });
+ * ```
+ */
 export interface CallProgressInput extends CallRef {
   readonly event: JsonValue;
 }
 
-/** What `callFinished` records: the one terminal record of a call (A3). Images as digests only (T4). */
+/**
+ * What `callFinished` records: the one terminal record of a call (A3). Images as digests only (T4).
+ *
+ * @example
+ * ```ts
+ * journal.callFinished({ sessionId, callId, outcome: "timed_out", code: "TOOL_TIMEOUT", message: "no answer in 75 s" });
+ * ```
+ */
 export interface CallFinishedInput extends CallRef {
   readonly outcome: CallOutcome;
   readonly code?: string;
@@ -66,14 +115,28 @@ export interface CallFinishedInput extends CallRef {
   readonly breach?: JsonValue;
 }
 
-/** What `revoked` records: a tool's access revoked at turn end, cancellation or close (T5). */
+/**
+ * What `revoked` records: a tool's access revoked at turn end, cancellation or close (T5).
+ *
+ * @example
+ * ```ts
+ * journal.revoked({ sessionId, tool: "example.web_search", reason: "cancel" });
+ * ```
+ */
 export interface RevokedInput {
   readonly sessionId: string;
   readonly tool: string;
   readonly reason: "turn" | "cancel" | "close";
 }
 
-/** What `turnFinished` records. */
+/**
+ * What `turnFinished` records.
+ *
+ * @example
+ * ```ts
+ * journal.turnFinished({ sessionId, turnId, completed: false, reason: "limit" });
+ * ```
+ */
 export interface TurnFinishedInput {
   readonly sessionId: string;
   readonly turnId: string;

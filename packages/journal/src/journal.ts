@@ -28,10 +28,22 @@ import { JournalWriter } from "./writer.js";
  *   be lost, never torn.
  * - `strict`: WAL with `synchronous=FULL`: each group commit is fsynced before it is
  *   acknowledged, so nothing acknowledged is lost even on power loss.
+ *
+ * @example
+ * ```ts
+ * const journal = Journal.open({ path, durability: "strict" });
+ * ```
  */
 export type Durability = "grouped" | "strict";
 
-/** How to open a journal. */
+/**
+ * How to open a journal.
+ *
+ * @example
+ * ```ts
+ * const reader = Journal.open({ path: ".openworker/journal.db", readonly: true });
+ * ```
+ */
 export interface JournalOptions {
   /** The database file; its folders are created for a writer. */
   readonly path: string;

@@ -3,7 +3,14 @@ import type Database from "better-sqlite3";
 import { progressOf } from "./live-state.js";
 import type { ApprovalDecider, CallOutcome, JournalRecord } from "./records.js";
 
-/** One session as the journal knows it. */
+/**
+ * One session as the journal knows it.
+ *
+ * @example
+ * ```ts
+ * for (const session of journal.sessions()) console.log(session.sessionId, session.records);
+ * ```
+ */
 export interface SessionSummary {
   readonly sessionId: string;
   readonly executionIdentity: string;
@@ -19,7 +26,14 @@ export interface SessionSummary {
   readonly openCalls: number;
 }
 
-/** One call as the journal knows it. */
+/**
+ * One call as the journal knows it.
+ *
+ * @example
+ * ```ts
+ * const unfinished = journal.calls(sessionId).filter((call) => call.outcome === undefined);
+ * ```
+ */
 export interface CallSummary {
   readonly callId: string;
   readonly sessionId: string;

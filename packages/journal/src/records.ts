@@ -4,10 +4,22 @@ import type { CallOutcome as ExecutionOutcome } from "@openworker/tools-sdk/exec
 /**
  * How a call ended: one of the outcomes of the call boundary (A3), plus `interrupted`,
  * which only recovery writes for a call a crash left without a terminal record.
+ *
+ * @example
+ * ```ts
+ * const outcome: CallOutcome = "interrupted";
+ * ```
  */
 export type CallOutcome = ExecutionOutcome | "interrupted";
 
-/** Every outcome a terminal record may carry, in a stable order. */
+/**
+ * Every outcome a terminal record may carry, in a stable order.
+ *
+ * @example
+ * ```ts
+ * CALL_OUTCOMES.includes("crashed"); // true
+ * ```
+ */
 export const CALL_OUTCOMES: readonly CallOutcome[] = Object.freeze([
   "succeeded",
   "failed",
@@ -18,14 +30,33 @@ export const CALL_OUTCOMES: readonly CallOutcome[] = Object.freeze([
   "interrupted",
 ]);
 
-/** Who decided an approval (A1): a person, a policy, or bypass (which skips only the person). */
+/**
+ * Who decided an approval (A1): a person, a policy, or bypass (which skips only the person).
+ *
+ * @example
+ * ```ts
+ * const by: ApprovalDecider = "policy";
+ * ```
+ */
 export type ApprovalDecider = "person" | "policy" | "bypass";
-/** How far an approval reaches: this call's exact arguments, or the whole execution identity. */
+/**
+ * How far an approval reaches: this call's exact arguments, or the whole execution identity.
+ *
+ * @example
+ * ```ts
+ * const scope: ApprovalScope = "once";
+ * ```
+ */
 export type ApprovalScope = "once" | "session";
 
 /**
  * The payload of each record kind. Model-context facts have no kind here on purpose
  * (L2): they are transient instruction context, never history.
+ *
+ * @example
+ * ```ts
+ * type Finished = RecordBodies["call_finished"]; // { callId, outcome, code?, … }
+ * ```
  */
 export interface RecordBodies {
   session_opened: {
@@ -72,10 +103,24 @@ export interface RecordBodies {
   session_closed: Record<string, never>;
 }
 
-/** The kind of a journal record. */
+/**
+ * The kind of a journal record.
+ *
+ * @example
+ * ```ts
+ * const kind: RecordKind = "call_started";
+ * ```
+ */
 export type RecordKind = keyof RecordBodies;
 
-/** Every record kind, in the order a session meets them. */
+/**
+ * Every record kind, in the order a session meets them.
+ *
+ * @example
+ * ```ts
+ * RECORD_KINDS.length; // 10
+ * ```
+ */
 export const RECORD_KINDS: readonly RecordKind[] = Object.freeze([
   "session_opened",
   "turn_prepared",
@@ -89,7 +134,14 @@ export const RECORD_KINDS: readonly RecordKind[] = Object.freeze([
   "session_closed",
 ]);
 
-/** The fields every record shares; `seq` counts from 1 within a session. */
+/**
+ * The fields every record shares; `seq` counts from 1 within a session.
+ *
+ * @example
+ * ```ts
+ * const { sessionId, seq, at } = journal.timeline(callId)[0]!;
+ * ```
+ */
 export interface RecordEnvelope {
   readonly sessionId: string;
   readonly seq: number;
@@ -97,7 +149,14 @@ export interface RecordEnvelope {
   readonly at: string;
 }
 
-/** The part of a record the chain hash covers: envelope, kind and payload. */
+/**
+ * The part of a record the chain hash covers: envelope, kind and payload.
+ *
+ * @example
+ * ```ts
+ * const { hash, prevHash, ...content } = record; // content is a RecordContent
+ * ```
+ */
 export type RecordContent = {
   [K in RecordKind]: RecordEnvelope & { readonly kind: K } & Readonly<RecordBodies[K]>;
 }[RecordKind];

@@ -3,7 +3,14 @@ import type { GroupCommit } from "./group-commit.js";
 import type { LiveState } from "./live-state.js";
 import type { JournalWriter } from "./writer.js";
 
-/** A call a crash left without a terminal record, now marked `interrupted` (A3). */
+/**
+ * A call a crash left without a terminal record, now marked `interrupted` (A3).
+ *
+ * @example
+ * ```ts
+ * for (const call of journal.recovered) if (call.started) console.warn(`${call.qualifiedName} may have had effects`);
+ * ```
+ */
 export interface InterruptedCall {
   readonly sessionId: string;
   readonly callId: string;

@@ -3,7 +3,14 @@ import path from "node:path";
 import Database from "better-sqlite3";
 import { JOURNAL_ERRORS, journalError } from "./errors.js";
 
-/** The schema version this package writes (`PRAGMA user_version`). */
+/**
+ * The schema version this package writes (`PRAGMA user_version`).
+ *
+ * @example
+ * ```ts
+ * SCHEMA_VERSION; // 1
+ * ```
+ */
 export const SCHEMA_VERSION = 1;
 
 /**

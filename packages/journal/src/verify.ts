@@ -1,14 +1,28 @@
 import type Database from "better-sqlite3";
 import { chainHash, GENESIS_HASH } from "./chain.js";
 
-/** Where a chain first breaks: the session, the `seq` at fault, and what is wrong there. */
+/**
+ * Where a chain first breaks: the session, the `seq` at fault, and what is wrong there.
+ *
+ * @example
+ * ```ts
+ * const where = journal.verify().firstBreak; // { sessionId, seq, problem } | undefined
+ * ```
+ */
 export interface ChainBreak {
   readonly sessionId: string;
   readonly seq: number;
   readonly problem: string;
 }
 
-/** The result of {@link verifyChains}. */
+/**
+ * The result of {@link verifyChains}.
+ *
+ * @example
+ * ```ts
+ * const report = journal.verify(); if (!report.ok) console.error(report.firstBreak);
+ * ```
+ */
 export interface VerifyReport {
   readonly ok: boolean;
   /** Sessions checked. */
