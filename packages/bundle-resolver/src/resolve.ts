@@ -129,19 +129,17 @@ function walk(registry: ToolRegistry, selection: BundleSelection, catalogs: read
     );
   }
   const resolver = new Resolver(registry, catalogs, report);
-  if (selection.version === 3) {
+  const shape = shapeProblem(selection);
+  if (shape) report(new OpenWorkerError(CODES.toolsJsonInvalid, `${FILE}: ${shape}; parse it with parseToolsJson`));
+  else if (selection.version === 3) {
     selection.tools.forEach((name, index) => resolver.select(name, `tools[${index}]`));
   } else if (selection.version === 2) {
     for (const [namespace, tools] of Object.entries(selection.mcpServers)) {
       if (!resolver.mcpServer(namespace, `mcpServers.${namespace}`)) continue;
       tools.forEach((tool, index) => resolver.select(`${namespace}.${tool}`, `mcpServers.${namespace}[${index}]`));
     }
-  } else if (selection.version === 1) {
-    selection.mcpServers.forEach((namespace, index) => resolver.everyToolOf(namespace, `mcpServers[${index}]`));
   } else {
-    report(
-      new OpenWorkerError(CODES.versionUnknown, `${FILE}: selection version ${JSON.stringify((selection as { version: unknown }).version)} is not 1, 2 or 3`),
-    );
+    selection.mcpServers.forEach((namespace, index) => resolver.everyToolOf(namespace, `mcpServers[${index}]`));
   }
   if (problems > 0) return resolver.finish();
   const previous = [cached?.registry === registry ? cached.result : undefined, lastByRegistry.get(registry)];
@@ -359,6 +357,20 @@ function notPublished(name: string, namespace: string, remote: string, catalog: 
       `${JSON.stringify(namespace)} (published: ${preview([...catalog.byName.keys()])}); names are exact and case-sensitive (N7)`,
     { details: { field, name, namespace, remoteName: remote } },
   );
+}
+
+/** Selections may be built by hand in JavaScript: refuse a wrong shape instead of throwing a TypeError. */
+function shapeProblem(selection: BundleSelection): string | undefined {
+  if (typeof selection !== "object" || selection === null) return "the selection must be an object";
+  const { version } = selection as { version: unknown };
+  if (selection.version === 3) return Array.isArray(selection.tools) ? undefined : 'selection field "tools" must be an array';
+  if (selection.version === 1) return Array.isArray(selection.mcpServers) ? undefined : 'selection field "mcpServers" must be an array';
+  if (selection.version === 2) {
+    const servers: unknown = selection.mcpServers;
+    if (typeof servers !== "object" || servers === null || Array.isArray(servers)) return 'selection field "mcpServers" must be an object';
+    return Object.values(servers).every(Array.isArray) ? undefined : 'every server of selection field "mcpServers" must list tools in an array';
+  }
+  return `selection version ${JSON.stringify(version)} is not 1, 2 or 3`;
 }
 
 function sameItems<T>(a: readonly T[], b: readonly T[]): boolean {

@@ -94,6 +94,18 @@ describe("resolveSelection: v3", () => {
     expect(error.message).toContain(fragment);
   });
 
+  it.each([
+    [null],
+    [{ version: 3 }],
+    [{ version: 3, tools: "example.shout" }],
+    [{ version: 2, mcpServers: { acer: "acer_fan_set" } }],
+    [{ version: 2, mcpServers: ["acer"] }],
+    [{ version: 1, mcpServers: "acer" }],
+    [{ version: 4, tools: [] }],
+  ])("B6 refuses the hand-built selection %j without crashing", (selection) => {
+    expect(thrown(() => resolveSelection(registry, selection as never, catalogs)).code).toBe("TOOLS_JSON_INVALID");
+  });
+
   it("N6 refuses the same name selected twice in a hand-built selection", () => {
     const error = thrown(() => resolveSelection(registry, v3("example.shout", "example.shout"), catalogs));
     expect(error.code).toBe("SELECTION_DUPLICATE");
