@@ -205,6 +205,24 @@ describe("sessions", () => {
     for (const session of sessions) expect(seen.get(session.id)).toEqual(["revoke"]);
   });
 
+  it("A3 E4 closing a session mid-call cancels it, journals its terminal record, then the close; nothing is replayed", async () => {
+    const model = new ScriptedProvider([{ toolCalls: [{ name: "test__hang", arguments: "{}" }] }]);
+    const runtime = await open(space.dir, [nativeTool("test.hang", () => new Promise(() => undefined))], { models: [model] });
+    const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.hang"]), policy: { mode: "bypass" } });
+    const started = new Promise<void>((resolve) => session.subscribe((event) => event.type === "call_started" && resolve()));
+    const turn = session.runTurn("go");
+    const direct = started.then(() => session.callTool("test.hang", {}));
+    await started;
+    await session.close();
+    expect(await turn).toMatchObject({ completed: false, reason: "cancelled" });
+    expect(await direct).toMatchObject({ outcome: "cancelled", stopsTurn: true });
+    await expect(session.callTool("test.hang", {})).rejects.toThrow(/closed/);
+    const calls = runtime.journal.calls(session.id);
+    expect(calls.map((call) => call.outcome)).toEqual(["cancelled", "cancelled"]);
+    expect(runtime.journal.session(session.id)).toMatchObject({ openCalls: 0, closedAt: expect.any(String) });
+    expect(runtime.journal.verify(session.id)).toMatchObject({ ok: true });
+  });
+
   it("I1 the model catalog lists configured models with a synchronous readiness observation", async () => {
     const runtime = await open(space.dir, [echo], { models: [new ScriptedProvider([])] });
     const catalog = runtime.modelCatalog();

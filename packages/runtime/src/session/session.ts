@@ -35,6 +35,10 @@ export class Session {
   readonly #slowFacts = new Set<string>();
   #prepared: PreparedTurn | undefined;
   #turn: AbortController | undefined;
+  /** Everything running in the session (a turn, host-driven calls): close waits for them to settle. */
+  readonly #running = new Set<Promise<unknown>>();
+  /** Aborted by close: ends host-driven calls still running. */
+  readonly #closeSignal = new AbortController();
   #turns = 0;
   #calls = 0;
   #closing: Promise<void> | undefined;
@@ -79,7 +83,7 @@ export class Session {
     this.#turn = controller;
     const turnId = `${this.id}.t${++this.#turns}`;
     try {
-      return await runTurn(
+      return await this.#track(runTurn(
         {
           environment: this.#parts.environment,
           registry: this.#parts.registry,
@@ -96,7 +100,7 @@ export class Session {
         turnId,
         input,
         controller.signal,
-      );
+      ));
     } finally {
       options.signal?.removeEventListener("abort", forward);
       this.#turn = undefined;
@@ -110,7 +114,11 @@ export class Session {
    */
   async callTool(qualifiedName: string, args: JsonValue, options: { signal?: AbortSignal } = {}): Promise<CallReport> {
     this.#assertOpen();
-    const signal = options.signal ?? new AbortController().signal;
+    const signal = options.signal ? AbortSignal.any([options.signal, this.#closeSignal.signal]) : this.#closeSignal.signal;
+    return this.#track(this.#callTool(qualifiedName, args, signal));
+  }
+
+  async #callTool(qualifiedName: string, args: JsonValue, signal: AbortSignal): Promise<CallReport> {
     const turnId = `${this.id}.h${++this.#turns}`;
     const { environment } = this.#parts;
     if (!this.#prepared) {
@@ -137,6 +145,9 @@ export class Session {
 
   async #close(): Promise<void> {
     this.cancel("the session is closing");
+    this.#closeSignal.abort(new OpenWorkerError(RUNTIME_ERROR_CODES.SESSION_CLOSED, "the session is closing"));
+    // Cancelled work settles at once (abandoned calls are not awaited): wait for its terminal records.
+    await Promise.allSettled([...this.#running]);
     const { environment } = this.#parts;
     if (this.#prepared) {
       const natives = this.#prepared.selection.tools.filter((tool): tool is NativeResolvedTool => tool.kind === "native");
@@ -150,6 +161,13 @@ export class Session {
       await environment.journal.flush();
       this.#parts.onClosed(this);
     }
+  }
+
+  #track<T>(work: Promise<T>): Promise<T> {
+    this.#running.add(work);
+    const untrack = () => void this.#running.delete(work);
+    work.then(untrack, untrack);
+    return work;
   }
 
   #nextCallId(): string {
