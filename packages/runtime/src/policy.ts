@@ -61,8 +61,8 @@ export function policyForIdentity(policy: ApprovalPolicy): JsonValue {
   return {
     name: policy.name ?? "default",
     mode: policy.mode ?? "normal",
-    classifications: { ...(policy.classifications ?? {}) },
-    rules: { ...(policy.rules ?? {}) },
+    classifications: { ...policy.classifications },
+    rules: { ...policy.rules },
   };
 }
 

@@ -147,7 +147,7 @@ export class Session {
     this.cancel("the session is closing");
     this.#closeSignal.abort(new OpenWorkerError(RUNTIME_ERROR_CODES.SESSION_CLOSED, "the session is closing"));
     // Cancelled work settles at once (abandoned calls are not awaited): wait for its terminal records.
-    await Promise.allSettled([...this.#running]);
+    await Promise.allSettled(this.#running);
     const { environment } = this.#parts;
     if (this.#prepared) {
       const natives = this.#prepared.selection.tools.filter((tool): tool is NativeResolvedTool => tool.kind === "native");
