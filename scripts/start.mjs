@@ -1,9 +1,12 @@
 #!/usr/bin/env node
-// `pnpm start`: the main job. Builds the workspace, then runs the example host's demo
-// when it exists; until then, runs the example partner tools through the SDK's testing
-// kit and prints what they return.
+// `pnpm start`: the main job. Builds the workspace, then runs the example host on the
+// sample coworker bundle (examples/coworker): one turn in which the model calls the three
+// selected tools (one needs an approval, granted by the demo's approver), the transcript
+// and every call's outcome, then a verification of the session's journal.
+//
+// Scripted model (default):  pnpm start
+// A real model:              pnpm start --provider openai --base-url http://127.0.0.1:11434/v1 --model qwen2.5:7b [--api-key-env OPENAI_API_KEY]
 import { spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -14,28 +17,31 @@ const build = spawnSync(path.join(root, "node_modules", ".bin", "turbo"), ["run"
   env,
   stdio: ["ignore", "ignore", "inherit"],
 });
-if (build.status !== 0) process.exit(build.status ?? 1);
+if (build.status !== 0) {
+  console.error(`build failed (exit ${build.status ?? build.signal})`);
+  process.exit(build.status || 1);
+}
 
 const host = path.join(root, "apps", "example-host", "dist", "host.js");
-if (existsSync(host)) {
-  const demo = spawnSync(process.execPath, [host, "demo", ...process.argv.slice(2)], { cwd: root, env, stdio: "inherit" });
-  process.exit(demo.status ?? 1);
-}
+const bundle = path.join(root, "examples", "coworker");
+const journal = path.join(root, ".openworker", "demo", "journal.db");
+const extra = process.argv.slice(2);
+const realModel = extra.includes("--base-url") || extra.some((arg) => arg === "--provider=openai") || extra[extra.indexOf("--provider") + 1] === "openai";
+const sessionId = `ses_demo_${new Date().toISOString().replace(/[-:.]/g, "").replace("T", "_").slice(0, 15)}`;
+const run = (args) => spawnSync(process.execPath, [host, ...args, "--journal", journal], { cwd: root, env, stdio: "inherit" });
 
-const { runTool } = await import(path.join(root, "packages/tools-sdk/dist/testing.js"));
-const exampleTools = await import(path.join(root, "examples/example-tools/dist/index.js"));
-const notificationTools = await import(path.join(root, "examples/notification-tools/dist/index.js"));
-const tools = [];
-const registrar = { register: (tool) => tools.push(tool) };
-exampleTools.register(registrar);
-notificationTools.register(registrar);
-const calls = {
-  "example.web_search": { query: "model context protocol" },
-  "notification.notify": { title: "OpenWorker", body: "The example tools ran." },
-};
-for (const tool of tools) {
-  const { name } = tool.descriptor();
-  const result = await runTool(tool, calls[name] ?? {});
-  console.log(`${name}: ${result.outcome}`);
-  console.log(`  ${result.outcome === "succeeded" ? result.output.text : `${result.error.code}: ${result.error.message}`}`);
-}
+console.log(`== ${path.relative(root, host)} run --bundle examples/coworker (${realModel ? "OpenAI-compatible model" : "scripted model"})`);
+const turn = run([
+  "run",
+  "--bundle", bundle,
+  ...(realModel ? [] : ["--script", path.join(bundle, "demo", "script.json")]),
+  "--policy", path.join(bundle, "demo", "policy.json"),
+  "--approve", "yes",
+  "--session-id", sessionId,
+  "--message", "Search the web for the Model Context Protocol, read my battery status, and send me a desktop notification when you are done.",
+  ...extra,
+]);
+console.log(`\n== journal verify ${sessionId}`);
+const verify = run(["journal", "verify", sessionId]);
+console.log(`\njournal: ${path.relative(root, journal)} (inspect: node ${path.relative(root, host)} journal show ${sessionId} --journal ${path.relative(root, journal)})`);
+process.exit(turn.status !== 0 ? turn.status || 1 : verify.status || 0);

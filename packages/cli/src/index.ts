@@ -1,2 +1,5 @@
 // Anything exported here is public API of @openworker/cli.
-export {};
+export { CLI_ERROR_CODES, EXIT_CODES } from "./cli/errors.js";
+export { mainWithRegistry, runCli, type MainOptions } from "./main.js";
+export { parseScript, readScriptFile, type ScriptFileStep } from "./setup/script.js";
+export { parsePolicy, readPolicyFile } from "./setup/policy.js";

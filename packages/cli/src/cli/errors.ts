@@ -1,0 +1,71 @@
+import { OpenWorkerError } from "@openworker/tools-sdk";
+
+/** The process exit codes of every command. */
+export const EXIT_CODES = Object.freeze({
+  /** The command did what it was asked. */
+  ok: 0,
+  /** The command ran and failed (a problem found, a call that did not succeed, an error). */
+  failed: 1,
+  /** The command line was wrong (unknown command or option, missing value). */
+  usage: 2,
+});
+
+/** Stable codes of the CLI's own errors. */
+export const CLI_ERROR_CODES = Object.freeze({
+  /** An unknown command, option or a missing/invalid option value. Exit 2. */
+  USAGE: "CLI_USAGE",
+  /** `--args`, `--policy` or a `--script` file is not what the command needs. */
+  ARGUMENTS_INVALID: "CLI_ARGUMENTS_INVALID",
+  POLICY_INVALID: "CLI_POLICY_INVALID",
+  SCRIPT_INVALID: "CLI_SCRIPT_INVALID",
+  /** A file named on the command line cannot be read. */
+  FILE_UNREADABLE: "CLI_FILE_UNREADABLE",
+  /** `run`/`serve` without a model: no `--script` and no OpenAI-compatible endpoint. */
+  MODEL_MISSING: "CLI_MODEL_MISSING",
+  /** `--api-key-env NAME` names an unset variable. */
+  API_KEY_MISSING: "CLI_API_KEY_MISSING",
+  /** `call` names a tool the bundle does not select (B2). */
+  TOOL_NOT_SELECTED: "CLI_TOOL_NOT_SELECTED",
+  /** `journal show|export` names a session the journal does not hold. */
+  SESSION_UNKNOWN: "CLI_SESSION_UNKNOWN",
+  /** `serve --mcp` could not load the MCP SDK. */
+  MCP_SDK_MISSING: "CLI_MCP_SDK_MISSING",
+  /** `serve --mcp --http` could not listen. */
+  LISTEN_FAILED: "CLI_LISTEN_FAILED",
+  /** Something unexpected; the message says what. */
+  INTERNAL: "CLI_INTERNAL",
+});
+
+/** An error in how the command was typed: printed with the command's usage hint, exit 2. */
+export function usageError(message: string): OpenWorkerError {
+  return new OpenWorkerError(CLI_ERROR_CODES.USAGE, message);
+}
+
+const HINTS: readonly (readonly [prefix: string, hint: string])[] = [
+  ["CLI_USAGE", "run `{program} {command} --help` for the options"],
+  ["CLI_ARGUMENTS_INVALID", "pass the tool's arguments as one JSON object, e.g. --args '{\"query\":\"mcp\"}'"],
+  ["CLI_POLICY", "a policy file is JSON: {\"name\":\"…\",\"classifications\":{\"ns.tool\":\"read_only\"},\"rules\":{\"read_only\":\"allow\"}}"],
+  ["CLI_SCRIPT", "a script file is a JSON array of steps {\"text\"?: string, \"toolCalls\"?: [{\"name\": alias, \"arguments\": {…}}]}"],
+  ["CLI_FILE_UNREADABLE", "check the path; relative paths are resolved against the current folder"],
+  ["CLI_MODEL_MISSING", "pass --script FILE (scripted model) or --provider openai --base-url URL --model NAME"],
+  ["CLI_API_KEY_MISSING", "export the variable named by --api-key-env, or drop the option for a keyless local endpoint"],
+  ["CLI_TOOL_NOT_SELECTED", "list the bundle's tools with `{program} tools list --bundle DIR`, or call without --bundle"],
+  ["CLI_SESSION_UNKNOWN", "list the sessions with `{program} journal sessions`"],
+  ["CLI_MCP_SDK_MISSING", "@openworker/cli needs @modelcontextprotocol/sdk installed beside it"],
+  ["CLI_LISTEN_FAILED", "pick another port with --http PORT (0 picks a free one)"],
+  ["JOURNAL_", "check --journal PATH (default <workspace>/.openworker/journal.db)"],
+  ["SERVERS_FILE", "fix the servers file named in the message (see the registry README for its format)"],
+  ["BUNDLE_", "pass --bundle with the folder holding manifest.md and tools.json (or its parent)"],
+  ["MANIFEST_", "fix manifest.md as the message says"],
+  ["TOOLS_JSON", "fix tools.json as the message says; `{program} tools check --bundle DIR` lists every problem"],
+  ["MODEL_", "check --provider, --base-url, --model and the endpoint"],
+  ["OPENAI_", "check --base-url, --model and --api-key-env"],
+  ["REGISTRY_", "register every tool and provider before the runtime opens"],
+  ["MCP_", "check the MCP provider's program or URL; `{program} tools check --bundle DIR` starts it and reports"],
+];
+
+/** The one-line hint printed under an error with this code. */
+export function hintFor(code: string, program: string, command: string): string {
+  const hint = HINTS.find(([prefix]) => code.startsWith(prefix))?.[1] ?? "run `{program} {command} --help` for usage";
+  return hint.replaceAll("{program}", program).replaceAll("{command}", command || "").replace(/ {2,}/g, " ");
+}

@@ -1,0 +1,74 @@
+import type { JsonValue } from "@openworker/tools-sdk";
+import { OpenWorkerError } from "@openworker/tools-sdk";
+import { choiceOption, stringOption, type CommandSpec } from "../cli/command.js";
+import { CLI_ERROR_CODES, EXIT_CODES } from "../cli/errors.js";
+import { terminalApprover, type ApproveMode } from "../setup/approver.js";
+import { assertSelected, loadBundleDir, singleToolBundle } from "../setup/bundle.js";
+import { LineReader } from "../setup/lines.js";
+import { readPolicyFile } from "../setup/policy.js";
+import { openRuntime } from "../setup/runtime.js";
+import { printCallOutcome, progressPrinter } from "../setup/transcript.js";
+import { SESSION_OPTIONS } from "./options.js";
+
+/** `call`: one tool call through the full pipeline (validation, approval, journal, limits). */
+export const callCommand: CommandSpec = {
+  words: ["call"],
+  summary: "Call one tool through the full pipeline: validation, approval, journal, limits",
+  usage: "<qualified-name> [--args JSON] [--bundle DIR] [--policy FILE] [--approve ask|yes|no] [--json]",
+  positionals: { min: 1, max: 1 },
+  options: {
+    args: { type: "string", value: "JSON", description: "the arguments, one JSON object (default {})" },
+    bundle: { type: "string", value: "DIR", description: "call as this bundle's coworker (the tool must be selected); default: a bundle selecting only this tool" },
+    ...SESSION_OPTIONS,
+    json: { type: "boolean", description: "print the call report as JSON" },
+  },
+  details:
+    "Opens a session (journaled, with its execution identity), validates the arguments against the tool's\n" +
+    "schema (E5), asks for approval as the policy says, runs the tool within the limits and journals every\n" +
+    "step. Exit 0 when the call succeeded, 1 otherwise. Ctrl-C cancels the call.",
+  async run(context) {
+    const name = context.positionals[0]!;
+    const args = parseArgsOption(stringOption(context, "args"));
+    const mode = choiceOption<ApproveMode>(context, "approve", "ask");
+    const policyFile = stringOption(context, "policy");
+    const policy = policyFile === undefined ? {} : await readPolicyFile(policyFile);
+    const bundleDir = stringOption(context, "bundle");
+    const bundle = bundleDir === undefined ? await singleToolBundle(name, context.globals.workspace) : await loadBundleDir(bundleDir);
+    if (bundleDir !== undefined) assertSelected(bundle, name);
+
+    let reader: LineReader | undefined;
+    const prompter = context.stdin.isTTY ? () => (reader ??= new LineReader(context.stdin, process.stderr)) : undefined;
+    const runtime = await openRuntime(context, { approver: terminalApprover(mode, context.terminal, prompter), needsModel: false });
+    const controller = new AbortController();
+    const interrupt = () => controller.abort(new OpenWorkerError("CALL_CANCELLED", "cancelled by the user (Ctrl-C)"));
+    process.on("SIGINT", interrupt);
+    try {
+      const session = await runtime.openSession({ bundle, policy });
+      if (!context.terminal.json) session.subscribe(progressPrinter(context.terminal));
+      const report = await session.callTool(name, args, { signal: controller.signal });
+      await runtime.journal.flush();
+      if (context.terminal.json) {
+        const { images: _images, ...rest } = report;
+        context.terminal.printJson({ sessionId: session.id, ...rest });
+      } else {
+        context.terminal.line(`${context.terminal.paint("cyan", "call")} ${name} ${JSON.stringify(args)} (session ${session.id})`);
+        printCallOutcome(context.terminal, runtime.journal, report);
+        if (report.outcome === "succeeded") context.terminal.line(JSON.stringify(report.json ?? null, null, 2));
+      }
+      return report.outcome === "succeeded" ? EXIT_CODES.ok : EXIT_CODES.failed;
+    } finally {
+      process.off("SIGINT", interrupt);
+      reader?.close();
+      await runtime.close();
+    }
+  },
+};
+
+function parseArgsOption(text: string | undefined): JsonValue {
+  if (text === undefined) return {};
+  try {
+    return JSON.parse(text) as JsonValue;
+  } catch (cause) {
+    throw new OpenWorkerError(CLI_ERROR_CODES.ARGUMENTS_INVALID, `--args is not JSON (${(cause as Error).message})`, { cause });
+  }
+}

@@ -1,0 +1,19 @@
+import type { CommandSpec } from "../cli/command.js";
+import { callCommand } from "./call.js";
+import { journalExport, journalSessions, journalShow, journalVerify } from "./journal.js";
+import { runCommand } from "./run.js";
+import { serveCommand } from "./serve.js";
+import { toolsCheck, toolsList } from "./tools.js";
+
+/** Every command of the stock CLI, in help order. */
+export const COMMANDS: readonly CommandSpec[] = Object.freeze([
+  toolsList,
+  toolsCheck,
+  callCommand,
+  runCommand,
+  serveCommand,
+  journalSessions,
+  journalShow,
+  journalVerify,
+  journalExport,
+]);

@@ -1,0 +1,141 @@
+import { existsSync } from "node:fs";
+import type { Journal } from "@openworker/journal";
+import { OpenWorkerError } from "@openworker/tools-sdk";
+import type { CommandContext, CommandSpec } from "../cli/command.js";
+import { CLI_ERROR_CODES, EXIT_CODES } from "../cli/errors.js";
+import { clip, table } from "../cli/terminal.js";
+
+const JOURNAL_DETAILS = "Reads the journal at --journal PATH (default <workspace>/.openworker/journal.db) read-only, beside a running writer.";
+
+/** `journal sessions`: every session the journal holds. */
+export const journalSessions: CommandSpec = {
+  words: ["journal", "sessions"],
+  summary: "List the journal's sessions",
+  usage: "[--json]",
+  positionals: { min: 0, max: 0 },
+  listing: true,
+  options: {},
+  details: JOURNAL_DETAILS,
+  run: (context) =>
+    withJournal(context, (journal) => {
+      const sessions = journal.sessions();
+      if (context.terminal.json) {
+        context.terminal.printJson(sessions);
+        return EXIT_CODES.ok;
+      }
+      const rows = sessions.map((session) => [
+        session.sessionId,
+        session.openedAt,
+        session.closedAt ?? "open",
+        String(session.calls),
+        String(session.openCalls),
+        session.executionIdentity.slice(0, 23),
+      ]);
+      for (const line of table([["session", "opened", "closed", "calls", "open calls", "identity"], ...rows])) context.terminal.line(line);
+      return EXIT_CODES.ok;
+    }),
+};
+
+/** `journal show <id>`: one session and its calls. */
+export const journalShow: CommandSpec = {
+  words: ["journal", "show"],
+  summary: "Show one session: identity, and each call with its approval and outcome",
+  usage: "<session-id> [--json]",
+  positionals: { min: 1, max: 1 },
+  listing: true,
+  options: {},
+  details: JOURNAL_DETAILS,
+  run: (context) =>
+    withJournal(context, (journal) => {
+      const sessionId = context.positionals[0]!;
+      const session = journal.session(sessionId);
+      if (!session) throw unknownSession(sessionId);
+      const calls = journal.calls(sessionId);
+      if (context.terminal.json) {
+        context.terminal.printJson({ session, calls });
+        return EXIT_CODES.ok;
+      }
+      const { terminal } = context;
+      terminal.line(`session   ${session.sessionId}`);
+      terminal.line(`identity  ${session.executionIdentity}`);
+      terminal.line(`bundle    ${session.bundleDir ?? "-"}`);
+      terminal.line(`workspace ${session.workspace}`);
+      terminal.line(`opened    ${session.openedAt}   closed ${session.closedAt ?? "(open)"}`);
+      terminal.line(`records   ${session.records}`);
+      const rows = calls.map((call) => [
+        call.callId,
+        call.qualifiedName,
+        call.decision ? `${call.decision} (${call.decidedBy})` : "-",
+        `${call.outcome ?? (call.started ? "running" : "-")}${call.code ? ` ${call.code}` : ""}`,
+      ]);
+      for (const line of table([["call", "tool", "approval", "outcome"], ...rows])) terminal.line(line);
+      return EXIT_CODES.ok;
+    }),
+};
+
+/** `journal verify [id]`: check the hash chains. */
+export const journalVerify: CommandSpec = {
+  words: ["journal", "verify"],
+  summary: "Verify the hash chain of every session (or one); exit 1 on a break",
+  usage: "[session-id] [--json]",
+  positionals: { min: 0, max: 1 },
+  listing: true,
+  options: {},
+  details: `${JOURNAL_DETAILS}\nEvery record is hashed onto its session's chain; a changed, missing or reordered record breaks it.`,
+  run: (context) =>
+    withJournal(context, (journal) => {
+      const sessionId = context.positionals[0];
+      if (sessionId !== undefined && !journal.session(sessionId)) throw unknownSession(sessionId);
+      const report = journal.verify(sessionId);
+      if (context.terminal.json) {
+        context.terminal.printJson(report);
+        return report.ok ? EXIT_CODES.ok : EXIT_CODES.failed;
+      }
+      const { terminal } = context;
+      const scope = sessionId === undefined ? `${report.sessions} session(s)` : `session ${sessionId}`;
+      if (report.ok) {
+        terminal.line(`${terminal.paint("green", "verified")}: ${scope}, ${report.records} record(s), every chain intact`);
+        return EXIT_CODES.ok;
+      }
+      const at = report.firstBreak;
+      terminal.line(`${terminal.paint("red", "BROKEN")}: ${scope}; first break in ${at?.sessionId} at record ${at?.seq}: ${clip(at?.problem ?? "unknown", 300)}`);
+      return EXIT_CODES.failed;
+    }),
+};
+
+/** `journal export <id>`: the session as JSON lines. */
+export const journalExport: CommandSpec = {
+  words: ["journal", "export"],
+  summary: "Export one session as JSON lines (canonical records with prevHash and hash)",
+  usage: "<session-id>",
+  positionals: { min: 1, max: 1 },
+  options: {},
+  details:
+    `${JOURNAL_DETAILS}\nOne record per line. To check a line: drop prevHash and hash, canonicalize, and\n` +
+    "sha256(prevHash + text) is hash.",
+  run: (context) =>
+    withJournal(context, (journal) => {
+      const sessionId = context.positionals[0]!;
+      if (!journal.session(sessionId)) throw unknownSession(sessionId);
+      for (const line of journal.exportSession(sessionId)) context.terminal.line(line);
+      return EXIT_CODES.ok;
+    }),
+};
+
+async function withJournal(context: CommandContext, work: (journal: Journal) => number): Promise<number> {
+  const file = context.globals.journalPath;
+  if (!existsSync(file)) {
+    throw new OpenWorkerError("JOURNAL_NOT_FOUND", `${file}: no journal here yet (sessions create it)`, { details: { file } });
+  }
+  const { Journal } = await import("@openworker/journal");
+  const journal = Journal.open({ path: file, readonly: true });
+  try {
+    return work(journal);
+  } finally {
+    journal.close();
+  }
+}
+
+function unknownSession(sessionId: string): OpenWorkerError {
+  return new OpenWorkerError(CLI_ERROR_CODES.SESSION_UNKNOWN, `the journal holds no session ${JSON.stringify(sessionId)}`);
+}

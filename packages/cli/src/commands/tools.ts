@@ -1,0 +1,145 @@
+import type { McpProviderDefinition, RegisteredTool } from "@openworker/registry";
+import { stringOption, type CommandContext, type CommandSpec } from "../cli/command.js";
+import { OpenWorkerError } from "@openworker/tools-sdk";
+import { EXIT_CODES, usageError } from "../cli/errors.js";
+import { table } from "../cli/terminal.js";
+import { loadBundleDir } from "../setup/bundle.js";
+import { inspectSelection, type SelectionProblem, type SelectionReport } from "../setup/selection.js";
+
+/** `tools list`: registered natives and providers, or a bundle's resolved selection. */
+export const toolsList: CommandSpec = {
+  words: ["tools", "list"],
+  summary: "List registered native tools and MCP providers, or a bundle's resolved selection",
+  usage: "[--bundle DIR [--discover]] [--json]",
+  positionals: { min: 0, max: 0 },
+  listing: true,
+  options: {
+    bundle: { type: "string", value: "DIR", description: "show this bundle's selection: qualified name, alias, kind, version, schema fingerprint" },
+    discover: { type: "boolean", description: "start the bundle's MCP providers to resolve their tools too (otherwise no process starts)" },
+  },
+  details:
+    "Without --bundle: every registered native tool and MCP provider (available, not visible: only a bundle's\n" +
+    "selection is shown to a model). With --bundle: the selection resolved against the registry; MCP tools show\n" +
+    "as not discovered unless --discover starts their providers (then closes them, verified).",
+  async run(context) {
+    const bundleDir = stringOption(context, "bundle");
+    if (bundleDir === undefined) return listRegistered(context);
+    const bundle = await loadBundleDir(bundleDir);
+    const report = await inspectSelection(context.registry, bundle, { discover: context.options.discover === true });
+    if (context.terminal.json) {
+      context.terminal.printJson({ bundle: bundle.dir, version: bundle.selection.version, tools: report.rows, problems: report.problems });
+      return report.problems.length > 0 ? EXIT_CODES.failed : EXIT_CODES.ok;
+    }
+    printRows(context, report);
+    printProblems(context, report.problems);
+    return report.problems.length > 0 ? EXIT_CODES.failed : EXIT_CODES.ok;
+  },
+};
+
+/** `tools check`: every problem of a bundle, non-zero exit when there is one (for a partner's CI). */
+export const toolsCheck: CommandSpec = {
+  words: ["tools", "check"],
+  summary: "Check a bundle against the registry: every problem listed, exit 1 when there is one",
+  usage: "--bundle DIR [--json]",
+  positionals: { min: 0, max: 0 },
+  listing: true,
+  options: {
+    bundle: { type: "string", value: "DIR", description: "the bundle folder (manifest.md and tools.json, or a parent with coworker/)" },
+  },
+  details:
+    "Loads the bundle (B1, B6), starts the MCP providers it needs and discovers their catalogs (M2), resolves\n" +
+    "every selected name (B4, B5, N4-N7) and lists every problem, not only the first. Providers are closed\n" +
+    "again and their cleanup verified (M4). Use it in CI: exit 0 means a session would resolve the bundle.",
+  async run(context) {
+    const bundleDir = stringOption(context, "bundle");
+    if (bundleDir === undefined) throw usageError("tools check needs --bundle DIR");
+    let report: SelectionReport;
+    let dir = bundleDir;
+    try {
+      const bundle = await loadBundleDir(bundleDir);
+      dir = bundle.dir;
+      report = await inspectSelection(context.registry, bundle, { discover: true });
+    } catch (error) {
+      // A bundle that does not load is one more problem to list, not a crash.
+      if (!OpenWorkerError.isInstance(error)) throw error;
+      report = { rows: [], problems: [{ code: error.code, message: error.message }] };
+    }
+    const ok = report.problems.length === 0;
+    if (context.terminal.json) {
+      context.terminal.printJson({ ok, bundle: dir, tools: report.rows, problems: report.problems });
+      return ok ? EXIT_CODES.ok : EXIT_CODES.failed;
+    }
+    if (ok) {
+      printRows(context, report);
+      context.terminal.line(context.terminal.paint("green", `ok: ${report.rows.length} selected tool(s) resolve`));
+      return EXIT_CODES.ok;
+    }
+    printProblems(context, report.problems);
+    return EXIT_CODES.failed;
+  },
+};
+
+function listRegistered(context: CommandContext): number {
+  const natives = context.registry.natives();
+  const providers = context.registry.providers();
+  if (context.terminal.json) {
+    context.terminal.printJson({ natives: natives.map(nativeJson), providers: providers.map(providerJson) });
+    return EXIT_CODES.ok;
+  }
+  const { terminal } = context;
+  terminal.line(terminal.paint("bold", `native tools (${natives.length})`));
+  for (const line of table([["name", "alias", "version", "classification"], ...natives.map((tool) => [tool.name, tool.alias, tool.descriptor.version, tool.classification ?? "external"])])) {
+    terminal.line(`  ${line}`);
+  }
+  terminal.line(terminal.paint("bold", `MCP providers (${providers.length})`));
+  for (const line of table([["namespace", "transport", "launch"], ...providers.map((provider) => [provider.namespace, provider.transport, launchOf(provider)])])) {
+    terminal.line(`  ${line}`);
+  }
+  return EXIT_CODES.ok;
+}
+
+function printRows(context: CommandContext, report: SelectionReport): void {
+  if (report.rows.length === 0) return;
+  const rows = report.rows.map((row) => [
+    row.qualifiedName,
+    row.alias,
+    row.kind,
+    row.version === null ? "(not discovered)" : shortDigest(row.version),
+    row.schemaFingerprint ? shortDigest(row.schemaFingerprint) : "-",
+  ]);
+  for (const line of table([["qualified name", "alias", "kind", "version", "schema"], ...rows])) context.terminal.line(line);
+}
+
+function printProblems(context: CommandContext, problems: readonly SelectionProblem[]): void {
+  const { terminal } = context;
+  for (const problem of problems) terminal.line(`${terminal.paint("red", `problem ${problem.code}:`)} ${problem.message}`);
+  if (problems.length > 0) terminal.line(terminal.paint("red", `${problems.length} problem(s)`));
+}
+
+function nativeJson(tool: RegisteredTool) {
+  return { name: tool.name, alias: tool.alias, version: tool.descriptor.version, description: tool.descriptor.description, classification: tool.classification ?? "external", placement: tool.placement };
+}
+
+function providerJson(provider: McpProviderDefinition) {
+  return provider.transport === "stdio"
+    ? { namespace: provider.namespace, transport: provider.transport, program: provider.program, args: provider.args, placement: provider.placement ?? "host" }
+    : { namespace: provider.namespace, transport: provider.transport, url: safeUrl(provider.url), placement: provider.placement ?? "host" };
+}
+
+function launchOf(provider: McpProviderDefinition): string {
+  return provider.transport === "stdio" ? [provider.program, ...provider.args].join(" ") : safeUrl(provider.url);
+}
+
+/** A URL without credentials or query (they may carry secrets, E6). */
+function safeUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.origin}${parsed.pathname}`;
+  } catch {
+    return "(invalid URL)";
+  }
+}
+
+function shortDigest(digest: string): string {
+  return digest.startsWith("sha256:") && digest.length > 19 ? `${digest.slice(0, 19)}…` : digest;
+}

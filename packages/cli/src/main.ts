@@ -1,0 +1,101 @@
+import path from "node:path";
+import type { ToolRegistry } from "@openworker/registry";
+import { OpenWorkerError } from "@openworker/tools-sdk";
+import { globalOptions, type CommandContext, type CommandSpec } from "./cli/command.js";
+import { CLI_ERROR_CODES, EXIT_CODES, hintFor } from "./cli/errors.js";
+import { commandHelp, programHelp } from "./cli/help.js";
+import { parseCommandLine } from "./cli/parse.js";
+import { Terminal } from "./cli/terminal.js";
+import { COMMANDS } from "./commands/index.js";
+
+/** Where the CLI reads and writes, and how it is named. Every field has a default from `process`. */
+export interface MainOptions {
+  /** The arguments after the program. Default: `process.argv.slice(2)`. */
+  readonly argv?: readonly string[];
+  /** The name in help and hints. Default: the host entry's file name (`process.argv[1]`). */
+  readonly programName?: string;
+  readonly env?: NodeJS.ProcessEnv;
+  readonly cwd?: string;
+  readonly stdin?: NodeJS.ReadableStream & { isTTY?: boolean };
+  readonly stdout?: NodeJS.WritableStream & { isTTY?: boolean };
+  readonly stderr?: NodeJS.WritableStream & { isTTY?: boolean };
+}
+
+/**
+ * The stock OpenWorker CLI entry point for a host executable (the seed's
+ * `main_with_registry`): parses the command line, runs the command with this registry,
+ * and sets `process.exitCode` (0 ok, 1 failed, 2 usage). Call it at the end of the
+ * host's main, after every partner package and MCP provider registered: `serve --stdio`
+ * re-runs this same entry, so the child registers the same native tools.
+ *
+ * @example
+ * ```ts
+ * const registry = new ToolRegistry();
+ * exampleTools.register(registry);
+ * registry.registerMcp({ namespace: "acer", program: "/opt/acer/bin/acer-mcp-launcher", args: [] });
+ * await mainWithRegistry(registry);
+ * ```
+ */
+export async function mainWithRegistry(registry: ToolRegistry, options: MainOptions = {}): Promise<number> {
+  const code = await runCli(registry, options);
+  process.exitCode = code;
+  return code;
+}
+
+/**
+ * Runs one command line and returns its exit code without touching `process.exitCode`:
+ * for hosts that wrap the CLI. Never throws: every error is printed as one line
+ * `error CODE: message` and a `hint:` line.
+ *
+ * @example
+ * ```ts
+ * const code = await runCli(registry, { argv: ["tools", "list", "--json"] });
+ * ```
+ */
+export async function runCli(registry: ToolRegistry, options: MainOptions = {}): Promise<number> {
+  const argv = options.argv ?? process.argv.slice(2);
+  const env = options.env ?? process.env;
+  const stdout = options.stdout ?? process.stdout;
+  const stderr = options.stderr ?? process.stderr;
+  const program = options.programName ?? programNameOf(process.argv[1]);
+  const json = argv.includes("--json");
+  const terminal = new Terminal({ stdout, stderr }, { json, env });
+  let command: CommandSpec | undefined;
+  try {
+    const parsed = parseCommandLine(argv, COMMANDS);
+    if (parsed.kind === "help") {
+      terminal.line(parsed.command ? commandHelp(program, parsed.command) : programHelp(program, COMMANDS, parsed.group));
+      return argv.length === 0 ? EXIT_CODES.usage : EXIT_CODES.ok;
+    }
+    command = parsed.command;
+    const globals = globalOptions(parsed.values, options.cwd ?? process.cwd());
+    // servers.json registers providers: it must happen before any runtime freezes the registry (N8).
+    if (globals.servers !== undefined && !registry.frozen) await registry.loadServersFile(globals.servers);
+    const context: CommandContext = {
+      registry,
+      program,
+      command,
+      options: parsed.values,
+      positionals: parsed.positionals,
+      globals,
+      terminal,
+      env,
+      stdin: options.stdin ?? process.stdin,
+      stdout,
+    };
+    return await command.run(context);
+  } catch (error) {
+    const { code, message } = describeError(error);
+    terminal.error(code, message, hintFor(code, program, command?.words.join(" ") ?? ""));
+    return code === CLI_ERROR_CODES.USAGE ? EXIT_CODES.usage : EXIT_CODES.failed;
+  }
+}
+
+function describeError(error: unknown): { code: string; message: string } {
+  if (OpenWorkerError.isInstance(error)) return { code: error.code, message: error.message };
+  return { code: CLI_ERROR_CODES.INTERNAL, message: error instanceof Error ? error.message : String(error) };
+}
+
+function programNameOf(entry: string | undefined): string {
+  return entry ? path.basename(entry) : "openworker";
+}

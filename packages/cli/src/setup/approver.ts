@@ -1,0 +1,37 @@
+import type { ApprovalAnswer, ApprovalRequest, Approver } from "@openworker/runtime";
+import { clip, type Terminal } from "../cli/terminal.js";
+
+/** How approvals the policy leaves to a person are answered (`--approve`). */
+export type ApproveMode = "yes" | "no" | "ask";
+
+/** Asks one question on the terminal; `undefined` when the input closed or the question was abandoned. */
+export interface Prompter {
+  question(text: string, signal: AbortSignal): Promise<string | undefined>;
+}
+
+/**
+ * The approver of a terminal command. `yes`/`no` decide for scripts (journaled as the
+ * person `cli --approve yes|no`); `ask` asks on the terminal, and fails closed (denies)
+ * when there is no terminal to ask.
+ */
+export function terminalApprover(mode: ApproveMode, terminal: Terminal, prompter: (() => Prompter) | undefined): Approver {
+  if (mode !== "ask") {
+    return (request) => {
+      terminal.note(terminal.paint("dim", `approval: ${request.qualifiedName} ${mode === "yes" ? "granted" : "denied"} by --approve ${mode}`));
+      return { approved: mode === "yes", who: `cli --approve ${mode}`, ...(mode === "no" ? { reason: "denied by --approve no" } : {}) };
+    };
+  }
+  if (!prompter) {
+    return () => ({ approved: false, who: "cli", reason: "no terminal to ask; pass --approve yes or --approve no" });
+  }
+  return async (request: ApprovalRequest): Promise<ApprovalAnswer> => {
+    const question =
+      `${terminal.paint("yellow", "approve")} ${terminal.paint("bold", request.qualifiedName)} ` +
+      `(${request.kind}, ${request.classification}) ${clip(JSON.stringify(request.args), 200)}\n` +
+      `  [y] once  [s] for this session  [N] no: `;
+    const answer = (await prompter().question(question, request.signal))?.trim().toLowerCase();
+    if (answer === "y" || answer === "yes") return { approved: true, scope: "once", who: "terminal user" };
+    if (answer === "s" || answer === "session") return { approved: true, scope: "session", who: "terminal user" };
+    return { approved: false, who: "terminal user", reason: answer === undefined ? "no answer" : "denied at the terminal" };
+  };
+}

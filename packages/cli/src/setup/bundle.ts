@@ -1,0 +1,43 @@
+import type { Bundle } from "@openworker/bundle-resolver";
+import { OpenWorkerError } from "@openworker/tools-sdk";
+import { CLI_ERROR_CODES } from "../cli/errors.js";
+
+/** Loads `--bundle DIR` (B1, B6). */
+export async function loadBundleDir(dir: string): Promise<Bundle> {
+  const { loadBundle } = await import("@openworker/bundle-resolver");
+  return loadBundle(dir);
+}
+
+/**
+ * The bundle of `call` without `--bundle`: a coworker selecting exactly the one tool
+ * called, built in memory. It goes through the same resolution and identity as a bundle
+ * on disk; its identity pins this generated manifest and selection.
+ */
+export async function singleToolBundle(qualifiedName: string, workspace: string): Promise<Bundle> {
+  const { parseManifest, parseToolsJson } = await import("@openworker/bundle-resolver");
+  const manifestText = `---\nname: openworker call\ndescription: One direct call from the command line.\n---\nCall ${qualifiedName} as asked.\n`;
+  const toolsText = JSON.stringify({ version: 3, tools: [qualifiedName] });
+  const encoder = new TextEncoder();
+  return Object.freeze({
+    dir: workspace,
+    manifest: parseManifest(manifestText, "(call) manifest.md"),
+    selection: parseToolsJson(toolsText, "(call) tools.json"),
+    manifestBytes: encoder.encode(manifestText),
+    toolsJsonBytes: encoder.encode(toolsText),
+  });
+}
+
+/** Fails unless the bundle selects this qualified name (B2: the list is the selection). */
+export function assertSelected(bundle: Bundle, qualifiedName: string): void {
+  const { selection } = bundle;
+  const namespace = qualifiedName.slice(0, qualifiedName.indexOf("."));
+  const selected =
+    selection.version === 3
+      ? selection.tools.includes(qualifiedName)
+      : selection.version === 2
+        ? (selection.mcpServers[namespace] ?? []).includes(qualifiedName.slice(namespace.length + 1))
+        : selection.mcpServers.includes(namespace);
+  if (!selected) {
+    throw new OpenWorkerError(CLI_ERROR_CODES.TOOL_NOT_SELECTED, `${bundle.dir}: the bundle does not select ${JSON.stringify(qualifiedName)}; only selected tools can be called (B2)`);
+  }
+}

@@ -1,0 +1,42 @@
+import type { ApprovalPolicy } from "@openworker/runtime";
+import { OpenWorkerError } from "@openworker/tools-sdk";
+import { CLI_ERROR_CODES } from "../cli/errors.js";
+import { isObject, readJsonFile } from "./files.js";
+
+const DECISIONS = new Set(["ask", "allow", "deny"]);
+
+/**
+ * Reads a `--policy` file: the runtime's `ApprovalPolicy` as JSON, e.g.
+ * `{"name":"demo","classifications":{"example.web_search":"read_only"},"rules":{"read_only":"allow","external":"ask"}}`.
+ * The policy is part of the session's execution identity (A2).
+ */
+export async function readPolicyFile(file: string): Promise<ApprovalPolicy> {
+  return parsePolicy(await readJsonFile(file, "CLI_POLICY"), file);
+}
+
+/** Checks a parsed policy; each problem names the field. */
+export function parsePolicy(value: unknown, file: string): ApprovalPolicy {
+  const fail = (problem: string) => new OpenWorkerError(CLI_ERROR_CODES.POLICY_INVALID, `${file}: ${problem}`, { details: { file } });
+  if (!isObject(value)) throw fail("must be a JSON object with name, mode, classifications and rules");
+  const unknown = Object.keys(value).filter((key) => !["name", "mode", "classifications", "rules"].includes(key));
+  if (unknown.length > 0) throw fail(`unknown field ${JSON.stringify(unknown[0])} (allowed: name, mode, classifications, rules)`);
+  if (value.name !== undefined && (typeof value.name !== "string" || value.name === "")) throw fail(`"name" must be a non-empty string`);
+  if (value.mode !== undefined && value.mode !== "normal" && value.mode !== "bypass") throw fail(`"mode" must be "normal" or "bypass"`);
+  const strings = (field: "classifications" | "rules", check: (entry: string) => boolean, expected: string): Record<string, string> | undefined => {
+    const map = value[field];
+    if (map === undefined) return undefined;
+    if (!isObject(map)) throw fail(`"${field}" must be an object`);
+    for (const [key, entry] of Object.entries(map)) {
+      if (typeof entry !== "string" || !check(entry)) throw fail(`${field}.${key} must be ${expected}, got ${JSON.stringify(entry)}`);
+    }
+    return map as Record<string, string>;
+  };
+  const classifications = strings("classifications", (entry) => entry.length > 0, "a classification name");
+  const rules = strings("rules", (entry) => DECISIONS.has(entry), `"ask", "allow" or "deny"`) as ApprovalPolicy["rules"];
+  return {
+    ...(value.name !== undefined ? { name: value.name as string } : {}),
+    ...(value.mode !== undefined ? { mode: value.mode as "normal" | "bypass" } : {}),
+    ...(classifications ? { classifications } : {}),
+    ...(rules ? { rules } : {}),
+  };
+}

@@ -1,0 +1,65 @@
+import type { Approver, ModelProvider, Runtime } from "@openworker/runtime";
+import { OpenWorkerError } from "@openworker/tools-sdk";
+import type { CommandContext } from "../cli/command.js";
+import { CLI_ERROR_CODES, usageError } from "../cli/errors.js";
+import { readScriptFile } from "./script.js";
+
+/** What a command needs from its runtime. */
+export interface RuntimeNeeds {
+  readonly approver?: Approver;
+  /** `--script FILE` of `run`/`serve`: steps of the scripted model. */
+  readonly scriptFile?: string | undefined;
+  /** `run` and `serve --stdio` drive a model; `call`, `serve --mcp` do not. */
+  readonly needsModel: boolean;
+}
+
+/**
+ * Opens the runtime for a command: the model provider from the global options, the
+ * journal at `--journal`, the workspace. Imported lazily so that `--help` and
+ * `tools list` never load SQLite, MCP or the OpenAI client. The registry is frozen
+ * from here on (N8); `--servers` was loaded before.
+ */
+export async function openRuntime(context: CommandContext, needs: RuntimeNeeds): Promise<Runtime> {
+  const { models, secrets } = await modelProviders(context, needs);
+  const { Runtime } = await import("@openworker/runtime");
+  return Runtime.openWithRegistry(context.registry, {
+    workspace: context.globals.workspace,
+    journal: { path: context.globals.journalPath },
+    models,
+    ...(needs.approver ? { approver: needs.approver } : {}),
+    secrets,
+  });
+}
+
+async function modelProviders(context: CommandContext, needs: RuntimeNeeds): Promise<{ models: ModelProvider[]; secrets: string[] }> {
+  const { globals } = context;
+  const provider = globals.provider ?? (needs.scriptFile !== undefined ? "scripted" : undefined);
+  if (provider === "openai") {
+    if (needs.scriptFile !== undefined) throw usageError("--script drives the scripted provider; drop it with --provider openai");
+    if (!globals.baseUrl) throw usageError("--provider openai needs --base-url URL (e.g. http://127.0.0.1:11434/v1)");
+    if (!globals.model) throw usageError("--provider openai needs --model NAME");
+    let apiKey: string | undefined;
+    if (globals.apiKeyEnv !== undefined) {
+      apiKey = context.env[globals.apiKeyEnv];
+      if (!apiKey) {
+        throw new OpenWorkerError(CLI_ERROR_CODES.API_KEY_MISSING, `--api-key-env ${globals.apiKeyEnv}: the variable ${globals.apiKeyEnv} is not set or empty`);
+      }
+    }
+    const { OpenAICompatibleProvider } = await import("@openworker/runtime");
+    // A keyless local endpoint must not receive OPENAI_API_KEY by accident: the key is only what --api-key-env names.
+    const model = new OpenAICompatibleProvider({ baseURL: globals.baseUrl, model: globals.model, apiKey: apiKey ?? "not-needed" });
+    return { models: [model], secrets: apiKey ? [apiKey] : [] };
+  }
+  if (provider === "scripted" || needs.scriptFile !== undefined) {
+    const steps = needs.scriptFile !== undefined ? await readScriptFile(needs.scriptFile) : [];
+    if (needs.needsModel && steps.length === 0 && needs.scriptFile === undefined) {
+      throw new OpenWorkerError(CLI_ERROR_CODES.MODEL_MISSING, `${context.command.words.join(" ")} needs a model: the scripted provider needs --script FILE`);
+    }
+    const { ScriptedProvider } = await import("@openworker/runtime/testing");
+    return { models: [new ScriptedProvider(steps)], secrets: [] };
+  }
+  if (needs.needsModel) {
+    throw new OpenWorkerError(CLI_ERROR_CODES.MODEL_MISSING, `${context.command.words.join(" ")} needs a model and none was given`);
+  }
+  return { models: [], secrets: [] };
+}

@@ -1,0 +1,77 @@
+import type { Journal } from "@openworker/journal";
+import type { CallReport, ModelMessage, RuntimeEvent, RuntimeEventListener, TurnResult } from "@openworker/runtime";
+import { clip, type Terminal } from "../cli/terminal.js";
+
+/**
+ * Progress lines for a terminal (stderr): approvals asked, calls running, their progress
+ * and outcome, diagnostics. Results go to stdout separately.
+ */
+export function progressPrinter(terminal: Terminal): RuntimeEventListener {
+  return (event: RuntimeEvent) => {
+    switch (event.type) {
+      case "approval_needed":
+        terminal.note(terminal.paint("yellow", `? ${event.qualifiedName} needs approval`));
+        break;
+      case "call_started":
+        terminal.note(terminal.paint("dim", `… ${event.qualifiedName} running`));
+        break;
+      case "call_progress": {
+        const { message, progress, total } = event.event;
+        const amount = progress === undefined ? "" : ` ${progress}${total === undefined ? "" : `/${total}`}`;
+        terminal.note(terminal.paint("dim", `  ${clip(message ?? "progress", 120)}${amount}`));
+        break;
+      }
+      case "call_finished":
+        terminal.note(
+          event.outcome === "succeeded"
+            ? terminal.paint("green", `✓ ${event.qualifiedName} succeeded`)
+            : terminal.paint("red", `✗ ${event.qualifiedName} ${event.outcome}${event.code ? ` ${event.code}` : ""}`),
+        );
+        break;
+      case "diagnostic":
+        terminal.note(terminal.paint("yellow", `! ${event.code}: ${clip(event.message, 200)}`));
+        break;
+      default:
+        break;
+    }
+  };
+}
+
+/**
+ * Prints one turn as a transcript (stdout): the user's message, the model's text, each
+ * tool call with its arguments, who approved it (from the journal) and its outcome, then
+ * how the turn ended.
+ */
+export async function printTurn(terminal: Terminal, journal: Journal, messages: readonly ModelMessage[], result: TurnResult): Promise<void> {
+  await journal.flush();
+  const calls = [...result.calls];
+  for (const message of messages) {
+    if (message.role === "user") terminal.line(`${terminal.paint("bold", "user:")} ${message.content}`);
+    if (message.role !== "assistant") continue;
+    if (message.content) terminal.line(`${terminal.paint("bold", "assistant:")} ${message.content}`);
+    for (const toolCall of message.toolCalls) {
+      const report = calls.shift();
+      const args = typeof toolCall.arguments === "string" ? toolCall.arguments : JSON.stringify(toolCall.arguments);
+      terminal.line(`${terminal.paint("cyan", "call")} ${report?.qualifiedName ?? toolCall.name} ${clip(args, 200)}`);
+      if (report) printCallOutcome(terminal, journal, report);
+    }
+  }
+  const how = result.completed ? terminal.paint("green", "answered") : terminal.paint("red", result.reason);
+  const error = result.error ? ` (${result.error.code}: ${clip(result.error.message, 200)})` : "";
+  terminal.line(`turn ${result.turnId}: ${how}, ${result.calls.length} call(s)${error}`);
+}
+
+/** The approval and outcome lines of one call. */
+export function printCallOutcome(terminal: Terminal, journal: Journal, report: CallReport): void {
+  const approval = journal.timeline(report.callId).find((record) => record.kind === "approval_decided");
+  if (approval && approval.kind === "approval_decided") {
+    const who = approval.who ? ` ${JSON.stringify(approval.who)}` : "";
+    const why = approval.reason ? ` (${approval.reason})` : "";
+    terminal.line(`  ${approval.decision} by ${approval.by}${who}${why}`);
+  }
+  if (report.outcome === "succeeded") {
+    terminal.line(`  ${terminal.paint("green", "succeeded")}: ${clip(JSON.stringify(report.json ?? null), 240)}`);
+  } else {
+    terminal.line(`  ${terminal.paint("red", report.outcome)} ${report.code ?? ""}: ${clip(report.message ?? report.modelText, 240)}`);
+  }
+}
