@@ -1,14 +1,45 @@
 import type { CommandSpec } from "../cli/command.js";
-import { usageError } from "../cli/errors.js";
+import { stringOption } from "../cli/command.js";
+import { EXIT_CODES, usageError } from "../cli/errors.js";
+import { openRuntime } from "../setup/runtime.js";
+import { SCRIPT_OPTION, SESSION_OPTIONS } from "./options.js";
 
 /** `serve`: the harness as a process (`--stdio`) or the bundle's tools as an MCP server (`--mcp`). */
 export const serveCommand: CommandSpec = {
   words: ["serve"],
   summary: "Serve the harness over stdio JSON-RPC (--stdio), or a bundle's tools as an MCP server (--mcp)",
-  usage: "--stdio | --mcp --bundle DIR [--http PORT]",
+  usage: "--stdio [--script FILE] | --mcp --bundle DIR [--http PORT] [--policy FILE] [--approve yes|no]",
   positionals: { min: 0, max: 0 },
-  options: {},
-  async run() {
-    throw usageError("serve is not built yet");
+  options: {
+    stdio: { type: "boolean", description: "the harness for a host application: newline-delimited JSON-RPC 2.0 on stdin/stdout" },
+    mcp: { type: "boolean", description: "an MCP server exposing the bundle's selected tools, every call governed" },
+    http: { type: "string", value: "PORT", description: "with --mcp: streamable HTTP on 127.0.0.1:PORT (0 picks a free port) instead of stdio" },
+    bundle: { type: "string", value: "DIR", description: "with --mcp: the bundle whose selection is served" },
+    ...SCRIPT_OPTION,
+    ...SESSION_OPTIONS,
+  },
+  details:
+    "--stdio: methods session.open {bundle, policy?, model?, sessionId?, workspace?}, turn.run {sessionId, text},\n" +
+    "turn.cancel {sessionId}, call {sessionId, name, arguments}, session.close {sessionId}, inventory.mcp\n" +
+    "{sessionId?}, models.list, shutdown. The harness sends `event` notifications {event} and asks the host\n" +
+    "`approval.request` {sessionId, callId, qualifiedName, alias, kind, classification, args}, answered\n" +
+    "{approved, scope?, who?, reason?}. Ends when stdin closes. Protocol: packages/cli/README.md.\n" +
+    "--mcp: tools/list gives the bundle's selected tools by model alias; each tools/call runs through the\n" +
+    "session's pipeline (validation, policy, journal, limits). Approvals the policy leaves to a person are\n" +
+    "answered by --approve (default no: an MCP client is not a person at this terminal).",
+  async run(context) {
+    const stdio = context.options.stdio === true;
+    const mcp = context.options.mcp === true;
+    if (stdio === mcp) throw usageError("serve needs exactly one of --stdio or --mcp");
+    if (mcp) {
+      const { serveMcp } = await import("../mcp/serve-mcp.js");
+      return serveMcp(context);
+    }
+    const { HarnessServer } = await import("../stdio/harness-server.js");
+    const server = new HarnessServer(context.stdin, context.stdout, (approver) =>
+      openRuntime(context, { approver, scriptFile: stringOption(context, "script"), needsModel: false }),
+    );
+    await server.finished;
+    return EXIT_CODES.ok;
   },
 };

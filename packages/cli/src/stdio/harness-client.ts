@@ -1,0 +1,145 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import type { ApprovalAnswer, ModelCatalogEntry, RuntimeEvent } from "@openworker/runtime";
+import type { JsonValue } from "@openworker/tools-sdk";
+import { OpenWorkerError } from "@openworker/tools-sdk";
+import { JsonRpcPeer } from "./json-rpc.js";
+
+/** An approval the harness asks the host for (`approval.request`). */
+export interface HarnessApprovalRequest {
+  readonly sessionId: string;
+  readonly turnId: string;
+  readonly callId: string;
+  readonly qualifiedName: string;
+  readonly alias: string;
+  readonly kind: "native" | "mcp";
+  readonly classification: string;
+  readonly args: JsonValue;
+}
+
+/** How to start the harness child. */
+export interface HarnessClientOptions {
+  /** The host entry to re-run. Default: `process.argv[1]`, this very host (the re-exec rule). */
+  readonly entry?: string;
+  /** Global options for the child (`--journal`, `--workspace`, `--script`, `--provider`…), placed after `serve --stdio`. */
+  readonly args?: readonly string[];
+  readonly cwd?: string;
+  /** The child's environment. Default: this process's. */
+  readonly env?: NodeJS.ProcessEnv;
+  /** The child's stderr (progress, diagnostics). Default `"inherit"`. */
+  readonly stderr?: "inherit" | "ignore";
+  /** Receives every runtime event of every session. */
+  readonly onEvent?: (event: RuntimeEvent) => void;
+  /** Answers approvals. Default: deny (fail closed). */
+  readonly onApproval?: (request: HarnessApprovalRequest) => Promise<ApprovalAnswer> | ApprovalAnswer;
+}
+
+/**
+ * The host side of `serve --stdio`: starts this host's entry again as a harness child
+ * (so the child registers the same native tools, agentd's re-exec rule) and speaks its
+ * JSON-RPC protocol. The ExampleApp architecture: the UI process keeps the harness in a
+ * separate stdio process.
+ *
+ * @example
+ * ```ts
+ * const harness = HarnessClient.spawn({ args: ["--script", "script.json"], onApproval: () => ({ approved: true }) });
+ * const { sessionId } = await harness.openSession({ bundle: "examples/coworker" });
+ * const turn = await harness.runTurn(sessionId, "What is my battery status?");
+ * await harness.close();
+ * ```
+ */
+export class HarnessClient {
+  readonly child: ChildProcess;
+  readonly #peer: JsonRpcPeer;
+  readonly #exited: Promise<number | null>;
+
+  private constructor(child: ChildProcess, options: HarnessClientOptions) {
+    this.child = child;
+    this.#exited = new Promise((resolve) => child.once("exit", (code) => resolve(code)));
+    this.#peer = new JsonRpcPeer(child.stdout!, child.stdin!, {
+      request: async (method, params) => {
+        if (method !== "approval.request") throw new OpenWorkerError("METHOD_NOT_FOUND", `the host does not answer ${method}`);
+        if (!options.onApproval) return { approved: false, reason: "the host has no approver" };
+        return options.onApproval(params as HarnessApprovalRequest);
+      },
+      notification: (method, params) => {
+        if (method === "event") options.onEvent?.((params as { event: RuntimeEvent }).event);
+      },
+    });
+  }
+
+  /** Starts the harness child: `node <entry> serve --stdio <args…>`. */
+  static spawn(options: HarnessClientOptions = {}): HarnessClient {
+    const entry = options.entry ?? process.argv[1];
+    if (!entry) throw new OpenWorkerError("HARNESS_ENTRY_MISSING", "no host entry to start; pass options.entry");
+    const child = spawn(process.execPath, [entry, "serve", "--stdio", ...(options.args ?? [])], {
+      cwd: options.cwd,
+      env: options.env ?? process.env,
+      stdio: ["pipe", "pipe", options.stderr ?? "inherit"],
+    });
+    return new HarnessClient(child, options);
+  }
+
+  /** Any protocol method; rejects with an `OpenWorkerError` carrying the harness's code. */
+  request(method: string, params: Record<string, unknown> = {}): Promise<unknown> {
+    return this.#peer.request(method, params);
+  }
+
+  openSession(params: { bundle: string; policy?: unknown; model?: { provider?: string; model?: string }; sessionId?: string; workspace?: string }) {
+    return this.request("session.open", params) as Promise<{ sessionId: string; executionIdentity: string; coworker: string; bundleDir: string }>;
+  }
+
+  runTurn(sessionId: string, text: string) {
+    return this.request("turn.run", { sessionId, text }) as Promise<HarnessTurnResult>;
+  }
+
+  cancelTurn(sessionId: string): Promise<unknown> {
+    return this.request("turn.cancel", { sessionId });
+  }
+
+  call(sessionId: string, name: string, args: JsonValue = {}) {
+    return this.request("call", { sessionId, name, arguments: args }) as Promise<HarnessCallReport>;
+  }
+
+  closeSession(sessionId: string): Promise<unknown> {
+    return this.request("session.close", { sessionId });
+  }
+
+  mcpInventory(sessionId?: string): Promise<unknown> {
+    return this.request("inventory.mcp", sessionId === undefined ? {} : { sessionId });
+  }
+
+  models() {
+    return this.request("models.list") as Promise<ModelCatalogEntry[]>;
+  }
+
+  /** Closes stdin (the harness closes its runtime, verifying MCP cleanup) and waits for the exit code. */
+  async close(): Promise<number | null> {
+    this.child.stdin?.end();
+    return this.#exited;
+  }
+}
+
+/** A call report as the harness sends it (images stay in the harness: only their count). */
+export interface HarnessCallReport {
+  readonly callId: string;
+  readonly alias: string;
+  readonly qualifiedName: string | undefined;
+  readonly outcome: string;
+  readonly code?: string;
+  readonly message?: string;
+  readonly json?: JsonValue;
+  readonly modelText: string;
+  readonly isError: boolean;
+  readonly stopsTurn: boolean;
+  readonly images: number;
+}
+
+/** A turn result as the harness sends it. */
+export interface HarnessTurnResult {
+  readonly turnId: string;
+  readonly completed: boolean;
+  readonly reason: string;
+  readonly text: string;
+  readonly calls: readonly HarnessCallReport[];
+  readonly error?: { readonly code: string; readonly message: string };
+}
