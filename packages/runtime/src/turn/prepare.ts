@@ -1,4 +1,4 @@
-import { providersNeeded, resolveSelection, type Bundle, type BundleSelection, type ResolvedSelection } from "@openworker/bundle-resolver";
+import { providersNeeded, resolveSelection, withoutProviders, type Bundle, type ResolvedSelection } from "@openworker/bundle-resolver";
 import type { McpSession, UnavailableProvider } from "@openworker/mcp-bridge";
 import type { ToolRegistry } from "@openworker/registry";
 import { OpenWorkerError } from "@openworker/tools-sdk";
@@ -52,16 +52,4 @@ export async function prepareTurn(input: {
     catalogFingerprints,
     unavailable: discovery.unavailable,
   };
-}
-
-function withoutProviders(selection: BundleSelection, down: ReadonlySet<string>): BundleSelection {
-  if (down.size === 0) return selection;
-  switch (selection.version) {
-    case 3:
-      return { version: 3, tools: selection.tools.filter((name) => !down.has(name.slice(0, name.indexOf(".")))) };
-    case 2:
-      return { version: 2, mcpServers: Object.fromEntries(Object.entries(selection.mcpServers).filter(([server]) => !down.has(server))) };
-    case 1:
-      return { version: 1, mcpServers: selection.mcpServers.filter((server) => !down.has(server)) };
-  }
 }
