@@ -57,7 +57,7 @@ describe("the governed call pipeline", () => {
     expect(records.at(-1)).toMatchObject({ kind: "call_finished", outcome: "timed_out", code: "TOOL_TIMEOUT" });
   });
 
-  it("E2 progress past its bounds is dropped, counted, and never reaches the journal", async () => {
+  it("E2 progress past its bounds is dropped and counted; the journal keeps the accepted events and records the breach", async () => {
     const model = new ScriptedProvider([{ toolCalls: [{ name: "test__floods", arguments: "{}" }] }, { text: "done" }]);
     runtime = await openRuntime(space.dir, [hostileTools().floods!], { models: [model] });
     const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.floods"]), policy: bypass });
@@ -67,7 +67,9 @@ describe("the governed call pipeline", () => {
     expect(turn.completed).toBe(true);
     expect(progressEvents).toHaveLength(64);
     const progressRecords = runtime.journal.timeline(turn.calls[0]!.callId).filter((record) => record.kind === "call_progress");
-    expect(progressRecords).toHaveLength(64);
+    expect(progressRecords).toHaveLength(65);
+    // The breach is recorded: how many events were dropped and which bound they broke.
+    expect(progressRecords.at(-1)).toMatchObject({ event: { droppedEvents: 436, breaches: [{ limit: "progressEvents", max: 64 }] } });
   });
 
   it("E3 a 300 KB result is a limit breach that stops the turn, not a truncation", async () => {

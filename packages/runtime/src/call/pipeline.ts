@@ -146,6 +146,11 @@ function finish(environment: CallEnvironment, request: CallRequest, resolved: Re
   const images = result.outcome === "succeeded" && result.output ? holdImages(result.output.images) : [];
   const json = result.output ? redactor.json(result.output.json) : undefined;
   const message = result.error ? redactor.text(result.error.message) : undefined;
+  if (result.progress.dropped > 0) {
+    // E2: progress past a bound was dropped; the journal keeps the count and which bounds.
+    const breaches = result.progress.breaches.map((breach) => ({ limit: breach.limit, max: breach.max, message: breach.message }));
+    journal.callProgress({ sessionId, callId: request.callId, event: { droppedEvents: result.progress.dropped, breaches } });
+  }
   journal.callFinished({
     sessionId,
     callId: request.callId,
