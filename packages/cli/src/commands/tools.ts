@@ -62,7 +62,7 @@ export const toolsCheck: CommandSpec = {
     } catch (error) {
       // A bundle that does not load is one more problem to list, not a crash.
       if (!OpenWorkerError.isInstance(error)) throw error;
-      report = { rows: [], problems: [{ code: error.code, message: error.message }] };
+      report = { rows: [], problems: [{ code: error.code, message: error.message }], tools: [] };
     }
     const ok = report.problems.length === 0;
     if (context.terminal.json) {

@@ -1,7 +1,171 @@
-import type { CommandContext } from "../cli/command.js";
-import { usageError } from "../cli/errors.js";
+import { randomUUID } from "node:crypto";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { Session } from "@openworker/runtime";
+import { OpenWorkerError } from "@openworker/tools-sdk";
+import { choiceOption, requiredOption, stringOption, type CommandContext } from "../cli/command.js";
+import { CLI_ERROR_CODES, EXIT_CODES, usageError } from "../cli/errors.js";
+import { terminalApprover, type ApproveMode } from "../setup/approver.js";
+import { loadBundleDir } from "../setup/bundle.js";
+import { LineReader } from "../setup/lines.js";
+import { readPolicyFile } from "../setup/policy.js";
+import { openRuntime } from "../setup/runtime.js";
+import { inspectSelection } from "../setup/selection.js";
+import { checkLocalRequest } from "./local-request.js";
+import { loadMcpSdk, type McpSdk } from "./sdk.js";
+import { createToolServer } from "./tool-server.js";
 
-/** Serves the bundle's selected tools as an MCP server. */
-export async function serveMcp(_context: CommandContext): Promise<number> {
-  throw usageError("serve --mcp is not built yet");
+/**
+ * `serve --mcp`: the bundle's selected tools as an MCP server, over stdio or streamable
+ * HTTP on 127.0.0.1. Each MCP client session is one OpenWorker session (its own journal
+ * chain and execution identity). Runs until stdin closes (stdio) or SIGINT/SIGTERM (HTTP).
+ */
+export async function serveMcp(context: CommandContext): Promise<number> {
+  const bundle = await loadBundleDir(requiredOption(context, "bundle"));
+  const httpPort = portOption(stringOption(context, "http"));
+  const mode = choiceOption<ApproveMode>(context, "approve", "no");
+  const policyFile = stringOption(context, "policy");
+  const policy = policyFile === undefined ? {} : await readPolicyFile(policyFile);
+  const sdk = await loadMcpSdk();
+
+  // The tool list is resolved once, with discovery (the served selection must be exact, M2).
+  const report = await inspectSelection(context.registry, bundle, { discover: true });
+  if (report.problems.length > 0) {
+    for (const problem of report.problems) context.terminal.note(`problem ${problem.code}: ${problem.message}`);
+    throw new OpenWorkerError("BUNDLE_DOES_NOT_RESOLVE", `${bundle.dir}: ${report.problems.length} problem(s); \`tools check --bundle\` lists them`);
+  }
+  // stdin is the MCP transport in stdio mode: a person can only be asked over HTTP.
+  let reader: LineReader | undefined;
+  const prompter = httpPort !== undefined && context.stdin.isTTY ? () => (reader ??= new LineReader(context.stdin, process.stderr)) : undefined;
+  const runtime = await openRuntime(context, { approver: terminalApprover(mode, context.terminal, prompter), needsModel: false });
+  const openSession = () => runtime.openSession({ bundle, policy });
+  try {
+    if (httpPort === undefined) await serveStdio(sdk, report.tools, openSession, context);
+    else await serveHttp(sdk, report.tools, openSession, context, httpPort);
+    return EXIT_CODES.ok;
+  } finally {
+    reader?.close();
+    await runtime.close();
+  }
+}
+
+async function serveStdio(sdk: McpSdk, tools: Parameters<typeof createToolServer>[1], openSession: () => Promise<Session>, context: CommandContext): Promise<void> {
+  const session = openSession();
+  const server = createToolServer(sdk, tools, () => session);
+  const transport = new sdk.StdioServerTransport(context.stdin as NodeJS.ReadStream, context.stdout as NodeJS.WriteStream);
+  const closed = new Promise<void>((resolve) => {
+    server.onclose = resolve;
+    context.stdin.once("end", resolve);
+    context.stdin.once("close", resolve);
+  });
+  await server.connect(transport);
+  context.terminal.note(`serving ${tools.length} tool(s) over MCP stdio`);
+  await closed;
+  await server.close();
+  await (await session).close();
+}
+
+async function serveHttp(
+  sdk: McpSdk,
+  tools: Parameters<typeof createToolServer>[1],
+  openSession: () => Promise<Session>,
+  context: CommandContext,
+  requestedPort: number,
+): Promise<void> {
+  type Entry = { transport: InstanceType<McpSdk["StreamableHTTPServerTransport"]>; session: Promise<Session> };
+  const entries = new Map<string, Entry>();
+  let port = requestedPort;
+  const http = createServer((request, response) => {
+    void handle(request, response).catch((error: unknown) => {
+      if (!response.headersSent) reply(response, 500, -32603, error instanceof Error ? error.message : String(error));
+    });
+  });
+
+  async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const local = checkLocalRequest({ host: request.headers.host, origin: request.headers.origin }, port);
+    if (!local.ok) {
+      context.terminal.note(`refused ${request.method} ${request.url}: ${local.reason}`);
+      reply(response, 403, -32000, `forbidden: ${local.reason}`);
+      return;
+    }
+    if (new URL(request.url ?? "/", "http://127.0.0.1").pathname !== "/mcp") {
+      reply(response, 404, -32000, "not found: the MCP endpoint is /mcp");
+      return;
+    }
+    const sessionHeader = request.headers["mcp-session-id"];
+    const known = typeof sessionHeader === "string" ? entries.get(sessionHeader) : undefined;
+    if (known) {
+      await known.transport.handleRequest(request, response);
+      return;
+    }
+    if (sessionHeader !== undefined) {
+      reply(response, 404, -32001, "unknown MCP session; initialize a new one");
+      return;
+    }
+    if (request.method !== "POST") {
+      reply(response, 400, -32000, "no MCP session: send initialize first");
+      return;
+    }
+    const body = await readJson(request);
+    if (!sdk.isInitializeRequest(body)) {
+      reply(response, 400, -32000, "no MCP session: the first request must be initialize");
+      return;
+    }
+    const session = openSession();
+    const transport: Entry["transport"] = new sdk.StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized: (id) => void entries.set(id, { transport, session }),
+    });
+    transport.onclose = () => {
+      if (transport.sessionId) entries.delete(transport.sessionId);
+      void session.then((opened) => opened.close()).catch(() => undefined);
+    };
+    await createToolServer(sdk, tools, () => session).connect(transport);
+    await transport.handleRequest(request, response, body);
+  }
+
+  await new Promise<void>((resolve, reject) => {
+    http.once("error", (error) => reject(new OpenWorkerError(CLI_ERROR_CODES.LISTEN_FAILED, `cannot listen on 127.0.0.1:${requestedPort} (${error.message})`, { cause: error })));
+    http.listen(requestedPort, "127.0.0.1", () => resolve());
+  });
+  const address = http.address();
+  port = typeof address === "object" && address ? address.port : requestedPort;
+  context.terminal.note(`serving ${tools.length} tool(s) over MCP at http://127.0.0.1:${port}/mcp`);
+  await new Promise<void>((resolve) => {
+    const stop = () => resolve();
+    process.once("SIGINT", stop);
+    process.once("SIGTERM", stop);
+  });
+  context.terminal.note("stopping the MCP server…");
+  await Promise.all([...entries.values()].map((entry) => entry.transport.close()));
+  http.closeAllConnections();
+  await new Promise<void>((resolve) => http.close(() => resolve()));
+}
+
+function portOption(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const port = Number(text);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw usageError(`--http must be a port number 0-65535 (0 picks a free port), got ${JSON.stringify(text)}`);
+  return port;
+}
+
+const MAX_BODY_BYTES = 4 * 1024 * 1024;
+
+async function readJson(request: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of request) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY_BYTES) throw new Error(`request body over ${MAX_BODY_BYTES} bytes`);
+    chunks.push(chunk as Buffer);
+  }
+  try {
+    return JSON.parse(Buffer.concat(chunks).toString("utf8")) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+function reply(response: ServerResponse, status: number, code: number, message: string): void {
+  response.writeHead(status, { "content-type": "application/json" });
+  response.end(JSON.stringify({ jsonrpc: "2.0", id: null, error: { code, message } }));
 }

@@ -27,6 +27,8 @@ export interface SelectionProblem {
 export interface SelectionReport {
   readonly rows: readonly SelectionRow[];
   readonly problems: readonly SelectionProblem[];
+  /** The resolved tools (when there is no problem), for serving them. */
+  readonly tools: readonly ResolvedTool[];
 }
 
 /**
@@ -50,14 +52,14 @@ export async function inspectSelection(registry: ToolRegistry, bundle: Bundle, o
   }
   const reduced = withoutProviders(bundle.selection, skipped);
   for (const problem of checkSelection(registry, reduced, catalogs)) problems.push(describe(problem));
-  if (problems.length > 0) return { rows: [], problems };
+  if (problems.length > 0) return { rows: [], problems, tools: [] };
   const resolved = resolveSelection(registry, reduced, catalogs);
   const rows = resolved.tools.map(row);
   for (const name of skippedNames(bundle.selection, skipped)) {
     const namespace = name.slice(0, name.indexOf("."));
     rows.push({ qualifiedName: name, alias: name.endsWith(".*") ? `${namespace}__*` : modelAlias(name), kind: "mcp", version: null, schemaFingerprint: null, provider: namespace, discovered: false });
   }
-  return { rows, problems };
+  return { rows, problems, tools: resolved.tools };
 }
 
 async function discoverCatalogs(registry: ToolRegistry, namespaces: readonly string[]) {

@@ -1,0 +1,45 @@
+import type { ResolvedTool } from "@openworker/bundle-resolver";
+import type { Session } from "@openworker/runtime";
+import type { JsonValue } from "@openworker/tools-sdk";
+import type { McpSdk } from "./sdk.js";
+
+/** What the MCP server says about itself in `initialize`. */
+export const MCP_SERVER_INFO = Object.freeze({ name: "openworker", version: "0.1.0" });
+
+/**
+ * One MCP server over the bundle's selected tools. `tools/list` shows exactly the
+ * selection (B2), by model alias (N2: MCP clients hand names to models) with the
+ * qualified name as title; every `tools/call` goes through `session.callTool`, the same
+ * governed pipeline as a model's call: schema validation (E5), the policy and approver
+ * (A1), the journal (A3) and the limits (E1-E3). A failure is an `isError` result that
+ * names its code; nothing bypasses the pipeline.
+ */
+export function createToolServer(sdk: McpSdk, tools: readonly ResolvedTool[], session: () => Promise<Session>) {
+  const server = new sdk.Server(MCP_SERVER_INFO, { capabilities: { tools: {} } });
+  const byAlias = new Map(tools.map((tool) => [tool.alias, tool]));
+  server.setRequestHandler(sdk.ListToolsRequestSchema, () => ({
+    tools: tools.map((tool) => ({
+      name: tool.alias,
+      title: tool.qualifiedName,
+      description: tool.descriptor.description,
+      inputSchema: tool.descriptor.inputSchema as { type: "object"; [key: string]: unknown },
+    })),
+  }));
+  server.setRequestHandler(sdk.CallToolRequestSchema, async (request, extra) => {
+    const tool = byAlias.get(request.params.name);
+    if (!tool) {
+      return {
+        isError: true,
+        content: [{ type: "text" as const, text: `Error UNKNOWN_TOOL: no served tool is named ${JSON.stringify(request.params.name)}; use tools/list` }],
+      };
+    }
+    const report = await (await session()).callTool(tool.qualifiedName, (request.params.arguments ?? {}) as JsonValue, { signal: extra.signal });
+    const structured = report.outcome === "succeeded" && isRecord(report.json) ? { structuredContent: report.json } : {};
+    return { isError: report.isError, content: [{ type: "text" as const, text: report.modelText }], ...structured };
+  });
+  return server;
+}
+
+function isRecord(value: JsonValue | undefined): value is { [key: string]: JsonValue } {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
