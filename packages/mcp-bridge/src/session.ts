@@ -1,6 +1,7 @@
+import { setMaxListeners } from "node:events";
 import type { McpProviderDefinition } from "@openworker/registry";
 import { OpenWorkerError } from "@openworker/tools-sdk";
-import { createBoundedProgress } from "@openworker/tools-sdk/execution";
+import { createBoundedProgress, type ProgressStats } from "@openworker/tools-sdk/execution";
 import { callProvider } from "./call/call-tool.js";
 import type { SettledCall } from "./call/result.js";
 import { buildCatalog } from "./catalog/catalog.js";
@@ -76,6 +77,7 @@ export class BridgeSession implements McpSession {
   // that changedTools always compares with what the session last saw (M3).
   private readonly baseline = new Map<string, McpCatalog>();
   private readonly closer = new AbortController();
+  private readonly inflight = new Set<() => void>();
   private closing: Promise<void> | undefined;
 
   constructor(
@@ -83,6 +85,8 @@ export class BridgeSession implements McpSession {
     private readonly host: SessionHost,
   ) {
     this.ledger = new CleanupLedger(host.ledger);
+    // Every concurrent discovery links its signal to this one.
+    setMaxListeners(0, this.closer.signal);
   }
 
   get closed(): boolean {
@@ -200,7 +204,9 @@ export class BridgeSession implements McpSession {
 
   async callTool(namespace: string, remoteName: string, args: unknown, options: McpCallOptions = {}): Promise<McpCallResult> {
     const started = performance.now();
-    const progress = createBoundedProgress(options.onProgress);
+    // Without a listener no progress token is requested, so nothing can be reported.
+    const bounded = options.onProgress ? createBoundedProgress(options.onProgress) : undefined;
+    const progress = bounded ?? silentProgress();
     const finish = (settled: SettledCall): McpCallResult => {
       progress.close();
       const error = settled.error ? { ...settled.error, message: redact(settled.error.message, this.host.secrets(namespace)) } : undefined;
@@ -230,8 +236,11 @@ export class BridgeSession implements McpSession {
       args: args as Record<string, unknown> | undefined,
       timeoutMs: options.timeoutMs,
       signal: options.signal,
-      sessionSignal: this.closer.signal,
-      progress: progress.reporter,
+      onSessionClose: (cancel) => {
+        this.inflight.add(cancel);
+        return () => this.inflight.delete(cancel);
+      },
+      progress: bounded?.reporter,
     });
     return finish(settled);
   }
@@ -245,6 +254,7 @@ export class BridgeSession implements McpSession {
   close(): Promise<void> {
     if (!this.closing) {
       this.closer.abort(new Error("session closed"));
+      for (const cancel of [...this.inflight]) cancel();
       this.closing = (async () => {
         const starting = [...this.connecting.values()].map((pending) => pending.then((connection) => connection.close(), () => undefined));
         await Promise.all([...[...this.connections.values()].map((connection) => connection.close()), ...starting]);
@@ -265,6 +275,10 @@ export class BridgeSession implements McpSession {
       });
     }
   }
+}
+
+function silentProgress(): { readonly stats: ProgressStats; close(): void } {
+  return { stats: { accepted: 0, dropped: 0, jsonBytes: 0, breaches: [] }, close() {} };
 }
 
 function unavailable(namespace: string, code: string, message: string): Discovered {

@@ -14,64 +14,67 @@ export interface ProviderCall {
   readonly timeoutMs: number | undefined;
   /** Aborted by the caller (cancellation). */
   readonly signal: AbortSignal | undefined;
-  /** Aborted when the session closes: the call settles as cancelled. */
-  readonly sessionSignal: AbortSignal;
-  readonly progress: ProgressReporter;
+  /** Registers the call's cancellation with its session (closing it settles the call); returns the unregistration. */
+  readonly onSessionClose: (cancel: () => void) => () => void;
+  /** Undefined when nobody listens: then no progress token is requested. */
+  readonly progress: ProgressReporter | undefined;
 }
 
 type Race =
   | { readonly kind: "result"; readonly value: unknown }
   | { readonly kind: "error"; readonly error: unknown }
-  | { readonly kind: "timeout"; readonly timeoutMs: number }
   | { readonly kind: "cancelled"; readonly why: string }
   | { readonly kind: "crashed" };
 
 /**
  * Sends one `tools/call` and settles it (E1–E4): progress goes to the bounded reporter,
- * cancellation and timeout abort the SDK request (which sends `notifications/cancelled`)
- * and settle at once even if the server never answers, and a provider that dies
- * mid-call fails the call as `crashed`. Never retried, never replayed.
+ * cancellation and timeout abort the SDK request (which sends `notifications/cancelled`
+ * and rejects at once, whether or not the server ever answers), and a provider that
+ * dies mid-call fails the call as `crashed`. Never retried, never replayed.
  */
 export async function callProvider(call: ProviderCall): Promise<SettledCall> {
   const { connection, remoteName } = call;
   const timeoutMs = Math.min(call.timeoutMs ?? LIMITS.callTimeoutMs, LIMITS.callTimeoutMs);
-  const controller = new AbortController();
+  const reporter = call.progress;
+  // The SDK never removes the abort listener it adds to a request's signal, so a
+  // caller's long-lived signal (one per turn) is relayed through a per-call one.
+  const controller = call.signal ? new AbortController() : undefined;
 
   const race = await new Promise<Race>((resolve) => {
     let settled = false;
     const settle = (value: Race) => {
       if (settled) return;
       settled = true;
-      clearTimeout(timer);
       call.signal?.removeEventListener("abort", onCancel);
-      call.sessionSignal.removeEventListener("abort", onSessionClose);
+      stopWatchingSession();
       stopWatchingEnd();
-      if (value.kind === "timeout" || value.kind === "cancelled") controller.abort(new Error(value.kind === "timeout" ? "timed out" : value.why));
       resolve(value);
     };
-    const onCancel = () => settle({ kind: "cancelled", why: "the call was cancelled" });
-    const onSessionClose = () => settle({ kind: "cancelled", why: "the session closed during the call" });
-    const timer = setTimeout(() => settle({ kind: "timeout", timeoutMs }), timeoutMs);
+    const onCancel = () => {
+      controller?.abort(new Error("the call was cancelled"));
+      settle({ kind: "cancelled", why: "the call was cancelled" });
+    };
     call.signal?.addEventListener("abort", onCancel, { once: true });
-    call.sessionSignal.addEventListener("abort", onSessionClose, { once: true });
+    // Closing the session closes the connection, which rejects the request too.
+    const stopWatchingSession = call.onSessionClose(() => settle({ kind: "cancelled", why: "the session closed during the call" }));
     const stopWatchingEnd = connection.whenEnded(() => settle({ kind: "crashed" }));
     connection.client
-      .request(
-        { method: "tools/call", params: { name: remoteName, arguments: call.args ?? {} } },
-        CallToolResultSchema,
-        {
-          signal: controller.signal,
-          // The SDK's own timer is only a backstop: the bound above settles first.
-          timeout: timeoutMs + 1_000,
-          onprogress: (progress) => {
-            call.progress.report({
-              progress: progress.progress,
-              ...(progress.total === undefined ? {} : { total: progress.total }),
-              ...(progress.message === undefined ? {} : { message: progress.message }),
-            });
-          },
-        },
-      )
+      .request({ method: "tools/call", params: { name: remoteName, arguments: call.args ?? {} } }, CallToolResultSchema, {
+        ...(controller ? { signal: controller.signal } : {}),
+        // E1: the SDK's timer sends notifications/cancelled and rejects with RequestTimeout.
+        timeout: timeoutMs,
+        ...(reporter === undefined
+          ? {}
+          : {
+              onprogress: (progress: { progress: number; total?: number; message?: string }) => {
+                reporter.report({
+                  progress: progress.progress,
+                  ...(progress.total === undefined ? {} : { total: progress.total }),
+                  ...(progress.message === undefined ? {} : { message: progress.message }),
+                });
+              },
+            }),
+      })
       .then(
         (value) => settle({ kind: "result", value }),
         (error: unknown) => settle({ kind: "error", error }),
@@ -82,15 +85,20 @@ export async function callProvider(call: ProviderCall): Promise<SettledCall> {
   switch (race.kind) {
     case "result":
       return normalizeCallResult(race.value as Parameters<typeof normalizeCallResult>[0]);
-    case "timeout":
-      return { outcome: "timed_out", error: { code: FAULT_CODES.timedOut, message: `${where} ran past its ${race.timeoutMs} ms bound; it was cancelled and not retried` } };
     case "cancelled":
       return { outcome: "cancelled", error: { code: FAULT_CODES.cancelled, message: `${where}: ${race.why}; the server was sent notifications/cancelled` } };
     case "crashed":
       return crashed(call, where);
     case "error":
+      if (error(race.error).code === ErrorCode.RequestTimeout) {
+        return { outcome: "timed_out", error: { code: FAULT_CODES.timedOut, message: `${where} ran past its ${timeoutMs} ms bound; it was cancelled and not retried` } };
+      }
       return fromError(call, where, race.error);
   }
+}
+
+function error(value: unknown): { code?: unknown } {
+  return value instanceof McpError ? value : {};
 }
 
 function crashed(call: ProviderCall, where: string): SettledCall {
@@ -108,9 +116,6 @@ function fromError(call: ProviderCall, where: string, error: unknown): SettledCa
   const { connection } = call;
   if (error instanceof McpError) {
     if (error.code === ErrorCode.ConnectionClosed || !connection.live) return crashed(call, where);
-    if (error.code === ErrorCode.RequestTimeout) {
-      return { outcome: "timed_out", error: { code: FAULT_CODES.timedOut, message: `${where} timed out` } };
-    }
     return {
       outcome: "failed",
       error: { code: MCP_ERROR_CODES.requestFailed, message: boundErrorMessage(`${where} was refused by the provider: ${connection.describe(error)}`) },

@@ -8,6 +8,11 @@ import type { McpCatalog, McpCatalogTool } from "../types.js";
  * The fingerprint approvals bind to (M3): everything the model or a reviewer relies on
  * when approving a tool. The title is display-only and stays out, as do `_meta`, icons
  * and execution hints.
+ *
+ * @example
+ * ```ts
+ * toolFingerprint({ name: "echo", inputSchema: { type: "object" } }); // "sha256:…"
+ * ```
  */
 export function toolFingerprint(tool: Pick<McpCatalogTool, "name" | "description" | "inputSchema" | "outputSchema" | "annotations">): string {
   return `sha256:${sha256Hex(

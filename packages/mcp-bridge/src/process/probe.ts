@@ -99,6 +99,17 @@ export function stillRunning(identities: readonly ProcessIdentity[]): ProcessIde
   });
 }
 
+/**
+ * True while a process of group `pgid` runs. `kill(-pgid, 0)` answers cheaply when the
+ * group is empty; only when it says otherwise is `/proc` read, since a group of zombies
+ * (orphans whose new parent never reaps them) still answers `kill`.
+ */
+export function groupRunning(pgid: number): boolean {
+  if (!groupExists(pgid)) return false;
+  if (!HAS_PROC) return true;
+  return allStats().some((stat) => stat.pgrp === pgid && isRunning(stat));
+}
+
 function groupExists(pgid: number): boolean {
   return pidExists(-pgid);
 }

@@ -113,14 +113,19 @@ export class ChildProcessTransport implements Transport {
     });
   }
 
+  // The first message of an event-loop turn is written at once (no added latency); the
+  // ones that follow in the same turn go out together in one write at setImmediate.
   send(message: JSONRPCMessage): Promise<void> {
     const stdin = this.child?.stdin;
     if (this.closed || !stdin || stdin.destroyed || !stdin.writable) return Promise.reject(new Error("Not connected"));
-    this.outgoing.push(JSON.stringify(message));
-    if (!this.flushQueued) {
-      this.flushQueued = true;
-      queueMicrotask(() => this.flush());
+    const line = `${JSON.stringify(message)}\n`;
+    if (this.flushQueued) {
+      this.outgoing.push(line);
+      return Promise.resolve();
     }
+    this.flushQueued = true;
+    setImmediate(() => this.flush());
+    stdin.write(line);
     return Promise.resolve();
   }
 
@@ -128,9 +133,10 @@ export class ChildProcessTransport implements Transport {
     this.flushQueued = false;
     const stdin = this.child?.stdin;
     const batch = this.outgoing;
+    if (batch.length === 0) return;
     this.outgoing = [];
-    if (!stdin || stdin.destroyed || !stdin.writable || batch.length === 0) return;
-    stdin.write(`${batch.join("\n")}\n`);
+    if (!stdin || stdin.destroyed || !stdin.writable) return;
+    stdin.write(batch.length === 1 ? (batch[0] as string) : batch.join(""));
   }
 
   /** Ends the process tree (verified); resolves once it is done, whatever the outcome. */

@@ -1,6 +1,6 @@
 import { spawnSync, type ChildProcess } from "node:child_process";
 import { setTimeout as sleep } from "node:timers/promises";
-import { liveTree, signalTree, stillRunning, type ProcessIdentity } from "./probe.js";
+import { groupRunning, liveTree, signalTree, stillRunning, type ProcessIdentity } from "./probe.js";
 
 /** What ending one provider's process tree took, and whether it is confirmed gone (M4). */
 export interface TerminationReport {
@@ -83,7 +83,7 @@ async function waitUntilGone(pgid: number, known: readonly ProcessIdentity[], bu
   const deadline = performance.now() + budgetMs;
   let pause = 2;
   for (;;) {
-    if (stillRunning(known).length === 0 && liveTree(pgid, pgid).length === 0) return true;
+    if (stillRunning(known).length === 0 && !groupRunning(pgid)) return true;
     const left = deadline - performance.now();
     if (left <= 0) return false;
     await sleep(Math.min(pause, left));
