@@ -41,6 +41,8 @@ export default defineConfig({
   clean: true,
   sourcemap: true,
   splitting: false,
+  minify: true,
+  keepNames: true,
   target: "node20",
   platform: "node",
   noExternal: [/.*/],

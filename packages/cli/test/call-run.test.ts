@@ -1,0 +1,119 @@
+import { spawn } from "node:child_process";
+import path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { collect, COWORKER, DEMO_POLICY, DEMO_SCRIPT, FIXTURE_HOST, runEntry, runHost, tempDir, waitForOutput, writeBundle } from "./helpers.js";
+
+const temp = tempDir("run");
+afterAll(() => temp.cleanup());
+const journal = path.join(temp.dir, "journal.db");
+
+describe("call", () => {
+  it("E5 A3 calls a native tool through the pipeline, prints the result and journals it (exit 0)", async () => {
+    const result = await runHost(["call", "example.web_search", "--args", '{"query":"model context protocol"}', "--approve", "yes", "--journal", journal]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("approved by person \"cli --approve yes\"");
+    expect(result.stdout).toContain('"source": "offline-index"');
+  });
+
+  it("E5 arguments that do not match the schema fail before approval (exit 1)", async () => {
+    const result = await runHost(["call", "example.web_search", "--args", '{"q":1}', "--approve", "yes", "--json", "--journal", journal]);
+    expect(result.code).toBe(1);
+    expect(JSON.parse(result.stdout)).toMatchObject({ outcome: "failed", code: "ARGUMENTS_INVALID" });
+    expect(result.stderr).not.toContain("granted by --approve yes");
+  });
+
+  it("A1 a call the approver denies does not run (exit 1); without a terminal, ask fails closed", async () => {
+    const denied = await runHost(["call", "example.web_search", "--args", '{"query":"x"}', "--approve", "no", "--json", "--journal", journal]);
+    expect(denied.code).toBe(1);
+    expect(JSON.parse(denied.stdout)).toMatchObject({ outcome: "denied", code: "APPROVAL_DENIED" });
+    const noTerminal = await runHost(["call", "example.web_search", "--args", '{"query":"x"}', "--json", "--journal", journal]);
+    expect(noTerminal.code).toBe(1);
+    expect(JSON.parse(noTerminal.stdout).message).toContain("no terminal to ask");
+  });
+
+  it("B2 call --bundle refuses a tool the bundle does not select; bad --args JSON is an error with a hint", async () => {
+    const bundle = writeBundle(path.join(temp.dir, "only-search"), JSON.stringify({ version: 3, tools: ["example.web_search"] }));
+    const unselected = await runHost(["call", "notification.notify", "--bundle", bundle, "--args", '{"title":"a","body":"b"}', "--journal", journal]);
+    expect(unselected.code).toBe(1);
+    expect(unselected.stderr).toMatch(/^error CLI_TOOL_NOT_SELECTED: .*notification\.notify/m);
+    expect(unselected.stderr).toMatch(/^hint: /m);
+    const badJson = await runHost(["call", "example.web_search", "--args", "{oops", "--journal", journal]);
+    expect(badJson.code).toBe(1);
+    expect(badJson.stderr).toMatch(/^error CLI_ARGUMENTS_INVALID: --args is not JSON/m);
+  });
+});
+
+describe("run", () => {
+  it("A1 A3 runs one scripted turn: transcript, every call's approval and outcome; the journal verifies", async () => {
+    const result = await runHost([
+      "run", "--bundle", COWORKER, "--script", DEMO_SCRIPT, "--policy", DEMO_POLICY, "--approve", "yes",
+      "--session-id", "ses_run_test", "--message", "Do the demo.", "--journal", journal,
+    ]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("user: Do the demo.");
+    expect(result.stdout).toMatch(/call example\.web_search .*\n {2}approved by policy "demo".*\n {2}succeeded: /);
+    expect(result.stdout).toMatch(/call acer\.acer_care_center_batterystatus_get .*\n {2}approved by policy "demo".*\n {2}succeeded: /);
+    expect(result.stdout).toMatch(/call notification\.notify .*\n {2}approved by person "cli --approve yes"\n {2}(succeeded|failed NOTIFIER_UNAVAILABLE)/);
+    expect(result.stdout).toContain("turn ses_run_test.t1: answered, 3 call(s)");
+
+    const verify = await runHost(["journal", "verify", "ses_run_test", "--journal", journal]);
+    expect(verify.code).toBe(0);
+    expect(verify.stdout).toMatch(/^verified: session ses_run_test, \d+ record\(s\), every chain intact/);
+    const show = await runHost(["journal", "show", "ses_run_test", "--json", "--journal", journal]);
+    expect(JSON.parse(show.stdout).calls.map((call: { qualifiedName: string; decidedBy: string }) => [call.qualifiedName, call.decidedBy])).toEqual([
+      ["example.web_search", "policy"],
+      ["acer.acer_care_center_batterystatus_get", "policy"],
+      ["notification.notify", "person"],
+    ]);
+    const exported = await runHost(["journal", "export", "ses_run_test", "--journal", journal]);
+    const records = exported.stdout.trim().split("\n").map((line) => JSON.parse(line));
+    expect(records[0]).toMatchObject({ kind: "session_opened", sessionId: "ses_run_test", hash: expect.any(String) });
+    expect(records.at(-1).kind).toBe("session_closed");
+    const sessions = await runHost(["journal", "sessions", "--json", "--journal", journal]);
+    expect(JSON.parse(sessions.stdout).map((session: { sessionId: string }) => session.sessionId)).toContain("ses_run_test");
+  });
+
+  it("journal show of an unknown session fails with its code and a hint (exit 1)", async () => {
+    const result = await runHost(["journal", "show", "ses_nope", "--journal", journal]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^error CLI_SESSION_UNKNOWN: .*ses_nope.*\nhint: .*journal sessions/);
+  });
+
+  it("run reads turns from stdin in the interactive loop until the input ends (exit 0)", async () => {
+    const script = path.join(temp.dir, "two-turns.json");
+    const { writeFileSync } = await import("node:fs");
+    writeFileSync(script, JSON.stringify([{ text: "first answer" }, { text: "second answer" }]));
+    const result = await runHost(["run", "--bundle", COWORKER, "--script", script, "--journal", journal], { input: "hello\n\nagain\n" });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("assistant: first answer");
+    expect(result.stdout).toContain("assistant: second answer");
+    expect(result.stdout).toMatch(/\.t2: answered/);
+  });
+
+  it("run without a model is an error naming the options to pass", async () => {
+    const result = await runHost(["run", "--bundle", COWORKER, "--message", "hi", "--journal", journal]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^error CLI_MODEL_MISSING: .*\nhint: pass --script FILE .*--provider openai/);
+  });
+
+  it("E4 Ctrl-C cancels the running turn: the call ends cancelled, the turn stops, the journal records it", async () => {
+    const bundle = writeBundle(path.join(temp.dir, "fixture"), JSON.stringify({ version: 3, tools: ["fixture.wait"] }));
+    const script = path.join(temp.dir, "wait.json");
+    const { writeFileSync } = await import("node:fs");
+    writeFileSync(script, JSON.stringify([{ toolCalls: [{ name: "fixture__wait", arguments: {} }] }, { text: "never reached" }]));
+    const child = spawn(process.execPath, [FIXTURE_HOST, "run", "--bundle", bundle, "--script", script, "--approve", "yes", "--session-id", "ses_cancel", "--message", "wait", "--journal", journal], {
+      env: { ...process.env, NO_COLOR: "1" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const done = collect(child);
+    await waitForOutput(child.stderr!, (text) => text.includes("waiting for cancellation"));
+    child.kill("SIGINT");
+    const result = await done;
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain("cancelling the turn");
+    expect(result.stdout).toMatch(/call fixture\.wait .*\n.*\n {2}cancelled/);
+    expect(result.stdout).toContain("turn ses_cancel.t1: cancelled");
+    const show = await runEntry(FIXTURE_HOST, ["journal", "show", "ses_cancel", "--json", "--journal", journal]);
+    expect(JSON.parse(show.stdout).calls[0]).toMatchObject({ qualifiedName: "fixture.wait", outcome: "cancelled" });
+  });
+});

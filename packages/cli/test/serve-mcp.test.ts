@@ -1,0 +1,99 @@
+import { spawn } from "node:child_process";
+import http from "node:http";
+import path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { collect, COWORKER, DEMO_POLICY, HOST, MCP_SDK, tempDir, waitForOutput } from "./helpers.js";
+
+const temp = tempDir("mcp");
+afterAll(() => temp.cleanup());
+
+// The MCP SDK's own client, as any MCP client would use it.
+const { Client } = (await import(path.join(MCP_SDK, "client/index.js"))) as typeof import("@modelcontextprotocol/sdk/client/index.js");
+const { StdioClientTransport } = (await import(path.join(MCP_SDK, "client/stdio.js"))) as typeof import("@modelcontextprotocol/sdk/client/stdio.js");
+const { StreamableHTTPClientTransport } = (await import(path.join(MCP_SDK, "client/streamableHttp.js"))) as typeof import("@modelcontextprotocol/sdk/client/streamableHttp.js");
+
+type ToolResult = { isError?: boolean; content: { type: string; text?: string }[]; structuredContent?: Record<string, unknown> };
+
+describe("serve --mcp", () => {
+  it("B2 E5 A1 A3 over stdio: lists exactly the selection and governs every call (validation, policy, journal)", async () => {
+    const journal = path.join(temp.dir, "stdio.db");
+    const client = new Client({ name: "test-client", version: "1.0.0" });
+    await client.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [HOST, "serve", "--mcp", "--bundle", COWORKER, "--policy", DEMO_POLICY, "--journal", journal],
+        stderr: "ignore",
+      }),
+    );
+    try {
+      const { tools } = await client.listTools();
+      expect(tools.map((tool) => [tool.name, tool.title])).toEqual([
+        ["example__web_search", "example.web_search"],
+        ["notification__notify", "notification.notify"],
+        ["acer__acer_care_center_batterystatus_get", "acer.acer_care_center_batterystatus_get"],
+      ]);
+      const search = (await client.callTool({ name: "example__web_search", arguments: { query: "model context protocol" } })) as ToolResult;
+      expect(search.isError).toBe(false);
+      expect(search.structuredContent).toMatchObject({ source: "offline-index" });
+      const invalid = (await client.callTool({ name: "example__web_search", arguments: { nope: true } })) as ToolResult;
+      expect(invalid.isError).toBe(true);
+      expect(invalid.content[0]?.text).toMatch(/^Error ARGUMENTS_INVALID/);
+      // The demo policy asks a person for external tools; serve --mcp answers --approve no by default.
+      const notify = (await client.callTool({ name: "notification__notify", arguments: { title: "t", body: "b" } })) as ToolResult;
+      expect(notify.isError).toBe(true);
+      expect(notify.content[0]?.text).toMatch(/^Error APPROVAL_DENIED/);
+      const battery = (await client.callTool({ name: "acer__acer_care_center_batterystatus_get", arguments: {} })) as ToolResult;
+      expect(battery.isError).toBe(false);
+    } finally {
+      await client.close();
+    }
+    const { runHost } = await import("./helpers.js");
+    const sessions = JSON.parse((await runHost(["journal", "sessions", "--json", "--journal", journal])).stdout);
+    expect(sessions).toHaveLength(1);
+    expect(sessions[0]).toMatchObject({ calls: 4, openCalls: 0 });
+  });
+
+  it("over HTTP on 127.0.0.1: serves an SDK client, and refuses a foreign Host or Origin (DNS rebinding)", async () => {
+    const child = spawn(process.execPath, [HOST, "serve", "--mcp", "--http", "0", "--bundle", COWORKER, "--approve", "yes", "--journal", path.join(temp.dir, "http.db")], {
+      stdio: ["ignore", "ignore", "pipe"],
+      env: { ...process.env, NO_COLOR: "1" },
+    });
+    const done = collect(child);
+    try {
+      const banner = await waitForOutput(child.stderr!, (text) => /127\.0\.0\.1:\d+\/mcp/.test(text));
+      const port = Number(/127\.0\.0\.1:(\d+)\/mcp/.exec(banner)![1]);
+      const client = new Client({ name: "test-client", version: "1.0.0" });
+      await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`)));
+      expect((await client.listTools()).tools).toHaveLength(3);
+      const search = (await client.callTool({ name: "example__web_search", arguments: { query: "mcp" } })) as ToolResult;
+      expect(search.isError).toBe(false);
+      await client.close();
+
+      const foreignHost = await post(port, { host: `attacker.example:${port}` });
+      expect(foreignHost.status).toBe(403);
+      expect(foreignHost.body).toContain("is not this machine's loopback address");
+      const foreignOrigin = await post(port, { host: `127.0.0.1:${port}`, origin: "http://attacker.example" });
+      expect(foreignOrigin.status).toBe(403);
+      const wrongPort = await post(port, { host: `localhost:${port + 1}` });
+      expect(wrongPort.status).toBe(403);
+    } finally {
+      child.kill("SIGTERM");
+    }
+    expect((await done).code).toBe(0);
+  });
+});
+
+function post(port: number, headers: Record<string, string>): Promise<{ status: number | undefined; body: string }> {
+  return new Promise((resolve, reject) => {
+    const request = http.request(
+      { host: "127.0.0.1", port, path: "/mcp", method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers } },
+      (response) => {
+        let body = "";
+        response.on("data", (chunk: Buffer) => (body += chunk.toString()));
+        response.on("end", () => resolve({ status: response.statusCode, body }));
+      },
+    );
+    request.once("error", reject);
+    request.end(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "x", version: "1" } } }));
+  });
+}

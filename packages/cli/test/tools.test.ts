@@ -1,0 +1,68 @@
+import path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { COWORKER, runHost, tempDir, writeBundle } from "./helpers.js";
+
+const temp = tempDir("tools");
+afterAll(() => temp.cleanup());
+
+describe("tools list / tools check (the built example host)", () => {
+  it("tools list --json shows the registered natives and MCP providers", async () => {
+    const result = await runHost(["tools", "list", "--json"]);
+    expect(result.code).toBe(0);
+    const listing = JSON.parse(result.stdout);
+    expect(listing.natives.map((tool: { name: string }) => tool.name)).toEqual(["example.web_search", "notification.notify"]);
+    expect(listing.natives[0]).toMatchObject({ alias: "example__web_search", classification: "external", placement: "host" });
+    expect(listing.providers).toEqual([expect.objectContaining({ namespace: "acer", transport: "stdio", program: expect.stringMatching(/examples\/acer-mcp\/bin\/acer-mcp-launcher$/) })]);
+  });
+
+  it("B2 tools list --bundle shows exactly the selection; MCP tools are not discovered unless asked (no process starts)", async () => {
+    const result = await runHost(["tools", "list", "--bundle", COWORKER, "--json"]);
+    expect(result.code).toBe(0);
+    const { tools } = JSON.parse(result.stdout);
+    expect(tools.map((tool: { qualifiedName: string }) => tool.qualifiedName)).toEqual([
+      "example.web_search",
+      "notification.notify",
+      "acer.acer_care_center_batterystatus_get",
+    ]);
+    expect(tools[0]).toMatchObject({ alias: "example__web_search", kind: "native", version: "1.0.0", schemaFingerprint: expect.stringMatching(/^sha256:/), discovered: true });
+    expect(tools[2]).toMatchObject({ kind: "mcp", version: null, schemaFingerprint: null, discovered: false });
+  });
+
+  it("M2 tools check --bundle discovers the acer provider, resolves every selected tool and exits 0", async () => {
+    const result = await runHost(["tools", "check", "--bundle", COWORKER, "--json"]);
+    expect(result.code).toBe(0);
+    const report = JSON.parse(result.stdout);
+    expect(report.ok).toBe(true);
+    expect(report.tools[2]).toMatchObject({ qualifiedName: "acer.acer_care_center_batterystatus_get", kind: "mcp", version: expect.stringMatching(/^sha256:/), discovered: true });
+  });
+
+  it("N7 tools check lists every problem of a broken bundle (not only the first) and exits 1", async () => {
+    const bundle = writeBundle(
+      path.join(temp.dir, "broken"),
+      JSON.stringify({ version: 3, tools: ["example.web_search", "example.missing", "nowhere.tool", "acer.battery"] }),
+    );
+    const result = await runHost(["tools", "check", "--bundle", bundle]);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(/problem TOOL_NOT_REGISTERED: .*example\.missing/);
+    expect(result.stdout).toMatch(/problem NAMESPACE_UNKNOWN: .*nowhere\.tool/);
+    expect(result.stdout).toMatch(/problem TOOL_NOT_PUBLISHED: .*acer\.battery.*acer_care_center_batterystatus_get/);
+    expect(result.stdout).toContain("3 problem(s)");
+  });
+
+  it("B6 tools check reports a malformed tools.json and a missing manifest with the file named, exit 1", async () => {
+    const badJson = writeBundle(path.join(temp.dir, "bad-json"), "{ not json");
+    const result = await runHost(["tools", "check", "--bundle", badJson, "--json"]);
+    expect(result.code).toBe(1);
+    const report = JSON.parse(result.stdout);
+    expect(report.ok).toBe(false);
+    expect(report.problems[0]).toMatchObject({ code: "TOOLS_JSON_INVALID_JSON", message: expect.stringContaining("tools.json") });
+
+    const noManifest = path.join(temp.dir, "no-manifest");
+    writeBundle(noManifest, JSON.stringify({ version: 3, tools: [] }));
+    const { rmSync } = await import("node:fs");
+    rmSync(path.join(noManifest, "manifest.md"));
+    const missing = await runHost(["tools", "check", "--bundle", noManifest]);
+    expect(missing.code).toBe(1);
+    expect(missing.stdout).toMatch(/problem MANIFEST_MISSING: .*manifest\.md/);
+  });
+});
