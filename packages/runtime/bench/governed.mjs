@@ -88,12 +88,13 @@ await raw.close();
 
 // Memory: 1,000 idle sessions.
 global.gc?.();
-const before = process.memoryUsage().rss;
+const before = process.memoryUsage();
 const idle = [];
 for (let i = 0; i < 1000; i++) idle.push(await runtime.openSession({ bundle, policy }));
 global.gc?.();
-const after = process.memoryUsage().rss;
-console.log(`RSS of 1,000 idle sessions: ${((after - before) / 1024 / 1024).toFixed(1)} MiB (${((after - before) / 1000 / 1024).toFixed(1)} KiB each)`);
+const after = process.memoryUsage();
+const mib = (bytes) => (bytes / 1024 / 1024).toFixed(1);
+console.log(`1,000 idle sessions: heap +${mib(after.heapUsed - before.heapUsed)} MiB (${((after.heapUsed - before.heapUsed) / 1000 / 1024).toFixed(1)} KiB each); RSS now ${mib(after.rss)} MiB (+${mib(after.rss - before.rss)} MiB)`);
 
 await runtime.close();
 rmSync(dir, { recursive: true, force: true });
