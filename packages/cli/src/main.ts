@@ -8,7 +8,14 @@ import { parseCommandLine } from "./cli/parse.js";
 import { Terminal } from "./cli/terminal.js";
 import { COMMANDS } from "./commands/index.js";
 
-/** Where the CLI reads and writes, and how it is named. Every field has a default from `process`. */
+/**
+ * Where the CLI reads and writes, and how it is named. Every field has a default from `process`.
+ *
+ * @example
+ * ```ts
+ * const options: MainOptions = { argv: ["tools", "list"], programName: "my-host" };
+ * ```
+ */
 export interface MainOptions {
   /** The arguments after the program. Default: `process.argv.slice(2)`. */
   readonly argv?: readonly string[];

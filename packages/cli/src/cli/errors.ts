@@ -1,6 +1,13 @@
 import { OpenWorkerError } from "@openworker/tools-sdk";
 
-/** The process exit codes of every command. */
+/**
+ * The process exit codes of every command.
+ *
+ * @example
+ * ```ts
+ * if ((await runCli(registry, { argv })) === EXIT_CODES.usage) printUsage();
+ * ```
+ */
 export const EXIT_CODES = Object.freeze({
   /** The command did what it was asked. */
   ok: 0,
@@ -10,7 +17,14 @@ export const EXIT_CODES = Object.freeze({
   usage: 2,
 });
 
-/** Stable codes of the CLI's own errors. */
+/**
+ * Stable codes of the CLI's own errors (printed as `error CODE: message`).
+ *
+ * @example
+ * ```ts
+ * OpenWorkerError.hasCode(error, CLI_ERROR_CODES.SCRIPT_INVALID);
+ * ```
+ */
 export const CLI_ERROR_CODES = Object.freeze({
   /** An unknown command, option or a missing/invalid option value. Exit 2. */
   USAGE: "CLI_USAGE",

@@ -9,12 +9,24 @@ const DECISIONS = new Set(["ask", "allow", "deny"]);
  * Reads a `--policy` file: the runtime's `ApprovalPolicy` as JSON, e.g.
  * `{"name":"demo","classifications":{"example.web_search":"read_only"},"rules":{"read_only":"allow","external":"ask"}}`.
  * The policy is part of the session's execution identity (A2).
+ *
+ * @example
+ * ```ts
+ * const policy = await readPolicyFile("examples/coworker/demo/policy.json");
+ * ```
  */
 export async function readPolicyFile(file: string): Promise<ApprovalPolicy> {
   return parsePolicy(await readJsonFile(file, "CLI_POLICY"), file);
 }
 
-/** Checks a parsed policy; each problem names the field. */
+/**
+ * Checks a parsed policy; each problem names the field.
+ *
+ * @example
+ * ```ts
+ * parsePolicy({ rules: { external: "ask" } }, "policy.json"); // { rules: { external: "ask" } }
+ * ```
+ */
 export function parsePolicy(value: unknown, file: string): ApprovalPolicy {
   const fail = (problem: string) => new OpenWorkerError(CLI_ERROR_CODES.POLICY_INVALID, `${file}: ${problem}`, { details: { file } });
   if (!isObject(value)) throw fail("must be a JSON object with name, mode, classifications and rules");

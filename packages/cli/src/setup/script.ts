@@ -24,7 +24,14 @@ export async function readScriptFile(file: string): Promise<ScriptFileStep[]> {
   return parseScript(await readJsonFile(file, "CLI_SCRIPT"), file);
 }
 
-/** Checks a parsed script (see {@link readScriptFile}); every problem names the step. */
+/**
+ * Checks a parsed script (see {@link readScriptFile}); every problem names the step.
+ *
+ * @example
+ * ```ts
+ * parseScript([{ text: "Hello." }], "inline"); // [{ text: "Hello." }]
+ * ```
+ */
 export function parseScript(value: unknown, file: string): ScriptFileStep[] {
   const fail = (problem: string) => new OpenWorkerError(CLI_ERROR_CODES.SCRIPT_INVALID, `${file}: ${problem}`, { details: { file } });
   if (!Array.isArray(value)) throw fail(`must be a JSON array of steps, got ${value === null ? "null" : typeof value}`);

@@ -4,7 +4,14 @@ import { isObject } from "../setup/files.js";
 import { parsePolicy } from "../setup/policy.js";
 import { JSON_RPC_ERRORS, JsonRpcPeer, rpcError } from "./json-rpc.js";
 
-/** The methods `serve --stdio` answers (see the README for params and results). */
+/**
+ * The methods `serve --stdio` answers (see the README for params and results).
+ *
+ * @example
+ * ```ts
+ * HARNESS_METHODS.includes("turn.run"); // true
+ * ```
+ */
 export const HARNESS_METHODS = Object.freeze([
   "session.open",
   "turn.run",

@@ -1,7 +1,14 @@
 import { createInterface } from "node:readline";
 import { OpenWorkerError } from "@openworker/tools-sdk";
 
-/** JSON-RPC 2.0 error codes used on the wire. */
+/**
+ * JSON-RPC 2.0 error codes used on the wire by `serve --stdio`.
+ *
+ * @example
+ * ```ts
+ * if (response.error?.code === JSON_RPC_ERRORS.METHOD_NOT_FOUND) upgradeHarness();
+ * ```
+ */
 export const JSON_RPC_ERRORS = Object.freeze({
   PARSE_ERROR: -32700,
   INVALID_REQUEST: -32600,
