@@ -15,6 +15,20 @@ describe("tools list / tools check (the built example host)", () => {
     expect(listing.providers).toEqual([expect.objectContaining({ namespace: "acer", transport: "stdio", program: expect.stringMatching(/examples\/acer-mcp\/bin\/acer-mcp-launcher$/) })]);
   });
 
+  it("M1 --servers servers.json registers more providers before the runtime freezes the registry; a conflict is an error", async () => {
+    const { writeFileSync } = await import("node:fs");
+    const servers = path.join(temp.dir, "servers.json");
+    writeFileSync(servers, JSON.stringify({ servers: { local: { transport: "streamable_http", url: "http://127.0.0.1:9/mcp" } } }));
+    const result = await runHost(["tools", "list", "--json", "--servers", servers]);
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout).providers.map((provider: { namespace: string }) => provider.namespace)).toEqual(["acer", "local"]);
+    const conflicting = path.join(temp.dir, "conflict.json");
+    writeFileSync(conflicting, JSON.stringify({ servers: { example: { transport: "stdio", command: "/bin/true" } } }));
+    const conflict = await runHost(["tools", "list", "--servers", conflicting]);
+    expect(conflict.code).toBe(1);
+    expect(conflict.stderr).toMatch(/^error NAMESPACE_CONFLICT: .*example/m);
+  });
+
   it("B2 tools list --bundle shows exactly the selection; MCP tools are not discovered unless asked (no process starts)", async () => {
     const result = await runHost(["tools", "list", "--bundle", COWORKER, "--json"]);
     expect(result.code).toBe(0);
