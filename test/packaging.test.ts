@@ -1,0 +1,124 @@
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { publint } from "publint";
+import { formatMessage } from "publint/utils";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { childEnv, packAll, publishedPackages, ROOT, run } from "../tests/consumer/workspace.js";
+
+// Issue 8, packaging: every published package, packed exactly as a release packs it, is
+// publint-clean and its declarations resolve for ESM and CJS consumers the way
+// arethetypeswrong checks them (node16 profile: node10 subpath resolution is out of scope,
+// since every supported Node understands `exports`).
+const packages = publishedPackages();
+const attwBin = path.join(ROOT, "node_modules", ".bin", "attw");
+
+interface AttwProblem {
+  readonly kind: string;
+  readonly entrypoint?: string;
+  readonly resolutionKind?: string;
+}
+
+let folder: string;
+let tarballs: Map<string, string>;
+const attwRuns = new Map<string, Promise<{ exitCode: number; problems: AttwProblem[]; output: string }>>();
+
+function attw(tarball: string): Promise<{ exitCode: number; problems: AttwProblem[]; output: string }> {
+  return run(attwBin, [tarball, "--profile", "node16", "--format", "json", "--no-color"], {
+    cwd: ROOT,
+    env: childEnv(),
+    maxBuffer: 64 * 1024 * 1024,
+  }).then(
+    ({ stdout }) => ({ exitCode: 0, output: stdout, problems: problemsOf(stdout) }),
+    (error: { code?: number; stdout?: string; stderr?: string }) => ({
+      exitCode: typeof error.code === "number" ? error.code : 1,
+      output: `${error.stdout ?? ""}${error.stderr ?? ""}`,
+      problems: problemsOf(error.stdout ?? ""),
+    }),
+  );
+}
+
+function problemsOf(json: string): AttwProblem[] {
+  try {
+    const report = JSON.parse(json) as { problems?: Record<string, AttwProblem[]> };
+    return Object.values(report.problems ?? {}).flat();
+  } catch {
+    return [{ kind: `unreadable attw output: ${json.slice(0, 200)}` }];
+  }
+}
+
+beforeAll(async () => {
+  folder = mkdtempSync(path.join(tmpdir(), "ow-packaging-"));
+  tarballs = await packAll(folder, packages);
+  // attw loads its own TypeScript per run: two at a time keeps a busy 2-core box responsive.
+  const queue = [...tarballs];
+  const worker = async () => {
+    for (let next = queue.shift(); next; next = queue.shift()) {
+      const [name, tarball] = next;
+      const pending = attw(tarball);
+      attwRuns.set(name, pending);
+      await pending;
+    }
+  };
+  void Promise.all([worker(), worker()]);
+  // Every run is registered before a test awaits it.
+  while (attwRuns.size < tarballs.size) await new Promise((resolve) => setTimeout(resolve, 5));
+}, 120_000);
+
+afterAll(() => {
+  if (folder) rmSync(folder, { recursive: true, force: true });
+});
+
+async function listTarball(tarball: string): Promise<string[]> {
+  const { stdout } = await run("tar", ["-tzf", tarball]);
+  return stdout.split("\n").filter(Boolean);
+}
+
+async function packedManifest(tarball: string): Promise<Record<string, unknown>> {
+  const { stdout } = await run("tar", ["-xzOf", tarball, "package/package.json"]);
+  return JSON.parse(stdout) as Record<string, unknown>;
+}
+
+describe("packaging (issue 8)", () => {
+  it("every package under packages/ is published and has code entries", () => {
+    expect(packages.map((pkg) => pkg.name).sort()).toEqual([
+      "@openworker/bundle-resolver",
+      "@openworker/cli",
+      "@openworker/journal",
+      "@openworker/mcp-bridge",
+      "@openworker/registry",
+      "@openworker/runtime",
+      "@openworker/tools-sdk",
+    ]);
+    for (const pkg of packages) expect(pkg.entries, pkg.name).toContain(".");
+  });
+
+  describe.each(packages.map((pkg) => [pkg.name, pkg] as const))("%s", (name, pkg) => {
+    it("packs only package.json, README.md and dist/, with no workspace: ranges left", async () => {
+      const tarball = tarballs.get(name)!;
+      const files = await listTarball(tarball);
+      expect(files.filter((file) => !/^package\/(package\.json|README\.md|dist\/.+)$/.test(file))).toEqual([]);
+      expect(files).toContain("package/README.md");
+      const manifest = await packedManifest(tarball);
+      const ranges = { ...(manifest.dependencies as object), ...(manifest.peerDependencies as object) } as Record<string, string>;
+      expect(Object.entries(ranges).filter(([, range]) => range.startsWith("workspace:"))).toEqual([]);
+      for (const [dependency, range] of Object.entries(ranges)) {
+        if (dependency.startsWith("@openworker/")) expect(range, `${name} → ${dependency}`).toBe(pkg.version);
+      }
+    });
+
+    it("is publint-clean (strict, suggestions included)", async () => {
+      const bytes = readFileSync(tarballs.get(name)!);
+      const tarball = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
+      const { messages, pkg: manifest } = await publint({ pack: { tarball }, level: "suggestion", strict: true });
+      expect(messages.map((message) => `${message.type} ${message.code}: ${formatMessage(message, manifest) ?? ""}`)).toEqual([]);
+    });
+
+    it("declarations resolve for ESM and CJS consumers, every entry (attw --profile node16)", async () => {
+      const result = await attwRuns.get(name)!;
+      const problems = result.problems.filter((problem) => problem.resolutionKind !== "node10");
+      expect(problems, result.output.slice(0, 2_000)).toEqual([]);
+      expect(result.exitCode, result.output.slice(0, 2_000)).toBe(0);
+    });
+  });
+});
