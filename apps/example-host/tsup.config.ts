@@ -47,10 +47,6 @@ export default defineConfig({
   platform: "node",
   noExternal: [/.*/],
   esbuildPlugins: [nativeBeside],
-  esbuildOptions(options) {
-    // The CLI imports the MCP SDK, which the workspace installs beside the MCP bridge.
-    options.nodePaths = [path.resolve("../../packages/mcp-bridge/node_modules")];
-  },
   banner: {
     // Bundled CommonJS dependencies call require() for Node built-ins.
     js: 'import { createRequire as __createRequire } from "node:module"; const require = __createRequire(import.meta.url);',

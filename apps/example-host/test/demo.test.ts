@@ -85,7 +85,7 @@ describe("the example host", () => {
     expect(demo.code, demo.stderr).toBe(0);
     expect(demo.stdout).toMatch(/call example\.web_search .*\n {2}approved by policy "demo" .*\n {2}succeeded: \{"source":"offline-index"/);
     expect(demo.stdout).toMatch(/call acer\.acer_care_center_batterystatus_get \{\}\n {2}approved by policy "demo" .*\n {2}succeeded: /);
-    expect(demo.stdout).toMatch(/call notification\.notify .*\n {2}approved by person "cli --approve yes"\n {2}(succeeded|failed NOTIFIER_UNAVAILABLE): /);
+    expect(demo.stdout).toMatch(/call notification\.notify .*\n {2}approved by policy "cli --approve yes"\n {2}(succeeded|failed NOTIFIER_UNAVAILABLE): /);
     expect(demo.stdout).toContain("turn ses_demo_test.t1: answered, 3 call(s)");
 
     const verify = await runHost(["journal", "verify", "ses_demo_test", "--journal", journal]);

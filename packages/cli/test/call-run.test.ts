@@ -11,7 +11,7 @@ describe("call", () => {
   it("E5 A3 calls a native tool through the pipeline, prints the result and journals it (exit 0)", async () => {
     const result = await runHost(["call", "example.web_search", "--args", '{"query":"model context protocol"}', "--approve", "yes", "--journal", journal]);
     expect(result.code).toBe(0);
-    expect(result.stdout).toContain("approved by person \"cli --approve yes\"");
+    expect(result.stdout).toContain("approved by policy \"cli --approve yes\"");
     expect(result.stdout).toContain('"source": "offline-index"');
   });
 
@@ -53,7 +53,7 @@ describe("run", () => {
     expect(result.stdout).toContain("user: Do the demo.");
     expect(result.stdout).toMatch(/call example\.web_search .*\n {2}approved by policy "demo".*\n {2}succeeded: /);
     expect(result.stdout).toMatch(/call acer\.acer_care_center_batterystatus_get .*\n {2}approved by policy "demo".*\n {2}succeeded: /);
-    expect(result.stdout).toMatch(/call notification\.notify .*\n {2}approved by person "cli --approve yes"\n {2}(succeeded|failed NOTIFIER_UNAVAILABLE)/);
+    expect(result.stdout).toMatch(/call notification\.notify .*\n {2}approved by policy "cli --approve yes"\n {2}(succeeded|failed NOTIFIER_UNAVAILABLE)/);
     expect(result.stdout).toContain("turn ses_run_test.t1: answered, 3 call(s)");
 
     const verify = await runHost(["journal", "verify", "ses_run_test", "--journal", journal]);
@@ -63,7 +63,8 @@ describe("run", () => {
     expect(JSON.parse(show.stdout).calls.map((call: { qualifiedName: string; decidedBy: string }) => [call.qualifiedName, call.decidedBy])).toEqual([
       ["example.web_search", "policy"],
       ["acer.acer_care_center_batterystatus_get", "policy"],
-      ["notification.notify", "person"],
+      // --approve yes is an automated stand-in for a person: journaled as a policy decision.
+      ["notification.notify", "policy"],
     ]);
     const exported = await runHost(["journal", "export", "ses_run_test", "--journal", journal]);
     const records = exported.stdout.trim().split("\n").map((line) => JSON.parse(line));

@@ -61,7 +61,6 @@ export function writeBundle(dir: string, toolsJson: string, manifest = "---\nnam
 }
 
 /** The MCP SDK's ESM folder (the workspace installs it beside the MCP bridge). */
-export const MCP_SDK = path.join(REPO, "packages/mcp-bridge/node_modules/@modelcontextprotocol/sdk/dist/esm");
 
 /** Waits until `predicate` holds on the accumulated text of a stream; rejects if the stream ends first. */
 export function waitForOutput(stream: NodeJS.ReadableStream, predicate: (text: string) => boolean): Promise<string> {

@@ -1,16 +1,15 @@
 import { spawn } from "node:child_process";
 import http from "node:http";
 import path from "node:path";
+// The MCP SDK's own client, as any MCP client would use it.
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, describe, expect, it } from "vitest";
-import { collect, COWORKER, DEMO_POLICY, HOST, MCP_SDK, tempDir, waitForOutput } from "./helpers.js";
+import { collect, COWORKER, DEMO_POLICY, HOST, tempDir, waitForOutput } from "./helpers.js";
 
 const temp = tempDir("mcp");
 afterAll(() => temp.cleanup());
-
-// The MCP SDK's own client, as any MCP client would use it.
-const { Client } = (await import(path.join(MCP_SDK, "client/index.js"))) as typeof import("@modelcontextprotocol/sdk/client/index.js");
-const { StdioClientTransport } = (await import(path.join(MCP_SDK, "client/stdio.js"))) as typeof import("@modelcontextprotocol/sdk/client/stdio.js");
-const { StreamableHTTPClientTransport } = (await import(path.join(MCP_SDK, "client/streamableHttp.js"))) as typeof import("@modelcontextprotocol/sdk/client/streamableHttp.js");
 
 type ToolResult = { isError?: boolean; content: { type: string; text?: string }[]; structuredContent?: Record<string, unknown> };
 

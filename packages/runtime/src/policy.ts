@@ -50,6 +50,11 @@ export interface ApprovalAnswer {
   readonly scope?: "once" | "session";
   /** Who decided, for the journal. */
   readonly who?: string;
+  /**
+   * What decided: a person (default), or an automated rule standing in for one (a
+   * command-line `--approve yes`, a test host). Journaled as the decider.
+   */
+  readonly decidedBy?: "person" | "policy";
   readonly reason?: string;
 }
 

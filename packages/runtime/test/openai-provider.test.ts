@@ -395,6 +395,16 @@ describe("OpenAICompatibleProvider catalog and readiness", () => {
     });
   });
 
+  it("I1 E6 apiKey: null declares a keyless endpoint: the environment's key is neither read nor sent", async () => {
+    const server = await serve([() => chatCompletion({ content: "ok" })]);
+    await withEnv({ OPENAI_API_KEY: "sk-from-env-must-not-leave" }, async () => {
+      const provider = new OpenAICompatibleProvider({ baseURL: server.baseURL, model: "m", apiKey: null });
+      expect(provider.readModelReadiness("m")).toEqual({ accountType: "local" });
+      await provider.complete(request());
+    });
+    expect(server.headers[0]?.authorization).toBe("Bearer not-needed");
+  });
+
   it("sends the not-needed placeholder key to a keyless local endpoint", async () => {
     const server = await serve([() => chatCompletion({ content: "ok" })]);
     await withEnv({ OPENAI_API_KEY: undefined }, () =>

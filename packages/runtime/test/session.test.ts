@@ -223,6 +223,24 @@ describe("sessions", () => {
     expect(runtime.journal.verify(session.id)).toMatchObject({ ok: true });
   });
 
+  it("M2 prepare() resolves the selection before any turn; host calls use it", async () => {
+    const runtime = await open(space.dir, [echo, nativeTool("test.other", async () => ({ json: null }))]);
+    const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.echo"]), policy: { mode: "bypass" } });
+    const selection = await session.prepare();
+    expect(selection.tools.map((tool) => tool.alias)).toEqual(["test__echo"]);
+    expect(session.selection).toBe(selection);
+    expect(await session.callTool("test.echo", { text: "x" })).toMatchObject({ outcome: "succeeded" });
+  });
+
+  it("A1 an approver may say its answer came from automation: journaled as a policy decision, not a person", async () => {
+    const model = new ScriptedProvider([{ toolCalls: [{ name: "test__echo", arguments: '{"text":"x"}' }] }, { text: "ok" }]);
+    const runtime = await open(space.dir, [echo], { models: [model], approver: () => ({ approved: true, decidedBy: "policy", who: "ci flag" }) });
+    const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.echo"]) });
+    const turn = await session.runTurn("go");
+    const decided = runtime.journal.timeline(turn.calls[0]!.callId).find((record) => record.kind === "approval_decided");
+    expect(decided).toMatchObject({ decision: "approved", by: "policy", who: "ci flag" });
+  });
+
   it("I1 the model catalog lists configured models with a synchronous readiness observation", async () => {
     const runtime = await open(space.dir, [echo], { models: [new ScriptedProvider([])] });
     const catalog = runtime.modelCatalog();

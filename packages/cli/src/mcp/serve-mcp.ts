@@ -27,20 +27,14 @@ export async function serveMcp(context: CommandContext): Promise<number> {
   const policy = policyFile === undefined ? {} : await readPolicyFile(policyFile);
   const sdk = await loadMcpSdk();
 
-  // The tool list is resolved once, with discovery (the served selection must be exact, M2).
-  const report = await inspectSelection(context.registry, bundle, { discover: true });
-  if (report.problems.length > 0) {
-    for (const problem of report.problems) context.terminal.note(`problem ${problem.code}: ${problem.message}`);
-    throw new OpenWorkerError("BUNDLE_DOES_NOT_RESOLVE", `${bundle.dir}: ${report.problems.length} problem(s); \`tools check --bundle\` lists them`);
-  }
   // stdin is the MCP transport in stdio mode: a person can only be asked over HTTP.
   let reader: LineReader | undefined;
   const prompter = httpPort !== undefined && context.stdin.isTTY ? () => (reader ??= new LineReader(context.stdin, process.stderr)) : undefined;
   const runtime = await openRuntime(context, { approver: terminalApprover(mode, context.terminal, prompter), needsModel: false });
   const openSession = () => runtime.openSession({ bundle, policy });
   try {
-    if (httpPort === undefined) await serveStdio(sdk, report.tools, openSession, context);
-    else await serveHttp(sdk, report.tools, openSession, context, httpPort);
+    if (httpPort === undefined) await serveStdio(sdk, await openSession(), context);
+    else await serveHttp(sdk, await servedTools(context, bundle), openSession, context, httpPort);
     return EXIT_CODES.ok;
   } finally {
     reader?.close();
@@ -48,9 +42,24 @@ export async function serveMcp(context: CommandContext): Promise<number> {
   }
 }
 
-async function serveStdio(sdk: McpSdk, tools: Parameters<typeof createToolServer>[1], openSession: () => Promise<Session>, context: CommandContext): Promise<void> {
-  const session = openSession();
-  const server = createToolServer(sdk, tools, () => session);
+/**
+ * The tools an HTTP server lists, resolved once before it listens, with every problem of
+ * the bundle reported (the served selection must be exact, M2). Each client's session
+ * then resolves its own selection when it calls.
+ */
+async function servedTools(context: CommandContext, bundle: Awaited<ReturnType<typeof loadBundleDir>>): Promise<Parameters<typeof createToolServer>[1]> {
+  const report = await inspectSelection(context.registry, bundle, { discover: true });
+  if (report.problems.length > 0) {
+    for (const problem of report.problems) context.terminal.note(`problem ${problem.code}: ${problem.message}`);
+    throw new OpenWorkerError("BUNDLE_DOES_NOT_RESOLVE", `${bundle.dir}: ${report.problems.length} problem(s); \`tools check --bundle\` lists them`);
+  }
+  return report.tools;
+}
+
+async function serveStdio(sdk: McpSdk, session: Session, context: CommandContext): Promise<void> {
+  // One client, one session: its own preparation is the served selection (M2).
+  const tools = (await session.prepare()).tools;
+  const server = createToolServer(sdk, tools, () => Promise.resolve(session));
   const transport = new sdk.StdioServerTransport(context.stdin as NodeJS.ReadStream, context.stdout as NodeJS.WriteStream);
   const closed = new Promise<void>((resolve) => {
     server.onclose = resolve;
@@ -61,7 +70,7 @@ async function serveStdio(sdk: McpSdk, tools: Parameters<typeof createToolServer
   context.terminal.note(`serving ${tools.length} tool(s) over MCP stdio`);
   await closed;
   await server.close();
-  await (await session).close();
+  await session.close();
 }
 
 async function serveHttp(

@@ -18,11 +18,11 @@ export function terminalApprover(mode: ApproveMode, terminal: Terminal, prompter
   if (mode !== "ask") {
     return (request) => {
       terminal.note(terminal.paint("dim", `approval: ${request.qualifiedName} ${mode === "yes" ? "granted" : "denied"} by --approve ${mode}`));
-      return { approved: mode === "yes", who: `cli --approve ${mode}`, ...(mode === "no" ? { reason: "denied by --approve no" } : {}) };
+      return { approved: mode === "yes", decidedBy: "policy", who: `cli --approve ${mode}`, ...(mode === "no" ? { reason: "denied by --approve no" } : {}) };
     };
   }
   if (!prompter) {
-    return () => ({ approved: false, who: "cli", reason: "no terminal to ask; pass --approve yes or --approve no" });
+    return () => ({ approved: false, decidedBy: "policy", who: "cli", reason: "no terminal to ask; pass --approve yes or --approve no" });
   }
   return async (request: ApprovalRequest): Promise<ApprovalAnswer> => {
     const question =

@@ -47,7 +47,7 @@ async function modelProviders(context: CommandContext, needs: RuntimeNeeds): Pro
     }
     const { OpenAICompatibleProvider } = await import("@openworker/runtime");
     // A keyless local endpoint must not receive OPENAI_API_KEY by accident: the key is only what --api-key-env names.
-    const model = new OpenAICompatibleProvider({ baseURL: globals.baseUrl, model: globals.model, apiKey: apiKey ?? "not-needed" });
+    const model = new OpenAICompatibleProvider({ baseURL: globals.baseUrl, model: globals.model, apiKey: apiKey ?? null });
     return { models: [model], secrets: apiKey ? [apiKey] : [] };
   }
   if (provider === "scripted" || needs.scriptFile !== undefined) {

@@ -38,7 +38,7 @@ export interface SelectionReport {
  * (M4); without it no process starts and MCP tools are listed as not discovered.
  */
 export async function inspectSelection(registry: ToolRegistry, bundle: Bundle, options: { discover: boolean }): Promise<SelectionReport> {
-  const { checkSelection, providersNeeded, resolveSelection } = await import("@openworker/bundle-resolver");
+  const { checkSelection, providersNeeded, resolveSelection, withoutProviders } = await import("@openworker/bundle-resolver");
   registry.freeze();
   const needed = providersNeeded(registry, bundle.selection);
   const problems: SelectionProblem[] = [];
@@ -88,19 +88,6 @@ function row(tool: ResolvedTool): SelectionRow {
 function describe(problem: unknown): SelectionProblem {
   if (OpenWorkerError.isInstance(problem)) return { code: problem.code, message: problem.message };
   return { code: "INTERNAL", message: problem instanceof Error ? problem.message : String(problem) };
-}
-
-/** The selection without the tools of the given MCP namespaces (not started, or down). */
-function withoutProviders(selection: BundleSelection, skipped: ReadonlySet<string>): BundleSelection {
-  if (skipped.size === 0) return selection;
-  switch (selection.version) {
-    case 3:
-      return { version: 3, tools: selection.tools.filter((name) => !skipped.has(name.slice(0, name.indexOf(".")))) };
-    case 2:
-      return { version: 2, mcpServers: Object.fromEntries(Object.entries(selection.mcpServers).filter(([server]) => !skipped.has(server))) };
-    case 1:
-      return { version: 1, mcpServers: selection.mcpServers.filter((server) => !skipped.has(server)) };
-  }
 }
 
 /** Names of the skipped providers' tools, as the bundle selects them (`acer.*` for a v1 server). */

@@ -66,12 +66,13 @@ export async function decideApproval(
     qualifiedName: resolved.qualifiedName,
   });
   const answer = await askApprover(environment, resolved, args, call, classification);
+  const by = answer.decidedBy === "policy" ? "policy" : "person";
   if (answer.approved && answer.scope === "session") {
-    environment.journal.storeApproval(key, { scope: "session", by: "person", ...(answer.who ? { who: answer.who } : {}) });
+    environment.journal.storeApproval(key, { scope: "session", by, ...(answer.who ? { who: answer.who } : {}) });
   }
   return {
     approved: answer.approved,
-    by: "person",
+    by,
     ...(answer.who ? { who: answer.who } : {}),
     scope: answer.scope ?? "once",
     key: keyText,
@@ -119,7 +120,12 @@ async function askApprover(
         (answer): ApprovalAnswer =>
           typeof answer === "object" && answer !== null && answer.approved === true
             ? answer
-            : { approved: false, ...(answer?.who ? { who: answer.who } : {}), reason: answer?.reason ?? "denied" },
+            : {
+                approved: false,
+                ...(answer?.who ? { who: answer.who } : {}),
+                ...(answer?.decidedBy ? { decidedBy: answer.decidedBy } : {}),
+                reason: answer?.reason ?? "denied",
+              },
         (error: unknown): ApprovalAnswer => ({
           approved: false,
           reason: `the approver failed: ${error instanceof Error ? error.message : String(error)}`,

@@ -33,9 +33,10 @@ export interface OpenAICompatibleOptions {
   /**
    * The API key, sent as `Authorization: Bearer …`. Default: `process.env.OPENAI_API_KEY`,
    * else `"not-needed"` for keyless local servers. Set it explicitly for any endpoint that
-   * is not OpenAI's, so an OpenAI key from the environment is not sent elsewhere.
+   * is not OpenAI's, so an OpenAI key from the environment is not sent elsewhere; `null`
+   * declares a keyless endpoint and never reads the environment.
    */
-  readonly apiKey?: string;
+  readonly apiKey?: string | null;
   /** The model used when a session does not name one. */
   readonly model: string;
   /** The models listed in the catalog (I1). Default: `[model]`; `model` is always listed first. */
@@ -98,7 +99,8 @@ export class OpenAICompatibleProvider implements ModelProvider {
     this.origin = url.origin;
     this.#models = catalogModels(this.defaultModel, options.models);
 
-    const configuredKey = nonEmptyOrUndefined(options.apiKey) ?? nonEmptyOrUndefined(process.env.OPENAI_API_KEY);
+    const configuredKey =
+      options.apiKey === null ? undefined : (nonEmptyOrUndefined(options.apiKey) ?? nonEmptyOrUndefined(process.env.OPENAI_API_KEY));
     // Readiness is fixed here so that reading it later is synchronous and does no I/O (I1).
     this.#readiness = Object.freeze({ accountType: configuredKey === undefined ? "local" : "api-key" });
     const headers = { ...options.headers };

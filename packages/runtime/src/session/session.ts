@@ -119,13 +119,30 @@ export class Session {
   }
 
   async #callTool(qualifiedName: string, args: JsonValue, signal: AbortSignal): Promise<CallReport> {
+    const selection = this.#prepared?.selection ?? (await this.#prepare(signal));
     const turnId = `${this.id}.h${++this.#turns}`;
+    return runGovernedCall(this.#parts.environment, selection, { turnId, callId: this.#nextCallId(), alias: modelAlias(qualifiedName), args: { json: args }, signal });
+  }
+
+  /**
+   * Prepares the session's selection now, as a turn would (M2): discovers the needed MCP
+   * catalogs and resolves exactly the bundle's tools. Hosts use it to list or serve the
+   * tools before any turn; host-driven calls use the latest preparation. Throws the first
+   * resolution problem (a missing tool, an invalid schema, an alias collision).
+   */
+  prepare(options: { signal?: AbortSignal } = {}): Promise<ResolvedSelection> {
+    this.#assertOpen();
+    const signal = options.signal ? AbortSignal.any([options.signal, this.#closeSignal.signal]) : this.#closeSignal.signal;
+    return this.#track(this.#prepare(signal));
+  }
+
+  async #prepare(signal: AbortSignal): Promise<ResolvedSelection> {
     const { environment } = this.#parts;
-    if (!this.#prepared) {
-      this.#prepared = await prepareTurn({ registry: this.#parts.registry, bundle: this.bundle, mcp: environment.mcp, maxToolNameLength: undefined, signal });
-      environment.journal.turnPrepared({ sessionId: this.id, turnId, selectionFingerprint: this.#prepared.selection.fingerprint, catalogFingerprints: this.#prepared.catalogFingerprints });
-    }
-    return runGovernedCall(environment, this.#prepared.selection, { turnId, callId: this.#nextCallId(), alias: modelAlias(qualifiedName), args: { json: args }, signal });
+    const prepared = await prepareTurn({ registry: this.#parts.registry, bundle: this.bundle, mcp: environment.mcp, maxToolNameLength: undefined, signal });
+    this.#prepared = prepared;
+    const turnId = `${this.id}.p${++this.#turns}`;
+    environment.journal.turnPrepared({ sessionId: this.id, turnId, selectionFingerprint: prepared.selection.fingerprint, catalogFingerprints: prepared.catalogFingerprints });
+    return prepared.selection;
   }
 
   /** Cancels the running turn, if any: its call is abandoned, tools are revoked (T5). */
