@@ -1,20 +1,11 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import type { ApprovalAnswer, ModelCatalogEntry, RuntimeEvent } from "@openworker/runtime";
+import type { ApprovalAnswer, ApprovalRequest, ModelCatalogEntry, RuntimeEvent } from "@openworker/runtime";
 import type { JsonValue } from "@openworker/tools-sdk";
 import { OpenWorkerError } from "@openworker/tools-sdk";
 import { JsonRpcPeer } from "./json-rpc.js";
 
-/** An approval the harness asks the host for (`approval.request`). */
-export interface HarnessApprovalRequest {
-  readonly sessionId: string;
-  readonly turnId: string;
-  readonly callId: string;
-  readonly qualifiedName: string;
-  readonly alias: string;
-  readonly kind: "native" | "mcp";
-  readonly classification: string;
-  readonly args: JsonValue;
-}
+/** An approval the harness asks the host for (`approval.request`): the runtime's request, less its signal. */
+export type HarnessApprovalRequest = Omit<ApprovalRequest, "signal">;
 
 /** How to start the harness child. */
 export interface HarnessClientOptions {
