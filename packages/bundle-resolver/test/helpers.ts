@@ -1,5 +1,5 @@
 import { ToolRegistry } from "@openworker/registry";
-import { codeTool, OpenWorkerError, type JsonSchema } from "@openworker/tools-sdk";
+import { codeTool, type JsonSchema } from "@openworker/tools-sdk";
 import { schemaFingerprint } from "@openworker/tools-sdk/validation";
 import type { McpCatalogInput, McpCatalogTool } from "../src/index.js";
 
@@ -31,22 +31,5 @@ export function catalog(namespace: string, names: readonly string[]): McpCatalog
   return { namespace, tools: names.map((name) => catalogTool(name)) };
 }
 
-export function thrown(action: () => unknown): OpenWorkerError {
-  try {
-    action();
-  } catch (error) {
-    if (OpenWorkerError.isInstance(error)) return error;
-    throw error;
-  }
-  throw new Error("expected an OpenWorkerError, nothing was thrown");
-}
-
-export async function rejected(promise: Promise<unknown>): Promise<OpenWorkerError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (OpenWorkerError.isInstance(error)) return error;
-    throw error;
-  }
-  throw new Error("expected an OpenWorkerError, the promise resolved");
-}
+/** Re-exported from the SDK's testing kit under the names these tests use. */
+export { captureError as thrown, captureRejection as rejected } from "@openworker/tools-sdk/testing";

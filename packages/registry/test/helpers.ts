@@ -1,4 +1,4 @@
-import { codeTool, OpenWorkerError, type JsonSchema, type Tool } from "@openworker/tools-sdk";
+import { codeTool, type JsonSchema, type Tool } from "@openworker/tools-sdk";
 
 export const OBJECT_SCHEMA: JsonSchema = { type: "object", properties: { text: { type: "string" } } };
 
@@ -7,24 +7,5 @@ export function nativeTool(name: string, version = "1.0.0", schema: JsonSchema =
   return codeTool(name, `The ${name} tool.`, schema, () => ({ ok: { name } }), { version });
 }
 
-/** Runs `action` and returns the OpenWorkerError it threw (fails the test when nothing or something else is thrown). */
-export function thrown(action: () => unknown): OpenWorkerError {
-  try {
-    action();
-  } catch (error) {
-    if (OpenWorkerError.isInstance(error)) return error;
-    throw error;
-  }
-  throw new Error("expected an OpenWorkerError, nothing was thrown");
-}
-
-/** Like {@link thrown}, for a promise. */
-export async function rejected(promise: Promise<unknown>): Promise<OpenWorkerError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (OpenWorkerError.isInstance(error)) return error;
-    throw error;
-  }
-  throw new Error("expected an OpenWorkerError, the promise resolved");
-}
+/** Re-exported from the SDK's testing kit under the names these tests use. */
+export { captureError as thrown, captureRejection as rejected } from "@openworker/tools-sdk/testing";

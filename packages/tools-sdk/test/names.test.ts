@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { LIMITS, modelAlias, OpenWorkerError, parseQualifiedName, validateQualifiedName } from "../src/index.js";
+import { captureError } from "../src/testing/index.js";
 
 function codeOf(action: () => unknown): string | undefined {
   try {
@@ -11,6 +12,11 @@ function codeOf(action: () => unknown): string | undefined {
   }
   return undefined;
 }
+
+it("T7 captureError returns the coded error a partner's test asserts on", () => {
+  expect(captureError(() => validateQualifiedName("openworker.x")).code).toBe("NAMESPACE_RESERVED");
+  expect(() => captureError(() => undefined)).toThrow(/nothing was thrown/);
+});
 
 describe("qualified names", () => {
   it("N1 splits at the first dot only", () => {
