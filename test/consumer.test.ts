@@ -1,0 +1,208 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { readFileSync, rmSync } from "node:fs";
+import path from "node:path";
+import { createInterface } from "node:readline";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runnableCommands } from "../tests/consumer/guides.js";
+import { createScratchProject, emit, type ScratchProject, tsc } from "../tests/consumer/scratch.js";
+import { childEnv, publishedPackages, ROOT, run } from "../tests/consumer/workspace.js";
+
+// Issue 8: a consumer outside the workspace installs the packed packages and succeeds
+// without the source: imports from ESM and CJS, compiles a partner tool and a host against
+// the built declarations (skipLibCheck: false), runs the partner's tests with the testing
+// kit, and runs a host that registers the tool and calls it through the runtime. The code
+// is the guides' own (docs/snippets), so the guides cannot drift from what works.
+let project: ScratchProject;
+
+beforeAll(async () => {
+  project = await createScratchProject();
+  // The host resolves glossary-tools through its declarations: emit the partner first.
+  await emit(project, project.partner);
+  await Promise.all([emit(project, project.host), emit(project, path.join(project.checks, "cjs-consumer"))]);
+}, 300_000);
+
+afterAll(() => {
+  if (project) rmSync(project.dir, { recursive: true, force: true });
+});
+
+function node(args: readonly string[], cwd: string) {
+  return run(process.execPath, [...args], { cwd, env: childEnv(), timeout: 60_000, maxBuffer: 16 * 1024 * 1024 });
+}
+
+/** The failure text of a child that exited non-zero, for assertion messages. */
+function failureOf(error: unknown): string {
+  const { code, stdout, stderr, message } = error as { code?: number; stdout?: string; stderr?: string; message?: string };
+  return `exit ${code}: ${message}\n${stdout ?? ""}\n${stderr ?? ""}`;
+}
+
+async function expectSuccess<T>(work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (error) {
+    expect.fail(failureOf(error));
+  }
+}
+
+/** A newline-delimited JSON-RPC peer on a child's stdio (the `serve --stdio` protocol). */
+class LinePeer {
+  readonly child: ChildProcess;
+  readonly #pending = new Map<number | string, (message: Record<string, unknown>) => void>();
+  readonly #requests: Record<string, unknown>[] = [];
+  readonly #waiters: ((message: Record<string, unknown>) => void)[] = [];
+
+  constructor(cwd: string, args: readonly string[]) {
+    this.child = spawn(process.execPath, [...args], { cwd, env: childEnv(), stdio: ["pipe", "pipe", "pipe"] });
+    this.child.stderr!.resume();
+    createInterface({ input: this.child.stdout! }).on("line", (line) => {
+      const message = JSON.parse(line) as Record<string, unknown>;
+      if ("method" in message) {
+        if ("id" in message) {
+          this.#requests.push(message);
+          this.#waiters.splice(0).forEach((wake) => wake(message));
+        }
+        return;
+      }
+      this.#pending.get(message.id as number)?.(message);
+    });
+  }
+
+  send(line: string): Promise<Record<string, unknown>> {
+    const { id } = JSON.parse(line) as { id: number };
+    const answer = new Promise<Record<string, unknown>>((resolve) => this.#pending.set(id, resolve));
+    this.child.stdin!.write(`${line}\n`);
+    return answer;
+  }
+
+  /** The next request the harness sends the host (e.g. `approval.request`). */
+  nextRequest(): Promise<Record<string, unknown>> {
+    const waiting = this.#requests.shift();
+    return waiting ? Promise.resolve(waiting) : new Promise((resolve) => this.#waiters.push(resolve));
+  }
+
+  exited(): Promise<number | null> {
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return Promise.resolve(this.child.exitCode);
+    return new Promise((resolve) => this.child.once("exit", (code) => resolve(code)));
+  }
+}
+
+describe("consumer outside the workspace (issue 8)", () => {
+  it("installs the tarballs offline and reuses better-sqlite3's cached native build instead of recompiling", () => {
+    expect(path.relative(ROOT, project.dir).startsWith("..")).toBe(true);
+    expect(project.installOutput).not.toMatch(/better-sqlite3[^\n]*(Running (install|postinstall) script|install\$)/);
+    expect(project.installOutput).not.toMatch(/node-gyp rebuild/);
+  });
+
+  it("a) every entry point of every package loads from ESM and from CommonJS with the same named exports", async () => {
+    const specifiers = publishedPackages().flatMap((pkg) => pkg.entries.map((entry) => `${pkg.name}${entry.slice(1)}`));
+    const esm = JSON.parse((await expectSuccess(node(["load-esm.mjs", ...specifiers], project.checks))).stdout) as Record<string, string[]>;
+    const cjs = JSON.parse((await expectSuccess(node(["load-cjs.cjs", ...specifiers], project.checks))).stdout) as Record<string, string[]>;
+    expect(Object.keys(esm).sort()).toEqual([...specifiers].sort());
+    expect(cjs).toEqual(esm);
+    for (const specifier of specifiers) expect(esm[specifier]!.length, specifier).toBeGreaterThan(0);
+    expect(esm["@openworker/tools-sdk"]).toEqual(expect.arrayContaining(["defineTool", "codeTool", "ToolError", "OpenWorkerError", "LIMITS", "modelAlias"]));
+    expect(esm["@openworker/tools-sdk/testing"]).toEqual(expect.arrayContaining(["runTool", "createTestContext"]));
+    expect(esm["@openworker/registry"]).toContain("ToolRegistry");
+    expect(esm["@openworker/runtime"]).toEqual(expect.arrayContaining(["Runtime", "OpenAICompatibleProvider"]));
+    expect(esm["@openworker/journal"]).toContain("Journal");
+    expect(esm["@openworker/cli"]).toEqual(expect.arrayContaining(["mainWithRegistry", "HarnessClient"]));
+  });
+
+  it("b) the partner tool (ESM), the host and a CommonJS consumer type-check against the packed declarations with skipLibCheck: false", async () => {
+    const config = JSON.parse(readFileSync(path.join(project.dir, "tsconfig.check.json"), "utf8")) as { compilerOptions: { skipLibCheck: boolean } };
+    expect(config.compilerOptions.skipLibCheck).toBe(false);
+    const cjsPackage = JSON.parse(readFileSync(path.join(project.checks, "cjs-consumer", "package.json"), "utf8")) as { type: string };
+    expect(cjsPackage.type).toBe("commonjs");
+    await expectSuccess(tsc(project, ["-p", "tsconfig.check.json"]));
+  }, 180_000);
+
+  it("b) the partner package's own tests pass with the packed testing kit (node --test)", async () => {
+    const { stdout } = await expectSuccess(node(["--test", "dist/"], project.partner));
+    expect(stdout).toMatch(/# pass 8\b/);
+    expect(stdout).toMatch(/# fail 0\b/);
+  });
+
+  it("c) a host embeds the runtime (ESM), registers the partner tools and an MCP provider, and calls them through the runtime", async () => {
+    const { stdout } = await expectSuccess(node(["dist/embed.js"], project.host));
+    expect(stdout.split("\n")).toEqual([
+      "glossary.lookup: succeeded",
+      JSON.stringify({ entries: [{ term: "bundle", definition: "A coworker: manifest.md (who it is) and tools.json (the tools it may use)." }], total: 1 }),
+      "glossary.lookup: succeeded",
+      "notes.list_notes: succeeded",
+      "An alias is the name the model sees for a tool.",
+      "",
+    ]);
+  });
+
+  it("c) a CommonJS consumer writes a tool with defineTool, unit-tests it, and calls it through Runtime.openWithRegistry", async () => {
+    const { stdout } = await expectSuccess(node(["dist/index.js"], path.join(project.checks, "cjs-consumer")));
+    expect(JSON.parse(stdout)).toEqual({
+      moduleFormat: "commonjs",
+      unit: { text: "UNIT" },
+      alias: "cjs__shout",
+      outcome: "succeeded",
+      json: { text: "HELLO" },
+      verified: true,
+    });
+  });
+
+  it("the guides' configuration files (bundle, servers.json, policy, script) parse with the packages' own parsers", async () => {
+    const { stdout } = await expectSuccess(node([path.join(project.checks, "check-config-files.mjs")], project.host));
+    expect(JSON.parse(stdout)).toEqual({
+      coworker: "Glossary helper",
+      selection: { version: 3, tools: ["glossary.lookup", "glossary.diagram", "notes.list_notes"] },
+      servers: ["tickets:stdio", "wiki:streamable_http"],
+      policy: "my-host",
+      scriptSteps: 2,
+    });
+  });
+
+  it("every `shell: run` command of the guides succeeds against the stock CLI host built from the packages", async () => {
+    const commands = runnableCommands();
+    expect(commands.length).toBeGreaterThan(0);
+    for (const { guide, line, command } of commands) {
+      try {
+        await run("sh", ["-c", command], { cwd: project.host, env: childEnv(), timeout: 60_000, maxBuffer: 16 * 1024 * 1024 });
+      } catch (error) {
+        expect.fail(`${guide}:${line}: \`${command}\` failed: ${failureOf(error)}`);
+      }
+    }
+  }, 180_000);
+
+  it("the host guide's stdio harness transcript gets a result for every request, in order", async () => {
+    const peer = new LinePeer(project.host, ["dist/host.js", "serve", "--stdio"]);
+    const lines = readFileSync(path.join(project.host, "harness-session.jsonl"), "utf8").split("\n").filter(Boolean);
+    const answers: Record<string, unknown>[] = [];
+    for (const line of lines) answers.push(await peer.send(line));
+    expect(answers.map((answer) => answer.error)).toEqual(lines.map(() => undefined));
+    expect(answers[0]!.result).toMatchObject({ sessionId: "ses_harness", coworker: "Glossary helper" });
+    expect(answers[1]!.result).toMatchObject({ outcome: "succeeded", qualifiedName: "glossary.lookup", json: { total: 1 } });
+    expect(answers.at(-1)!.result).toEqual({ shuttingDown: true });
+    // The guide says: after `shutdown`, close stdin (the harness also ends when stdin closes).
+    peer.child.stdin!.end();
+    expect(await peer.exited()).toBe(0);
+  });
+
+  it("A3 after a host is killed mid-call, reopening the journal marks the call interrupted, replays nothing, and the chain verifies (operate guide)", async () => {
+    const peer = new LinePeer(project.host, ["dist/host.js", "serve", "--stdio"]);
+    const open = await peer.send(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "session.open", params: { bundle: "coworker", sessionId: "ses_crash" } }));
+    expect(open.error).toBeUndefined();
+    // No policy: glossary.lookup asks a person, so the call waits for the host's answer...
+    void peer.send(JSON.stringify({ jsonrpc: "2.0", id: 2, method: "call", params: { sessionId: "ses_crash", name: "glossary.lookup", arguments: { prefix: "alias" } } }));
+    const approval = await peer.nextRequest();
+    expect(approval).toMatchObject({ method: "approval.request", params: { qualifiedName: "glossary.lookup" } });
+    // ...and the host dies before answering. The request record is committed before the
+    // approval is asked (group commit on the next tick); give that tick time to finish.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    peer.child.kill("SIGKILL");
+    await peer.exited();
+
+    const recovered = await expectSuccess(node(["dist/recover-journal.js"], project.host));
+    expect(recovered.stdout).toMatch(/^interrupted: glossary\.lookup \(ses_crash\.c1, session ses_crash\); it never started$/m);
+    const again = await expectSuccess(node(["dist/recover-journal.js"], project.host));
+    expect(again.stdout).toBe("");
+    const verified = await expectSuccess(node(["dist/verify-journal.js"], project.host));
+    expect(verified.stdout).toMatch(/^intact: \d+ sessions, \d+ records$/m);
+    const session = await expectSuccess(node(["dist/read-session.js", "ses_crash"], project.host));
+    expect(session.stdout).toMatch(/ses_crash\.c1 glossary\.lookup: no decision, interrupted \(JOURNAL_INTERRUPTED\)/);
+  });
+});
