@@ -74,6 +74,17 @@ const MIGRATIONS: readonly string[] = [
   `,
 ];
 
+/**
+ * Writer tuning (see README "Benchmark"). A checkpoint every 10,000 WAL pages (~40 MB)
+ * instead of SQLite's 1,000: the hot pages (each live session's index leaf, the table
+ * tail) are rewritten many times between checkpoints but copied back once, and the
+ * checkpoint's fsyncs are paid seven times less often on the writer's thread. A 16 MB
+ * page cache keeps those hot pages and the calls table's recent leaves in memory.
+ * `temp_store = memory`: the multi-row record INSERT keeps a statement journal, which
+ * otherwise spills to a temporary file (measured: 50 % more write syscalls).
+ */
+const WRITER_PRAGMAS = ["wal_autocheckpoint = 10000", "cache_size = -16384", "temp_store = memory"] as const;
+
 /** How a database is opened: as the one writer, or as a reader beside it. */
 export interface OpenMode {
   readonly readonly: boolean;
@@ -103,6 +114,7 @@ export function openDatabase(file: string, mode: OpenMode): Database.Database {
     if (!mode.readonly) {
       db.pragma("journal_mode = WAL");
       db.pragma(`synchronous = ${mode.synchronous}`);
+      for (const pragma of WRITER_PRAGMAS) db.pragma(pragma);
     }
     const version = db.pragma("user_version", { simple: true }) as number;
     if (version > SCHEMA_VERSION) {

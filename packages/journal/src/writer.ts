@@ -33,6 +33,7 @@ import {
  */
 export class JournalWriter {
   private readonly sql;
+  private readonly clock = new IsoClock();
 
   constructor(
     db: Database.Database,
@@ -40,9 +41,6 @@ export class JournalWriter {
     private readonly state: LiveState,
   ) {
     this.sql = {
-      record: db.prepare(
-        "INSERT INTO records (session_ref, seq, kind, call_id, data, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?)",
-      ),
       session: db.prepare(
         "INSERT INTO sessions (ref, session_id, execution_identity, workspace, bundle_dir, opened_at) VALUES (?, ?, ?, ?, ?, ?)",
       ),
@@ -318,7 +316,7 @@ export class JournalWriter {
     afterCommit?: () => void,
   ): void {
     const seq = session.seq + 1;
-    const at = new Date().toISOString();
+    const at = this.clock.now();
     let data: string;
     try {
       data = recordData({ ...body, at, kind, seq, sessionId: session.sessionId });
@@ -327,13 +325,33 @@ export class JournalWriter {
     }
     const prevHash = session.head;
     const hash = chainHash(prevHash, data);
-    const ref = session.ref;
-    this.commit.enqueue(() => {
-      this.sql.record.run(ref, seq, kind, callId, data, prevHash, hash);
-      alsoWrite?.(at, seq, hash);
-    }, afterCommit);
+    this.commit.enqueueRecord(
+      [session.ref, seq, kind, callId, data, prevHash, hash],
+      alsoWrite === undefined ? undefined : () => alsoWrite(at, seq, hash),
+      afterCommit,
+    );
     session.seq = seq;
     session.head = hash;
+  }
+}
+
+/**
+ * `new Date().toISOString()`, formatted at most once per millisecond: records appended
+ * within the same millisecond share the string, which is exactly what each would have
+ * got on its own (the format has millisecond resolution), so `at` stays the true
+ * append time of every record.
+ */
+class IsoClock {
+  private millis = -1;
+  private text = "";
+
+  now(): string {
+    const millis = Date.now();
+    if (millis !== this.millis) {
+      this.millis = millis;
+      this.text = new Date(millis).toISOString();
+    }
+    return this.text;
   }
 }
 

@@ -69,6 +69,29 @@ describe("writing records (A3)", () => {
     expect(journal.calls("s1").filter((call) => call.started)).toHaveLength(20);
   });
 
+  it("A3 a large group (inserted in multi-row chunks) keeps every record, in chain order, across interleaved sessions", async () => {
+    openSession(journal, "s2");
+    await journal.flush();
+    // 2 sessions × 50 calls × 2 records + 100 started = 300 records in one group: every chunk size and a remainder.
+    for (let index = 0; index < 50; index += 1) {
+      for (const sessionId of ["s1", "s2"]) {
+        request(journal, sessionId, `${sessionId}-c${index}`);
+        approve(journal, sessionId, `${sessionId}-c${index}`);
+      }
+    }
+    const started = ["s1", "s2"].flatMap((sessionId) =>
+      Array.from({ length: 50 }, (_, index) => journal.callStarted({ sessionId, callId: `${sessionId}-c${index}` })),
+    );
+    await Promise.all(started);
+    for (const sessionId of ["s1", "s2"]) {
+      const records = [...journal.records(sessionId)];
+      expect(records.map((record) => record.seq)).toEqual(Array.from({ length: 151 }, (_, index) => index + 1));
+      expect(records.slice(1, 5).map((record) => record.kind)).toEqual(["call_requested", "approval_decided", "call_requested", "approval_decided"]);
+      expect(records.at(-1)).toMatchObject({ kind: "call_started", callId: `${sessionId}-c49` });
+    }
+    expect(journal.verify()).toMatchObject({ ok: true, records: 302 });
+  });
+
   it("A3 a second terminal record throws JOURNAL_TERMINAL_EXISTS, also after the journal is reopened", async () => {
     await completeCall(journal, "s1", "c1");
     const second = () => journal.callFinished({ sessionId: "s1", callId: "c1", outcome: "succeeded" });
