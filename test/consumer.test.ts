@@ -13,15 +13,24 @@ import { childEnv, publishedPackages, ROOT, run } from "../tests/consumer/worksp
 // kit, and runs a host that registers the tool and calls it through the runtime. The code
 // is the guides' own (docs/snippets), so the guides cannot drift from what works.
 let project: ScratchProject;
+const peers: LinePeer[] = [];
+/** The one full type-check (the slow part): started early, awaited by its test. */
+let typeCheck: Promise<{ ok: true } | { ok: false; failure: string }>;
 
 beforeAll(async () => {
   project = await createScratchProject();
   // The host resolves glossary-tools through its declarations: emit the partner first.
   await emit(project, project.partner);
+  typeCheck = tsc(project, ["-p", "tsconfig.check.json"]).then(
+    () => ({ ok: true as const }),
+    (error: unknown) => ({ ok: false as const, failure: failureOf(error) }),
+  );
   await Promise.all([emit(project, project.host), emit(project, path.join(project.checks, "cjs-consumer"))]);
 }, 300_000);
 
 afterAll(() => {
+  // A failed assertion must not leave a harness child behind.
+  for (const peer of peers) if (peer.child.exitCode === null && peer.child.signalCode === null) peer.child.kill("SIGKILL");
   if (project) rmSync(project.dir, { recursive: true, force: true });
 });
 
@@ -52,6 +61,7 @@ class LinePeer {
 
   constructor(cwd: string, args: readonly string[]) {
     this.child = spawn(process.execPath, [...args], { cwd, env: childEnv(), stdio: ["pipe", "pipe", "pipe"] });
+    peers.push(this);
     this.child.stderr!.resume();
     createInterface({ input: this.child.stdout! }).on("line", (line) => {
       const message = JSON.parse(line) as Record<string, unknown>;
@@ -90,7 +100,7 @@ describe("consumer outside the workspace (issue 8)", () => {
     expect(path.relative(ROOT, project.dir).startsWith("..")).toBe(true);
     expect(project.installOutput).not.toMatch(/better-sqlite3[^\n]*(Running (install|postinstall) script|install\$)/);
     expect(project.installOutput).not.toMatch(/node-gyp rebuild/);
-  });
+  }, 60_000);
 
   it("a) every entry point of every package loads from ESM and from CommonJS with the same named exports", async () => {
     const specifiers = publishedPackages().flatMap((pkg) => pkg.entries.map((entry) => `${pkg.name}${entry.slice(1)}`));
@@ -105,21 +115,22 @@ describe("consumer outside the workspace (issue 8)", () => {
     expect(esm["@openworker/runtime"]).toEqual(expect.arrayContaining(["Runtime", "OpenAICompatibleProvider"]));
     expect(esm["@openworker/journal"]).toContain("Journal");
     expect(esm["@openworker/cli"]).toEqual(expect.arrayContaining(["mainWithRegistry", "HarnessClient"]));
-  });
+  }, 60_000);
 
   it("b) the partner tool (ESM), the host and a CommonJS consumer type-check against the packed declarations with skipLibCheck: false", async () => {
     const config = JSON.parse(readFileSync(path.join(project.dir, "tsconfig.check.json"), "utf8")) as { compilerOptions: { skipLibCheck: boolean } };
     expect(config.compilerOptions.skipLibCheck).toBe(false);
     const cjsPackage = JSON.parse(readFileSync(path.join(project.checks, "cjs-consumer", "package.json"), "utf8")) as { type: string };
     expect(cjsPackage.type).toBe("commonjs");
-    await expectSuccess(tsc(project, ["-p", "tsconfig.check.json"]));
+    const result = await typeCheck;
+    expect(result.ok ? "" : result.failure).toBe("");
   }, 180_000);
 
   it("b) the partner package's own tests pass with the packed testing kit (node --test)", async () => {
     const { stdout } = await expectSuccess(node(["--test", "dist/"], project.partner));
     expect(stdout).toMatch(/# pass 8\b/);
     expect(stdout).toMatch(/# fail 0\b/);
-  });
+  }, 60_000);
 
   it("c) a host embeds the runtime (ESM), registers the partner tools and an MCP provider, and calls them through the runtime", async () => {
     const { stdout } = await expectSuccess(node(["dist/embed.js"], project.host));
@@ -131,7 +142,7 @@ describe("consumer outside the workspace (issue 8)", () => {
       "An alias is the name the model sees for a tool.",
       "",
     ]);
-  });
+  }, 60_000);
 
   it("c) a CommonJS consumer writes a tool with defineTool, unit-tests it, and calls it through Runtime.openWithRegistry", async () => {
     const { stdout } = await expectSuccess(node(["dist/index.js"], path.join(project.checks, "cjs-consumer")));
@@ -143,7 +154,7 @@ describe("consumer outside the workspace (issue 8)", () => {
       json: { text: "HELLO" },
       verified: true,
     });
-  });
+  }, 60_000);
 
   it("the guides' configuration files (bundle, servers.json, policy, script) parse with the packages' own parsers", async () => {
     const { stdout } = await expectSuccess(node([path.join(project.checks, "check-config-files.mjs")], project.host));
@@ -154,7 +165,7 @@ describe("consumer outside the workspace (issue 8)", () => {
       policy: "my-host",
       scriptSteps: 2,
     });
-  });
+  }, 60_000);
 
   it("every `shell: run` command of the guides succeeds against the stock CLI host built from the packages", async () => {
     const commands = runnableCommands();
@@ -180,7 +191,7 @@ describe("consumer outside the workspace (issue 8)", () => {
     // The guide says: after `shutdown`, close stdin (the harness also ends when stdin closes).
     peer.child.stdin!.end();
     expect(await peer.exited()).toBe(0);
-  });
+  }, 60_000);
 
   it("A3 after a host is killed mid-call, reopening the journal marks the call interrupted, replays nothing, and the chain verifies (operate guide)", async () => {
     const peer = new LinePeer(project.host, ["dist/host.js", "serve", "--stdio"]);
@@ -204,5 +215,5 @@ describe("consumer outside the workspace (issue 8)", () => {
     expect(verified.stdout).toMatch(/^intact: \d+ sessions, \d+ records$/m);
     const session = await expectSuccess(node(["dist/read-session.js", "ses_crash"], project.host));
     expect(session.stdout).toMatch(/ses_crash\.c1 glossary\.lookup: no decision, interrupted \(JOURNAL_INTERRUPTED\)/);
-  });
+  }, 60_000);
 });

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { publint } from "publint";
@@ -69,6 +69,21 @@ afterAll(() => {
   if (folder) rmSync(folder, { recursive: true, force: true });
 });
 
+/** Packs a folder the way npm lays out a tarball (`package/…`), without running a package manager. */
+async function tarFolder(source: string, tarball: string): Promise<void> {
+  const staging = path.join(folder, "staging", path.basename(tarball, ".tgz"));
+  mkdirSync(staging, { recursive: true });
+  cpSync(source, path.join(staging, "package"), { recursive: true });
+  await run("tar", ["-czf", tarball, "-C", staging, "package"]);
+}
+
+async function publintMessages(file: string): Promise<string[]> {
+  const bytes = readFileSync(file);
+  const tarball = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
+  const { messages, pkg: manifest } = await publint({ pack: { tarball }, level: "suggestion", strict: true });
+  return messages.map((message) => `${message.type} ${message.code}: ${formatMessage(message, manifest) ?? ""}`);
+}
+
 async function listTarball(tarball: string): Promise<string[]> {
   const { stdout } = await run("tar", ["-tzf", tarball]);
   return stdout.split("\n").filter(Boolean);
@@ -108,10 +123,7 @@ describe("packaging (issue 8)", () => {
     });
 
     it("is publint-clean (strict, suggestions included)", async () => {
-      const bytes = readFileSync(tarballs.get(name)!);
-      const tarball = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
-      const { messages, pkg: manifest } = await publint({ pack: { tarball }, level: "suggestion", strict: true });
-      expect(messages.map((message) => `${message.type} ${message.code}: ${formatMessage(message, manifest) ?? ""}`)).toEqual([]);
+      expect(await publintMessages(tarballs.get(name)!)).toEqual([]);
     });
 
     it("declarations resolve for ESM and CJS consumers, every entry (attw --profile node16)", async () => {
@@ -119,6 +131,15 @@ describe("packaging (issue 8)", () => {
       const problems = result.problems.filter((problem) => problem.resolutionKind !== "node10");
       expect(problems, result.output.slice(0, 2_000)).toEqual([]);
       expect(result.exitCode, result.output.slice(0, 2_000)).toBe(0);
-    });
+    }, 120_000);
   });
+
+  it("the checks catch the classic dual-format mistake (one .d.ts for import and require) in a control package", async () => {
+    const tarball = path.join(folder, "broken-package-1.0.0.tgz");
+    await tarFolder(path.join(ROOT, "tests", "consumer", "broken-package"), tarball);
+    const result = await attw(tarball);
+    expect(result.exitCode).not.toBe(0);
+    expect(result.problems.filter((problem) => problem.resolutionKind !== "node10").map((problem) => problem.kind)).toContain("FalseESM");
+    expect(await publintMessages(tarball)).not.toEqual([]);
+  }, 120_000);
 });

@@ -1,0 +1,3 @@
+exports.hello = function hello() {
+  return "hello";
+};
