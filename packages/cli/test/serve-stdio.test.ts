@@ -1,3 +1,4 @@
+import { spawn } from "node:child_process";
 import path from "node:path";
 import type { RuntimeEvent } from "@openworker/runtime";
 import { afterAll, describe, expect, it } from "vitest";
@@ -8,6 +9,25 @@ const temp = tempDir("stdio");
 afterAll(() => temp.cleanup());
 
 describe("serve --stdio (JSON-RPC harness driven by a test host over pipes)", () => {
+  it("M4 shutdown ends the harness process even while the host keeps stdin open", async () => {
+    const child = spawn(process.execPath, [HOST, "serve", "--stdio", "--journal", path.join(temp.dir, "shutdown.db")], { stdio: ["pipe", "pipe", "ignore"] });
+    let output = "";
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (output += chunk));
+    child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "shutdown" })}\n`);
+    const exit = await new Promise<number | null>((resolve) => {
+      const timer = setTimeout(() => {
+        child.kill("SIGKILL");
+        resolve(-1);
+      }, 15_000);
+      child.on("exit", (code) => {
+        clearTimeout(timer);
+        resolve(code);
+      });
+    });
+    expect(exit).toBe(0);
+    expect(output).toContain('"id":1');
+  });
+
   it("A1 opens a session, runs a turn with events and an approval round trip to the host, and closes cleanly", async () => {
     const events: RuntimeEvent[] = [];
     const approvals: HarnessApprovalRequest[] = [];

@@ -254,7 +254,7 @@ export class BridgeSession implements McpSession {
   close(): Promise<void> {
     if (!this.closing) {
       this.closer.abort(new Error("session closed"));
-      for (const cancel of [...this.inflight]) cancel();
+      for (const cancel of this.inflight) cancel();
       this.closing = (async () => {
         const starting = [...this.connecting.values()].map((pending) => pending.then((connection) => connection.close(), () => undefined));
         await Promise.all([...[...this.connections.values()].map((connection) => connection.close()), ...starting]);

@@ -40,6 +40,8 @@ export const serveCommand: CommandSpec = {
       openRuntime(context, { approver, scriptFile: stringOption(context, "script"), needsModel: false }),
     );
     await server.finished;
+    // `shutdown` ends the harness even while the host keeps its end of stdin open.
+    (context.stdin as { destroy?: () => void }).destroy?.();
     return EXIT_CODES.ok;
   },
 };
