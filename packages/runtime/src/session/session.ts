@@ -1,3 +1,4 @@
+import { setMaxListeners } from "node:events";
 import type { Bundle, NativeResolvedTool, ResolvedSelection } from "@openworker/bundle-resolver";
 import { modelAlias, OpenWorkerError, type JsonValue } from "@openworker/tools-sdk";
 import type { ToolRegistry } from "@openworker/registry";
@@ -44,6 +45,9 @@ export class Session {
   #closing: Promise<void> | undefined;
 
   constructor(parts: SessionParts) {
+    // Every concurrent host-driven call listens on this signal until it settles; many at
+    // once are normal here, not a leak.
+    setMaxListeners(0, this.#closeSignal.signal);
     this.#parts = parts;
     this.id = parts.environment.sessionId;
     this.executionIdentity = parts.environment.executionIdentity;
