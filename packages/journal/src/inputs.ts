@@ -35,11 +35,12 @@ export interface TurnPreparedInput {
 }
 
 /**
- * What `callRequested` records. `argsDigest` must equal `argumentsDigest(args)`.
+ * What `callRequested` records. Leave `argsDigest` out and the journal computes it
+ * (`argumentsDigest(args)`); a digest that is given must match it.
  *
  * @example
  * ```ts
- * journal.callRequested({ sessionId, turnId, callId, alias, qualifiedName, args, argsDigest: argumentsDigest(args) });
+ * journal.callRequested({ sessionId, turnId, callId, alias, qualifiedName, args });
  * ```
  */
 export interface CallRequestedInput {
@@ -49,7 +50,7 @@ export interface CallRequestedInput {
   readonly alias: string;
   readonly qualifiedName: string;
   readonly args: JsonValue;
-  readonly argsDigest: string;
+  readonly argsDigest?: string;
 }
 
 /**

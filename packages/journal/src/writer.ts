@@ -99,7 +99,6 @@ export class JournalWriter {
     const turnId = requireText(site, "turnId", input.turnId);
     const alias = requireText(site, "alias", input.alias);
     const qualifiedName = requireText(site, "qualifiedName", input.qualifiedName);
-    const argsDigest = requireText(site, "argsDigest", input.argsDigest);
     if (this.state.call(callId) !== undefined) {
       throw journalError(JOURNAL_ERRORS.CALL_EXISTS, `${site}: the journal already holds this call; call ids must be unique`, {
         callId,
@@ -111,6 +110,9 @@ export class JournalWriter {
     } catch (cause) {
       throw notJson(site, cause);
     }
+    // The digest is computed here when the caller leaves it out (the runtime does: one
+    // canonicalization per call, not two); a digest that is given must match.
+    const argsDigest = input.argsDigest === undefined ? expected : requireText(site, "argsDigest", input.argsDigest);
     if (argsDigest !== expected) {
       throw journalError(
         JOURNAL_ERRORS.INVALID_RECORD,

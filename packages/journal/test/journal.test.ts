@@ -167,6 +167,12 @@ describe("writing records (A3)", () => {
     expect(journal.verify()).toMatchObject({ ok: true, records: 2 });
   });
 
+  it("A3 computes the argsDigest itself when the caller leaves it out", async () => {
+    journal.callRequested({ sessionId: "s1", turnId: "t1", callId: "c1", alias: "a__b", qualifiedName: "a.b", args: { b: 1, a: [2] } });
+    await journal.flush();
+    expect(journal.timeline("c1")[0]).toMatchObject({ kind: "call_requested", argsDigest: argumentsDigest({ a: [2], b: 1 }) });
+  });
+
   it("refuses unknown outcomes, deciders and scopes, and unserializable payloads, leaving the chain intact", async () => {
     request(journal, "s1", "c1");
     expect(await codeOf(() => journal.approvalDecided({ sessionId: "s1", callId: "c1", decision: "approved", by: "robot" as never, scope: "once", key: "k" }))).toBe(

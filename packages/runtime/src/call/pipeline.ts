@@ -1,5 +1,4 @@
 import type { ResolvedSelection, ResolvedTool } from "@openworker/bundle-resolver";
-import { argumentsDigest } from "@openworker/journal";
 import type { JsonValue, ProgressEvent } from "@openworker/tools-sdk";
 import { executeTool, type CallOutcome, type ExecutionResult } from "@openworker/tools-sdk/execution";
 import { RUNTIME_ERROR_CODES } from "../errors.js";
@@ -65,7 +64,6 @@ export async function runGovernedCall(
     alias: request.alias || "(empty)",
     qualifiedName: resolved?.qualifiedName ?? UNSELECTED,
     args: journaledArgs,
-    argsDigest: argumentsDigest(journaledArgs),
   });
 
   if (!resolved) {
