@@ -4,6 +4,10 @@ export const RUNTIME_ERROR_CODES = Object.freeze({
   UNKNOWN_TOOL: "UNKNOWN_TOOL",
   /** Arguments were not JSON or did not match the selected schema (E5). */
   ARGUMENTS_INVALID: "ARGUMENTS_INVALID",
+  /** Arguments larger than `MAX_ARGUMENT_BYTES` (256 KB): refused unread. */
+  ARGUMENTS_TOO_LARGE: "ARGUMENTS_TOO_LARGE",
+  /** The model asked for more tool calls in one attempt than the runtime runs; the rest were not run. */
+  TOO_MANY_CALLS: "TOO_MANY_CALLS",
   /** The approval step said no (a person, a policy, a timeout or an error: fail closed). */
   APPROVAL_DENIED: "APPROVAL_DENIED",
   /** A tool's alias is longer than the model provider accepts. */

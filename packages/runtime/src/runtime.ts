@@ -33,6 +33,8 @@ export interface RuntimeOptions {
   readonly secrets?: readonly string[];
   /** Model attempts per turn before it stops. Default 24. */
   readonly maxAttemptsPerTurn?: number;
+  /** Tool calls run per model answer; the rest are refused with `TOO_MANY_CALLS` (journaled, never run). Default 32. */
+  readonly maxCallsPerAttempt?: number;
 }
 
 /** How a session is opened. */
@@ -136,6 +138,7 @@ export class Runtime {
       provider,
       model,
       maxAttempts: this.#options.maxAttemptsPerTurn ?? 24,
+      maxCallsPerAttempt: this.#options.maxCallsPerAttempt ?? 32,
       onClosed: (closed) => this.#sessions.delete(closed),
     });
     this.#sessions.add(session);

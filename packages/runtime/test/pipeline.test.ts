@@ -203,6 +203,33 @@ describe("the governed call pipeline", () => {
     expect(turn.calls[0]!.json).toEqual({ token: "[redacted]", note: "key=[redacted]" });
   });
 
+  it("a model answer with more tool calls than the cap: the extra ones are journaled and refused, never run", async () => {
+    let ran = 0;
+    const counted = nativeTool("test.counted", async () => (ran++, { json: "ran" }));
+    const calls = Array.from({ length: 4 }, () => ({ name: "test__counted", arguments: "{}" }));
+    const model = new ScriptedProvider([{ toolCalls: calls }, { text: "ok" }]);
+    runtime = await openRuntime(space.dir, [counted], { models: [model], maxCallsPerAttempt: 2 });
+    const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.counted"]), policy: bypass });
+    const turn = await session.runTurn("go");
+    expect(ran).toBe(2);
+    expect(turn.calls.map((call) => call.code ?? call.outcome)).toEqual(["succeeded", "succeeded", "TOO_MANY_CALLS", "TOO_MANY_CALLS"]);
+    // Every call id the model used gets an answer (providers require one per call).
+    expect(model.requests[1]!.messages.filter((message) => message.role === "tool")).toHaveLength(4);
+    expect(runtime.journal.calls(session.id).map((call) => call.outcome)).toEqual(["succeeded", "succeeded", "failed", "failed"]);
+  });
+
+  it("E5 arguments over 256 KB are refused unread; the journal keeps their size, not the bytes", async () => {
+    const huge = JSON.stringify({ text: "z".repeat(300 * 1024) });
+    const model = new ScriptedProvider([{ toolCalls: [{ name: "test__echo", arguments: huge }] }, { text: "ok" }]);
+    runtime = await openRuntime(space.dir, [echo], { models: [model] });
+    const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.echo"]), policy: bypass });
+    const turn = await session.runTurn("go");
+    expect(turn.calls[0]).toMatchObject({ outcome: "failed", code: "ARGUMENTS_TOO_LARGE" });
+    const requested = runtime.journal.timeline(turn.calls[0]!.callId)[0]!;
+    expect(requested).toMatchObject({ kind: "call_requested", args: { omitted: expect.stringMatching(/^\d+ bytes of arguments$/) } });
+    expect(JSON.stringify(requested).length).toBeLessThan(2_000);
+  });
+
   it("callTool runs a host-driven call through the same pipeline", async () => {
     runtime = await openRuntime(space.dir, [echo]);
     const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.echo"]), policy: bypass });

@@ -1,5 +1,5 @@
 import type { ResolvedSelection, ResolvedTool } from "@openworker/bundle-resolver";
-import type { JsonValue, ProgressEvent } from "@openworker/tools-sdk";
+import { LIMITS, utf8Bytes, type JsonValue, type ProgressEvent } from "@openworker/tools-sdk";
 import { executeTool, type CallOutcome, type ExecutionResult } from "@openworker/tools-sdk/execution";
 import { RUNTIME_ERROR_CODES } from "../errors.js";
 import { decideApproval } from "./approval.js";
@@ -15,6 +15,8 @@ export interface CallRequest {
   /** JSON text as the model sent it, or parsed arguments (from a host, or a provider that parses). */
   readonly args: { readonly text: string } | { readonly json: JsonValue };
   readonly signal: AbortSignal;
+  /** A refusal decided before the pipeline (e.g. past the calls-per-attempt cap): journaled, never run. */
+  readonly refusal?: { readonly code: string; readonly message: string };
 }
 
 /** How one call ended, for the model, the host and the turn loop. */
@@ -41,6 +43,12 @@ const FAULTS: ReadonlySet<CallOutcome> = new Set(["timed_out", "cancelled", "lim
 const UNSELECTED = "(unselected)";
 
 /**
+ * Arguments larger than this are refused unread (`ARGUMENTS_TOO_LARGE`), and the journal
+ * keeps a note of their size instead of the bytes: a model cannot bloat the journal.
+ */
+export const MAX_ARGUMENT_BYTES = LIMITS.resultBytes;
+
+/**
  * The governed call, one implementation for native and MCP tools: alias → selected tool
  * (never a search), journal the request, validate the arguments (E5), approval (A1),
  * journal `started` durably, run within the limits (E1–E3), journal exactly one terminal
@@ -56,7 +64,7 @@ export async function runGovernedCall(
   const { callId, turnId } = request;
   const resolved = selection.byAlias(request.alias);
   const parsed = parseArguments(request.args);
-  const journaledArgs = redactor.json(parsed.ok ? parsed.value : "text" in request.args ? request.args.text : null);
+  const journaledArgs = "tooLarge" in parsed ? { omitted: `${parsed.tooLarge} bytes of arguments` } : redactor.json(parsed.ok ? parsed.value : "text" in request.args ? request.args.text : null);
   journal.callRequested({
     sessionId,
     turnId,
@@ -66,9 +74,14 @@ export async function runGovernedCall(
     args: journaledArgs,
   });
 
+  if (request.refusal) return refuse(environment, request, resolved, request.refusal.code, request.refusal.message);
   if (!resolved) {
     const message = `no selected tool has the alias ${JSON.stringify(request.alias)}; use only the tools you were given`;
     return refuse(environment, request, undefined, RUNTIME_ERROR_CODES.UNKNOWN_TOOL, message);
+  }
+  if ("tooLarge" in parsed) {
+    const message = `arguments are ${parsed.tooLarge} bytes; the limit is ${MAX_ARGUMENT_BYTES}`;
+    return refuse(environment, request, resolved, RUNTIME_ERROR_CODES.ARGUMENTS_TOO_LARGE, message);
   }
   if (!parsed.ok) {
     return refuse(environment, request, resolved, RUNTIME_ERROR_CODES.ARGUMENTS_INVALID, `arguments are not JSON: ${parsed.problem}`);
@@ -215,8 +228,18 @@ function report(
   };
 }
 
-function parseArguments(args: CallRequest["args"]): { ok: true; value: JsonValue } | { ok: false; problem: string } {
-  if ("json" in args) return { ok: true, value: args.json };
+function parseArguments(
+  args: CallRequest["args"],
+): { ok: true; value: JsonValue } | { ok: false; problem: string } | { ok: false; tooLarge: number } {
+  if ("json" in args) {
+    const bytes = utf8Bytes(JSON.stringify(args.json) ?? "");
+    return bytes > MAX_ARGUMENT_BYTES ? { ok: false, tooLarge: bytes } : { ok: true, value: args.json };
+  }
+  // Cheap bound first: a string can never take more than 3 bytes per UTF-16 unit.
+  if (args.text.length > MAX_ARGUMENT_BYTES / 3) {
+    const bytes = utf8Bytes(args.text);
+    if (bytes > MAX_ARGUMENT_BYTES) return { ok: false, tooLarge: bytes };
+  }
   // Models send "" for a tool without parameters.
   if (args.text.trim() === "") return { ok: true, value: {} };
   try {

@@ -18,6 +18,7 @@ export interface SessionParts {
   readonly provider: ModelProvider | undefined;
   readonly model: string | undefined;
   readonly maxAttempts: number;
+  readonly maxCallsPerAttempt: number;
   readonly onClosed: (session: Session) => void;
 }
 
@@ -96,6 +97,7 @@ export class Session {
           model,
           instructions: instructionsOf(this.bundle),
           maxAttempts: this.#parts.maxAttempts,
+          maxCallsPerAttempt: this.#parts.maxCallsPerAttempt,
           messages: this.#messages,
           slowFacts: this.#slowFacts,
           nextCallId: () => this.#nextCallId(),

@@ -35,6 +35,8 @@ export interface TurnContext {
   readonly model: string;
   readonly instructions: string;
   readonly maxAttempts: number;
+  /** Tool calls run per model attempt; later ones are refused (journaled, never run). */
+  readonly maxCallsPerAttempt: number;
   /** The session's conversation; the turn appends to it. */
   readonly messages: ModelMessage[];
   /** Tools whose modelContext hook was too slow once: not called again (L1). */
@@ -98,10 +100,17 @@ export async function runTurn(context: TurnContext, turnId: string, input: strin
     if (response.text) events.emit({ type: "message", sessionId, turnId, text: response.text });
     if (response.toolCalls.length === 0) return end("answered", response.text);
 
-    for (const toolCall of response.toolCalls) {
+    for (const [index, toolCall] of response.toolCalls.entries()) {
       const callId = context.nextCallId();
       const args = typeof toolCall.arguments === "string" ? { text: toolCall.arguments } : { json: toolCall.arguments };
-      const report = await runGovernedCall(environment, prepared.selection, { turnId, callId, alias: toolCall.name, args, signal });
+      const refusal =
+        index < context.maxCallsPerAttempt
+          ? undefined
+          : {
+              code: RUNTIME_ERROR_CODES.TOO_MANY_CALLS,
+              message: `only ${context.maxCallsPerAttempt} tool calls run per model answer; this one was not run, ask for it again if it is still needed`,
+            };
+      const report = await runGovernedCall(environment, prepared.selection, { turnId, callId, alias: toolCall.name, args, signal, ...(refusal ? { refusal } : {}) });
       calls.push(report);
       context.messages.push({ role: "tool", toolCallId: toolCall.id, name: toolCall.name, content: report.modelText, isError: report.isError, images: [] });
       if (report.images.length > 0) pendingImages.set(toolCall.id, report.images);
