@@ -70,11 +70,18 @@ describe("connections", () => {
     const small = new McpBridge(providers, { closeGraceMs: 300, maxMessageBytes: 64 * 1024 });
     const session = small.openSession("garbage");
     const found = await session.discover(["garbage"]);
-    expect(found.catalogs[0]?.tools.map((tool) => tool.name).sort()).toEqual(["long-line", "noisy"]);
+    expect(found.catalogs[0]?.tools.map((tool) => tool.name).sort()).toEqual(["huge-answer", "long-line", "noisy"]);
     const result = await session.callTool("garbage", "noisy", { text: "hi" }, {});
     expect(result.output?.text).toBe("clean: hi");
     const long = await session.callTool("garbage", "long-line", {}, {});
     expect(long.output?.text).toBe("after the long line");
+    // E3: a response line over the bound is dropped, and its call fails at once as a size
+    // breach (without the answer for its id it would wait out its 75 s bound, past this
+    // test's timeout); the connection goes on working.
+    const huge = await session.callTool("garbage", "huge-answer", {}, {});
+    expect(huge).toMatchObject({ outcome: "limit_exceeded", breach: { limit: "resultBytes" }, error: { code: "LIMIT_EXCEEDED" } });
+    expect(huge.error?.message).toMatch(/bytes, over the 65536-byte message bound/);
+    expect((await session.callTool("garbage", "noisy", { text: "still" }, {})).output?.text).toBe("clean: still");
     const again = await session.discover(["garbage"]);
     expect(again.diagnostics[0]?.message).toMatch(/skipped \d+ stdout line\(s\) that were not JSON-RPC messages/);
     await small.dispose();

@@ -4,6 +4,7 @@ import { LIMITS } from "@openworker/tools-sdk";
 import { boundErrorMessage, FAULT_CODES } from "@openworker/tools-sdk/execution";
 import { MCP_ERROR_CODES } from "../codes.js";
 import type { ProviderConnection } from "../connection/connection.js";
+import { OVERSIZED_RESPONSE_CODE } from "../process/stdio-transport.js";
 import { normalizeCallResult, type SettledCall } from "./result.js";
 
 /** One call, ready to send: the catalog and session checks already passed. */
@@ -116,6 +117,12 @@ function fromError(call: ProviderCall, where: string, error: unknown): SettledCa
   const { connection } = call;
   if (error instanceof McpError) {
     if (error.code === ErrorCode.ConnectionClosed || !connection.live) return crashed(call, where);
+    if (error.code === OVERSIZED_RESPONSE_CODE) {
+      // E3: the transport dropped the response line for its size and answered for it.
+      const message = `${where}: ${connection.describe(error)}`;
+      const breach = { limit: "resultBytes" as const, actual: 0, max: LIMITS.resultBytes, message };
+      return { outcome: "limit_exceeded", breach, error: { code: FAULT_CODES.limitExceeded, message } };
+    }
     return {
       outcome: "failed",
       error: { code: MCP_ERROR_CODES.requestFailed, message: boundErrorMessage(`${where} was refused by the provider: ${connection.describe(error)}`) },

@@ -25,6 +25,10 @@ export interface ChildExit {
 
 // After the child exits, give its stdout a moment to deliver what it wrote last.
 const STDOUT_DRAIN_MS = 100;
+const DROPPED_EDGE_BYTES = 256;
+const DROPPED_ID = /"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")\s*\}\s*$/;
+/** The JSON-RPC error code of a response dropped for its size (in the implementation-defined server-error range). */
+export const OVERSIZED_RESPONSE_CODE = -32099;
 const NEWLINE = 0x0a;
 
 /**
@@ -51,6 +55,11 @@ export class ChildProcessTransport implements Transport {
   private draining = false;
   private pendingBytes = 0;
   private discardingLine = false;
+  // The start and end of the line being dropped for its size: enough to tell a response
+  // and find its id, so that its request fails at once instead of waiting for its timeout.
+  private droppedHead = "";
+  private droppedTail = "";
+  private droppedBytes = 0;
   private outgoing: string[] = [];
   private flushQueued = false;
   private closed = false;
@@ -167,10 +176,14 @@ export class ChildProcessTransport implements Transport {
       start = index + 1;
       if (this.discardingLine) {
         this.discardingLine = false;
+        this.noteDropped(piece);
+        this.droppedLineEnded();
         continue;
       }
       if (this.pendingBytes + piece.length > this.launch.maxMessageBytes) {
         this.dropOversized();
+        this.noteDropped(piece);
+        this.droppedLineEnded();
         continue;
       }
       if (this.pending.length === 0) this.enqueue(piece);
@@ -182,10 +195,15 @@ export class ChildProcessTransport implements Transport {
         this.enqueue(line);
       }
     }
-    if (start >= chunk.length || this.discardingLine) return;
+    if (start >= chunk.length) return;
     const rest = chunk.subarray(start);
+    if (this.discardingLine) {
+      this.noteDropped(rest);
+      return;
+    }
     if (this.pendingBytes + rest.length > this.launch.maxMessageBytes) {
       this.dropOversized();
+      this.noteDropped(rest);
       this.discardingLine = true;
       return;
     }
@@ -194,10 +212,40 @@ export class ChildProcessTransport implements Transport {
   }
 
   private dropOversized(): void {
+    // What was pending is the start of the dropped line.
+    for (const part of this.pending) this.noteDropped(part);
     this.pending = [];
     this.pendingBytes = 0;
     this.skippedLines++;
     this.onerror?.(new Error(`skipped a stdout line over ${this.launch.maxMessageBytes} bytes`));
+  }
+
+  private noteDropped(part: Buffer): void {
+    if (this.droppedHead.length < DROPPED_EDGE_BYTES) this.droppedHead += part.subarray(0, DROPPED_EDGE_BYTES - this.droppedHead.length).toString("latin1");
+    this.droppedTail = (this.droppedTail + part.subarray(Math.max(0, part.length - DROPPED_EDGE_BYTES)).toString("latin1")).slice(-DROPPED_EDGE_BYTES);
+    this.droppedBytes += part.length;
+  }
+
+  /**
+   * A dropped line that was a response (a `result` or `error` and no `method`, with the
+   * `id` last, as JSON-RPC peers serialize it) is answered here with an error for its id,
+   * so the waiting call fails at once (as a size breach) instead of at its timeout.
+   */
+  private droppedLineEnded(): void {
+    const head = this.droppedHead;
+    const tail = this.droppedTail;
+    const bytes = this.droppedBytes;
+    this.droppedHead = "";
+    this.droppedTail = "";
+    this.droppedBytes = 0;
+    if (head.includes('"method"') || !/"(result|error)"/.test(head)) return;
+    const id = DROPPED_ID.exec(tail)?.[1];
+    if (id === undefined) return;
+    this.inbox.push({
+      jsonrpc: "2.0",
+      id: JSON.parse(id) as string | number,
+      error: { code: OVERSIZED_RESPONSE_CODE, message: `the response was ${bytes} bytes, over the ${this.launch.maxMessageBytes}-byte message bound; it was dropped` },
+    } as JSONRPCMessage);
   }
 
   private enqueue(line: Buffer): void {
