@@ -4,7 +4,14 @@ const MIN_SECRET_LENGTH = 4;
 
 /**
  * The values a provider's configuration hands the bridge that must never appear in
- * anything it writes (E6): its extra environment values and its request headers.
+ * anything it writes (E6): its extra environment values, its request headers (and the
+ * token of a `Bearer …` header alone), and the password and query values of its URL.
+ * The runtime redacts the same values from everything it writes.
+ *
+ * @example
+ * ```ts
+ * providerSecrets({ transport: "stdio", namespace: "acer", program: "acer", args: [], env: { ACER_TOKEN: "t0ken-value" } }); // ["t0ken-value"]
+ * ```
  */
 export function providerSecrets(definition: McpProviderDefinition): readonly string[] {
   const values = definition.transport === "stdio" ? Object.values(definition.env ?? {}) : Object.values(definition.headers ?? {});

@@ -1,5 +1,5 @@
 import type { JsonSchema, JsonValue, ProgressEvent } from "@openworker/tools-sdk";
-import type { CallError, CallOutcome, LimitBreach, NormalizedOutput, ProgressStats } from "@openworker/tools-sdk/execution";
+import type { ExecutionResult } from "@openworker/tools-sdk/execution";
 
 /**
  * One tool as its provider publishes it, with the fingerprint approvals bind to (M3):
@@ -76,17 +76,7 @@ export interface McpCallOptions {
 }
 
 /**
- * The settled result of one MCP call; the same shape as the native
- * `ExecutionResult` of `@openworker/tools-sdk/execution`, so the runtime journals both alike.
+ * The settled result of one MCP call: the native call boundary's `ExecutionResult`
+ * itself, so the runtime journals both alike.
  */
-export interface McpCallResult {
-  readonly outcome: CallOutcome;
-  /** Present when `outcome` is `succeeded`. */
-  readonly output?: NormalizedOutput;
-  /** Present for every other outcome. */
-  readonly error?: CallError;
-  /** Present when `outcome` is `limit_exceeded`. */
-  readonly breach?: LimitBreach;
-  readonly progress: ProgressStats;
-  readonly durationMs: number;
-}
+export type McpCallResult = ExecutionResult;

@@ -1,3 +1,4 @@
+import { providerSecrets } from "@openworker/mcp-bridge";
 import type { McpProviderDefinition } from "@openworker/registry";
 
 // Environment variables whose values are treated as secrets (E6).
@@ -7,9 +8,9 @@ const MIN_SECRET_LENGTH = 8;
 const MASK = "[redacted]";
 
 /**
- * Removes every secret the runtime was handed (provider env values and headers, secret-
- * looking environment variables, and the host's own list) from what it writes: progress,
- * results, errors and journal records (E6).
+ * Removes every secret the runtime was handed (the bridge's `providerSecrets` of each
+ * MCP provider, secret-looking environment variables, and the host's own list) from what
+ * it writes: progress, results, errors and journal records (E6).
  */
 export class Redactor {
   private readonly pattern: RegExp | undefined;
@@ -22,10 +23,7 @@ export class Redactor {
   /** The secrets of a registry's providers, the process environment and the host's extras. */
   static fromSources(providers: readonly McpProviderDefinition[], environment: NodeJS.ProcessEnv, extra: readonly string[] = []): Redactor {
     const secrets: string[] = [...extra];
-    for (const provider of providers) {
-      if (provider.transport === "stdio") secrets.push(...Object.values(provider.env ?? {}));
-      else secrets.push(...Object.values(provider.headers ?? {}).map((value) => value.replace(/^(Bearer|Basic|Token)\s+/i, "")));
-    }
+    for (const provider of providers) secrets.push(...providerSecrets(provider));
     for (const [name, value] of Object.entries(environment)) {
       if (value && SECRET_NAME.test(name)) secrets.push(value);
     }

@@ -17,7 +17,7 @@ afterEach(async () => {
 
 const bypass = { name: "test-bypass", mode: "bypass" } as const;
 
-function kinds(runtime: Runtime, sessionId: string, callId: string): string[] {
+function kinds(runtime: Runtime, callId: string): string[] {
   return runtime.journal.timeline(callId).map((record) => record.kind);
 }
 
@@ -41,7 +41,7 @@ describe("the governed call pipeline", () => {
     expect(turn.calls[0]).toMatchObject({ outcome: "failed", code: "ARGUMENTS_INVALID" });
     expect(asked).toBe(0);
     expect(ran).toBe(0);
-    expect(kinds(runtime, session.id, turn.calls[0]!.callId)).toEqual(["call_requested", "call_finished"]);
+    expect(kinds(runtime, turn.calls[0]!.callId)).toEqual(["call_requested", "call_finished"]);
     // The model was told what was wrong, with the JSON pointer of the bad field.
     expect(model.requests[1]!.messages.at(-1)).toMatchObject({ role: "tool", isError: true, content: expect.stringContaining("/n") });
   });
@@ -181,7 +181,7 @@ describe("the governed call pipeline", () => {
     runtime = await openRuntime(space.dir, [echo], { models: [model], approver: () => ({ approved: true, who: "ana" }) });
     const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.echo"]) });
     const turn = await session.runTurn("go");
-    expect(kinds(runtime, session.id, turn.calls[0]!.callId)).toEqual(["call_requested", "approval_decided", "call_started", "call_finished"]);
+    expect(kinds(runtime, turn.calls[0]!.callId)).toEqual(["call_requested", "approval_decided", "call_started", "call_finished"]);
     await runtime.journal.flush();
     expect(runtime.journal.verify(session.id)).toMatchObject({ ok: true });
   });

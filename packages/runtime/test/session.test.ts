@@ -166,11 +166,10 @@ describe("sessions", () => {
 
   it("T4 images are held for delivery only: consent is rechecked, a refusal withholds the image and tells the model, the journal keeps a digest", async () => {
     const png = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 1, 2, 3]);
-    let consent = true;
     const camera = nativeTool("test.camera", async () => ({
       json: { captured: 2 },
       images: [
-        { mimeType: "image/png", data: png, description: "window", recheckConsent: () => consent },
+        { mimeType: "image/png", data: png, description: "window", recheckConsent: () => true },
         { mimeType: "image/png", data: png, description: "desktop", recheckConsent: () => false },
       ],
     }));
@@ -188,7 +187,6 @@ describe("sessions", () => {
     const finished = runtime.journal.timeline(turn.calls[0]!.callId).at(-1)!;
     expect(finished).toMatchObject({ imageDigests: [expect.stringMatching(/^sha256:[0-9a-f]{64}$/), expect.any(String)] });
     expect(exported).not.toContain(Buffer.from(png).toString("base64"));
-    consent = false;
   });
 
   it("many sessions run concurrently and hooks see their own session id", async () => {

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import type { ApprovalAnswer, ApprovalRequest, ModelCatalogEntry, RuntimeEvent } from "@openworker/runtime";
+import type { ApprovalAnswer, ApprovalRequest, CallReport, ModelCatalogEntry, RuntimeEvent, TurnResult } from "@openworker/runtime";
 import type { JsonValue } from "@openworker/tools-sdk";
 import { OpenWorkerError } from "@openworker/tools-sdk";
 import { JsonRpcPeer } from "./json-rpc.js";
@@ -110,27 +110,8 @@ export class HarnessClient {
   }
 }
 
-/** A call report as the harness sends it (images stay in the harness: only their count). */
-export interface HarnessCallReport {
-  readonly callId: string;
-  readonly alias: string;
-  readonly qualifiedName: string | undefined;
-  readonly outcome: string;
-  readonly code?: string;
-  readonly message?: string;
-  readonly json?: JsonValue;
-  readonly modelText: string;
-  readonly isError: boolean;
-  readonly stopsTurn: boolean;
-  readonly images: number;
-}
+/** A call report as the harness sends it: images stay in the harness, only their count travels. */
+export type HarnessCallReport = Omit<CallReport, "images"> & { readonly images: number };
 
 /** A turn result as the harness sends it. */
-export interface HarnessTurnResult {
-  readonly turnId: string;
-  readonly completed: boolean;
-  readonly reason: string;
-  readonly text: string;
-  readonly calls: readonly HarnessCallReport[];
-  readonly error?: { readonly code: string; readonly message: string };
-}
+export type HarnessTurnResult = Omit<TurnResult, "calls"> & { readonly calls: readonly HarnessCallReport[] };

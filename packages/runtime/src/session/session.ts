@@ -143,12 +143,10 @@ export class Session {
   }
 
   async #prepare(signal: AbortSignal): Promise<ResolvedSelection> {
-    const { environment } = this.#parts;
-    const prepared = await prepareTurn({ registry: this.#parts.registry, bundle: this.bundle, mcp: environment.mcp, maxToolNameLength: undefined, signal });
-    this.#prepared = prepared;
     const turnId = `${this.id}.p${++this.#turns}`;
-    environment.journal.turnPrepared({ sessionId: this.id, turnId, selectionFingerprint: prepared.selection.fingerprint, catalogFingerprints: prepared.catalogFingerprints });
-    return prepared.selection;
+    const { environment, registry } = this.#parts;
+    this.#prepared = await prepareTurn({ environment, registry, bundle: this.bundle, turnId, maxToolNameLength: undefined, signal });
+    return this.#prepared.selection;
   }
 
   /** Cancels the running turn, if any: its call is abandoned, tools are revoked (T5). */

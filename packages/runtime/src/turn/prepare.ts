@@ -1,7 +1,8 @@
 import { providersNeeded, resolveSelection, withoutProviders, type Bundle, type ResolvedSelection } from "@openworker/bundle-resolver";
-import type { McpSession, UnavailableProvider } from "@openworker/mcp-bridge";
+import type { UnavailableProvider } from "@openworker/mcp-bridge";
 import type { ToolRegistry } from "@openworker/registry";
 import { OpenWorkerError } from "@openworker/tools-sdk";
+import type { CallEnvironment } from "../call/environment.js";
 import { RUNTIME_ERROR_CODES } from "../errors.js";
 import type { ModelToolDefinition } from "../model/types.js";
 
@@ -19,15 +20,19 @@ export interface PreparedTurn {
  * parallel, then resolve exactly the bundle's selection against them. A provider that
  * cannot be reached makes only its own tools unavailable (reported, not fatal). Every
  * alias must fit the model provider's name limit, checked here before any model call.
+ * The selection and catalog fingerprints are journaled under `turnId`.
  */
 export async function prepareTurn(input: {
+  environment: CallEnvironment;
   registry: ToolRegistry;
   bundle: Bundle;
-  mcp: McpSession;
+  /** The turn (or host preparation) the fingerprints are journaled under. */
+  turnId: string;
   maxToolNameLength: number | undefined;
   signal: AbortSignal;
 }): Promise<PreparedTurn> {
-  const { registry, bundle, mcp } = input;
+  const { registry, bundle } = input;
+  const { mcp, journal, sessionId } = input.environment;
   const namespaces = providersNeeded(registry, bundle.selection);
   const discovery = namespaces.length > 0 ? await mcp.discover(namespaces, { signal: input.signal }) : { catalogs: [], unavailable: [], diagnostics: [] };
   const down = new Set(discovery.unavailable.map((provider) => provider.namespace));
@@ -46,6 +51,7 @@ export async function prepareTurn(input: {
   }
   const catalogFingerprints: Record<string, string> = {};
   for (const catalog of discovery.catalogs) catalogFingerprints[catalog.namespace] = catalog.fingerprint;
+  journal.turnPrepared({ sessionId, turnId: input.turnId, selectionFingerprint: selection.fingerprint, catalogFingerprints });
   return {
     selection,
     tools: selection.tools.map((tool) => ({ name: tool.alias, description: tool.descriptor.description, inputSchema: tool.descriptor.inputSchema })),

@@ -67,7 +67,7 @@ export async function runTurn(context: TurnContext, turnId: string, input: strin
   };
 
   try {
-    prepared = await prepareTurn({ registry: context.registry, bundle: context.bundle, mcp: environment.mcp, maxToolNameLength: context.provider.maxToolNameLength, signal });
+    prepared = await prepareTurn({ environment, registry: context.registry, bundle: context.bundle, turnId, maxToolNameLength: context.provider.maxToolNameLength, signal });
   } catch (error) {
     if (signal.aborted) return end("cancelled", "");
     return end("preparation_failed", "", describe(error));
@@ -76,7 +76,6 @@ export async function runTurn(context: TurnContext, turnId: string, input: strin
   for (const provider of prepared.unavailable) {
     events.emit({ type: "diagnostic", sessionId, code: RUNTIME_ERROR_CODES.PROVIDER_UNAVAILABLE, message: `${provider.namespace}: ${provider.message}` });
   }
-  journal.turnPrepared({ sessionId, turnId, selectionFingerprint: prepared.selection.fingerprint, catalogFingerprints: prepared.catalogFingerprints });
   context.messages.push({ role: "user", content: input });
   const pendingImages = new Map<string, readonly PendingImage[]>();
   const nativeTools = natives(prepared);
