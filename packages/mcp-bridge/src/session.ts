@@ -77,7 +77,6 @@ export class BridgeSession implements McpSession {
   // that changedTools always compares with what the session last saw (M3).
   private readonly baseline = new Map<string, McpCatalog>();
   private readonly closer = new AbortController();
-  private readonly inflight = new Set<() => void>();
   private closing: Promise<void> | undefined;
 
   constructor(
@@ -236,10 +235,6 @@ export class BridgeSession implements McpSession {
       args: args as Record<string, unknown> | undefined,
       timeoutMs: options.timeoutMs,
       signal: options.signal,
-      onSessionClose: (cancel) => {
-        this.inflight.add(cancel);
-        return () => this.inflight.delete(cancel);
-      },
       progress: bounded?.reporter,
     });
     return finish(settled);
@@ -254,7 +249,7 @@ export class BridgeSession implements McpSession {
   close(): Promise<void> {
     if (!this.closing) {
       this.closer.abort(new Error("session closed"));
-      for (const cancel of this.inflight) cancel();
+      for (const connection of this.connections.values()) connection.calls.cancelAll("the session closed during the call");
       this.closing = (async () => {
         const starting = [...this.connecting.values()].map((pending) => pending.then((connection) => connection.close(), () => undefined));
         await Promise.all([...[...this.connections.values()].map((connection) => connection.close()), ...starting]);

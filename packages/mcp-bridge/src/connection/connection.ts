@@ -6,6 +6,7 @@ import type { McpProviderDefinition } from "@openworker/registry";
 import { OpenWorkerError } from "@openworker/tools-sdk";
 import type { CleanupFailure, CleanupLedger } from "../cleanup.js";
 import { MCP_ERROR_CODES } from "../codes.js";
+import { CallChannel } from "../call/call-channel.js";
 import { listAllTools, type ListingBounds } from "../catalog/list.js";
 import type { ResolvedOptions } from "../options.js";
 import { ChildProcessTransport } from "../process/stdio-transport.js";
@@ -26,7 +27,8 @@ export class ProviderConnection {
   private listedAtChange = -1;
   private listing: Promise<McpCatalogTool[]> | undefined;
   private closing: Promise<void> | undefined;
-  private readonly onEnd = new Set<() => void>();
+  /** Where `tools/call` requests go (the SDK client keeps the handshake, listings and notifications). */
+  readonly calls: CallChannel;
 
   private constructor(
     readonly namespace: string,
@@ -35,7 +37,9 @@ export class ProviderConnection {
     private readonly secrets: readonly string[],
     private readonly ledger: CleanupLedger,
     private readonly closeRemote: () => Promise<CleanupFailure | undefined>,
-  ) {}
+  ) {
+    this.calls = new CallChannel(transport);
+  }
 
   /**
    * Starts (stdio) or reaches (HTTP) the provider and completes `initialize` within
@@ -137,6 +141,7 @@ export class ProviderConnection {
       const outcome = await Promise.race([this.client.connect(this.transport, { signal: controller.signal, timeout: timeoutMs }), timedOut]);
       if (outcome === "timeout") throw this.connectError(MCP_ERROR_CODES.connectTimeout, `did not finish initialize within ${timeoutMs} ms`);
       if (!this.live) throw this.connectError(MCP_ERROR_CODES.connectFailed, this.endReason ?? "the connection closed during initialize");
+      this.calls.attach();
     } catch (error) {
       void this.close();
       if (OpenWorkerError.isInstance(error)) throw error;
@@ -197,16 +202,6 @@ export class ProviderConnection {
     return this.listing;
   }
 
-  /** Runs `listener` once when the connection ends (crash or close). */
-  whenEnded(listener: () => void): () => void {
-    if (!this.live) {
-      listener();
-      return () => {};
-    }
-    this.onEnd.add(listener);
-    return () => this.onEnd.delete(listener);
-  }
-
   /** Marks the connection broken (an unreachable HTTP provider) and ends it. */
   fail(reason: string): void {
     this.ended(reason);
@@ -217,8 +212,7 @@ export class ProviderConnection {
     this.live = false;
     const exit = this.transport instanceof ChildProcessTransport ? this.transport.exit : undefined;
     this.endReason = exit ? `the process exited with ${exit.signal ?? `code ${exit.code}`}` : reason;
-    for (const listener of this.onEnd) listener();
-    this.onEnd.clear();
+    this.calls.endAll();
     // A crashed server may leave its wrapper's other children behind: end the tree now.
     void this.close();
   }
