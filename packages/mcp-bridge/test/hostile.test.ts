@@ -27,6 +27,7 @@ const providers: McpProviderDefinition[] = [
   node("big", "big-catalog.mjs"),
   node("loop", "repeated-cursor.mjs"),
   node("dynamic", "list-changed.mjs"),
+  node("malformed", "malformed-result.mjs"),
   { transport: "stdio", namespace: "missing", program: path.join(scratch, "no-such-program"), args: [] },
 ];
 
@@ -174,6 +175,31 @@ describe("calls", () => {
     expect(array.error?.code).toBe(MCP_ERROR_CODES.argumentsInvalid);
     const refused = await session.callTool("flood", "flood", { count: "many" }, {});
     expect(refused.outcome).toBe("failed");
+    await session.close();
+  });
+
+  it("E3 a result that is not an MCP CallToolResult is a coded crash naming the tool; the connection stays usable", async () => {
+    const session = bridge.openSession("malformed");
+    await session.discover(["malformed"]);
+    for (const name of ["content_not_array", "text_not_string", "structured_array", "image_not_base64", "unknown_block"]) {
+      const result = await session.callTool("malformed", name, {}, {});
+      expect(result.outcome, name).toBe("crashed");
+      expect(result.error?.code, name).toBe(MCP_ERROR_CODES.resultInvalid);
+      expect(result.error?.message, name).toContain(`MCP tool "${name}" of provider "malformed" returned a result that is not an MCP CallToolResult`);
+      expect(result.output, name).toBeUndefined();
+    }
+    const good = await session.callTool("malformed", "good", {}, {});
+    expect(good).toMatchObject({ outcome: "succeeded", output: { text: "no progress token" } });
+    await session.close();
+  });
+
+  it("E2 asks the server for progress only when the caller listens", async () => {
+    const session = bridge.openSession("progress-token");
+    await session.discover(["malformed"]);
+    const silent = await session.callTool("malformed", "good", {}, {});
+    expect(silent.output?.text).toBe("no progress token");
+    const listening = await session.callTool("malformed", "good", {}, { onProgress: () => {} });
+    expect(listening.output?.text).toBe("progress token");
     await session.close();
   });
 });

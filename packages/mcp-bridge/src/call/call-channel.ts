@@ -84,12 +84,13 @@ export class CallChannel {
 
   /** Settles every pending call as cancelled (the session closes) and tells the server. */
   cancelAll(why: string): void {
-    for (const id of [...this.pending.keys()]) this.stop(id, { kind: "cancelled", why }, why);
+    // A Map may drop the entry being visited: iteration goes on with the next one.
+    for (const id of this.pending.keys()) this.stop(id, { kind: "cancelled", why }, why);
   }
 
   /** Settles every pending call as crashed: the connection ended under them. */
   endAll(): void {
-    for (const id of [...this.pending.keys()]) this.settle(id, { kind: "crashed" });
+    for (const id of this.pending.keys()) this.settle(id, { kind: "crashed" });
   }
 
   /** Ends one call locally and sends `notifications/cancelled` for it (E4). */
