@@ -1,7 +1,7 @@
 import { setMaxListeners } from "node:events";
 import type { McpProviderDefinition } from "@openworker/registry";
-import { OpenWorkerError } from "@openworker/tools-sdk";
-import { createBoundedProgress, type ProgressStats } from "@openworker/tools-sdk/execution";
+import { OpenWorkerError, type ProgressReporter } from "@openworker/tools-sdk";
+import { createBoundedProgress } from "@openworker/tools-sdk/execution";
 import { callProvider } from "./call/call-tool.js";
 import type { SettledCall } from "./call/result.js";
 import { buildCatalog } from "./catalog/catalog.js";
@@ -205,14 +205,27 @@ export class BridgeSession implements McpSession {
     const started = performance.now();
     // Without a listener no progress token is requested, so nothing can be reported.
     const bounded = options.onProgress ? createBoundedProgress(options.onProgress) : undefined;
-    const progress = bounded ?? silentProgress();
-    const finish = (settled: SettledCall): McpCallResult => {
-      progress.close();
-      const error = settled.error ? { ...settled.error, message: redact(settled.error.message, this.host.secrets(namespace)) } : undefined;
-      return { ...settled, ...(error ? { error } : {}), progress: progress.stats, durationMs: performance.now() - started };
+    const settled = await this.settleCall(namespace, remoteName, args, options, bounded?.reporter);
+    bounded?.close();
+    const result: { -readonly [K in keyof McpCallResult]: McpCallResult[K] } = {
+      outcome: settled.outcome,
+      progress: bounded ? bounded.stats : { accepted: 0, dropped: 0, jsonBytes: 0, breaches: [] },
+      durationMs: 0,
     };
-    const failed = (code: string, message: string) => finish({ outcome: "failed", error: { code, message } });
+    if (settled.output) result.output = settled.output;
+    if (settled.breach) result.breach = settled.breach;
+    if (settled.error) result.error = { ...settled.error, message: redact(settled.error.message, this.host.secrets(namespace)) };
+    result.durationMs = performance.now() - started;
+    return result;
+  }
 
+  private async settleCall(
+    namespace: string,
+    remoteName: string,
+    args: unknown,
+    options: McpCallOptions,
+    progress: ProgressReporter | undefined,
+  ): Promise<SettledCall> {
     if (this.closed) return failed(MCP_ERROR_CODES.sessionClosed, `session "${this.sessionId}" is closed; MCP tool "${namespace}.${remoteName}" was not called`);
     const entry = this.current.get(namespace);
     if (!entry || !entry.names.has(remoteName)) return failed(MCP_ERROR_CODES.toolNotPublished, notPublished(namespace, remoteName, entry));
@@ -224,20 +237,19 @@ export class BridgeSession implements McpSession {
       );
     }
     if (options.signal?.aborted) {
-      return finish({ outcome: "cancelled", error: { code: "TOOL_CANCELLED", message: `MCP tool "${namespace}.${remoteName}" was cancelled before it started` } });
+      return { outcome: "cancelled", error: { code: "TOOL_CANCELLED", message: `MCP tool "${namespace}.${remoteName}" was cancelled before it started` } };
     }
     if (args !== undefined && (typeof args !== "object" || args === null || Array.isArray(args))) {
       return failed(MCP_ERROR_CODES.argumentsInvalid, `arguments of MCP tool "${namespace}.${remoteName}" must be a JSON object, got ${Array.isArray(args) ? "an array" : typeof args}`);
     }
-    const settled = await callProvider({
+    return callProvider({
       connection: entry.connection,
       remoteName,
       args: args as Record<string, unknown> | undefined,
       timeoutMs: options.timeoutMs,
       signal: options.signal,
-      progress: bounded?.reporter,
+      progress,
     });
-    return finish(settled);
   }
 
   /** The catalogs of connections still live, for the inventory (M5). */
@@ -272,8 +284,8 @@ export class BridgeSession implements McpSession {
   }
 }
 
-function silentProgress(): { readonly stats: ProgressStats; close(): void } {
-  return { stats: { accepted: 0, dropped: 0, jsonBytes: 0, breaches: [] }, close() {} };
+function failed(code: string, message: string): SettledCall {
+  return { outcome: "failed", error: { code, message } };
 }
 
 function unavailable(namespace: string, code: string, message: string): Discovered {
