@@ -21,9 +21,7 @@ export function processesWithMarker(marker: string): number[] {
   for (const entry of readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
     try {
-      const stat = readFileSync(`/proc/${entry}/stat`, "latin1");
-      const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
-      if (state === "Z" || state === "X") continue;
+      if (!isRunning(Number(entry))) continue;
       if (readFileSync(`/proc/${entry}/environ`, "latin1").includes(marker)) found.push(Number(entry));
     } catch {
       // The process ended while we looked.
@@ -32,12 +30,28 @@ export function processesWithMarker(marker: string): number[] {
   return found;
 }
 
-/** True while `pid` runs (a zombie counts as gone). */
+/** True while any thread of `pid` runs (a zombie counts as gone, unless its main thread alone has exited). */
 export function isRunning(pid: number): boolean {
   try {
+    return readdirSync(`/proc/${pid}/task`).some((task) => {
+      try {
+        const stat = readFileSync(`/proc/${pid}/task/${task}/stat`, "latin1");
+        const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
+        return state !== "Z" && state !== "X";
+      } catch {
+        return false;
+      }
+    });
+  } catch {
+    return false;
+  }
+}
+
+/** True when `pid` shows as a zombie in /proc while another of its threads still runs. */
+export function isZombieLeaderWithLiveThreads(pid: number): boolean {
+  try {
     const stat = readFileSync(`/proc/${pid}/stat`, "latin1");
-    const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
-    return state !== "Z" && state !== "X";
+    return stat.charAt(stat.lastIndexOf(")") + 2) === "Z" && isRunning(pid);
   } catch {
     return false;
   }

@@ -1,9 +1,10 @@
+import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { McpBridge, MCP_ERROR_CODES } from "../src/index.js";
-import { acerLauncher, fixture, isRunning, marker, processesWithMarker } from "./helpers.js";
+import { acerLauncher, eventually, fixture, isRunning, isZombieLeaderWithLiveThreads, marker, processesWithMarker } from "./helpers.js";
 
 const scratch = mkdtempSync(path.join(tmpdir(), "mcp-bridge-lifecycle-"));
 
@@ -35,6 +36,35 @@ describe("process lifecycle (M4)", () => {
     for (const pid of Object.values(pids)) expect(isRunning(pid)).toBe(false);
     await bridge.dispose();
     await bridge.joinCleanup();
+  });
+
+  it("M4 a grandchild whose main thread exited while another runs is not taken for gone: it is ended too", async (context) => {
+    if (spawnSync("python3", ["-c", "import ctypes, threading"], { stdio: "ignore" }).status !== 0) {
+      context.skip("needs python3 (with ctypes) to end a main thread while another runs");
+      return;
+    }
+    const pidFile = path.join(scratch, "thread-leader.pid");
+    const tag = marker("thread-leader");
+    const bridge = new McpBridge(
+      [{ transport: "stdio", namespace: "threads", program: fixture("wrapper-thread-leader.sh"), args: [], env: { PID_FILE: pidFile, TEST_MARKER: tag } }],
+      { closeGraceMs: 200 },
+    );
+    let pid = 0;
+    try {
+      const session = bridge.openSession("threads");
+      await session.discover(["threads"]);
+      pid = Number(readFileSync(pidFile, "utf8").trim());
+      // /proc now shows it as a zombie although its second thread runs.
+      await eventually(() => (isZombieLeaderWithLiveThreads(pid) ? true : undefined));
+      await session.close();
+      await session.joinCleanup();
+      expect(isRunning(pid)).toBe(false);
+      expect(processesWithMarker(tag)).toEqual([]);
+    } finally {
+      await bridge.dispose();
+      // Should the check fail, the process it missed must not outlive the test.
+      if (pid > 0 && isRunning(pid)) process.kill(pid, "SIGKILL");
+    }
   });
 
   it("M1/M4 runs the acer example through its launcher and leaves neither the wrapper nor node behind", async () => {

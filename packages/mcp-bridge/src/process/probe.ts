@@ -51,8 +51,30 @@ function allStats(): ProcStat[] {
 }
 
 // A zombie has released everything but its table entry; it only waits for a parent that
-// reaps it (which a container's pid 1 may never do), so it counts as gone.
-const isRunning = (stat: ProcStat) => stat.state !== "Z" && stat.state !== "X";
+// reaps it (which a container's pid 1 may never do), so it counts as gone. But /proc
+// shows a process as a zombie as soon as its main thread is gone: when that thread
+// called pthread_exit while others run on, the process runs too, and is not gone.
+const isRunning = (stat: ProcStat) => (stat.state !== "Z" && stat.state !== "X") || (stat.state === "Z" && hasLiveThread(stat.pid));
+
+function hasLiveThread(pid: number): boolean {
+  let tasks: string[];
+  try {
+    tasks = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return false;
+  }
+  for (const task of tasks) {
+    let text: string;
+    try {
+      text = readFileSync(`/proc/${pid}/task/${task}/stat`, "latin1");
+    } catch {
+      continue;
+    }
+    const state = text.charAt(text.lastIndexOf(")") + 2);
+    if (state !== "Z" && state !== "X" && state !== "") return true;
+  }
+  return false;
+}
 
 /**
  * The live members of process group `pgid` plus the live descendants of `rootPid` that
