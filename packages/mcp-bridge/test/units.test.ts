@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { McpBridge, MCP_ERROR_CODES, safeBaseEnv, toolFingerprint } from "../src/index.js";
+import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { normalizeCallResult } from "../src/call/result.js";
+import { parseCallToolResult } from "../src/call/validate.js";
 import { buildCatalog, catalogTool } from "../src/catalog/catalog.js";
 import { providerSecrets, redact } from "../src/redact.js";
 
@@ -48,6 +50,42 @@ describe("result normalization (E3, T4)", () => {
     expect(settled.outcome).toBe("failed");
     expect(settled.error?.code).toBe(MCP_ERROR_CODES.toolError);
     expect(settled.error?.message.length).toBeLessThan(4200);
+  });
+});
+
+describe("result validation (E3)", () => {
+  it("E3 accepts and refuses tools/call results exactly as the SDK's CallToolResultSchema does", () => {
+    const samples: unknown[] = [
+      { content: [{ type: "text", text: "plain" }] },
+      { content: [{ type: "text", text: "meta" }], isError: false, structuredContent: { a: 1 }, extra: "kept" },
+      { content: [] },
+      {},
+      { content: [{ type: "text", text: "annotated", annotations: { priority: 0.5 } }] },
+      { content: [{ type: "text", text: "stray key", stray: true }] },
+      { content: [{ type: "text", text: "bad annotation", annotations: { priority: 7 } }] },
+      { content: [{ type: "text", text: 42 }] },
+      { content: "text" },
+      { content: [{ type: "text", text: "x" }], isError: "yes" },
+      { content: [{ type: "text", text: "x" }], structuredContent: [1] },
+      { content: [{ type: "text", text: "x" }], _meta: { progressToken: 1 } },
+      { content: [{ type: "image", mimeType: "image/png", data: PNG }] },
+      { content: [{ type: "image", mimeType: "image/png", data: "%%%" }] },
+      null,
+      [],
+      "text",
+    ];
+    for (const sample of samples) {
+      const expected = CallToolResultSchema.safeParse(sample);
+      const parsed = parseCallToolResult(sample);
+      expect(parsed.ok, JSON.stringify(sample)).toBe(expected.success);
+      if (parsed.ok && expected.success) expect(parsed.result, JSON.stringify(sample)).toEqual(expected.data);
+    }
+  });
+
+  it("E3 names what is wrong with a malformed result", () => {
+    const parsed = parseCallToolResult({ content: [{ type: "text", text: 42 }] });
+    expect(parsed.ok).toBe(false);
+    expect(parsed.ok ? "" : parsed.problem).toMatch(/^content\.0/);
   });
 });
 
