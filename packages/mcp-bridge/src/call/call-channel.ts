@@ -22,7 +22,6 @@ export interface ChannelRequest {
 }
 
 interface PendingCall {
-  readonly id: number;
   readonly resolve: (settlement: ChannelSettlement) => void;
   readonly timer: NodeJS.Timeout;
   readonly signal: AbortSignal | undefined;
@@ -75,8 +74,8 @@ export class CallChannel {
       const timer = setTimeout(timeOut, request.timeoutMs, this, id);
       const onAbort = signal ? () => this.stop(id, { kind: "cancelled", why: "the call was cancelled" }, "cancelled by the client") : undefined;
       if (signal && onAbort) signal.addEventListener("abort", onAbort, { once: true });
-      this.pending.set(id, { id, resolve, timer, signal, onAbort, progress });
-      this.transport.send({ jsonrpc: "2.0", id, method: "tools/call", params } as JSONRPCMessage).catch((error: unknown) => {
+      this.pending.set(id, { resolve, timer, signal, onAbort, progress });
+      this.send({ jsonrpc: "2.0", id, method: "tools/call", params } as JSONRPCMessage).catch((error: unknown) => {
         this.settle(id, { kind: "send_failed", error });
       });
     });
@@ -96,9 +95,18 @@ export class CallChannel {
   /** Ends one call locally and sends `notifications/cancelled` for it (E4). */
   stop(id: number, settlement: ChannelSettlement, reason: string): void {
     if (!this.settle(id, settlement)) return;
-    this.transport.send({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: id, reason } }).catch(() => {
+    this.send({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: id, reason } }).catch(() => {
       // The connection is gone: nothing is running there any more to cancel.
     });
+  }
+
+  // A transport that throws instead of rejecting must not leave a call pending.
+  private send(message: JSONRPCMessage): Promise<void> {
+    try {
+      return this.transport.send(message);
+    } catch (error) {
+      return Promise.reject(error as Error);
+    }
   }
 
   private settle(id: number, settlement: ChannelSettlement): boolean {
