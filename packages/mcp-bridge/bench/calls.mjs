@@ -1,6 +1,8 @@
 // Throughput and latency of MCP calls through the bridge against the raw SDK client on
-// the same server, and parallel discovery of 10 providers × 500 tools. Prints figures;
+// the same server (with the client and server CPU each side costs per call), and parallel
+// discovery of 10 providers × 500 tools. Prints figures;
 // asserts nothing. Run `pnpm --filter @openworker/mcp-bridge bench` after a build.
+import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -20,6 +22,36 @@ function median(values) {
   return sorted[Math.floor(sorted.length / 2)];
 }
 
+// CPU time (µs) a process has used, from /proc (Linux); undefined elsewhere.
+function processCpu(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "latin1");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100; // clock ticks of 10 ms
+  } catch {
+    return undefined;
+  }
+}
+
+// The pids of this process's children (the two servers), from /proc (Linux).
+function childPids() {
+  try {
+    return readdirSync("/proc")
+      .filter((entry) => /^\d+$/.test(entry))
+      .filter((entry) => {
+        try {
+          const stat = readFileSync(`/proc/${entry}/stat`, "latin1");
+          return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]) === process.pid;
+        } catch {
+          return false;
+        }
+      })
+      .map(Number);
+  } catch {
+    return [];
+  }
+}
+
 // One slice of measurements: sequential latencies, then IN_FLIGHT concurrent calls.
 async function slice(call, sequential, parallel, into) {
   for (let i = 0; i < sequential; i++) {
@@ -29,6 +61,7 @@ async function slice(call, sequential, parallel, into) {
   }
   let next = 0;
   const cpu = process.cpuUsage();
+  const serverCpu = processCpu(into.serverPid);
   const started = performance.now();
   await Promise.all(
     Array.from({ length: IN_FLIGHT }, async () => {
@@ -38,17 +71,19 @@ async function slice(call, sequential, parallel, into) {
   into.seconds += (performance.now() - started) / 1000;
   const used = process.cpuUsage(cpu);
   into.cpu += used.user + used.system;
+  if (serverCpu !== undefined) into.serverCpu += (processCpu(into.serverPid) ?? serverCpu) - serverCpu;
   into.calls += parallel;
 }
 
 async function rawClient(extraEnv = {}) {
   const client = new Client({ name: "bench-raw", version: "1.0.0" });
-  await client.connect(new StdioClientTransport({ command: process.execPath, args: [server], env: env(extraEnv), stderr: "ignore" }));
-  return client;
+  const transport = new StdioClientTransport({ command: process.execPath, args: [server], env: env(extraEnv), stderr: "ignore" });
+  await client.connect(transport);
+  return { client, pid: transport.pid };
 }
 
 async function calls() {
-  const raw = await rawClient({ TOOL_COUNT: "1" });
+  const { client: raw, pid: rawServer } = await rawClient({ TOOL_COUNT: "1" });
   const bridge = new McpBridge([{ transport: "stdio", namespace: "bench", program: process.execPath, args: [server], env: { TOOL_COUNT: "1" } }]);
   const session = bridge.openSession("bench");
   await session.discover(["bench"]);
@@ -57,8 +92,9 @@ async function calls() {
     const result = await session.callTool("bench", "echo", { text: "ping" }, {});
     if (result.outcome !== "succeeded") throw new Error(`bridge call ${result.outcome}: ${result.error?.message}`);
   };
-  const totals = () => ({ latencies: [], seconds: 0, cpu: 0, calls: 0 });
-  const results = { raw: totals(), bridge: totals() };
+  const bridgeServer = childPids().find((pid) => pid !== rawServer);
+  const totals = (serverPid) => ({ latencies: [], seconds: 0, cpu: 0, calls: 0, serverPid, serverCpu: 0 });
+  const results = { raw: totals(rawServer), bridge: totals(bridgeServer) };
   for (let i = 0; i < 300; i++) await Promise.all([raw_(), bridge_()]); // warm-up
   // Interleaved slices, alternating which side goes first, so that load drifting on a
   // shared machine hits both sides alike.
@@ -78,6 +114,11 @@ async function calls() {
   console.log(
     `  client CPU/call  raw SDK client ${(results.raw.cpu / results.raw.calls).toFixed(1)} µs   bridge ${(results.bridge.cpu / results.bridge.calls).toFixed(1)} µs (the server is the same program)`,
   );
+  if (results.raw.serverPid !== undefined && results.bridge.serverPid !== undefined && processCpu(process.pid) !== undefined) {
+    console.log(
+      `  server CPU/call  raw SDK client's ${(results.raw.serverCpu / results.raw.calls).toFixed(1)} µs   bridge's ${(results.bridge.serverCpu / results.bridge.calls).toFixed(1)} µs (10 ms clock ticks)`,
+    );
+  }
 }
 
 async function discovery() {
@@ -91,7 +132,7 @@ async function discovery() {
     let started = performance.now();
     const clients = await Promise.all(
       namespaces.map(async () => {
-        const client = await rawClient({ TOOL_COUNT: TOOLS, PAGE_SIZE: PAGE });
+        const { client } = await rawClient({ TOOL_COUNT: TOOLS, PAGE_SIZE: PAGE });
         const tools = [];
         let cursor;
         do {
