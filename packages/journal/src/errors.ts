@@ -32,9 +32,10 @@ export const JOURNAL_ERRORS = Object.freeze({
   SESSION_EXISTS: "JOURNAL_SESSION_EXISTS",
   SESSION_CLOSED: "JOURNAL_SESSION_CLOSED",
   UNKNOWN_CALL: "JOURNAL_UNKNOWN_CALL",
+  /** A call id already used in the same session (call ids are unique within their session). */
   CALL_EXISTS: "JOURNAL_CALL_EXISTS",
-  /** A call record named a session other than the one that requested the call. */
-  CALL_SESSION_MISMATCH: "JOURNAL_CALL_SESSION_MISMATCH",
+  /** The file lacks what the journal itself always writes (e.g. a live session's head row): it was altered. */
+  DAMAGED: "JOURNAL_DAMAGED",
   /** A second approval decision for one call. */
   DECISION_EXISTS: "JOURNAL_DECISION_EXISTS",
   /** `callStarted` before an `approved` decision (bypass still records one, A1). */

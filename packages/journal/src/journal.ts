@@ -238,10 +238,13 @@ export class Journal {
     return this.reader.calls(sessionId);
   }
 
-  /** Every record of one call, in order: requested, decision, started, progress, terminal. */
-  timeline(callId: string): JournalRecord[] {
+  /**
+   * Every record of one call, in order: requested, decision, started, progress, terminal.
+   * Call ids are unique within their session, so the call is named by both.
+   */
+  timeline(call: CallRef): JournalRecord[] {
     this.read();
-    return this.reader.timeline(callId);
+    return this.reader.timeline(call);
   }
 
   /** The session's records in chain order. */

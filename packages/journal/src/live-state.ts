@@ -1,20 +1,14 @@
 import type Database from "better-sqlite3";
 import { GENESIS_HASH } from "./chain.js";
+import { JOURNAL_ERRORS, journalError } from "./errors.js";
+import { FrameReader } from "./frames.js";
 import type { ApprovalDecider } from "./records.js";
 
 /** Where a call stands, as far as the journal's state machine is concerned. */
 export type CallPhase = "requested" | "approved" | "denied" | "started" | "finished";
 
-export interface SessionState {
-  readonly sessionId: string;
-  readonly ref: number;
-  readonly executionIdentity: string;
-  seq: number;
-  head: string;
-  closed: boolean;
-  /** Calls requested and neither denied nor finished. */
-  readonly openCalls: Set<string>;
-}
+/** How an open call is kept in its session's head row: `[phase, decidedBy?]`. */
+export type OpenCallEntry = readonly [phase: CallPhase, decidedBy?: ApprovalDecider];
 
 export interface CallState {
   readonly callId: string;
@@ -23,17 +17,54 @@ export interface CallState {
   decidedBy?: ApprovalDecider;
 }
 
+export interface SessionState {
+  readonly sessionId: string;
+  readonly ref: number;
+  readonly executionIdentity: string;
+  seq: number;
+  head: string;
+  closed: boolean;
+  /** The session's last frame in the file; `null` before its first commit. */
+  headFrame: number | null;
+  /** Calls requested in the session, ever. */
+  callCount: number;
+  /** Calls requested and neither denied nor finished. */
+  readonly openCalls: Map<string, CallState>;
+  /**
+   * Calls that ended (denied or finished). Complete once `historyLoaded`; for a session
+   * reloaded from the file it holds only what ended since, until the history is read.
+   */
+  readonly endedCalls: Map<string, "denied" | "finished">;
+  historyLoaded: boolean;
+  /** Lines queued for the next group commit, and the `seq` of the first. */
+  pending: string[];
+  pendingFirstSeq: number;
+}
+
+interface SessionRow {
+  ref: number;
+  execution_identity: string;
+  closed_at: string | null;
+  head_frame: number | null;
+  seq: number | null;
+  hash: string | null;
+  calls: number | null;
+  open_calls: string | null;
+}
+
 /**
- * The writer's in-memory view of sessions and calls in flight: chain heads (so a record
- * is hashed when it is queued, not when it is committed) and each call's phase. Entries
- * are loaded from the file on first use and dropped once a session closes or a call ends
- * and that is committed, so a host that runs for months keeps only live state in memory.
+ * The writer's in-memory view of live sessions: chain heads (so a record is hashed when
+ * it is queued, not when it is committed) and each call's phase. A session is loaded
+ * from its head row on first use and dropped once it closes and that is committed, so a
+ * host that runs for months keeps only live sessions in memory. Call ids are unique
+ * within their session; the ids of a reloaded session's earlier calls are read from its
+ * frames only when a new call or an unknown call id needs them.
  */
 export class LiveState {
   private readonly sessions = new Map<string, SessionState>();
-  private readonly calls = new Map<string, CallState>();
   private nextRef: number;
   private readonly statements;
+  private readonly frames: FrameReader;
 
   /** `lookup` runs a read inside the writer's group transaction (see `GroupCommit.lookup`). */
   constructor(
@@ -41,29 +72,13 @@ export class LiveState {
     private readonly lookup: <T>(read: () => T) => T,
   ) {
     this.statements = {
-      session: db.prepare<[string], { ref: number; execution_identity: string; closed_at: string | null }>(
-        "SELECT ref, execution_identity, closed_at FROM sessions WHERE session_id = ?",
-      ),
-      head: db.prepare<[number], { seq: number; hash: string }>(
-        "SELECT seq, hash FROM records WHERE session_ref = ? ORDER BY seq DESC LIMIT 1",
-      ),
-      openCalls: db.prepare<[number], { call_id: string }>(
-        "SELECT call_id FROM calls WHERE session_ref = ? AND open = 1",
-      ),
-      call: db.prepare<
-        [string],
-        { session_id: string; session_ref: number; requested_seq: number; decision: string | null; outcome: string | null }
-      >(
-        // A subquery, not a join: the planner must start from the call's primary key.
-        `SELECT (SELECT session_id FROM sessions WHERE ref = c.session_ref) AS session_id,
-                c.session_ref, c.requested_seq, c.decision, c.outcome
-           FROM calls c WHERE c.call_id = ?`,
-      ),
-      callRecords: db.prepare<[number, number, string], { kind: string; data: string }>(
-        "SELECT kind, data FROM records WHERE session_ref = ? AND seq >= ? AND call_id = ? ORDER BY seq",
+      session: db.prepare<[string], SessionRow>(
+        `SELECT s.ref, s.execution_identity, s.closed_at, l.head_frame, l.seq, l.hash, l.calls, l.open_calls
+           FROM sessions s LEFT JOIN live_sessions l ON l.ref = s.ref WHERE s.session_id = ?`,
       ),
       maxRef: db.prepare<[], { ref: number | null }>("SELECT max(ref) AS ref FROM sessions"),
     };
+    this.frames = new FrameReader(db);
     this.nextRef = (this.statements.maxRef.get()?.ref ?? 0) + 1;
   }
 
@@ -73,31 +88,33 @@ export class LiveState {
     if (known !== undefined) return known;
     const row = this.lookup(() => this.statements.session.get(sessionId));
     if (row === undefined) return undefined;
-    const head = this.lookup(() => this.statements.head.get(row.ref));
-    const state: SessionState = {
-      sessionId,
-      ref: row.ref,
-      executionIdentity: row.execution_identity,
-      seq: head?.seq ?? 0,
-      head: head?.hash ?? GENESIS_HASH,
-      closed: row.closed_at !== null,
-      openCalls: new Set(this.lookup(() => this.statements.openCalls.all(row.ref)).map((call) => call.call_id)),
-    };
-    if (!state.closed) this.sessions.set(sessionId, state);
+    const closed = row.closed_at !== null;
+    if (!closed && row.head_frame === null) {
+      throw journalError(
+        JOURNAL_ERRORS.DAMAGED,
+        `session ${JSON.stringify(sessionId)} has no chain head in the file (live_sessions row missing); the file was altered, run verify()`,
+        { sessionId },
+      );
+    }
+    const state = newSession(sessionId, row.ref, row.execution_identity);
+    state.closed = closed;
+    state.historyLoaded = false;
+    if (!closed) {
+      state.seq = row.seq!;
+      state.head = row.hash!;
+      state.headFrame = row.head_frame;
+      state.callCount = row.calls!;
+      for (const [callId, [phase, decidedBy]] of Object.entries(JSON.parse(row.open_calls!) as Record<string, OpenCallEntry>)) {
+        state.openCalls.set(callId, decidedBy === undefined ? { callId, sessionId, phase } : { callId, sessionId, phase, decidedBy });
+      }
+      this.sessions.set(sessionId, state);
+    }
     return state;
   }
 
   /** A new session, held in memory until its `session_opened` record is committed and beyond. */
   addSession(sessionId: string, executionIdentity: string): SessionState {
-    const state: SessionState = {
-      sessionId,
-      ref: this.nextRef,
-      executionIdentity,
-      seq: 0,
-      head: GENESIS_HASH,
-      closed: false,
-      openCalls: new Set(),
-    };
+    const state = newSession(sessionId, this.nextRef, executionIdentity);
     this.nextRef += 1;
     this.sessions.set(sessionId, state);
     return state;
@@ -113,39 +130,75 @@ export class LiveState {
     if (this.sessions.get(sessionId)?.closed === true) this.sessions.delete(sessionId);
   }
 
-  call(callId: string): CallState | undefined {
-    const known = this.calls.get(callId);
-    if (known !== undefined) return known;
-    const row = this.lookup(() => this.statements.call.get(callId));
-    if (row === undefined) return undefined;
-    let state: CallState;
-    if (row.outcome !== null) state = { callId, sessionId: row.session_id, phase: "finished" };
-    else if (row.decision === "denied") state = { callId, sessionId: row.session_id, phase: "denied" };
-    else {
-      // An open call's table row says nothing of its progress (only its end is written
-      // there, to keep the hot path at one update per call): its records tell.
-      const records = this.lookup(() => this.statements.callRecords.all(row.session_ref, row.requested_seq, callId));
-      state = { callId, sessionId: row.session_id, ...progressOf(records) };
-      this.calls.set(callId, state);
-    }
-    return state;
+  /**
+   * How an ended call ended, reading a reloaded session's history once if needed;
+   * `undefined` when the session never had that call.
+   */
+  endedCall(session: SessionState, callId: string): "denied" | "finished" | undefined {
+    if (!session.historyLoaded) this.loadHistory(session);
+    return session.endedCalls.get(callId);
   }
 
-  addCall(callId: string, sessionId: string): CallState {
-    const state: CallState = { callId, sessionId, phase: "requested" };
-    this.calls.set(callId, state);
-    return state;
+  /** Whether the session ever had a call with that id. */
+  hasCall(session: SessionState, callId: string): boolean {
+    return session.openCalls.has(callId) || this.endedCall(session, callId) !== undefined;
   }
 
-  /** Drops a denied or finished call once that is committed; the file answers later questions. */
-  forgetCall(callId: string): void {
-    const state = this.calls.get(callId);
-    if (state !== undefined && (state.phase === "finished" || state.phase === "denied")) this.calls.delete(callId);
+  /** The data of the session's committed records, newest first. */
+  recentRecords(session: SessionState): Iterable<string> {
+    return this.frames.newestFirst({ ref: session.ref, headFrame: session.headFrame });
   }
 
   get sizes(): { sessions: number; calls: number } {
-    return { sessions: this.sessions.size, calls: this.calls.size };
+    let calls = 0;
+    for (const session of this.sessions.values()) calls += session.openCalls.size;
+    return { sessions: this.sessions.size, calls };
   }
+
+  private loadHistory(session: SessionState): void {
+    this.lookup(() => {
+      for (const record of this.frames.records({ ref: session.ref, headFrame: session.headFrame })) {
+        const content = JSON.parse(record.data) as { kind: string; callId?: string; decision?: string };
+        if (content.callId === undefined || session.openCalls.has(content.callId) || session.endedCalls.has(content.callId)) continue;
+        if (content.kind === "call_finished") session.endedCalls.set(content.callId, "finished");
+        else if (content.kind === "approval_decided" && content.decision === "denied") session.endedCalls.set(content.callId, "denied");
+      }
+    });
+    session.historyLoaded = true;
+  }
+}
+
+function newSession(sessionId: string, ref: number, executionIdentity: string): SessionState {
+  return {
+    sessionId,
+    ref,
+    executionIdentity,
+    seq: 0,
+    head: GENESIS_HASH,
+    closed: false,
+    headFrame: null,
+    callCount: 0,
+    openCalls: new Map(),
+    endedCalls: new Map(),
+    historyLoaded: true,
+    pending: [],
+    pendingFirstSeq: 0,
+  };
+}
+
+/**
+ * The open calls of a session as its head row keeps them: `{"<callId>":["<phase>","<decidedBy>"]}`.
+ * Written for every session a commit touches, so it is concatenated, not built as an
+ * object and stringified.
+ */
+export function openCallsJson(session: SessionState): string {
+  if (session.openCalls.size === 0) return "{}";
+  let text = "{";
+  for (const call of session.openCalls.values()) {
+    if (text.length > 1) text += ",";
+    text += `${JSON.stringify(call.callId)}:["${call.phase}"${call.decidedBy === undefined ? "" : `,"${call.decidedBy}"`}]`;
+  }
+  return `${text}}`;
 }
 
 /** The phase (and decider) of an open call, from its records in order. */

@@ -1,6 +1,7 @@
 import { canonicalJson } from "@openworker/tools-sdk";
 import type Database from "better-sqlite3";
-import { progressOf } from "./live-state.js";
+import { type ChainHead, FrameReader, type StoredRecord } from "./frames.js";
+import type { CallRef } from "./inputs.js";
 import type { ApprovalDecider, CallOutcome, JournalRecord } from "./records.js";
 
 /**
@@ -51,74 +52,41 @@ export interface CallSummary {
 }
 
 interface SessionRow {
+  ref: number;
   session_id: string;
   execution_identity: string;
   workspace: string;
   bundle_dir: string | null;
   opened_at: string;
   closed_at: string | null;
-  records: number | null;
-  calls: number;
-  open_calls: number;
+  final_seq: number | null;
+  final_frame: number | null;
+  final_calls: number | null;
+  head_frame: number | null;
+  seq: number | null;
+  calls: number | null;
+  open_calls: string | null;
 }
 
-interface CallRow {
-  call_id: string;
-  session_ref: number;
-  open: number;
-  session_id: string;
-  turn_id: string;
-  alias: string;
-  qualified_name: string;
-  args_digest: string;
-  requested_seq: number;
-  decision: "approved" | "denied" | null;
-  decided_by: ApprovalDecider | null;
-  started: number;
-  outcome: CallOutcome | null;
-  code: string | null;
-}
+const SESSION_COLUMNS = `s.ref, s.session_id, s.execution_identity, s.workspace, s.bundle_dir, s.opened_at, s.closed_at,
+  s.final_seq, s.final_frame, s.final_calls, l.head_frame, l.seq, l.calls, l.open_calls
+  FROM sessions s LEFT JOIN live_sessions l ON l.ref = s.ref`;
 
-export interface RecordRow {
-  seq: number;
-  data: string;
-  prev_hash: string;
-  hash: string;
-}
-
-const SESSION_COLUMNS = `s.session_id, s.execution_identity, s.workspace, s.bundle_dir, s.opened_at, s.closed_at,
-  (SELECT max(seq) FROM records r WHERE r.session_ref = s.ref) AS records,
-  (SELECT count(*) FROM calls c WHERE c.session_ref = s.ref) AS calls,
-  (SELECT count(*) FROM calls c WHERE c.session_ref = s.ref AND c.open = 1) AS open_calls`;
-
-const PAGE = 1000;
-
-/** The query side of a journal: every read goes through an index. */
+/**
+ * The query side of a journal. Sessions and their counts come from the session and
+ * head rows; a session's records, calls and call timelines from walking its frames
+ * (cost proportional to the session, never to the file).
+ */
 export class JournalReader {
   private readonly sql;
+  private readonly frames: FrameReader;
 
   constructor(db: Database.Database) {
     this.sql = {
-      sessions: db.prepare<[], SessionRow>(`SELECT ${SESSION_COLUMNS} FROM sessions s ORDER BY s.ref`),
-      session: db.prepare<[string], SessionRow>(`SELECT ${SESSION_COLUMNS} FROM sessions s WHERE s.session_id = ?`),
-      calls: db.prepare<[string], CallRow>(
-        `SELECT c.*, s.session_id FROM calls c JOIN sessions s ON s.ref = c.session_ref
-          WHERE s.session_id = ? ORDER BY c.requested_seq`,
-      ),
-      callRecords: db.prepare<[number, number, string], { kind: string; data: string }>(
-        "SELECT kind, data FROM records WHERE session_ref = ? AND seq >= ? AND call_id = ? ORDER BY seq",
-      ),
-      call: db.prepare<[string], { session_ref: number; requested_seq: number }>(
-        "SELECT session_ref, requested_seq FROM calls WHERE call_id = ?",
-      ),
-      timeline: db.prepare<[number, number, string], RecordRow>(
-        "SELECT seq, data, prev_hash, hash FROM records WHERE session_ref = ? AND seq >= ? AND call_id = ? ORDER BY seq",
-      ),
-      sessionRef: db.prepare<[string], { ref: number }>("SELECT ref FROM sessions WHERE session_id = ?"),
-      page: db.prepare<[number, number, number], RecordRow>(
-        "SELECT seq, data, prev_hash, hash FROM records WHERE session_ref = ? AND seq > ? ORDER BY seq LIMIT ?",
-      ),
+      sessions: db.prepare<[], SessionRow>(`SELECT ${SESSION_COLUMNS} ORDER BY s.ref`),
+      session: db.prepare<[string], SessionRow>(`SELECT ${SESSION_COLUMNS} WHERE s.session_id = ?`),
     };
+    this.frames = new FrameReader(db);
   }
 
   sessions(): SessionSummary[] {
@@ -131,39 +99,51 @@ export class JournalReader {
   }
 
   calls(sessionId: string): CallSummary[] {
-    return this.sql.calls.all(sessionId).map((row) => {
-      if (row.open === 0) return toCall(row);
-      // The row of an open call is written only when it closes; its records say how far it got.
-      const { phase, decidedBy } = progressOf(this.sql.callRecords.all(row.session_ref, row.requested_seq, row.call_id));
-      return toCall({
-        ...row,
-        decision: phase === "requested" ? null : "approved",
-        decided_by: decidedBy ?? null,
-        started: phase === "started" ? 1 : 0,
-      });
-    });
+    const calls = new Map<string, MutableCall>();
+    for (const record of this.records(sessionId)) {
+      if (!("callId" in record)) continue;
+      if (record.kind === "call_requested") {
+        calls.set(record.callId, {
+          callId: record.callId,
+          sessionId,
+          turnId: record.turnId,
+          alias: record.alias,
+          qualifiedName: record.qualifiedName,
+          argsDigest: record.argsDigest,
+          requestedSeq: record.seq,
+          started: false,
+        });
+        continue;
+      }
+      const call = calls.get(record.callId);
+      if (call === undefined) continue;
+      if (record.kind === "approval_decided") {
+        call.decision = record.decision;
+        call.decidedBy = record.by;
+      } else if (record.kind === "call_started") call.started = true;
+      else if (record.kind === "call_finished") {
+        call.outcome = record.outcome;
+        if (record.code !== undefined) call.code = record.code;
+      }
+    }
+    return [...calls.values()];
   }
 
-  timeline(callId: string): JournalRecord[] {
-    const call = this.sql.call.get(callId);
-    if (call === undefined) return [];
-    return this.sql.timeline.all(call.session_ref, call.requested_seq, callId).map(toRecord);
+  /** Every record of one call of a session, in order. */
+  timeline(ref: CallRef): JournalRecord[] {
+    const records: JournalRecord[] = [];
+    for (const record of this.records(ref.sessionId)) if ("callId" in record && record.callId === ref.callId) records.push(record);
+    return records;
   }
 
   /**
-   * The session's records in chain order, read a page at a time so a long export never
+   * The session's records in chain order, read a frame at a time so a long export never
    * holds the connection (and so the writer's commits) for its whole length.
    */
   *records(sessionId: string): Generator<JournalRecord> {
-    const session = this.sql.sessionRef.get(sessionId);
-    if (session === undefined) return;
-    let after = 0;
-    for (;;) {
-      const page = this.sql.page.all(session.ref, after, PAGE);
-      for (const row of page) yield toRecord(row);
-      if (page.length < PAGE) return;
-      after = page[page.length - 1]!.seq;
-    }
+    const row = this.sql.session.get(sessionId);
+    if (row === undefined) return;
+    for (const record of this.frames.records(headOf(row))) yield toRecord(record);
   }
 
   *exportSession(sessionId: string): Generator<string> {
@@ -171,11 +151,19 @@ export class JournalReader {
   }
 }
 
-export function toRecord(row: RecordRow): JournalRecord {
-  return { ...(JSON.parse(row.data) as object), prevHash: row.prev_hash, hash: row.hash } as JournalRecord;
+type MutableCall = { -readonly [K in keyof CallSummary]: CallSummary[K] };
+
+/** Where a session's chain ends: its live head row, or the final frame noted when it closed. */
+export function headOf(row: { ref: number; head_frame: number | null; final_frame: number | null }): ChainHead {
+  return { ref: row.ref, headFrame: row.head_frame ?? row.final_frame };
+}
+
+export function toRecord(record: StoredRecord): JournalRecord {
+  return { ...(JSON.parse(record.data) as object), prevHash: record.prevHash, hash: record.hash } as JournalRecord;
 }
 
 function toSession(row: SessionRow): SessionSummary {
+  const open = row.closed_at === null && row.open_calls !== null ? Object.keys(JSON.parse(row.open_calls) as object).length : 0;
   return {
     sessionId: row.session_id,
     executionIdentity: row.execution_identity,
@@ -183,25 +171,8 @@ function toSession(row: SessionRow): SessionSummary {
     ...(row.bundle_dir === null ? {} : { bundleDir: row.bundle_dir }),
     openedAt: row.opened_at,
     ...(row.closed_at === null ? {} : { closedAt: row.closed_at }),
-    records: row.records ?? 0,
-    calls: row.calls,
-    openCalls: row.open_calls,
-  };
-}
-
-function toCall(row: CallRow): CallSummary {
-  return {
-    callId: row.call_id,
-    sessionId: row.session_id,
-    turnId: row.turn_id,
-    alias: row.alias,
-    qualifiedName: row.qualified_name,
-    argsDigest: row.args_digest,
-    requestedSeq: row.requested_seq,
-    ...(row.decision === null ? {} : { decision: row.decision }),
-    ...(row.decided_by === null ? {} : { decidedBy: row.decided_by }),
-    started: row.started === 1,
-    ...(row.outcome === null ? {} : { outcome: row.outcome }),
-    ...(row.code === null ? {} : { code: row.code }),
+    records: (row.closed_at === null ? row.seq : row.final_seq) ?? 0,
+    calls: (row.closed_at === null ? row.calls : row.final_calls) ?? 0,
+    openCalls: open,
   };
 }

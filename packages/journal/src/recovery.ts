@@ -1,6 +1,6 @@
 import type Database from "better-sqlite3";
 import type { GroupCommit } from "./group-commit.js";
-import type { LiveState } from "./live-state.js";
+import type { LiveState, SessionState } from "./live-state.js";
 import type { JournalWriter } from "./writer.js";
 
 /**
@@ -28,10 +28,10 @@ const MESSAGE =
   "the process ended before this call's terminal record was written; the call was not replayed and its effects, if any, are unknown";
 
 /**
- * Finds every open call (requested, not denied, no terminal record) through the partial
- * index `calls_open`, writes `interrupted` for each and commits, before the journal
- * accepts new writes. The cost is proportional to the calls left open, not to the size
- * of the file. Nothing is replayed.
+ * Finds every open call (requested, not denied, no terminal record) in the head rows of
+ * the sessions still open, writes `interrupted` for each and commits, before the journal
+ * accepts new writes. The cost is proportional to the sessions left open, not to the
+ * size of the file. Nothing is replayed.
  */
 export function recoverInterruptedCalls(
   db: Database.Database,
@@ -39,28 +39,47 @@ export function recoverInterruptedCalls(
   writer: JournalWriter,
   commit: GroupCommit,
 ): InterruptedCall[] {
-  const open = db
-    .prepare<[], { call_id: string; session_id: string; turn_id: string; qualified_name: string; alias: string }>(
-      `SELECT c.call_id, s.session_id, c.turn_id, c.qualified_name, c.alias
-         FROM calls c JOIN sessions s ON s.ref = c.session_ref
-        WHERE c.open = 1 ORDER BY c.session_ref, c.requested_seq`,
+  const sessions = db
+    .prepare<[], { session_id: string }>(
+      `SELECT s.session_id FROM live_sessions l JOIN sessions s ON s.ref = l.ref
+        WHERE l.open_calls <> '{}' ORDER BY l.ref`,
     )
     .all();
   const recovered: InterruptedCall[] = [];
-  for (const row of open) {
-    const call = state.call(row.call_id);
-    if (call === undefined) continue;
-    const started = call.phase === "started";
-    writer.interrupt(call, MESSAGE);
-    recovered.push({
-      sessionId: row.session_id,
-      callId: row.call_id,
-      turnId: row.turn_id,
-      qualifiedName: row.qualified_name,
-      alias: row.alias,
-      started,
-    });
+  for (const { session_id: sessionId } of sessions) {
+    const session = state.session(sessionId);
+    if (session === undefined || session.closed) continue;
+    const open = [...session.openCalls.values()];
+    const requests = requestsOf(state, session, new Set(open.map((call) => call.callId)));
+    for (const call of open) {
+      const started = call.phase === "started";
+      writer.interrupt(session, call, MESSAGE);
+      const request = requests.get(call.callId);
+      recovered.push({
+        sessionId,
+        callId: call.callId,
+        turnId: request?.turnId ?? "",
+        qualifiedName: request?.qualifiedName ?? "",
+        alias: request?.alias ?? "",
+        started,
+      });
+    }
   }
   commit.commitNow();
   return recovered;
+}
+
+type Request = { turnId: string; qualifiedName: string; alias: string };
+
+/** The `call_requested` records of the given calls, read back from the session's newest frames. */
+function requestsOf(state: LiveState, session: SessionState, callIds: ReadonlySet<string>): Map<string, Request> {
+  const found = new Map<string, Request>();
+  for (const data of state.recentRecords(session)) {
+    const content = JSON.parse(data) as { kind: string; callId?: string } & Request;
+    if (content.kind === "call_requested" && content.callId !== undefined && callIds.has(content.callId)) {
+      found.set(content.callId, { turnId: content.turnId, qualifiedName: content.qualifiedName, alias: content.alias });
+      if (found.size === callIds.size) break;
+    }
+  }
+  return found;
 }

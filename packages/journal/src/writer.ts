@@ -15,6 +15,7 @@ import type {
   TurnPreparedInput,
 } from "./inputs.js";
 import type { CallPhase, CallState, LiveState, SessionState } from "./live-state.js";
+import { frameLine } from "./frames.js";
 import { CALL_OUTCOMES, type RecordBodies, type RecordKind } from "./records.js";
 import {
   optionalText,
@@ -44,13 +45,9 @@ export class JournalWriter {
       session: db.prepare(
         "INSERT INTO sessions (ref, session_id, execution_identity, workspace, bundle_dir, opened_at) VALUES (?, ?, ?, ?, ?, ?)",
       ),
-      closeSession: db.prepare("UPDATE sessions SET closed_at = ?, final_seq = ?, final_hash = ? WHERE ref = ?"),
-      call: db.prepare(
-        "INSERT INTO calls (call_id, session_ref, turn_id, alias, qualified_name, args_digest, requested_seq) VALUES (?, ?, ?, ?, ?, ?, ?)",
-      ),
-      // One update per call, when it closes: its decision, start and end together.
-      close: db.prepare(
-        "UPDATE calls SET decision = ?, decided_by = ?, started = ?, outcome = ?, code = ?, open = 0 WHERE call_id = ?",
+      // Runs after the group's frames are written, so `headFrame` is the closing frame.
+      closeSession: db.prepare(
+        "UPDATE sessions SET closed_at = ?, final_seq = ?, final_hash = ?, final_frame = ?, final_calls = ? WHERE ref = ?",
       ),
     };
   }
@@ -69,10 +66,10 @@ export class JournalWriter {
         { sessionId },
       );
     }
-    const body = { executionIdentity, identityInputs: input.identityInputs, workspace, bundleDir };
     const session = this.state.addSession(sessionId, executionIdentity);
+    const record = { at: "", bundleDir, executionIdentity, identityInputs: input.identityInputs, kind: "session_opened", seq: 0, sessionId: "", workspace } as const;
     try {
-      this.append(session, "session_opened", null, body, (at) =>
+      this.append(session, record, (at) =>
         this.sql.session.run(session.ref, sessionId, executionIdentity, workspace, bundleDir ?? null, at),
       );
     } catch (error) {
@@ -85,11 +82,10 @@ export class JournalWriter {
   turnPrepared(input: TurnPreparedInput): void {
     const site = `turnPrepared of session ${JSON.stringify(input.sessionId)}`;
     const session = this.liveSession(site, input.sessionId);
-    this.append(session, "turn_prepared", null, {
-      turnId: requireText(site, "turnId", input.turnId),
-      selectionFingerprint: requireText(site, "selectionFingerprint", input.selectionFingerprint),
-      catalogFingerprints: requireStringMap(site, "catalogFingerprints", input.catalogFingerprints),
-    });
+    const turnId = requireText(site, "turnId", input.turnId);
+    const selectionFingerprint = requireText(site, "selectionFingerprint", input.selectionFingerprint);
+    const catalogFingerprints = requireStringMap(site, "catalogFingerprints", input.catalogFingerprints);
+    this.append(session, { at: "", catalogFingerprints, kind: "turn_prepared", selectionFingerprint, seq: 0, sessionId: "", turnId });
   }
 
   callRequested(input: CallRequestedInput): void {
@@ -99,10 +95,12 @@ export class JournalWriter {
     const turnId = requireText(site, "turnId", input.turnId);
     const alias = requireText(site, "alias", input.alias);
     const qualifiedName = requireText(site, "qualifiedName", input.qualifiedName);
-    if (this.state.call(callId) !== undefined) {
-      throw journalError(JOURNAL_ERRORS.CALL_EXISTS, `${site}: the journal already holds this call; call ids must be unique`, {
-        callId,
-      });
+    if (this.state.hasCall(session, callId)) {
+      throw journalError(
+        JOURNAL_ERRORS.CALL_EXISTS,
+        `${site}: session ${JSON.stringify(session.sessionId)} already has this call; call ids must be unique within their session`,
+        { callId, sessionId: session.sessionId },
+      );
     }
     let expected: string;
     try {
@@ -120,12 +118,10 @@ export class JournalWriter {
         { callId, field: "argsDigest" },
       );
     }
-    const seq = session.seq + 1;
-    this.append(session, "call_requested", callId, { turnId, callId, alias, qualifiedName, args: input.args, argsDigest }, () =>
-      this.sql.call.run(callId, session.ref, turnId, alias, qualifiedName, argsDigest, seq),
-    );
-    this.state.addCall(callId, session.sessionId);
-    session.openCalls.add(callId);
+    const args = input.args;
+    this.append(session, { alias, args, argsDigest, at: "", callId, kind: "call_requested", qualifiedName, seq: 0, sessionId: "", turnId });
+    session.openCalls.set(callId, { callId, sessionId: session.sessionId, phase: "requested" });
+    session.callCount += 1;
   }
 
   approvalDecided(input: ApprovalDecidedInput): void {
@@ -133,34 +129,22 @@ export class JournalWriter {
     const { session, call } = this.liveCall(site, input, "decide");
     const decision = requireOneOf(site, "decision", input.decision, ["approved", "denied"] as const);
     const by = requireOneOf(site, "by", input.by, ["person", "policy", "bypass"] as const);
-    const body = {
-      callId: call.callId,
-      decision,
-      by,
-      who: optionalText(site, "who", input.who),
-      scope: requireOneOf(site, "scope", input.scope, ["once", "session"] as const),
-      key: requireText(site, "key", input.key),
-      reason: optionalText(site, "reason", input.reason),
-    };
-    const denied = decision === "denied";
-    this.append(
-      session,
-      "approval_decided",
-      call.callId,
-      body,
-      denied ? () => this.sql.close.run("denied", by, 0, null, null, call.callId) : undefined,
-      denied ? () => this.state.forgetCall(call.callId) : undefined,
-    );
-    call.phase = denied ? "denied" : "approved";
+    const who = optionalText(site, "who", input.who);
+    const scope = requireOneOf(site, "scope", input.scope, ["once", "session"] as const);
+    const key = requireText(site, "key", input.key);
+    const reason = optionalText(site, "reason", input.reason);
+    const callId = call.callId;
+    this.append(session, { at: "", by, callId, decision, key, kind: "approval_decided", reason, scope, seq: 0, sessionId: "", who });
     call.decidedBy = by;
-    if (denied) session.openCalls.delete(call.callId);
+    if (decision === "denied") this.endCall(session, call, "denied");
+    else call.phase = "approved";
   }
 
   callStarted(input: CallRef): Promise<void> {
     try {
       const site = `callStarted of call ${JSON.stringify(input.callId)}`;
       const { session, call } = this.liveCall(site, input, "start");
-      this.append(session, "call_started", call.callId, { callId: call.callId });
+      this.append(session, { at: "", callId: call.callId, kind: "call_started", seq: 0, sessionId: "" });
       call.phase = "started";
       return this.commit.whenCommitted();
     } catch (error) {
@@ -171,7 +155,7 @@ export class JournalWriter {
   callProgress(input: CallProgressInput): void {
     const site = `callProgress of call ${JSON.stringify(input.callId)}`;
     const { session, call } = this.liveCall(site, input, "progress");
-    this.append(session, "call_progress", call.callId, { callId: call.callId, event: input.event });
+    this.append(session, { at: "", callId: call.callId, event: input.event, kind: "call_progress", seq: 0, sessionId: "" });
   }
 
   callFinished(input: CallFinishedInput): void {
@@ -179,51 +163,36 @@ export class JournalWriter {
     const { session, call } = this.liveCall(site, input, "finish");
     const outcome = requireOneOf(site, "outcome", input.outcome, CALL_OUTCOMES);
     const code = optionalText(site, "code", input.code);
-    const body = {
-      callId: call.callId,
-      outcome,
-      code,
-      message: typeof input.message === "string" ? input.message : undefined,
-      result: input.result,
-      imageDigests: requireImageDigests(site, input.imageDigests),
-      breach: input.breach,
-    };
-    this.append(
-      session,
-      "call_finished",
-      call.callId,
-      body,
-      this.closeCall(call, outcome, code),
-      () => this.state.forgetCall(call.callId),
-    );
-    call.phase = "finished";
-    session.openCalls.delete(call.callId);
+    const message = typeof input.message === "string" ? input.message : undefined;
+    const imageDigests = requireImageDigests(site, input.imageDigests);
+    const { breach, result } = input;
+    const callId = call.callId;
+    this.append(session, { at: "", breach, callId, code, imageDigests, kind: "call_finished", message, outcome, result, seq: 0, sessionId: "" });
+    this.endCall(session, call, "finished");
   }
 
   revoked(input: RevokedInput): void {
     const site = `revoked of session ${JSON.stringify(input.sessionId)}`;
     const session = this.liveSession(site, input.sessionId);
-    this.append(session, "revoked", null, {
-      tool: requireText(site, "tool", input.tool),
-      reason: requireOneOf(site, "reason", input.reason, ["turn", "cancel", "close"] as const),
-    });
+    const tool = requireText(site, "tool", input.tool);
+    const reason = requireOneOf(site, "reason", input.reason, ["turn", "cancel", "close"] as const);
+    this.append(session, { at: "", kind: "revoked", reason, seq: 0, sessionId: "", tool });
   }
 
   turnFinished(input: TurnFinishedInput): void {
     const site = `turnFinished of session ${JSON.stringify(input.sessionId)}`;
     const session = this.liveSession(site, input.sessionId);
-    this.append(session, "turn_finished", null, {
-      turnId: requireText(site, "turnId", input.turnId),
-      completed: requireBoolean(site, "completed", input.completed),
-      reason: optionalText(site, "reason", input.reason),
-    });
+    const turnId = requireText(site, "turnId", input.turnId);
+    const completed = requireBoolean(site, "completed", input.completed);
+    const reason = optionalText(site, "reason", input.reason);
+    this.append(session, { at: "", completed, kind: "turn_finished", reason, seq: 0, sessionId: "", turnId });
   }
 
   sessionClosed(input: { readonly sessionId: string }): void {
     const site = `sessionClosed of session ${JSON.stringify(input.sessionId)}`;
     const session = this.liveSession(site, input.sessionId);
     if (session.openCalls.size > 0) {
-      const open = [...session.openCalls];
+      const open = [...session.openCalls.keys()];
       throw journalError(
         JOURNAL_ERRORS.CALLS_OPEN,
         `${site}: ${open.length} call(s) have no terminal record (${open.slice(0, 5).join(", ")}); record callFinished for each (e.g. "cancelled") before closing`,
@@ -232,10 +201,8 @@ export class JournalWriter {
     }
     this.append(
       session,
-      "session_closed",
-      null,
-      {},
-      (at, seq, hash) => this.sql.closeSession.run(at, seq, hash, session.ref),
+      { at: "", kind: "session_closed", seq: 0, sessionId: "" },
+      (at, seq, hash) => this.sql.closeSession.run(at, seq, hash, session.headFrame, session.callCount, session.ref),
       () => this.state.forgetSession(session.sessionId),
     );
     session.closed = true;
@@ -245,27 +212,16 @@ export class JournalWriter {
    * Writes `interrupted` for a call a crash left open (A3). Recovery only: it bypasses
    * the phase check because any open phase may have been cut short.
    */
-  interrupt(call: CallState, message: string): void {
-    const session = this.state.session(call.sessionId);
-    if (session === undefined || session.closed) return;
-    this.append(
-      session,
-      "call_finished",
-      call.callId,
-      { callId: call.callId, outcome: "interrupted", code: "JOURNAL_INTERRUPTED", message },
-      this.closeCall(call, "interrupted", "JOURNAL_INTERRUPTED"),
-      () => this.state.forgetCall(call.callId),
-    );
-    call.phase = "finished";
-    session.openCalls.delete(call.callId);
+  interrupt(session: SessionState, call: CallState, message: string): void {
+    const callId = call.callId;
+    this.append(session, { at: "", callId, code: "JOURNAL_INTERRUPTED", kind: "call_finished", message, outcome: "interrupted", seq: 0, sessionId: "" });
+    this.endCall(session, call, "finished");
   }
 
-  /** The calls-table update of a closing call, capturing its phase before it becomes "finished". */
-  private closeCall(call: CallState, outcome: string, code: string | undefined): () => void {
-    const decision = call.phase === "approved" || call.phase === "started" ? "approved" : null;
-    const started = call.phase === "started" ? 1 : 0;
-    const by = call.decidedBy ?? null;
-    return () => this.sql.close.run(decision, by, started, outcome, code ?? null, call.callId);
+  private endCall(session: SessionState, call: CallState, phase: "denied" | "finished"): void {
+    call.phase = phase;
+    session.openCalls.delete(call.callId);
+    session.endedCalls.set(call.callId, phase);
   }
 
   private liveSession(site: string, sessionId: unknown): SessionState {
@@ -288,18 +244,17 @@ export class JournalWriter {
   private liveCall(site: string, ref: CallRef, step: CallStep): { session: SessionState; call: CallState } {
     const session = this.liveSession(site, ref.sessionId);
     const callId = requireText(site, "callId", ref.callId);
-    const call = this.state.call(callId);
+    const call = session.openCalls.get(callId);
     if (call === undefined) {
-      throw journalError(JOURNAL_ERRORS.UNKNOWN_CALL, `${site}: no call ${JSON.stringify(callId)} was requested; record callRequested first`, {
-        callId,
-      });
-    }
-    if (call.sessionId !== session.sessionId) {
-      throw journalError(
-        JOURNAL_ERRORS.CALL_SESSION_MISMATCH,
-        `${site}: the call belongs to session ${JSON.stringify(call.sessionId)}, not ${JSON.stringify(session.sessionId)}`,
-        { callId, sessionId: session.sessionId, callSession: call.sessionId },
-      );
+      const ended = this.state.endedCall(session, callId);
+      if (ended === undefined) {
+        throw journalError(
+          JOURNAL_ERRORS.UNKNOWN_CALL,
+          `${site}: session ${JSON.stringify(session.sessionId)} has no call ${JSON.stringify(callId)}; record callRequested first`,
+          { callId, sessionId: session.sessionId },
+        );
+      }
+      throw phaseError(site, callId, ended, step);
     }
     if (!ALLOWED[step].includes(call.phase)) throw phaseError(site, callId, call.phase, step);
     return { session, call };
@@ -309,26 +264,34 @@ export class JournalWriter {
    * Hashes the record onto its session's chain now and queues its insert. Nothing
    * changes if the record cannot be encoded.
    */
-  private append<K extends RecordKind>(
+  /**
+   * Stamps the record's envelope (`at`, `seq`, `sessionId`), hashes it onto its session's
+   * chain now and queues it. Callers build each record with its keys already in
+   * canonical (sorted) order, envelope included as placeholders, so canonicalization
+   * finds nothing to reorder at the top level; a key out of order costs only speed.
+   * Nothing changes if the record cannot be encoded.
+   */
+  private append(
     session: SessionState,
-    kind: K,
-    callId: string | null,
-    body: RecordBodies[K],
+    record: RecordDraft,
     alsoWrite?: (at: string, seq: number, hash: string) => void,
     afterCommit?: () => void,
   ): void {
     const seq = session.seq + 1;
     const at = this.clock.now();
+    record.at = at;
+    record.seq = seq;
+    record.sessionId = session.sessionId;
     let data: string;
     try {
-      data = recordData({ ...body, at, kind, seq, sessionId: session.sessionId });
+      data = recordData(record);
     } catch (cause) {
-      throw notJson(`${kind} of session ${JSON.stringify(session.sessionId)}`, cause);
+      throw notJson(`${record.kind} of session ${JSON.stringify(session.sessionId)}`, cause);
     }
-    const prevHash = session.head;
-    const hash = chainHash(prevHash, data);
+    const hash = chainHash(session.head, data);
     this.commit.enqueueRecord(
-      [session.ref, seq, kind, callId, data, prevHash, hash],
+      session,
+      frameLine(hash, data),
       alsoWrite === undefined ? undefined : () => alsoWrite(at, seq, hash),
       afterCommit,
     );
@@ -336,6 +299,11 @@ export class JournalWriter {
     session.head = hash;
   }
 }
+
+/** A record being written: its content with the envelope still to stamp. */
+type RecordDraft = {
+  [K in RecordKind]: { at: string; seq: number; sessionId: string; readonly kind: K } & (K extends "session_closed" ? unknown : RecordBodies[K]);
+}[RecordKind];
 
 /**
  * `new Date().toISOString()`, formatted at most once per millisecond: records appended

@@ -44,6 +44,30 @@ function verify(sessionId?: string) {
 
 const S1 = "(SELECT ref FROM sessions WHERE session_id = 's1')";
 
+/** Rewrites the stored line of one record of s1 (`null` removes it), inside its frame. */
+function rewriteLine(seq: number, change: (line: string) => string | null): void {
+  const db = new Database(file);
+  try {
+    const frames = db.prepare(`SELECT id, first_seq, body FROM frames WHERE session_ref = ${S1}`).all() as { id: number; first_seq: number; body: string }[];
+    const frame = frames.find((row) => row.first_seq <= seq && seq < row.first_seq + row.body.split("\n").length)!;
+    const lines = frame.body.split("\n");
+    const changed = change(lines[seq - frame.first_seq]!);
+    if (changed === null) lines.splice(seq - frame.first_seq, 1);
+    else lines[seq - frame.first_seq] = changed;
+    db.prepare("UPDATE frames SET body = ? WHERE id = ?").run(lines.join("\n"), frame.id);
+  } finally {
+    db.close();
+  }
+}
+
+function lineOf(seq: number): { hash: string; data: string } {
+  let found = "";
+  rewriteLine(seq, (line) => (found = line));
+  return { hash: found.slice(0, 64), data: found.slice(65) };
+}
+
+const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
+
 describe("record chain (A3)", () => {
   it("A3 an untouched journal verifies, whole and per session", () => {
     expect(verify()).toEqual({ ok: true, sessions: 2, records: 15 });
@@ -51,34 +75,37 @@ describe("record chain (A3)", () => {
   });
 
   it("A3 an altered record is the first break, at its seq", () => {
-    tamper(`UPDATE records SET data = replace(data, '"ok":true', '"ok":false') WHERE session_ref = ${S1} AND seq = 5`);
+    rewriteLine(5, (line) => line.replace('"ok":true', '"ok":false'));
     expect(verify()).toMatchObject({ ok: false, firstBreak: { sessionId: "s1", seq: 5, problem: expect.stringContaining("altered record") } });
     expect(verify("s2").ok).toBe(true);
   });
 
   it("A3 a record rewritten with a fresh hash breaks the link of the next one", () => {
-    const db = new Database(file);
-    const row = db.prepare(`SELECT data, prev_hash FROM records WHERE session_ref = ${S1} AND seq = 3`).get() as { data: string; prev_hash: string };
-    db.close();
-    const data = row.data.replace('"by":"person"', '"by":"policy"');
-    const hash = createHash("sha256").update(row.prev_hash + data).digest("hex");
-    tamper(`UPDATE records SET data = ?, hash = ? WHERE session_ref = ${S1} AND seq = 3`, data, hash);
+    const previous = lineOf(2).hash;
+    const data = lineOf(3).data.replace('"by":"person"', '"by":"policy"');
+    expect(data).not.toBe(lineOf(3).data);
+    rewriteLine(3, () => `${sha256(previous + data)} ${data}`);
     expect(verify().firstBreak).toMatchObject({ sessionId: "s1", seq: 4, problem: expect.stringContaining("broken link") });
   });
 
   it("A3 a deleted record is reported as the missing link", () => {
-    tamper(`DELETE FROM records WHERE session_ref = ${S1} AND seq = 6`);
-    expect(verify().firstBreak).toMatchObject({ sessionId: "s1", seq: 6, problem: expect.stringContaining("missing record") });
+    rewriteLine(6, () => null);
+    expect(verify().firstBreak).toMatchObject({ sessionId: "s1", seq: 6, problem: expect.stringMatching(/missing record|broken link/) });
+  });
+
+  it("A3 a deleted frame is reported as the missing link", () => {
+    tamper(`DELETE FROM frames WHERE session_ref = ${S1} AND first_seq = (SELECT min(first_seq) FROM frames WHERE session_ref = ${S1} AND first_seq > 1)`);
+    expect(verify()).toMatchObject({ ok: false, firstBreak: { sessionId: "s1", problem: expect.stringContaining("missing record") } });
   });
 
   it("A3 a cut-off tail of a closed session is a missing link", () => {
-    tamper(`DELETE FROM records WHERE session_ref = ${S1} AND seq >= 9`);
-    expect(verify().firstBreak).toMatchObject({ sessionId: "s1", seq: 9, problem: expect.stringContaining("closed at seq 10") });
+    tamper(`UPDATE sessions SET final_frame = (SELECT prev_frame FROM frames WHERE id = final_frame) WHERE ref = ${S1}`);
+    expect(verify().firstBreak).toMatchObject({ sessionId: "s1", problem: expect.stringContaining("closed at seq 10") });
   });
 
-  it("A3 indexed columns that disagree with the hashed content are a break", () => {
-    tamper(`UPDATE records SET kind = 'call_progress' WHERE session_ref = ${S1} AND seq = 4`);
-    expect(verify().firstBreak).toMatchObject({ seq: 4, problem: expect.stringContaining("indexed columns") });
+  it("A3 a frame moved to another session's chain is a break", () => {
+    tamper(`UPDATE frames SET session_ref = (SELECT ref FROM sessions WHERE session_id = 's2') WHERE session_ref = ${S1} AND first_seq > 1`);
+    expect(verify()).toMatchObject({ ok: false, firstBreak: { sessionId: "s1" } });
   });
 
   it("A2 a session row whose execution identity was swapped is a break at seq 1", () => {
@@ -92,12 +119,15 @@ describe("record chain (A3)", () => {
   });
 
   it("A3 a torn (non-JSON) record is reported", () => {
-    const db = new Database(file);
-    const row = db.prepare(`SELECT prev_hash FROM records WHERE session_ref = ${S1} AND seq = 2`).get() as { prev_hash: string };
-    db.close();
+    const previous = lineOf(1).hash;
     const torn = '{"at":"2026';
-    tamper(`UPDATE records SET data = ?, hash = ? WHERE session_ref = ${S1} AND seq = 2`, torn, createHash("sha256").update(row.prev_hash + torn).digest("hex"));
-    expect(verify().firstBreak).toMatchObject({ seq: 2, problem: expect.stringMatching(/torn record|broken link/) });
+    rewriteLine(2, () => `${sha256(previous + torn)} ${torn}`);
+    expect(verify().firstBreak).toMatchObject({ seq: 2, problem: expect.stringContaining("torn record") });
+  });
+
+  it("A3 a line cut in the middle is a torn record", () => {
+    rewriteLine(2, (line) => line.slice(0, 30));
+    expect(verify().firstBreak).toMatchObject({ seq: 2, problem: expect.stringContaining("torn record") });
   });
 
   it("A3 chain heads are restored at open: records appended after a reopen still link", async () => {

@@ -27,7 +27,7 @@ describe("writing records (A3)", () => {
     journal.callProgress({ sessionId: "s1", callId: "c1", event: { message: "half", fraction: 0.5 } });
     journal.callFinished({ sessionId: "s1", callId: "c1", outcome: "failed", code: "NOT_FOUND", message: "no such file" });
 
-    const timeline = journal.timeline("c1");
+    const timeline = journal.timeline({ sessionId: "s1", callId: "c1" });
     expect(timeline.map((record) => record.kind)).toEqual([
       "call_requested",
       "approval_decided",
@@ -51,7 +51,7 @@ describe("writing records (A3)", () => {
     const started = journal.callStarted({ sessionId: "s1", callId: "c1" });
     const other = new Database(journal.path, { readonly: true });
     try {
-      const count = () => (other.prepare("SELECT count(*) AS n FROM records WHERE kind = 'call_started'").get() as { n: number }).n;
+      const count = () => (other.prepare("SELECT count(*) AS n FROM frames WHERE body LIKE '%\"kind\":\"call_started\"%'").get() as { n: number }).n;
       expect(count()).toBe(0);
       await started;
       expect(count()).toBe(1);
@@ -100,7 +100,7 @@ describe("writing records (A3)", () => {
     journal.close();
     journal = Journal.open({ path: folder.file("state/journal.db") });
     expect(await codeOf(second)).toBe(JOURNAL_ERRORS.TERMINAL_EXISTS);
-    expect(journal.timeline("c1").filter((record) => record.kind === "call_finished")).toHaveLength(1);
+    expect(journal.timeline({ sessionId: "s1", callId: "c1" }).filter((record) => record.kind === "call_finished")).toHaveLength(1);
   });
 
   it("A1 a call cannot start without an approval decision; bypass is recorded as one", async () => {
@@ -110,7 +110,7 @@ describe("writing records (A3)", () => {
     await journal.callStarted({ sessionId: "s1", callId: "c1" });
     expect(await codeOf(() => journal.callStarted({ sessionId: "s1", callId: "c1" }))).toBe(JOURNAL_ERRORS.CALL_ALREADY_STARTED);
     expect(await codeOf(() => approve(journal, "s1", "c1"))).toBe(JOURNAL_ERRORS.DECISION_EXISTS);
-    expect(journal.timeline("c1")[1]).toMatchObject({ kind: "approval_decided", by: "bypass" });
+    expect(journal.timeline({ sessionId: "s1", callId: "c1" })[1]).toMatchObject({ kind: "approval_decided", by: "bypass" });
   });
 
   it("A1 a denied call never starts, has no progress and closes without a terminal record", async () => {
@@ -124,15 +124,31 @@ describe("writing records (A3)", () => {
     expect(journal.verify().ok).toBe(true);
   });
 
-  it("A3 progress needs a started call, and call records must name the call's own session", async () => {
+  it("A3 progress needs a started call; call ids are unique within their session, and a call is reached only through it", async () => {
     openSession(journal, "s2");
     request(journal, "s1", "c1");
     expect(await codeOf(() => journal.callProgress({ sessionId: "s1", callId: "c1", event: {} }))).toBe(JOURNAL_ERRORS.CALL_NOT_STARTED);
-    expect(await codeOf(() => approve(journal, "s2", "c1"))).toBe(JOURNAL_ERRORS.CALL_SESSION_MISMATCH);
+    expect(await codeOf(() => approve(journal, "s2", "c1"))).toBe(JOURNAL_ERRORS.UNKNOWN_CALL);
     expect(await codeOf(() => approve(journal, "s1", "nope"))).toBe(JOURNAL_ERRORS.UNKNOWN_CALL);
     expect(await codeOf(() => request(journal, "nope", "c9"))).toBe(JOURNAL_ERRORS.UNKNOWN_SESSION);
-    expect(await codeOf(() => request(journal, "s2", "c1"))).toBe(JOURNAL_ERRORS.CALL_EXISTS);
+    expect(await codeOf(() => request(journal, "s1", "c1"))).toBe(JOURNAL_ERRORS.CALL_EXISTS);
     expect(await codeOf(() => openSession(journal, "s1"))).toBe(JOURNAL_ERRORS.SESSION_EXISTS);
+    // The same id in another session is another call.
+    request(journal, "s2", "c1");
+    expect(journal.timeline({ sessionId: "s2", callId: "c1" })).toHaveLength(1);
+  });
+
+  it("A3 a reopened journal still refuses a call id its session used before the reopen", async () => {
+    await completeCall(journal, "s1", "c1");
+    request(journal, "s1", "c2");
+    journal.approvalDecided({ sessionId: "s1", callId: "c2", decision: "denied", by: "policy", scope: "once", key: "k" });
+    journal.close();
+    journal = Journal.open({ path: folder.file("state/journal.db") });
+    expect(await codeOf(() => request(journal, "s1", "c1"))).toBe(JOURNAL_ERRORS.CALL_EXISTS);
+    expect(await codeOf(() => request(journal, "s1", "c2"))).toBe(JOURNAL_ERRORS.CALL_EXISTS);
+    expect(await codeOf(() => journal.callStarted({ sessionId: "s1", callId: "c2" }))).toBe(JOURNAL_ERRORS.CALL_DENIED);
+    request(journal, "s1", "c3");
+    expect(journal.verify()).toEqual({ ok: true, sessions: 1, records: 8 });
   });
 
   it("A3 a session with open calls cannot close; a closed session takes no more records", async () => {
@@ -170,7 +186,7 @@ describe("writing records (A3)", () => {
   it("A3 computes the argsDigest itself when the caller leaves it out", async () => {
     journal.callRequested({ sessionId: "s1", turnId: "t1", callId: "c1", alias: "a__b", qualifiedName: "a.b", args: { b: 1, a: [2] } });
     await journal.flush();
-    expect(journal.timeline("c1")[0]).toMatchObject({ kind: "call_requested", argsDigest: argumentsDigest({ a: [2], b: 1 }) });
+    expect(journal.timeline({ sessionId: "s1", callId: "c1" })[0]).toMatchObject({ kind: "call_requested", argsDigest: argumentsDigest({ a: [2], b: 1 }) });
   });
 
   it("refuses unknown outcomes, deciders and scopes, and unserializable payloads, leaving the chain intact", async () => {
@@ -201,7 +217,7 @@ describe("writing records (A3)", () => {
     expect(await codeOf(refused)).toBe(JOURNAL_ERRORS.IMAGE_NOT_DIGEST);
     const digest = `sha256:${sha256Hex(new Uint8Array([1, 2, 3]))}`;
     journal.callFinished({ sessionId: "s1", callId: "c1", outcome: "succeeded", result: { shown: 1 }, imageDigests: [digest] });
-    expect(journal.timeline("c1").at(-1)).toMatchObject({ imageDigests: [digest] });
+    expect(journal.timeline({ sessionId: "s1", callId: "c1" }).at(-1)).toMatchObject({ imageDigests: [digest] });
     expect([...journal.exportSession("s1")].join("\n")).not.toContain(base64);
   });
 
@@ -258,8 +274,8 @@ describe("reading", () => {
       ["s1", "owid3:test", 6, 2, 1],
       ["s2", "owid3:other", 5, 1, 0],
     ]);
-    expect(journal.timeline("b").every((record) => "callId" in record && record.callId === "b")).toBe(true);
-    expect(journal.timeline("unknown")).toEqual([]);
+    expect(journal.timeline({ sessionId: "s2", callId: "b" }).every((record) => "callId" in record && record.callId === "b")).toBe(true);
+    expect(journal.timeline({ sessionId: "s1", callId: "unknown" })).toEqual([]);
     expect(journal.session("unknown")).toBeUndefined();
     expect(journal.calls("s1").find((call) => call.callId === "open")).toMatchObject({ started: false });
   });

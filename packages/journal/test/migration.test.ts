@@ -55,7 +55,7 @@ describe("schema versions and frozen databases", () => {
         ["call-ok", "approved", "succeeded"],
         ["call-denied", "denied", null],
       ]);
-      expect(journal.timeline("call-ok").at(-1)).toMatchObject({ imageDigests: [`sha256:${"ab".repeat(32)}`] });
+      expect(journal.timeline({ sessionId: "closed-1", callId: "call-ok" }).at(-1)).toMatchObject({ imageDigests: [`sha256:${"ab".repeat(32)}`] });
       expect(
         journal.findApproval({ executionIdentity: "owid3:0f0e0d0c0b0a09080706050403020100", qualifiedName: "acer.battery", schemaFingerprint: "sha256:schema" }),
       ).toMatchObject({ scope: "session", by: "person", who: "ana" });

@@ -39,7 +39,7 @@ describe("recovery (A3, E4)", () => {
         ["running", true],
       ]);
       expect(reopened.recovered[2]).toMatchObject({ sessionId: "s1", turnId: "t1", qualifiedName: "demo.run", alias: "demo__run" });
-      const running = reopened.timeline("running");
+      const running = reopened.timeline({ sessionId: "s1", callId: "running" });
       expect(running.map((record) => record.kind)).toEqual(["call_requested", "approval_decided", "call_started", "call_progress", "call_finished"]);
       expect(running.at(-1)).toMatchObject({ outcome: "interrupted", code: "JOURNAL_INTERRUPTED" });
       expect(reopened.calls("s1").map((call) => [call.callId, call.outcome ?? null, call.started])).toEqual([

@@ -12,6 +12,7 @@ import { policyForIdentity, type ApprovalPolicy, type Approver } from "./policy.
 import { Redactor } from "./secrets.js";
 import { sessionIdentity } from "./session/identity.js";
 import { Session } from "./session/session.js";
+import { MODEL_CONTEXT_BUDGET_MS } from "./turn/facts.js";
 
 /** How a runtime is opened. Every field has a default. */
 export interface RuntimeOptions {
@@ -35,6 +36,12 @@ export interface RuntimeOptions {
   readonly maxAttemptsPerTurn?: number;
   /** Tool calls run per model answer; the rest are refused with `TOO_MANY_CALLS` (journaled, never run). Default 32. */
   readonly maxCallsPerAttempt?: number;
+  /**
+   * How long one tool's `modelContext` hook may take before it counts as slow, contributes
+   * nothing and is skipped for the rest of the session (L1). Default 5 ms: hooks must be
+   * synchronous and do no I/O. Raise it only for hosts whose event loop stalls often.
+   */
+  readonly modelContextBudgetMs?: number;
 }
 
 /** How a session is opened. */
@@ -139,6 +146,7 @@ export class Runtime {
       model,
       maxAttempts: this.#options.maxAttemptsPerTurn ?? 24,
       maxCallsPerAttempt: this.#options.maxCallsPerAttempt ?? 32,
+      modelContextBudgetMs: this.#options.modelContextBudgetMs ?? MODEL_CONTEXT_BUDGET_MS,
       onClosed: (closed) => this.#sessions.delete(closed),
     });
     this.#sessions.add(session);

@@ -17,8 +17,8 @@ afterEach(async () => {
 
 const bypass = { name: "test-bypass", mode: "bypass" } as const;
 
-function kinds(runtime: Runtime, callId: string): string[] {
-  return runtime.journal.timeline(callId).map((record) => record.kind);
+function kinds(runtime: Runtime, sessionId: string, callId: string): string[] {
+  return runtime.journal.timeline({ sessionId, callId }).map((record) => record.kind);
 }
 
 describe("the governed call pipeline", () => {
@@ -41,7 +41,7 @@ describe("the governed call pipeline", () => {
     expect(turn.calls[0]).toMatchObject({ outcome: "failed", code: "ARGUMENTS_INVALID" });
     expect(asked).toBe(0);
     expect(ran).toBe(0);
-    expect(kinds(runtime, turn.calls[0]!.callId)).toEqual(["call_requested", "call_finished"]);
+    expect(kinds(runtime, session.id, turn.calls[0]!.callId)).toEqual(["call_requested", "call_finished"]);
     // The model was told what was wrong, with the JSON pointer of the bad field.
     expect(model.requests[1]!.messages.at(-1)).toMatchObject({ role: "tool", isError: true, content: expect.stringContaining("/n") });
   });
@@ -53,7 +53,7 @@ describe("the governed call pipeline", () => {
     const turn = await session.runTurn("go");
     expect(turn).toMatchObject({ completed: false, reason: "fault", error: { code: "TOOL_TIMEOUT" } });
     expect(model.requests).toHaveLength(1);
-    const records = runtime.journal.timeline(turn.calls[0]!.callId);
+    const records = runtime.journal.timeline({ sessionId: session.id, callId: turn.calls[0]!.callId });
     expect(records.at(-1)).toMatchObject({ kind: "call_finished", outcome: "timed_out", code: "TOOL_TIMEOUT" });
   });
 
@@ -66,7 +66,7 @@ describe("the governed call pipeline", () => {
     const turn = await session.runTurn("go");
     expect(turn.completed).toBe(true);
     expect(progressEvents).toHaveLength(64);
-    const progressRecords = runtime.journal.timeline(turn.calls[0]!.callId).filter((record) => record.kind === "call_progress");
+    const progressRecords = runtime.journal.timeline({ sessionId: session.id, callId: turn.calls[0]!.callId }).filter((record) => record.kind === "call_progress");
     expect(progressRecords).toHaveLength(65);
     // The breach is recorded: how many events were dropped and which bound they broke.
     expect(progressRecords.at(-1)).toMatchObject({ event: { droppedEvents: 436, breaches: [{ limit: "progressEvents", max: 64 }] } });
@@ -78,7 +78,7 @@ describe("the governed call pipeline", () => {
     const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.huge"]), policy: bypass });
     const turn = await session.runTurn("go");
     expect(turn).toMatchObject({ reason: "fault", error: { code: "LIMIT_EXCEEDED" } });
-    const finished = runtime.journal.timeline(turn.calls[0]!.callId).at(-1)!;
+    const finished = runtime.journal.timeline({ sessionId: session.id, callId: turn.calls[0]!.callId }).at(-1)!;
     expect(finished).toMatchObject({ outcome: "limit_exceeded", breach: { limit: "resultBytes" } });
     expect(JSON.stringify(finished).length).toBeLessThan(10_000);
   });
@@ -130,7 +130,7 @@ describe("the governed call pipeline", () => {
     const turn = await session.runTurn("go");
     expect(asked).toBe(0);
     expect(turn.calls.map((call) => call.outcome)).toEqual(["succeeded", "failed"]);
-    const decided = runtime.journal.timeline(turn.calls[0]!.callId).find((record) => record.kind === "approval_decided");
+    const decided = runtime.journal.timeline({ sessionId: session.id, callId: turn.calls[0]!.callId }).find((record) => record.kind === "approval_decided");
     expect(decided).toMatchObject({ decision: "approved", by: "bypass" });
   });
 
@@ -146,7 +146,7 @@ describe("the governed call pipeline", () => {
     expect(requests[0]).toMatchObject({ qualifiedName: "test.effect", classification: "external", kind: "native" });
     expect(ran).toBe(0);
     expect(turn.calls[0]).toMatchObject({ outcome: "denied", code: "APPROVAL_DENIED" });
-    const decided = runtime.journal.timeline(turn.calls[0]!.callId).find((record) => record.kind === "approval_decided");
+    const decided = runtime.journal.timeline({ sessionId: session.id, callId: turn.calls[0]!.callId }).find((record) => record.kind === "approval_decided");
     expect(decided).toMatchObject({ decision: "denied", by: "person", who: "ana" });
   });
 
@@ -181,7 +181,7 @@ describe("the governed call pipeline", () => {
     runtime = await openRuntime(space.dir, [echo], { models: [model], approver: () => ({ approved: true, who: "ana" }) });
     const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.echo"]) });
     const turn = await session.runTurn("go");
-    expect(kinds(runtime, turn.calls[0]!.callId)).toEqual(["call_requested", "approval_decided", "call_started", "call_finished"]);
+    expect(kinds(runtime, session.id, turn.calls[0]!.callId)).toEqual(["call_requested", "approval_decided", "call_started", "call_finished"]);
     await runtime.journal.flush();
     expect(runtime.journal.verify(session.id)).toMatchObject({ ok: true });
   });
@@ -225,7 +225,7 @@ describe("the governed call pipeline", () => {
     const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.echo"]), policy: bypass });
     const turn = await session.runTurn("go");
     expect(turn.calls[0]).toMatchObject({ outcome: "failed", code: "ARGUMENTS_TOO_LARGE" });
-    const requested = runtime.journal.timeline(turn.calls[0]!.callId)[0]!;
+    const requested = runtime.journal.timeline({ sessionId: session.id, callId: turn.calls[0]!.callId })[0]!;
     expect(requested).toMatchObject({ kind: "call_requested", args: { omitted: expect.stringMatching(/^\d+ bytes of arguments$/) } });
     expect(JSON.stringify(requested).length).toBeLessThan(2_000);
   });

@@ -90,7 +90,9 @@ describe("sessions", () => {
       nativeTool("test.unselected", async () => ({ json: null }), { modelContext: facts({ secret: "never shown" }) }),
     ];
     const model = new ScriptedProvider([{ text: "hi" }]);
-    const runtime = await open(space.dir, tools, { models: [model] });
+    // Caps are under test here, not speed: a generous budget keeps a GC pause on a busy
+    // machine from making a constant hook "slow" (the next test covers slowness).
+    const runtime = await open(space.dir, tools, { models: [model], modelContextBudgetMs: 1000 });
     const selected = tools.filter((tool) => tool.descriptor().name !== "test.unselected").map((tool) => tool.descriptor().name);
     const session = await runtime.openSession({ bundle: writeBundle(space.dir, selected) });
     const diagnostics: string[] = [];
@@ -123,6 +125,23 @@ describe("sessions", () => {
     await session.runTurn("two");
     expect(calls).toBe(1);
     expect(model.requests.map((request) => request.facts)).toEqual([{}, {}]);
+  });
+
+  it("L1 the slow-hook budget is the host's choice (modelContextBudgetMs)", async () => {
+    const hook = nativeTool("test.slowish", async () => ({ json: null }), {
+      modelContext: () => {
+        const until = performance.now() + 20;
+        while (performance.now() < until) {
+          // busy for 20 ms: slow under the 5 ms default, fine under a 10 s budget
+        }
+        return { late: true };
+      },
+    });
+    const model = new ScriptedProvider([{ text: "a" }]);
+    const runtime = await open(space.dir, [hook], { models: [model], modelContextBudgetMs: 10_000 });
+    const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.slowish"]) });
+    await session.runTurn("one");
+    expect(model.requests[0]!.facts).toEqual({ test__slowish: { late: true } });
   });
 
   it("L2 facts are never journaled", async () => {
@@ -184,7 +203,7 @@ describe("sessions", () => {
     expect(session.messages.filter((message) => message.role === "tool").every((message) => message.role === "tool" && message.images.length === 0)).toBe(true);
     await runtime.journal.flush();
     const exported = [...runtime.journal.exportSession(session.id)].join("\n");
-    const finished = runtime.journal.timeline(turn.calls[0]!.callId).at(-1)!;
+    const finished = runtime.journal.timeline({ sessionId: session.id, callId: turn.calls[0]!.callId }).at(-1)!;
     expect(finished).toMatchObject({ imageDigests: [expect.stringMatching(/^sha256:[0-9a-f]{64}$/), expect.any(String)] });
     expect(exported).not.toContain(Buffer.from(png).toString("base64"));
   });
@@ -235,7 +254,7 @@ describe("sessions", () => {
     const runtime = await open(space.dir, [echo], { models: [model], approver: () => ({ approved: true, decidedBy: "policy", who: "ci flag" }) });
     const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.echo"]) });
     const turn = await session.runTurn("go");
-    const decided = runtime.journal.timeline(turn.calls[0]!.callId).find((record) => record.kind === "approval_decided");
+    const decided = runtime.journal.timeline({ sessionId: session.id, callId: turn.calls[0]!.callId }).find((record) => record.kind === "approval_decided");
     expect(decided).toMatchObject({ decision: "approved", by: "policy", who: "ci flag" });
   });
 

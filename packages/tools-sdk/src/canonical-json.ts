@@ -2,24 +2,77 @@
  * Serializes JSON with object keys sorted at every depth, so that equal values always
  * give equal text: the input of every fingerprint and identity hash.
  *
+ * Every object is read through `Object.keys` (own enumerable string keys), so an object
+ * with `toJSON` (a `Date`, say) serializes as its keys, never through `toJSON`; values
+ * JSON cannot hold are dropped from objects and become `null` in arrays, as
+ * `JSON.stringify` does. Deeper than 256 levels (or cyclic) throws a `RangeError`.
+ *
  * @example
  * ```ts
  * canonicalJson({ b: 1, a: [true, null] }); // '{"a":[true,null],"b":1}'
  * ```
  */
 export function canonicalJson(value: unknown): string {
-  return JSON.stringify(sortKeys(value, 0));
+  return JSON.stringify(sorted(value, 0));
 }
 
 const MAX_DEPTH = 256;
 
-function sortKeys(value: unknown, depth: number): unknown {
+/**
+ * `value` with every object's keys in sorted order, for `JSON.stringify`. Copy on write:
+ * a plain object or array that is already canonical is returned as it is, so the common
+ * case (records built in key order, small argument objects) allocates nothing; only what
+ * must change is copied.
+ */
+function sorted(value: unknown, depth: number): unknown {
   if (depth > MAX_DEPTH) throw new RangeError(`value nests deeper than ${MAX_DEPTH} levels`);
-  if (Array.isArray(value)) return value.map((item) => sortKeys(item, depth + 1));
   if (typeof value !== "object" || value === null) return value;
-  const sorted: Record<string, unknown> = {};
-  for (const key of Object.keys(value).sort()) {
-    sorted[key] = sortKeys((value as Record<string, unknown>)[key], depth + 1);
+  if (Array.isArray(value)) return sortedArray(value, depth);
+  const source = value as Record<string, unknown>;
+  const keys = Object.keys(source);
+  if (!isPlain(source) || !inOrder(keys)) {
+    const copy: Record<string, unknown> = {};
+    for (const key of keys.sort()) copy[key] = sorted(source[key], depth + 1);
+    return copy;
   }
-  return sorted;
+  let copy: Record<string, unknown> | undefined;
+  for (let index = 0; index < keys.length; index += 1) {
+    const key = keys[index]!;
+    const item = source[key];
+    const next = sorted(item, depth + 1);
+    if (copy === undefined && next !== item) {
+      copy = {};
+      for (let before = 0; before < index; before += 1) copy[keys[before]!] = source[keys[before]!];
+    }
+    if (copy !== undefined) copy[key] = next;
+  }
+  return copy ?? source;
+}
+
+function sortedArray(value: readonly unknown[], depth: number): unknown[] {
+  // An array with a `toJSON` (its own, or a subclass's) is copied, so it serializes as
+  // its items; holes read as `undefined` and serialize as `null` either way.
+  let copy: unknown[] | undefined = Object.getPrototypeOf(value) === Array.prototype && !("toJSON" in value) ? undefined : [];
+  if (copy !== undefined) {
+    for (let index = 0; index < value.length; index += 1) copy.push(sorted(value[index], depth + 1));
+    return copy;
+  }
+  for (let index = 0; index < value.length; index += 1) {
+    const item = value[index];
+    const next = sorted(item, depth + 1);
+    if (copy === undefined && next !== item) copy = value.slice(0, index);
+    if (copy !== undefined) copy.push(next);
+  }
+  return copy ?? (value as unknown[]);
+}
+
+/** An object `JSON.stringify` serializes as exactly its own enumerable keys. */
+function isPlain(value: object): boolean {
+  const prototype: unknown = Object.getPrototypeOf(value);
+  return (prototype === Object.prototype || prototype === null) && typeof (value as { toJSON?: unknown }).toJSON !== "function";
+}
+
+function inOrder(keys: readonly string[]): boolean {
+  for (let index = 1; index < keys.length; index += 1) if (keys[index - 1]! > keys[index]!) return false;
+  return true;
 }

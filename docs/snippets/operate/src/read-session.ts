@@ -11,7 +11,7 @@ try {
   for (const call of journal.calls(sessionId)) {
     const decision = call.decision ? `${call.decision} by ${call.decidedBy}` : "no decision";
     console.log(`  ${call.callId} ${call.qualifiedName}: ${decision}, ${call.outcome ?? "open"}${call.code ? ` (${call.code})` : ""}`);
-    for (const record of journal.timeline(call.callId)) console.log(`    ${record.seq} ${record.at} ${record.kind}`);
+    for (const record of journal.timeline({ sessionId, callId: call.callId })) console.log(`    ${record.seq} ${record.at} ${record.kind}`);
   }
 } finally {
   journal.close();

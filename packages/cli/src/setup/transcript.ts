@@ -42,7 +42,13 @@ export function progressPrinter(terminal: Terminal): RuntimeEventListener {
  * tool call with its arguments, who approved it (from the journal) and its outcome, then
  * how the turn ended.
  */
-export async function printTurn(terminal: Terminal, journal: Journal, messages: readonly ModelMessage[], result: TurnResult): Promise<void> {
+export async function printTurn(
+  terminal: Terminal,
+  journal: Journal,
+  sessionId: string,
+  messages: readonly ModelMessage[],
+  result: TurnResult,
+): Promise<void> {
   await journal.flush();
   const calls = [...result.calls];
   for (const message of messages) {
@@ -53,7 +59,7 @@ export async function printTurn(terminal: Terminal, journal: Journal, messages: 
       const report = calls.shift();
       const args = typeof toolCall.arguments === "string" ? toolCall.arguments : JSON.stringify(toolCall.arguments);
       terminal.line(`${terminal.paint("cyan", "call")} ${report?.qualifiedName ?? toolCall.name} ${clip(args, 200)}`);
-      if (report) printCallOutcome(terminal, journal, report);
+      if (report) printCallOutcome(terminal, journal, sessionId, report);
     }
   }
   const how = result.completed ? terminal.paint("green", "answered") : terminal.paint("red", result.reason);
@@ -62,8 +68,8 @@ export async function printTurn(terminal: Terminal, journal: Journal, messages: 
 }
 
 /** The approval and outcome lines of one call. */
-export function printCallOutcome(terminal: Terminal, journal: Journal, report: CallReport): void {
-  const approval = journal.timeline(report.callId).find((record) => record.kind === "approval_decided");
+export function printCallOutcome(terminal: Terminal, journal: Journal, sessionId: string, report: CallReport): void {
+  const approval = journal.timeline({ sessionId, callId: report.callId }).find((record) => record.kind === "approval_decided");
   if (approval && approval.kind === "approval_decided") {
     const who = approval.who ? ` ${JSON.stringify(approval.who)}` : "";
     const why = approval.reason ? ` (${approval.reason})` : "";

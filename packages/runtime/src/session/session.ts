@@ -19,6 +19,7 @@ export interface SessionParts {
   readonly model: string | undefined;
   readonly maxAttempts: number;
   readonly maxCallsPerAttempt: number;
+  readonly modelContextBudgetMs: number;
   readonly onClosed: (session: Session) => void;
 }
 
@@ -98,6 +99,7 @@ export class Session {
           instructions: instructionsOf(this.bundle),
           maxAttempts: this.#parts.maxAttempts,
           maxCallsPerAttempt: this.#parts.maxCallsPerAttempt,
+          modelContextBudgetMs: this.#parts.modelContextBudgetMs,
           messages: this.#messages,
           slowFacts: this.#slowFacts,
           nextCallId: () => this.#nextCallId(),

@@ -2,7 +2,7 @@ import { type JsonValue, LIMITS } from "@openworker/tools-sdk";
 import { gatherModelContext } from "@openworker/tools-sdk/execution";
 import type { NativeResolvedTool } from "@openworker/bundle-resolver";
 
-/** A hook slower than this contributes nothing, and is not called again in the session. */
+/** The default: a hook slower than this contributes nothing, and is not called again in the session. */
 export const MODEL_CONTEXT_BUDGET_MS = 5;
 
 /** Why a tool contributed nothing to an attempt. */
@@ -22,6 +22,7 @@ export function gatherFacts(
   tools: readonly NativeResolvedTool[],
   sessionId: string,
   slow: Set<string>,
+  budgetMs: number = MODEL_CONTEXT_BUDGET_MS,
 ): { facts: Record<string, JsonValue>; diagnostics: FactsDiagnostic[] } {
   const facts: Record<string, JsonValue> = {};
   const diagnostics: FactsDiagnostic[] = [];
@@ -35,11 +36,11 @@ export function gatherFacts(
     const started = performance.now();
     const gathered = gatherModelContext(resolved.tool, sessionId);
     const elapsed = performance.now() - started;
-    if (elapsed > MODEL_CONTEXT_BUDGET_MS) {
+    if (elapsed > budgetMs) {
       slow.add(resolved.alias);
       diagnostics.push({
         alias: resolved.alias,
-        reason: `modelContext took ${elapsed.toFixed(1)} ms (budget ${MODEL_CONTEXT_BUDGET_MS} ms); it must be synchronous and do no I/O`,
+        reason: `modelContext took ${elapsed.toFixed(1)} ms (budget ${budgetMs} ms); it must be synchronous and do no I/O`,
       });
       continue;
     }

@@ -37,6 +37,8 @@ export interface TurnContext {
   readonly maxAttempts: number;
   /** Tool calls run per model attempt; later ones are refused (journaled, never run). */
   readonly maxCallsPerAttempt: number;
+  /** A `modelContext` hook slower than this is skipped for the session (L1). */
+  readonly modelContextBudgetMs: number;
   /** The session's conversation; the turn appends to it. */
   readonly messages: ModelMessage[];
   /** Tools whose modelContext hook was too slow once: not called again (L1). */
@@ -83,7 +85,7 @@ export async function runTurn(context: TurnContext, turnId: string, input: strin
   for (let attempt = 1; attempt <= context.maxAttempts; attempt++) {
     if (signal.aborted) return end("cancelled", "");
     events.emit({ type: "attempt_started", sessionId, turnId, attempt });
-    const { facts, diagnostics } = gatherFacts(nativeTools, sessionId, context.slowFacts);
+    const { facts, diagnostics } = gatherFacts(nativeTools, sessionId, context.slowFacts, context.modelContextBudgetMs);
     for (const diagnostic of diagnostics) {
       events.emit({ type: "diagnostic", sessionId, code: RUNTIME_ERROR_CODES.MODEL_CONTEXT_SKIPPED, message: `${diagnostic.alias}: ${diagnostic.reason}` });
     }

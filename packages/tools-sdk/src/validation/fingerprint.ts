@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import { canonicalJson } from "../canonical-json.js";
 
 /**
@@ -10,7 +10,7 @@ import { canonicalJson } from "../canonical-json.js";
  * ```
  */
 export function sha256Hex(data: string | Uint8Array): string {
-  return createHash("sha256").update(data).digest("hex");
+  return hash("sha256", data, "hex");
 }
 
 /**

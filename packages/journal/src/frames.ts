@@ -1,0 +1,129 @@
+import type Database from "better-sqlite3";
+import { GENESIS_HASH } from "./chain.js";
+
+/**
+ * Storage of records (schema v2). A group commit writes one *frame* per session it
+ * touches: a row holding that session's new records, one line each, `hash + " " + data`
+ * (data is canonical JSON, which never holds a raw newline). Each frame links to the
+ * session's previous frame (`prev_frame`), and the session's head frame is kept in
+ * `live_sessions` (open) or `sessions.final_frame` (closed). No per-record or
+ * per-session index exists: a commit appends at the table's end and rewrites one small
+ * head row per session, which is what makes grouped appends cheap.
+ */
+
+/** One stored record as read back, with the link it continues. */
+export interface StoredRecord {
+  readonly seq: number;
+  readonly prevHash: string;
+  readonly hash: string;
+  readonly data: string;
+}
+
+/** Where a session's chain stands: its head frame and last `seq`/hash. */
+export interface ChainHead {
+  readonly ref: number;
+  readonly headFrame: number | null;
+}
+
+const HASH_LENGTH = 64;
+
+/** Encodes one record as a frame line. */
+export function frameLine(hash: string, data: string): string {
+  return `${hash} ${data}`;
+}
+
+/** Splits a frame line into its hash and data; `undefined` when the line is not one. */
+export function parseFrameLine(line: string): { hash: string; data: string } | undefined {
+  if (line.length < HASH_LENGTH + 1 || line.charCodeAt(HASH_LENGTH) !== 32) return undefined;
+  return { hash: line.slice(0, HASH_LENGTH), data: line.slice(HASH_LENGTH + 1) };
+}
+
+/**
+ * Reads a session's frames by following `prev_frame` links back from its head. Links
+ * only point to older frames (a frame's id is larger than its predecessor's), so a
+ * damaged file cannot make the walk loop.
+ */
+export class FrameReader {
+  private readonly link;
+  private readonly body;
+  private readonly back;
+
+  constructor(db: Database.Database) {
+    this.link = db.prepare<[number], { session_ref: number; prev_frame: number | null }>(
+      "SELECT session_ref, prev_frame FROM frames WHERE id = ?",
+    );
+    this.body = db.prepare<[number], { first_seq: number; body: string }>("SELECT first_seq, body FROM frames WHERE id = ?");
+    this.back = db.prepare<[number, number], { prev_frame: number | null; body: string }>(
+      "SELECT prev_frame, body FROM frames WHERE id = ? AND session_ref = ?",
+    );
+  }
+
+  /**
+   * The frame ids of a session's chain, oldest first, and what stopped the walk early
+   * (a missing frame, a link to another session or forward in time), if anything.
+   */
+  chain(head: ChainHead): { ids: number[]; problem?: string } {
+    const ids: number[] = [];
+    let id = head.headFrame;
+    while (id !== null) {
+      const row = this.link.get(id);
+      if (row === undefined) return { ids: ids.reverse(), problem: `missing record: frame ${id} of the chain is gone` };
+      if (row.session_ref !== head.ref) {
+        return { ids: ids.reverse(), problem: `broken link: frame ${id} belongs to another session (ref ${row.session_ref})` };
+      }
+      ids.push(id);
+      if (row.prev_frame !== null && row.prev_frame >= id) {
+        return { ids: ids.reverse(), problem: `broken link: frame ${id} links forward to frame ${row.prev_frame}` };
+      }
+      id = row.prev_frame;
+    }
+    return { ids: ids.reverse() };
+  }
+
+  /** The first `seq` and lines of one frame. */
+  frame(id: number): { firstSeq: number; lines: string[] } | undefined {
+    const row = this.body.get(id);
+    return row === undefined ? undefined : { firstSeq: row.first_seq, lines: row.body.split("\n") };
+  }
+
+  /**
+   * The session's records in chain order, a frame at a time (frames are immutable once
+   * written, so a writer committing meanwhile cannot tear the walk). For readers: a
+   * damaged chain ends the walk where it breaks; `verify()` says why.
+   */
+  *records(head: ChainHead): Generator<StoredRecord> {
+    let prevHash = GENESIS_HASH;
+    for (const id of this.chain(head).ids) {
+      const frame = this.frame(id);
+      if (frame === undefined) return;
+      let seq = frame.firstSeq;
+      for (const line of frame.lines) {
+        const parsed = parseFrameLine(line);
+        if (parsed === undefined) return;
+        yield { seq, prevHash, hash: parsed.hash, data: parsed.data };
+        prevHash = parsed.hash;
+        seq += 1;
+      }
+    }
+  }
+
+  /**
+   * The data of the session's records, newest first: what recovery reads to describe the
+   * calls a crash left open, which are among the newest. Stops where the chain breaks.
+   */
+  *newestFirst(head: ChainHead): Generator<string> {
+    let id = head.headFrame;
+    while (id !== null) {
+      const row = this.back.get(id, head.ref);
+      if (row === undefined) return;
+      const lines = row.body.split("\n");
+      for (let index = lines.length - 1; index >= 0; index -= 1) {
+        const parsed = parseFrameLine(lines[index]!);
+        if (parsed === undefined) return;
+        yield parsed.data;
+      }
+      if (row.prev_frame !== null && row.prev_frame >= id) return;
+      id = row.prev_frame;
+    }
+  }
+}

@@ -1,0 +1,60 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { canonicalJson } from "../src/index.js";
+
+/** The first implementation (copy everything, then stringify): the oracle the fast one must match byte for byte. */
+function reference(value: unknown): string {
+  const sortKeys = (item: unknown, depth: number): unknown => {
+    if (depth > 256) throw new RangeError("too deep");
+    if (Array.isArray(item)) return item.map((entry) => sortKeys(entry, depth + 1));
+    if (typeof item !== "object" || item === null) return item;
+    const out: Record<string, unknown> = {};
+    for (const key of Object.keys(item).sort()) out[key] = sortKeys((item as Record<string, unknown>)[key], depth + 1);
+    return out;
+  };
+  return JSON.stringify(sortKeys(value, 0));
+}
+
+describe("canonicalJson (the text every fingerprint and chain hash is taken over)", () => {
+  it("A2 sorts keys at every depth and gives the same text for equal values", () => {
+    expect(canonicalJson({ b: 1, a: [true, null, { d: 1, c: 2 }] })).toBe('{"a":[true,null,{"c":2,"d":1}],"b":1}');
+    expect(canonicalJson({ a: 1, b: { c: 1 } })).toBe(canonicalJson({ b: { c: 1 }, a: 1 }));
+  });
+
+  it("A2 matches the reference on the edge cases JSON has", () => {
+    const holes = [1, , 3]; // eslint-disable-line no-sparse-arrays
+    const arrayWithToJson = Object.assign([1, 2], { toJSON: () => "x" });
+    const cases: unknown[] = [
+      { a: undefined, b: () => 1, c: [undefined, () => 1, NaN, Infinity, -0], e: "é\u2028\"\n", f: {}, g: [], h: true, i: null },
+      { when: new Date(0), nested: { toJSON: () => "hidden" } },
+      holes,
+      arrayWithToJson,
+      Object.create(null, { b: { value: 1, enumerable: true }, a: { value: 2, enumerable: true } }),
+      "text",
+      7,
+      null,
+      undefined,
+    ];
+    for (const value of cases) expect(canonicalJson(value)).toBe(reference(value));
+  });
+
+  it("A2 matches the reference on arbitrary JSON values", () => {
+    fc.assert(fc.property(fc.jsonValue(), (value) => canonicalJson(value) === reference(value)), { numRuns: 500 });
+  });
+
+  it("refuses a cyclic or too deep value with a RangeError, like the reference", () => {
+    const cyclic: Record<string, unknown> = { a: 1 };
+    cyclic.self = cyclic;
+    expect(() => canonicalJson(cyclic)).toThrow(RangeError);
+    let deep: unknown = 1;
+    for (let depth = 0; depth < 300; depth += 1) deep = [deep];
+    expect(() => canonicalJson(deep)).toThrow(RangeError);
+  });
+
+  it("never changes its input (already-canonical values are serialized in place)", () => {
+    const value = { a: { c: [1, { e: 1, d: 2 }] }, b: 2 };
+    const before = JSON.stringify(value);
+    expect(canonicalJson(value)).toBe('{"a":{"c":[1,{"d":2,"e":1}]},"b":2}');
+    expect(JSON.stringify(value)).toBe(before);
+  });
+});
