@@ -1,6 +1,7 @@
 import type Database from "better-sqlite3";
 import { JOURNAL_ERRORS, journalError } from "./errors.js";
 import { openCallsJson, type SessionState } from "./live-state.js";
+import type { TailLog } from "./tail-log.js";
 
 type Waiter = { resolve: () => void; reject: (error: unknown) => void };
 
@@ -12,6 +13,17 @@ const HEAD_COLUMNS = 6;
  * never runs more than a few statements.
  */
 const CHUNKS = [32, 8, 2, 1] as const;
+/**
+ * Queued records beyond which a write commits the group at once instead of waiting for
+ * the next turn of the event loop: a caller that never yields (a tight loop of
+ * microtasks) still gets bounded memory and a bounded tail log.
+ */
+const MAX_QUEUED_LINES = 512;
+/**
+ * With a tail log, how long queued records wait for their commit at most (unless a flush
+ * or the queue's size asks sooner). Readers in other processes see records that much later.
+ */
+const TAIL_COMMIT_INTERVAL_MS = 2;
 
 /**
  * Group commit: records are queued synchronously and committed together in one
@@ -31,9 +43,14 @@ export class GroupCommit {
   private queue: (() => void)[] = [];
   private afterCommit: (() => void)[] = [];
   private waiters: Waiter[] = [];
-  private scheduled = false;
+  private immediate = false;
+  private timer: NodeJS.Timeout | undefined;
   private failure: Error | undefined;
   private nextFrame: number;
+  /** Lines queued since the tail log was last written (grouped durability). */
+  private unlogged: string[] = [];
+  private queuedLines = 0;
+  private tail: TailLog | undefined;
   private readonly frameInserts: ReadonlyMap<number, Database.Statement>;
   private readonly headUpserts: ReadonlyMap<number, Database.Statement>;
   private readonly dropHead: Database.Statement;
@@ -76,7 +93,7 @@ export class GroupCommit {
    * Runs a lookup inside the group's transaction, opening it if needed. A statement
    * outside a transaction pays for its own read transaction (~12 µs in WAL mode, most
    * of a call's budget); inside one it costs about a microsecond. The transaction ends
-   * with the group's commit on the next tick.
+   * with the group's commit.
    */
   lookup<T>(read: () => T): T {
     if (!this.db.inTransaction) {
@@ -101,9 +118,37 @@ export class GroupCommit {
       this.touched.push(session);
     }
     session.pending.push(line);
+    if (this.tail !== undefined) this.unlogged.push(line);
+    this.queuedLines += 1;
     if (also !== undefined) this.queue.push(also);
     if (after !== undefined) this.afterCommit.push(after);
-    this.schedule();
+    if (this.queuedLines >= MAX_QUEUED_LINES) this.commitNow();
+    else this.schedule();
+  }
+
+  /** From now on, `whenDurable` writes the tail log instead of waiting for the commit. */
+  useTail(tail: TailLog): void {
+    this.tail = tail;
+  }
+
+  /**
+   * A promise settled once everything queued so far would survive a process crash: at
+   * once after one `write()` of the queued lines to the tail log (grouped durability),
+   * else when the group is committed (strict: and fsynced).
+   */
+  whenDurable(): Promise<void> {
+    if (this.tail === undefined) return this.whenCommitted();
+    if (this.failure !== undefined) return Promise.reject(this.failure);
+    if (this.unlogged.length > 0) {
+      try {
+        this.tail.append(this.unlogged);
+      } catch (cause) {
+        this.fail("writing the tail log failed", cause);
+        return Promise.reject(this.failure);
+      }
+      this.unlogged = [];
+    }
+    return Promise.resolve();
   }
 
   /** A promise settled when everything queued so far is committed. */
@@ -112,12 +157,18 @@ export class GroupCommit {
     if (this.pending === 0) return Promise.resolve();
     return new Promise((resolve, reject) => {
       this.waiters.push({ resolve, reject });
-      this.schedule();
+      this.schedule(true);
     });
   }
 
   get pending(): number {
     return this.queue.length + this.touched.length;
+  }
+
+  /** Stops the commit timer (the journal is closing; `commitNow` has run). */
+  stop(): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
   }
 
   /** Commits everything queued, now. Throws if the commit fails. */
@@ -131,22 +182,35 @@ export class GroupCommit {
       try {
         this.commitGroup();
       } catch (cause) {
-        this.failure = journalError(
-          JOURNAL_ERRORS.WRITE_FAILED,
-          `journal ${JSON.stringify(this.file)}: a group commit failed (${cause instanceof Error ? cause.message : String(cause)}); the records of that group are lost and the journal accepts no more writes, reopen it`,
-          { path: this.file },
-          cause,
-        );
+        this.fail("a group commit failed", cause);
         for (const waiter of waiters) waiter.reject(this.failure);
         throw this.failure;
       } finally {
         for (const session of this.touched) session.pending = [];
         this.touched = [];
         this.queue = [];
+        this.unlogged = [];
+        this.queuedLines = 0;
+      }
+      // Every line in the tail log is in this commit or an earlier one. A failed reset
+      // only leaves the log larger; the next commit tries again.
+      try {
+        this.tail?.resetIfLarge();
+      } catch {
+        // see above
       }
     }
     for (const run of after) run();
     for (const waiter of waiters) waiter.resolve();
+  }
+
+  private fail(what: string, cause: unknown): void {
+    this.failure = journalError(
+      JOURNAL_ERRORS.WRITE_FAILED,
+      `journal ${JSON.stringify(this.file)}: ${what} (${cause instanceof Error ? cause.message : String(cause)}); the records of that group are lost and the journal accepts no more writes, reopen it`,
+      { path: this.file },
+      cause,
+    );
   }
 
   /**
@@ -169,17 +233,35 @@ export class GroupCommit {
     insertChunks(this.headUpserts, heads, HEAD_COLUMNS);
   }
 
-  private schedule(): void {
-    if (this.scheduled) return;
-    this.scheduled = true;
-    setImmediate(() => {
-      this.scheduled = false;
-      try {
-        this.commitNow();
-      } catch {
-        // Already recorded in `failure`: the next write or flush reports it.
-      }
-    });
+  /**
+   * Schedules the group's commit: on the next turn of the event loop when someone waits
+   * for it (`soon`: a flush, or a start under strict durability), else, with a tail log,
+   * after {@link TAIL_COMMIT_INTERVAL_MS}: starts are already durable in the tail, so
+   * waiting a little longer only makes groups larger (fewer, fuller commits).
+   */
+  private schedule(soon = false): void {
+    if (soon || this.tail === undefined) {
+      if (this.immediate) return;
+      this.immediate = true;
+      setImmediate(() => {
+        this.immediate = false;
+        this.commitScheduled();
+      });
+      return;
+    }
+    if (this.timer !== undefined) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.commitScheduled();
+    }, TAIL_COMMIT_INTERVAL_MS);
+  }
+
+  private commitScheduled(): void {
+    try {
+      this.commitNow();
+    } catch {
+      // Already recorded in `failure`: the next write or flush reports it.
+    }
   }
 }
 

@@ -1,3 +1,4 @@
+import { existsSync, rmSync } from "node:fs";
 import type Database from "better-sqlite3";
 import { type ApprovalGrant, type ApprovalKey, type ApprovalRecord, ApprovalStore } from "./approvals.js";
 import { JOURNAL_ERRORS, journalError } from "./errors.js";
@@ -18,6 +19,7 @@ import { type CallSummary, JournalReader, type SessionSummary } from "./reader.j
 import type { JournalRecord } from "./records.js";
 import { type InterruptedCall, recoverInterruptedCalls } from "./recovery.js";
 import { openDatabase } from "./schema.js";
+import { TailLog } from "./tail-log.js";
 import { verifyChains, type VerifyReport } from "./verify.js";
 import { JournalWriter } from "./writer.js";
 
@@ -85,7 +87,7 @@ export class Journal {
     options: { path: string; durability: Durability; readonly: boolean; recovered: readonly InterruptedCall[] },
     private readonly reader: JournalReader,
     private readonly approvals: ApprovalStore,
-    private readonly writer: { writer: JournalWriter; commit: GroupCommit } | undefined,
+    private readonly writer: { writer: JournalWriter; commit: GroupCommit; tail: TailLog | undefined } | undefined,
   ) {
     this.path = options.path;
     this.durability = options.durability;
@@ -119,8 +121,15 @@ export class Journal {
       const commit = new GroupCommit(db, options.path);
       const state = new LiveState(db, (read) => commit.lookup(read));
       const writer = new JournalWriter(db, commit, state);
+      // What a crash left only in the tail log is committed first, so recovery sees it.
+      const tailFile = `${options.path}-tail`;
+      for (const line of TailLog.read(tailFile)) writer.replay(line);
+      commit.commitNow();
       const recovered = recoverInterruptedCalls(db, state, writer, commit);
-      return new Journal(db, { path: options.path, durability, readonly, recovered }, reader, approvals, { writer, commit });
+      const tail = durability === "grouped" ? TailLog.open(tailFile) : undefined;
+      if (tail !== undefined) commit.useTail(tail);
+      else if (existsSync(tailFile)) rmSync(tailFile);
+      return new Journal(db, { path: options.path, durability, readonly, recovered }, reader, approvals, { writer, commit, tail });
     } catch (error) {
       db.close();
       throw error;
@@ -191,9 +200,14 @@ export class Journal {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    let committed = false;
     try {
       this.writer?.commit.commitNow();
+      committed = true;
     } finally {
+      this.writer?.commit.stop();
+      // Emptied only once everything is committed: after a failed commit the next open replays it.
+      this.writer?.tail?.close(committed);
       this.db.close();
     }
   }

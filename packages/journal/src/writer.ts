@@ -1,5 +1,5 @@
 import type Database from "better-sqlite3";
-import { chainHash, recordData } from "./chain.js";
+import { chainHash, GENESIS_HASH, recordData } from "./chain.js";
 import { JOURNAL_ERRORS, journalError } from "./errors.js";
 import type { GroupCommit } from "./group-commit.js";
 import { argumentsDigest } from "./identity.js";
@@ -15,8 +15,8 @@ import type {
   TurnPreparedInput,
 } from "./inputs.js";
 import type { CallPhase, CallState, LiveState, SessionState } from "./live-state.js";
-import { frameLine } from "./frames.js";
-import { CALL_OUTCOMES, type RecordBodies, type RecordKind } from "./records.js";
+import { frameLine, parseFrameLine } from "./frames.js";
+import { CALL_OUTCOMES, type RecordBodies, type RecordContent, type RecordKind } from "./records.js";
 import {
   optionalText,
   requireBoolean,
@@ -146,7 +146,7 @@ export class JournalWriter {
       const { session, call } = this.liveCall(site, input, "start");
       this.append(session, { at: "", callId: call.callId, kind: "call_started", seq: 0, sessionId: "" });
       call.phase = "started";
-      return this.commit.whenCommitted();
+      return this.commit.whenDurable();
     } catch (error) {
       return Promise.reject(error);
     }
@@ -216,6 +216,47 @@ export class JournalWriter {
     const callId = call.callId;
     this.append(session, { at: "", callId, code: "JOURNAL_INTERRUPTED", kind: "call_finished", message, outcome: "interrupted", seq: 0, sessionId: "" });
     this.endCall(session, call, "finished");
+  }
+
+  /**
+   * Re-applies one tail-log line a crash left uncommitted (see `TailLog`), through the
+   * same methods that wrote it, with the clock pinned to its `at`: the record is rebuilt
+   * byte for byte, so its hash must come out as stored. Returns false for a line that is
+   * already committed, torn, or does not continue its session's chain (nothing changes);
+   * throws `JOURNAL_DAMAGED` if a line that should apply produces another hash.
+   */
+  replay(line: string): boolean {
+    const parsed = parseFrameLine(line);
+    if (parsed === undefined) return false;
+    let content: ReplayContent;
+    try {
+      content = JSON.parse(parsed.data) as ReplayContent;
+    } catch {
+      return false;
+    }
+    if (typeof content !== "object" || content === null || typeof content.sessionId !== "string") return false;
+    const session = this.state.session(content.sessionId);
+    const head = session === undefined ? GENESIS_HASH : session.head;
+    const next = session === undefined ? 1 : session.seq + 1;
+    if (session?.closed === true || content.seq !== next || chainHash(head, parsed.data) !== parsed.hash) return false;
+    if ((session === undefined) !== (content.kind === "session_opened")) return false;
+    this.clock.pin(content.at);
+    try {
+      replayInto(this, content);
+    } catch {
+      return false;
+    } finally {
+      this.clock.unpin();
+    }
+    const after = this.state.session(content.sessionId);
+    if (after === undefined || after.head !== parsed.hash) {
+      throw journalError(
+        JOURNAL_ERRORS.DAMAGED,
+        `journal tail log: record ${content.seq} of session ${JSON.stringify(content.sessionId)} did not rebuild to its stored hash; keep the -tail file and report this`,
+        { sessionId: content.sessionId, seq: content.seq },
+      );
+    }
+    return true;
   }
 
   private endCall(session: SessionState, call: CallState, phase: "denied" | "finished"): void {
@@ -314,8 +355,19 @@ type RecordDraft = {
 class IsoClock {
   private millis = -1;
   private text = "";
+  private pinned: string | undefined;
+
+  /** Replay only: `now()` returns this until `unpin`. */
+  pin(at: unknown): void {
+    this.pinned = typeof at === "string" ? at : undefined;
+  }
+
+  unpin(): void {
+    this.pinned = undefined;
+  }
 
   now(): string {
+    if (this.pinned !== undefined) return this.pinned;
     const millis = Date.now();
     if (millis !== this.millis) {
       this.millis = millis;
@@ -367,4 +419,35 @@ function notJson(site: string, cause: unknown) {
     {},
     cause,
   );
+}
+
+/** A record read back from the tail log, before it is trusted. */
+type ReplayContent = { readonly sessionId: string; readonly seq: number; readonly at: string; readonly kind: string } & Record<string, never>;
+
+/** Calls the writer method that made a record of this kind, with the record's own fields. */
+function replayInto(writer: JournalWriter, record: ReplayContent): void {
+  const content = record as unknown as RecordContent;
+  switch (content.kind) {
+    case "session_opened":
+      return writer.sessionOpened(content);
+    case "turn_prepared":
+      return writer.turnPrepared(content);
+    case "call_requested":
+      return writer.callRequested(content);
+    case "approval_decided":
+      return writer.approvalDecided(content);
+    case "call_started":
+      // Durable already (it is being replayed); the promise settles with the next commit.
+      return void writer.callStarted(content).catch(() => undefined);
+    case "call_progress":
+      return writer.callProgress(content);
+    case "call_finished":
+      return writer.callFinished(content);
+    case "revoked":
+      return writer.revoked(content);
+    case "turn_finished":
+      return writer.turnFinished(content);
+    case "session_closed":
+      return writer.sessionClosed(content);
+  }
 }

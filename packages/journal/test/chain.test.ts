@@ -14,9 +14,14 @@ beforeEach(async () => {
   const journal = Journal.open({ path: file });
   openSession(journal, "s1");
   openSession(journal, "s2");
+  // A flush between steps: several frames per session, so links between frames are tested.
+  await journal.flush();
   await completeCall(journal, "s1", "a");
+  await journal.flush();
   await completeCall(journal, "s2", "b");
+  await journal.flush();
   await completeCall(journal, "s1", "c");
+  await journal.flush();
   journal.sessionClosed({ sessionId: "s1" });
   journal.close();
 });

@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { canonicalJson, OpenWorkerError } from "@openworker/tools-sdk";
 import { sha256Hex } from "@openworker/tools-sdk/validation";
 import Database from "better-sqlite3";
@@ -45,19 +46,37 @@ describe("writing records (A3)", () => {
     expect(journal.verify()).toEqual({ ok: true, sessions: 1, records: 6 });
   });
 
-  it("A3 callStarted resolves only once its record is committed: another connection sees it", async () => {
+  it("A3 strict: callStarted resolves only once its record is committed: another connection sees it", async () => {
+    const strict = Journal.open({ path: folder.file("strict.db"), durability: "strict" });
+    try {
+      openSession(strict, "s1");
+      request(strict, "s1", "c1");
+      approve(strict, "s1", "c1");
+      const started = strict.callStarted({ sessionId: "s1", callId: "c1" });
+      const other = new Database(strict.path, { readonly: true });
+      try {
+        const count = () => (other.prepare("SELECT count(*) AS n FROM frames WHERE body LIKE '%\"kind\":\"call_started\"%'").get() as { n: number }).n;
+        expect(count()).toBe(0);
+        await started;
+        expect(count()).toBe(1);
+      } finally {
+        other.close();
+      }
+    } finally {
+      strict.close();
+    }
+  });
+
+  it("A3 grouped: callStarted resolves once its record (with the call's earlier ones) is written to the tail log; the commit follows", async () => {
     request(journal, "s1", "c1");
     approve(journal, "s1", "c1");
-    const started = journal.callStarted({ sessionId: "s1", callId: "c1" });
-    const other = new Database(journal.path, { readonly: true });
-    try {
-      const count = () => (other.prepare("SELECT count(*) AS n FROM frames WHERE body LIKE '%\"kind\":\"call_started\"%'").get() as { n: number }).n;
-      expect(count()).toBe(0);
-      await started;
-      expect(count()).toBe(1);
-    } finally {
-      other.close();
-    }
+    const tail = `${journal.path}-tail`;
+    expect(readFileSync(tail, "utf8")).not.toContain('"kind":"call_started"');
+    await journal.callStarted({ sessionId: "s1", callId: "c1" });
+    const logged = readFileSync(tail, "utf8");
+    for (const kind of ["call_requested", "approval_decided", "call_started"]) expect(logged).toContain(`"kind":"${kind}"`);
+    await journal.flush();
+    expect(journal.calls("s1")[0]).toMatchObject({ callId: "c1", started: true });
   });
 
   it("A3 concurrent callStarted calls share one group commit and all resolve", async () => {
