@@ -77,6 +77,34 @@ describe("schema versions and frozen databases", () => {
     }
   });
 
+  it("A3 E4 opens the frozen schema-v2 crash state: history intact, the tail log replayed, the start it held interrupted", () => {
+    for (const suffix of ["-wal", "-tail"]) copyOf(`journal-v2.db${suffix}`);
+    const file = copyOf("journal-v2.db");
+    const journal = Journal.open({ path: file });
+    try {
+      // "tail-3" existed only in the tail log: replayed, then its started call recovered.
+      expect(journal.recovered).toEqual([
+        { sessionId: "tail-3", callId: "call-tail", turnId: "t1", qualifiedName: "demo.run", alias: "demo__run", started: true },
+      ]);
+      expect(journal.sessions().map((session) => [session.sessionId, session.records, session.calls, session.openCalls, session.closedAt !== undefined])).toEqual([
+        ["closed-1", 9, 1, 0, true],
+        ["open-2", 4, 1, 0, false],
+        ["tail-3", 5, 1, 0, false],
+      ]);
+      expect(journal.verify()).toEqual({ ok: true, sessions: 3, records: 18 });
+      const closed = [...journal.records("closed-1")];
+      // The frozen chain head: the v2 record format and hashing are unchanged.
+      expect(closed.at(-1)?.hash).toBe("35b422ebdde63246f458e3c4cb94e453e69ea97ed938199f40893787b3048490");
+      expect(journal.calls("open-2").map((call) => [call.callId, call.outcome])).toEqual([["call-approved", "interrupted"]]);
+      expect(journal.findApproval({ executionIdentity: "owid3:0f0e", qualifiedName: "acer.battery", schemaFingerprint: "sha256:schema" })).toMatchObject({ who: "ana" });
+      journal.callRequested({ sessionId: "tail-3", turnId: "t2", callId: "new", alias: "demo__run", qualifiedName: "demo.run", args: {} });
+      journal.callFinished({ sessionId: "tail-3", callId: "new", outcome: "cancelled" });
+      expect(journal.verify()).toEqual({ ok: true, sessions: 3, records: 20 });
+    } finally {
+      journal.close();
+    }
+  });
+
   it("creates a new file at the current schema version, with its folders", () => {
     const file = folder.file("deep/state/journal.db");
     Journal.open({ path: file }).close();
