@@ -49,6 +49,9 @@ export class GroupCommit {
   private nextFrame: number;
   /** Lines queued since the tail log was last written (grouped durability). */
   private unlogged: string[] = [];
+  /** The shared tail-log write at the end of this turn, once a start in it already wrote. */
+  private tailBatch: Promise<void> | undefined;
+  private wroteThisTurn = false;
   private queuedLines = 0;
   private tail: TailLog | undefined;
   private readonly frameInserts: ReadonlyMap<number, Database.Statement>;
@@ -132,23 +135,45 @@ export class GroupCommit {
   }
 
   /**
-   * A promise settled once everything queued so far would survive a process crash: at
-   * once after one `write()` of the queued lines to the tail log (grouped durability),
-   * else when the group is committed (strict: and fsynced).
+   * A promise settled once everything queued so far would survive a process crash: after
+   * a `write()` of the queued lines to the tail log (grouped durability), else when the
+   * group is committed (strict: and fsynced). The first start of an event-loop turn
+   * writes at once (a lone caller waits for nothing else); later starts in the same turn
+   * share one write at the end of it, so 32 concurrent sessions pay two `write()`s per
+   * turn, not 32.
    */
   whenDurable(): Promise<void> {
     if (this.tail === undefined) return this.whenCommitted();
     if (this.failure !== undefined) return Promise.reject(this.failure);
-    if (this.unlogged.length > 0) {
-      try {
-        this.tail.append(this.unlogged);
-      } catch (cause) {
-        this.fail("writing the tail log failed", cause);
-        return Promise.reject(this.failure);
-      }
-      this.unlogged = [];
+    if (this.unlogged.length === 0) return Promise.resolve();
+    if (this.tailBatch !== undefined) return this.tailBatch;
+    if (!this.wroteThisTurn) {
+      this.wroteThisTurn = true;
+      setImmediate(() => (this.wroteThisTurn = false));
+      return this.writeTail() ? Promise.resolve() : Promise.reject(this.failure);
     }
-    return Promise.resolve();
+    this.tailBatch = new Promise((resolve, reject) => {
+      setImmediate(() => {
+        this.tailBatch = undefined;
+        if (this.writeTail()) resolve();
+        else reject(this.failure);
+      });
+    });
+    return this.tailBatch;
+  }
+
+  /** Writes the unlogged lines to the tail log; false (and the journal failed) if that fails. */
+  private writeTail(): boolean {
+    if (this.failure !== undefined) return false;
+    if (this.unlogged.length === 0) return true;
+    try {
+      this.tail!.append(this.unlogged);
+    } catch (cause) {
+      this.fail("writing the tail log failed", cause);
+      return false;
+    }
+    this.unlogged = [];
+    return true;
   }
 
   /** A promise settled when everything queued so far is committed. */
