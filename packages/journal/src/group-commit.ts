@@ -125,8 +125,15 @@ export class GroupCommit {
     this.queuedLines += 1;
     if (also !== undefined) this.queue.push(also);
     if (after !== undefined) this.afterCommit.push(after);
+    this.schedule();
+  }
+
+  /**
+   * Commits at once when the queue is full. Called by the writer after a record's state
+   * is applied (its session's seq and head advanced), never in the middle of it.
+   */
+  commitIfFull(): void {
     if (this.queuedLines >= MAX_QUEUED_LINES) this.commitNow();
-    else this.schedule();
   }
 
   /** From now on, `whenDurable` writes the tail log instead of waiting for the commit. */

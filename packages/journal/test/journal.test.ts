@@ -67,6 +67,26 @@ describe("writing records (A3)", () => {
     }
   });
 
+  it("A3 a caller that never yields gets bounded groups: full groups commit at once, each consistent with its head rows", () => {
+    // 400 calls (667 records) in one synchronous run: more than a group holds (512), so a
+    // group commits inline; every third call stays open. A reader sees only whole commits.
+    for (let index = 0; index < 400; index += 1) {
+      request(journal, "s1", `c${index}`);
+      if (index % 3 !== 0) journal.callFinished({ sessionId: "s1", callId: `c${index}`, outcome: "cancelled" });
+    }
+    const reader = Journal.open({ path: journal.path, readonly: true });
+    try {
+      const session = reader.session("s1")!;
+      expect(session.records).toBeGreaterThanOrEqual(512);
+      expect(session.records).toBeLessThan(668);
+      expect(reader.verify()).toMatchObject({ ok: true });
+      const open = reader.calls("s1").filter((call) => call.outcome === undefined).length;
+      expect(session.openCalls).toBe(open);
+    } finally {
+      reader.close();
+    }
+  });
+
   it("A3 grouped: callStarted resolves once its record (with the call's earlier ones) is written to the tail log; the commit follows", async () => {
     request(journal, "s1", "c1");
     approve(journal, "s1", "c1");
