@@ -25,9 +25,11 @@ import { JournalWriter } from "./writer.js";
 
 /**
  * How hard each group commit holds on (see the package README for the full contract):
- * - `grouped` (default): WAL with `synchronous=NORMAL`. Everything committed survives a
- *   process crash (kill -9); on power loss the last groups before the WAL was synced may
- *   be lost, never torn.
+ * - `grouped` (default): a start is made durable by one `write()` of the queued records
+ *   to the tail log (`<path>-tail`); groups commit to a WAL with `synchronous=NORMAL`
+ *   within 2 ms. Every acknowledged start and everything committed survives a process
+ *   crash (kill -9; the tail log is replayed at the next open); on power loss the last
+ *   records before the WAL was synced may be lost, never torn.
  * - `strict`: WAL with `synchronous=FULL`: each group commit is fsynced before it is
  *   acknowledged, so nothing acknowledged is lost even on power loss.
  *
@@ -58,8 +60,9 @@ export interface JournalOptions {
  * The durable record of every session, approval and call (A3), with the approval store
  * (A2, M3). One process writes a journal file; any number of readers may open it beside
  * the writer. Writes are synchronous to queue, hashed onto their session's chain at
- * once, and committed together on the next tick; `callStarted` resolves once its record
- * is committed, so the runtime awaits it before running the tool.
+ * once, and committed together in groups; `callStarted` resolves once its record is
+ * durable (written to the tail log under `grouped`, committed under `strict`), so the
+ * runtime awaits it before running the tool.
  *
  * Model-context facts (L2) have no method here: they are never journaled.
  *

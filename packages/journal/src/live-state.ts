@@ -34,7 +34,9 @@ export interface SessionState {
    * Calls that ended (denied or finished). Complete once `historyLoaded`; for a session
    * reloaded from the file it holds only what ended since, until the history is read.
    */
-  readonly endedCalls: Map<string, "denied" | "finished">;
+  readonly endedCalls: Set<string>;
+  /** The denied ones among `endedCalls` (rare: a set of its own keeps `endedCalls` lean). */
+  readonly deniedCalls: Set<string>;
   historyLoaded: boolean;
   /** Lines queued for the next group commit, and the `seq` of the first. */
   pending: string[];
@@ -136,7 +138,8 @@ export class LiveState {
    */
   endedCall(session: SessionState, callId: string): "denied" | "finished" | undefined {
     if (!session.historyLoaded) this.loadHistory(session);
-    return session.endedCalls.get(callId);
+    if (!session.endedCalls.has(callId)) return undefined;
+    return session.deniedCalls.has(callId) ? "denied" : "finished";
   }
 
   /** Whether the session ever had a call with that id. */
@@ -160,8 +163,11 @@ export class LiveState {
       for (const record of this.frames.records({ ref: session.ref, headFrame: session.headFrame })) {
         const content = JSON.parse(record.data) as { kind: string; callId?: string; decision?: string };
         if (content.callId === undefined || session.openCalls.has(content.callId) || session.endedCalls.has(content.callId)) continue;
-        if (content.kind === "call_finished") session.endedCalls.set(content.callId, "finished");
-        else if (content.kind === "approval_decided" && content.decision === "denied") session.endedCalls.set(content.callId, "denied");
+        if (content.kind === "call_finished") session.endedCalls.add(content.callId);
+        else if (content.kind === "approval_decided" && content.decision === "denied") {
+          session.endedCalls.add(content.callId);
+          session.deniedCalls.add(content.callId);
+        }
       }
     });
     session.historyLoaded = true;
@@ -179,7 +185,8 @@ function newSession(sessionId: string, ref: number, executionIdentity: string): 
     headFrame: null,
     callCount: 0,
     openCalls: new Map(),
-    endedCalls: new Map(),
+    endedCalls: new Set(),
+    deniedCalls: new Set(),
     historyLoaded: true,
     pending: [],
     pendingFirstSeq: 0,

@@ -262,7 +262,8 @@ export class JournalWriter {
   private endCall(session: SessionState, call: CallState, phase: "denied" | "finished"): void {
     call.phase = phase;
     session.openCalls.delete(call.callId);
-    session.endedCalls.set(call.callId, phase);
+    session.endedCalls.add(call.callId);
+    if (phase === "denied") session.deniedCalls.add(call.callId);
   }
 
   private liveSession(site: string, sessionId: unknown): SessionState {
