@@ -107,6 +107,23 @@ describe("the call boundary (runTool applies the runtime's rules)", () => {
     expect(aborted).toBe(true);
   });
 
+  it("E1 a tool that reads its signal only after the bound finds it already aborted, with the timeout as reason", async () => {
+    let late: AbortSignal | undefined;
+    let readLate!: () => void;
+    const result = await runTool(
+      nativeTool((context) => {
+        readLate = () => (late = context.signal);
+        return new Promise(() => undefined);
+      }),
+      {},
+      { timeoutMs: 20 },
+    );
+    expect(result.outcome).toBe("timed_out");
+    readLate();
+    expect(late?.aborted).toBe(true);
+    expect((late?.reason as { code?: string }).code).toBe("TOOL_TIMEOUT");
+  });
+
   it("E1 the time bound can be lowered but never raised above 75 s", async () => {
     const result = await runTool(nativeTool(() => new Promise(() => undefined)), {}, { timeoutMs: 20 });
     expect(result.outcome).toBe("timed_out");

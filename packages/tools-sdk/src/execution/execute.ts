@@ -72,13 +72,27 @@ export async function executeTool(tool: Tool, args: unknown, options: ExecuteOpt
     return finish({ outcome: "cancelled", error: { code: FAULT_CODES.cancelled, message: "the call was cancelled before it started" } });
   }
   const timeoutMs = Math.min(options.timeoutMs ?? LIMITS.callTimeoutMs, LIMITS.callTimeoutMs);
-  const controller = new AbortController();
+  // The signal is made when the tool first reads it: an `AbortController` costs more than
+  // the rest of a fast call's boundary, and most tools never look. Read after the call was
+  // aborted, it comes already aborted, with the same reason.
+  let controller: AbortController | undefined;
+  let abortedWith: { readonly reason: unknown } | undefined;
+  const abort = (reason: unknown) => {
+    abortedWith = { reason };
+    controller?.abort(reason);
+  };
   const context: ToolContext = {
     sessionId: options.sessionId,
     turnId: options.turnId,
     callId: options.callId,
     workspace: options.workspace,
-    signal: controller.signal,
+    get signal(): AbortSignal {
+      if (controller === undefined) {
+        controller = new AbortController();
+        if (abortedWith !== undefined) controller.abort(abortedWith.reason);
+      }
+      return controller.signal;
+    },
     progress: progress.reporter,
   };
 
@@ -92,11 +106,11 @@ export async function executeTool(tool: Tool, args: unknown, options: ExecuteOpt
       resolve(value);
     };
     const onCancel = () => {
-      controller.abort(external?.reason);
+      abort(external?.reason);
       settle({ kind: "cancelled" });
     };
     const timer = setTimeout(() => {
-      controller.abort(new ToolError(FAULT_CODES.timedOut, `the call ran past its ${timeoutMs} ms bound`));
+      abort(new ToolError(FAULT_CODES.timedOut, `the call ran past its ${timeoutMs} ms bound`));
       settle({ kind: "timeout" });
     }, timeoutMs);
     external?.addEventListener("abort", onCancel, { once: true });
