@@ -34,6 +34,8 @@ export const JOURNAL_ERRORS = Object.freeze({
   UNKNOWN_CALL: "JOURNAL_UNKNOWN_CALL",
   /** A call id already used in the same session (call ids are unique within their session). */
   CALL_EXISTS: "JOURNAL_CALL_EXISTS",
+  /** Another writer (a live process) holds the journal's writer lock. */
+  LOCKED: "JOURNAL_LOCKED",
   /** The file lacks what the journal itself always writes (e.g. a live session's head row): it was altered. */
   DAMAGED: "JOURNAL_DAMAGED",
   /** A second approval decision for one call. */

@@ -1,4 +1,5 @@
-import { existsSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, rmSync } from "node:fs";
+import path from "node:path";
 import type Database from "better-sqlite3";
 import { type ApprovalGrant, type ApprovalKey, type ApprovalRecord, ApprovalStore } from "./approvals.js";
 import { JOURNAL_ERRORS, journalError } from "./errors.js";
@@ -21,6 +22,7 @@ import { type InterruptedCall, recoverInterruptedCalls } from "./recovery.js";
 import { openDatabase } from "./schema.js";
 import { TailLog } from "./tail-log.js";
 import { verifyChains, type VerifyReport } from "./verify.js";
+import { WriterLock } from "./writer-lock.js";
 import { JournalWriter } from "./writer.js";
 
 /**
@@ -90,7 +92,7 @@ export class Journal {
     options: { path: string; durability: Durability; readonly: boolean; recovered: readonly InterruptedCall[] },
     private readonly reader: JournalReader,
     private readonly approvals: ApprovalStore,
-    private readonly writer: { writer: JournalWriter; commit: GroupCommit; tail: TailLog | undefined } | undefined,
+    private readonly writer: { writer: JournalWriter; commit: GroupCommit; tail: TailLog | undefined; lock: WriterLock } | undefined,
   ) {
     this.path = options.path;
     this.durability = options.durability;
@@ -114,7 +116,16 @@ export class Journal {
       );
     }
     const readonly = options.readonly === true;
-    const db = openDatabase(options.path, { readonly, synchronous: durability === "strict" ? "FULL" : "NORMAL" });
+    // A writer takes the lock before it migrates, replays or recovers anything.
+    if (!readonly) ensureFolder(options.path);
+    const lock = readonly ? undefined : WriterLock.acquire(options.path);
+    let db: Database.Database;
+    try {
+      db = openDatabase(options.path, { readonly, synchronous: durability === "strict" ? "FULL" : "NORMAL" });
+    } catch (error) {
+      lock?.release();
+      throw error;
+    }
     try {
       const reader = new JournalReader(db);
       const approvals = new ApprovalStore(db, !readonly);
@@ -132,9 +143,10 @@ export class Journal {
       const tail = durability === "grouped" ? TailLog.open(tailFile) : undefined;
       if (tail !== undefined) commit.useTail(tail);
       else if (existsSync(tailFile)) rmSync(tailFile);
-      return new Journal(db, { path: options.path, durability, readonly, recovered }, reader, approvals, { writer, commit, tail });
+      return new Journal(db, { path: options.path, durability, readonly, recovered }, reader, approvals, { writer, commit, tail, lock: lock! });
     } catch (error) {
       db.close();
+      lock?.release();
       throw error;
     }
   }
@@ -223,6 +235,7 @@ export class Journal {
       // Emptied only once everything is committed: after a failed commit the next open replays it.
       this.writer?.tail?.close(committed);
       this.db.close();
+      this.writer?.lock.release();
     }
   }
 
@@ -325,4 +338,13 @@ export class Journal {
 
 function closedError(file: string) {
   return journalError(JOURNAL_ERRORS.CLOSED, `journal ${JSON.stringify(file)} is closed; open it again to use it`, { path: file });
+}
+
+/** The journal's folder, for its lock; a failure is reported by the lock's own coded error. */
+function ensureFolder(file: string): void {
+  try {
+    mkdirSync(path.dirname(file), { recursive: true });
+  } catch {
+    // see above
+  }
 }

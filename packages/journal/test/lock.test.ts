@@ -1,0 +1,79 @@
+import { spawn } from "node:child_process";
+import { existsSync, utimesSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { Journal, JOURNAL_ERRORS } from "../src/index.js";
+import { codeOf, openSession, temporaryFolder } from "./helpers.js";
+
+const dist = path.resolve(import.meta.dirname, "../dist/index.js");
+
+let folder: ReturnType<typeof temporaryFolder>;
+beforeEach(() => {
+  folder = temporaryFolder();
+});
+afterEach(() => folder.remove());
+
+describe("one writer at a time (A3)", () => {
+  it("A3 a second writer in the same process is refused; readers are not; the lock goes with close", async () => {
+    const file = folder.file("journal.db");
+    const journal = Journal.open({ path: file });
+    openSession(journal, "s1");
+    await journal.flush();
+    expect(existsSync(`${file}-lock`)).toBe(true);
+    const error = await codeOf(() => Journal.open({ path: file }));
+    expect(error).toBe(JOURNAL_ERRORS.LOCKED);
+    const reader = Journal.open({ path: file, readonly: true });
+    expect(reader.sessions().map((session) => session.sessionId)).toEqual(["s1"]);
+    reader.close();
+    journal.close();
+    expect(existsSync(`${file}-lock`)).toBe(false);
+    const again = Journal.open({ path: file });
+    expect(again.session("s1")).toBeDefined();
+    again.close();
+  });
+
+  it("A3 a writer in another process holds the journal until it dies; its lock is then taken over", async () => {
+    expect(existsSync(dist), "build the package first (the child imports dist/)").toBe(true);
+    const file = folder.file("journal.db");
+    const script = `
+      import { Journal } from ${JSON.stringify(dist)};
+      const journal = Journal.open({ path: ${JSON.stringify(file)} });
+      process.stdout.write("open\\n");
+      setInterval(() => {}, 1000);
+    `;
+    const child = spawn(process.execPath, ["--input-type=module", "-e", script], { stdio: ["ignore", "pipe", "inherit"] });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        child.stdout.on("data", (chunk: Buffer) => chunk.toString().includes("open") && resolve());
+        child.on("error", reject);
+        child.on("exit", (code) => reject(new Error(`child exited early (${code})`)));
+      });
+      let thrown: unknown;
+      try {
+        Journal.open({ path: file });
+      } catch (error) {
+        thrown = error;
+      }
+      expect(thrown).toMatchObject({ code: JOURNAL_ERRORS.LOCKED, details: { pid: child.pid } });
+      expect(String((thrown as Error).message)).toContain(`process ${child.pid}`);
+    } finally {
+      const exited = new Promise((resolve) => child.on("close", resolve));
+      child.kill("SIGKILL");
+      await exited;
+    }
+    // The holder is gone (a crash leaves its lock behind): the next writer takes over.
+    expect(existsSync(`${file}-lock`)).toBe(true);
+    const journal = Journal.open({ path: file });
+    openSession(journal, "after");
+    journal.close();
+  });
+
+  it("A3 a lock file without a pid is taken over once it is old, and refused while it is new", async () => {
+    const file = folder.file("journal.db");
+    writeFileSync(`${file}-lock`, "");
+    expect(await codeOf(() => Journal.open({ path: file }))).toBe(JOURNAL_ERRORS.LOCKED);
+    const old = new Date(Date.now() - 60_000);
+    utimesSync(`${file}-lock`, old, old);
+    Journal.open({ path: file }).close();
+  });
+});
