@@ -121,7 +121,7 @@ describe("the call boundary (runTool applies the runtime's rules)", () => {
     expect(result.outcome).toBe("timed_out");
     readLate();
     expect(late?.aborted).toBe(true);
-    expect((late?.reason as { code?: string }).code).toBe("TOOL_TIMEOUT");
+    expect((late!.reason as { code?: string }).code).toBe("TOOL_TIMEOUT");
   });
 
   it("E1 the time bound can be lowered but never raised above 75 s", async () => {
