@@ -1,4 +1,4 @@
-import { closeSync, existsSync, ftruncateSync, openSync, readFileSync, writeSync } from "node:fs";
+import { closeSync, existsSync, ftruncateSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
 import { JOURNAL_ERRORS, journalError } from "./errors.js";
 
 /**
@@ -9,7 +9,7 @@ import { JOURNAL_ERRORS, journalError } from "./errors.js";
  * `synchronous=NORMAL`, at a tenth of the cost (~3 µs against ~25–100 µs here): the tool
  * starts without waiting for SQLite. The group commit then writes the same lines into
  * frames as before; once committed they are redundant, and the file is emptied after a
- * commit once it passes {@link RESET_BYTES}.
+ * commit once it passes {@link RESET_BYTES}, and removed when the journal closes.
  *
  * A line is a frame line (`hash + " " + canonical JSON`); the JSON names the session and
  * `seq`. Opening the journal replays the lines the database lacks (see `Journal.open`),
@@ -67,13 +67,10 @@ export class TailLog {
     this.bytes = 0;
   }
 
-  /** Closes the log, emptied when everything in it is committed, else kept for the next open to replay. */
+  /** Closes the log: removed when everything in it is committed, else kept for the next open to replay. */
   close(committed: boolean): void {
-    try {
-      if (committed) ftruncateSync(this.fd, 0);
-    } finally {
-      closeSync(this.fd);
-    }
+    closeSync(this.fd);
+    if (committed) rmSync(this.file, { force: true });
   }
 
   get path(): string {

@@ -25,8 +25,11 @@ describe("one writer at a time (A3)", () => {
     const reader = Journal.open({ path: file, readonly: true });
     expect(reader.sessions().map((session) => session.sessionId)).toEqual(["s1"]);
     reader.close();
+    expect(existsSync(`${file}-tail`)).toBe(true);
     journal.close();
+    // A clean close leaves neither the lock nor the tail log behind.
     expect(existsSync(`${file}-lock`)).toBe(false);
+    expect(existsSync(`${file}-tail`)).toBe(false);
     const again = Journal.open({ path: file });
     expect(again.session("s1")).toBeDefined();
     again.close();
