@@ -14,8 +14,8 @@ const HEAD_COLUMNS = 6;
  */
 const CHUNKS = [32, 8, 2, 1] as const;
 /**
- * Queued records beyond which a write commits the group at once instead of waiting for
- * the next turn of the event loop: a caller that never yields (a tight loop of
+ * Queued records at which the group commits at once, before it takes the next one,
+ * instead of waiting for its timer: a caller that never yields (a tight loop of
  * microtasks) still gets bounded memory and a bounded tail log.
  */
 const MAX_QUEUED_LINES = 512;
@@ -116,6 +116,10 @@ export class GroupCommit {
    * writes it implies and what runs once it is committed.
    */
   enqueueRecord(session: SessionState, line: string, also?: () => void, after?: () => void): void {
+    // A full group commits before it takes more. Here every earlier write has applied all
+    // of its state (seq, head, open calls) and this one has applied none that a commit
+    // reads, so the head rows it writes match its frames.
+    if (this.queuedLines >= MAX_QUEUED_LINES) this.commitNow();
     if (session.pending.length === 0) {
       session.pendingFirstSeq = session.seq + 1;
       this.touched.push(session);
@@ -126,14 +130,6 @@ export class GroupCommit {
     if (also !== undefined) this.queue.push(also);
     if (after !== undefined) this.afterCommit.push(after);
     this.schedule();
-  }
-
-  /**
-   * Commits at once when the queue is full. Called by the writer after a record's state
-   * is applied (its session's seq and head advanced), never in the middle of it.
-   */
-  commitIfFull(): void {
-    if (this.queuedLines >= MAX_QUEUED_LINES) this.commitNow();
   }
 
   /** From now on, `whenDurable` writes the tail log instead of waiting for the commit. */

@@ -154,24 +154,20 @@ export class Journal {
   /** Records a session's start under its execution identity (A2). */
   sessionOpened(record: SessionOpenedInput): void {
     this.write().sessionOpened(record);
-    this.commitIfFull();
   }
 
   turnPrepared(record: TurnPreparedInput): void {
     this.write().turnPrepared(record);
-    this.commitIfFull();
   }
 
   /** Records a call the model asked for; `argsDigest` must be `argumentsDigest(args)`. */
   callRequested(record: CallRequestedInput): void {
     this.write().callRequested(record);
-    this.commitIfFull();
   }
 
   /** Records the approval decision of a requested call: exactly one per call (A1). */
   approvalDecided(record: ApprovalDecidedInput): void {
     this.write().approvalDecided(record);
-    this.commitIfFull();
   }
 
   /**
@@ -181,9 +177,7 @@ export class Journal {
    */
   callStarted(record: CallRef): Promise<void> {
     try {
-      const durable = this.write().callStarted(record);
-      this.commitIfFull();
-      return durable;
+      return this.write().callStarted(record);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -191,29 +185,24 @@ export class Journal {
 
   callProgress(record: CallProgressInput): void {
     this.write().callProgress(record);
-    this.commitIfFull();
   }
 
   /** The one terminal record of a call; a second throws `JOURNAL_TERMINAL_EXISTS` (A3). */
   callFinished(record: CallFinishedInput): void {
     this.write().callFinished(record);
-    this.commitIfFull();
   }
 
   revoked(record: RevokedInput): void {
     this.write().revoked(record);
-    this.commitIfFull();
   }
 
   turnFinished(record: TurnFinishedInput): void {
     this.write().turnFinished(record);
-    this.commitIfFull();
   }
 
   /** Closes a session; refused with `JOURNAL_CALLS_OPEN` while a call has no terminal record. */
   sessionClosed(record: { readonly sessionId: string }): void {
     this.write().sessionClosed(record);
-    this.commitIfFull();
   }
 
   /** Resolves once everything queued so far is committed. */
@@ -307,14 +296,6 @@ export class Journal {
   verify(sessionId?: string): VerifyReport {
     this.read();
     return verifyChains(this.db, sessionId);
-  }
-
-  /**
-   * Commits at once when the queue is full (see `GroupCommit.commitIfFull`): here, after a
-   * whole write, so the head rows a commit writes always match the records it holds.
-   */
-  private commitIfFull(): void {
-    this.writer?.commit.commitIfFull();
   }
 
   private write(): JournalWriter {
