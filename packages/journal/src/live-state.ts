@@ -152,12 +152,6 @@ export class LiveState {
     return this.frames.newestFirst({ ref: session.ref, headFrame: session.headFrame });
   }
 
-  get sizes(): { sessions: number; calls: number } {
-    let calls = 0;
-    for (const session of this.sessions.values()) calls += session.openCalls.size;
-    return { sessions: this.sessions.size, calls };
-  }
-
   private loadHistory(session: SessionState): void {
     this.lookup(() => {
       for (const record of this.frames.records({ ref: session.ref, headFrame: session.headFrame })) {
@@ -206,18 +200,4 @@ export function openCallsJson(session: SessionState): string {
     text += `${JSON.stringify(call.callId)}:["${call.phase}"${call.decidedBy === undefined ? "" : `,"${call.decidedBy}"`}]`;
   }
   return `${text}}`;
-}
-
-/** The phase (and decider) of an open call, from its records in order. */
-export function progressOf(records: readonly { kind: string; data: string }[]): { phase: CallPhase; decidedBy?: ApprovalDecider } {
-  let phase: CallPhase = "requested";
-  let decidedBy: ApprovalDecider | undefined;
-  for (const record of records) {
-    if (record.kind === "approval_decided") {
-      const decision = JSON.parse(record.data) as { decision: string; by: ApprovalDecider };
-      phase = decision.decision === "denied" ? "denied" : "approved";
-      decidedBy = decision.by;
-    } else if (record.kind === "call_started") phase = "started";
-  }
-  return decidedBy === undefined ? { phase } : { phase, decidedBy };
 }

@@ -154,11 +154,11 @@ export class JournalReader {
 type MutableCall = { -readonly [K in keyof CallSummary]: CallSummary[K] };
 
 /** Where a session's chain ends: its live head row, or the final frame noted when it closed. */
-export function headOf(row: { ref: number; head_frame: number | null; final_frame: number | null }): ChainHead {
+function headOf(row: { ref: number; head_frame: number | null; final_frame: number | null }): ChainHead {
   return { ref: row.ref, headFrame: row.head_frame ?? row.final_frame };
 }
 
-export function toRecord(record: StoredRecord): JournalRecord {
+function toRecord(record: StoredRecord): JournalRecord {
   return { ...(JSON.parse(record.data) as object), prevHash: record.prevHash, hash: record.hash } as JournalRecord;
 }
 

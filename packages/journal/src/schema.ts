@@ -2,7 +2,8 @@ import { mkdirSync } from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { JOURNAL_ERRORS, journalError } from "./errors.js";
-import { type OpenCallEntry, progressOf } from "./live-state.js";
+import type { CallPhase, OpenCallEntry } from "./live-state.js";
+import type { ApprovalDecider } from "./records.js";
 
 /**
  * The schema version this package writes (`PRAGMA user_version`).
@@ -252,4 +253,18 @@ function isSqliteError(error: unknown): boolean {
 
 function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/** The phase (and decider) of an open v1 call, from its records in order. */
+function progressOf(records: readonly { kind: string; data: string }[]): { phase: CallPhase; decidedBy?: ApprovalDecider } {
+  let phase: CallPhase = "requested";
+  let decidedBy: ApprovalDecider | undefined;
+  for (const record of records) {
+    if (record.kind === "approval_decided") {
+      const decision = JSON.parse(record.data) as { decision: string; by: ApprovalDecider };
+      phase = decision.decision === "denied" ? "denied" : "approved";
+      decidedBy = decision.by;
+    } else if (record.kind === "call_started") phase = "started";
+  }
+  return decidedBy === undefined ? { phase } : { phase, decidedBy };
 }

@@ -72,11 +72,7 @@ export class TailLog {
     closeSync(this.fd);
     if (committed) rmSync(this.file, { force: true });
   }
-
-  get path(): string {
-    return this.file;
-  }
 }
 
 /** How large the tail log may grow before a commit empties it (one `ftruncate` per ~1 MB). */
-export const RESET_BYTES = 1 << 20;
+const RESET_BYTES = 1 << 20;
