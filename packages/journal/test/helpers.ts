@@ -2,12 +2,35 @@ import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type { JsonValue } from "@openworker/tools-sdk";
+import { afterEach, beforeEach } from "vitest";
 import { argumentsDigest, Journal } from "../src/index.js";
 
+export interface TemporaryFolder {
+  readonly dir: string;
+  file(name: string): string;
+  remove(): void;
+}
+
 /** A temporary folder removed by the returned cleanup. */
-export function temporaryFolder(): { dir: string; file: (name: string) => string; remove: () => void } {
+export function temporaryFolder(): TemporaryFolder {
   const dir = mkdtempSync(path.join(os.tmpdir(), "ow-journal-test-"));
   return { dir, file: (name) => path.join(dir, name), remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** A fresh temporary folder for each test of the calling file, removed after the test. */
+export function temporaryFolderPerTest(): TemporaryFolder {
+  let current: TemporaryFolder | undefined;
+  beforeEach(() => {
+    current = temporaryFolder();
+  });
+  afterEach(() => current?.remove());
+  return {
+    get dir() {
+      return current!.dir;
+    },
+    file: (name) => current!.file(name),
+    remove: () => current?.remove(),
+  };
 }
 
 export function openSession(journal: Journal, sessionId: string, executionIdentity = "owid3:test"): void {

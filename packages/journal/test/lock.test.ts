@@ -1,17 +1,13 @@
 import { spawn } from "node:child_process";
 import { existsSync, utimesSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { Journal, JOURNAL_ERRORS } from "../src/index.js";
-import { codeOf, openSession, temporaryFolder } from "./helpers.js";
+import { codeOf, openSession, temporaryFolderPerTest } from "./helpers.js";
 
 const dist = path.resolve(import.meta.dirname, "../dist/index.js");
 
-let folder: ReturnType<typeof temporaryFolder>;
-beforeEach(() => {
-  folder = temporaryFolder();
-});
-afterEach(() => folder.remove());
+const folder = temporaryFolderPerTest();
 
 describe("one writer at a time (A3)", () => {
   it("A3 a second writer in the same process is refused; readers are not; the lock goes with close", async () => {

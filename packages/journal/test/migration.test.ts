@@ -1,17 +1,13 @@
 import { copyFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { argumentsDigest, Journal, JOURNAL_ERRORS, SCHEMA_VERSION } from "../src/index.js";
-import { codeOf, temporaryFolder } from "./helpers.js";
+import { codeOf, temporaryFolderPerTest } from "./helpers.js";
 
 const fixtures = path.resolve(import.meta.dirname, "fixtures");
 
-let folder: ReturnType<typeof temporaryFolder>;
-beforeEach(() => {
-  folder = temporaryFolder();
-});
-afterEach(() => folder.remove());
+const folder = temporaryFolderPerTest();
 
 /** A private copy of a frozen fixture: the committed file is never opened for writing. */
 function copyOf(name: string): string {

@@ -1,16 +1,12 @@
 import { spawn } from "node:child_process";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { Journal } from "../src/index.js";
-import { completeCall, openSession, temporaryFolder } from "./helpers.js";
+import { completeCall, openSession, temporaryFolderPerTest } from "./helpers.js";
 
 const child = path.resolve(import.meta.dirname, "fixtures/writer-child.mjs");
 
-let folder: ReturnType<typeof temporaryFolder>;
-beforeEach(() => {
-  folder = temporaryFolder();
-});
-afterEach(() => folder.remove());
+const folder = temporaryFolderPerTest();
 
 describe("concurrent readers", () => {
   it("A3 a reader in another process reads and verifies while a writer process writes", async () => {

@@ -1,18 +1,14 @@
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { Journal } from "../src/index.js";
-import { approve, completeCall, openSession, request, temporaryFolder } from "./helpers.js";
+import { approve, completeCall, openSession, request, temporaryFolderPerTest } from "./helpers.js";
 
 const child = path.resolve(import.meta.dirname, "fixtures/writer-child.mjs");
 const dist = path.resolve(import.meta.dirname, "../dist/index.js");
 
-let folder: ReturnType<typeof temporaryFolder>;
-beforeEach(() => {
-  folder = temporaryFolder();
-});
-afterEach(() => folder.remove());
+const folder = temporaryFolderPerTest();
 
 describe("recovery (A3, E4)", () => {
   it("A3 marks every call left open as interrupted, reports it, and replays nothing", async () => {
