@@ -1,5 +1,4 @@
-import { existsSync, mkdirSync, rmSync } from "node:fs";
-import path from "node:path";
+import { existsSync, rmSync } from "node:fs";
 import type Database from "better-sqlite3";
 import { type ApprovalGrant, type ApprovalKey, type ApprovalRecord, ApprovalStore } from "./approvals.js";
 import { JOURNAL_ERRORS, journalError } from "./errors.js";
@@ -116,8 +115,8 @@ export class Journal {
       );
     }
     const readonly = options.readonly === true;
-    // A writer takes the lock before it migrates, replays or recovers anything.
-    if (!readonly) ensureFolder(options.path);
+    // A writer takes the lock (making the journal's folder) before it migrates, replays or
+    // recovers anything.
     const lock = readonly ? undefined : WriterLock.acquire(options.path);
     let db: Database.Database;
     try {
@@ -319,13 +318,4 @@ export class Journal {
 
 function closedError(file: string) {
   return journalError(JOURNAL_ERRORS.CLOSED, `journal ${JSON.stringify(file)} is closed; open it again to use it`, { path: file });
-}
-
-/** The journal's folder, for its lock; a failure is reported by the lock's own coded error. */
-function ensureFolder(file: string): void {
-  try {
-    mkdirSync(path.dirname(file), { recursive: true });
-  } catch {
-    // see above
-  }
 }

@@ -1,5 +1,3 @@
-import { mkdirSync } from "node:fs";
-import path from "node:path";
 import Database from "better-sqlite3";
 import { JOURNAL_ERRORS, journalError } from "./errors.js";
 import type { CallPhase, OpenCallEntry } from "./live-state.js";
@@ -159,14 +157,14 @@ export interface OpenMode {
 }
 
 /**
- * Opens (creating folders and file for a writer) and migrates a journal database.
+ * Opens (creating the file for a writer, whose lock made its folder) and migrates a
+ * journal database.
  * A reader never migrates: it refuses an older schema instead of changing the file
  * under a writer.
  */
 export function openDatabase(file: string, mode: OpenMode): Database.Database {
   let db: Database.Database;
   try {
-    if (!mode.readonly) mkdirSync(path.dirname(file), { recursive: true });
     db = new Database(file, { readonly: mode.readonly, fileMustExist: mode.readonly });
     // Only an empty file takes a page size; see FRAME_PAGE_SIZE.
     if (!mode.readonly) db.pragma(`page_size = ${FRAME_PAGE_SIZE}`);

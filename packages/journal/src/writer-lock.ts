@@ -1,4 +1,5 @@
-import { closeSync, openSync, readFileSync, rmSync, statSync, writeSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeSync } from "node:fs";
+import path from "node:path";
 import { JOURNAL_ERRORS, journalError } from "./errors.js";
 
 /**
@@ -22,6 +23,7 @@ export class WriterLock {
     const file = `${journalFile}-lock`;
     for (let attempt = 0; attempt < 3; attempt += 1) {
       try {
+        mkdirSync(path.dirname(file), { recursive: true });
         const fd = openSync(file, "wx");
         try {
           writeSync(fd, `${process.pid}\n`);
@@ -33,7 +35,7 @@ export class WriterLock {
         if ((cause as NodeJS.ErrnoException).code !== "EEXIST") {
           throw journalError(
             JOURNAL_ERRORS.OPEN_FAILED,
-            `journal ${JSON.stringify(journalFile)}: cannot create its writer lock ${JSON.stringify(file)} (${cause instanceof Error ? cause.message : String(cause)}); check the folder's permissions`,
+            `journal ${JSON.stringify(journalFile)}: cannot create its folder or its writer lock ${JSON.stringify(file)} (${cause instanceof Error ? cause.message : String(cause)}); check the folder's permissions`,
             { path: journalFile },
             cause,
           );
