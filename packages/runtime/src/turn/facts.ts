@@ -14,7 +14,7 @@ export interface FactsDiagnostic {
 /**
  * Gathers `modelContext` facts for one provider attempt (L1): selected native tools only,
  * 4 KB per tool, 16 KB in total, in selection order. A tool over its cap, throwing, async,
- * slow (over {@link MODEL_CONTEXT_BUDGET_MS}) or past the total contributes nothing, and a
+ * slower than `budgetMs` (the runtime option, default {@link MODEL_CONTEXT_BUDGET_MS}) or past the total contributes nothing, and a
  * diagnostic says why. A slow hook is remembered in `slow` and skipped for the rest of the
  * session, so later attempts never wait on it again. Facts are never journaled (L2).
  */
@@ -22,7 +22,7 @@ export function gatherFacts(
   tools: readonly NativeResolvedTool[],
   sessionId: string,
   slow: Set<string>,
-  budgetMs: number = MODEL_CONTEXT_BUDGET_MS,
+  budgetMs: number,
 ): { facts: Record<string, JsonValue>; diagnostics: FactsDiagnostic[] } {
   const facts: Record<string, JsonValue> = {};
   const diagnostics: FactsDiagnostic[] = [];
