@@ -1,10 +1,12 @@
 import { existsSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import path from "node:path";
 import { defineConfig, type Options } from "tsup";
 
 type Plugin = NonNullable<Options["esbuildPlugins"]>[number];
 
 const outDir = path.resolve("dist");
+const commitWorker = createRequire(import.meta.url).resolve("@openworker/journal/commit-worker");
 // Native addons cannot be bundled: they stay outside host.js, imported by a path relative
 // to it, so the built host runs from any clone without a hoisted node_modules.
 const NATIVE = ["better-sqlite3"];
@@ -35,7 +37,9 @@ const nativeBeside: Plugin = {
 // their pure-JS dependencies are all inside it. Heavy parts (MCP SDK, SQLite, OpenAI) are
 // only evaluated when a command needs them (the CLI imports them dynamically).
 export default defineConfig({
-  entry: { host: "src/host.ts" },
+  // The journal's commit thread runs its own file, found beside the bundle (see the
+  // journal README, "Commit thread"): it is bundled too, from the journal's export.
+  entry: { host: "src/host.ts", "journal-commit-worker": commitWorker },
   format: ["esm"],
   dts: false,
   clean: true,

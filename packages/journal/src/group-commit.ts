@@ -1,18 +1,12 @@
 import type Database from "better-sqlite3";
+import { CommitThread } from "./commit-thread.js";
 import { JOURNAL_ERRORS, journalError } from "./errors.js";
+import { type GroupOp, GroupStatements, type GroupWrites } from "./group-writes.js";
 import { openCallsJson, type SessionState } from "./live-state.js";
 import type { TailLog } from "./tail-log.js";
 
 type Waiter = { resolve: () => void; reject: (error: unknown) => void };
 
-const FRAME_COLUMNS = 5;
-const HEAD_COLUMNS = 6;
-/**
- * Rows per multi-row INSERT. One statement per chunk instead of one per row saves the
- * per-statement binding and VDBE start-up; smaller chunks take the remainder so a group
- * never runs more than a few statements.
- */
-const CHUNKS = [32, 8, 2, 1] as const;
 /**
  * Queued records at which the group commits at once, before it takes the next one,
  * instead of waiting for its timer: a caller that never yields (a tight loop of
@@ -24,23 +18,56 @@ const MAX_QUEUED_LINES = 512;
  * or the queue's size asks sooner). Readers in other processes see records that much later.
  */
 const TAIL_COMMIT_INTERVAL_MS = 2;
+/** Under `"auto"`, the commit thread starts once a group this large is committed: the writer is busy. */
+const THREAD_AFTER_LINES = 128;
+/**
+ * Records on their way to the commit thread at most; a group that would pass it waits
+ * for the oldest first (back-pressure). Enough to ride out a checkpoint on the thread
+ * (a few hundred milliseconds for a full WAL) without the writer waiting: about 16 MB.
+ */
+const MAX_IN_FLIGHT_LINES = 65_536;
+/** How long a synchronous wait for the commit thread lasts before the journal gives up on it. */
+const THREAD_TIMEOUT_MS = 30_000;
+/** How long closing waits for the commit thread to close its connection (it has nothing left to commit). */
+const CLOSE_TIMEOUT_MS = 5_000;
+
+/**
+ * Where group commits run: `"auto"` (default) commits on the writer's thread until the
+ * writer is busy (a group of 128 records), then starts a commit thread; `"always"` starts
+ * it when the journal opens; `"never"` never does.
+ */
+export type CommitThreadMode = "auto" | "always" | "never";
+
+/** A group handed to the commit thread and not yet acknowledged. */
+interface InFlight {
+  readonly n: number;
+  readonly lines: number;
+  readonly after: (() => void)[];
+  readonly waiters: Waiter[];
+}
 
 /**
  * Group commit: records are queued synchronously and committed together in one
- * transaction on the next turn of the event loop (`setImmediate`), so concurrent calls
- * share one commit (and, in strict mode, one fsync) instead of paying one each. A
- * commit writes one frame per session it touches (its queued records) and that
- * session's head row; see `frames.ts`.
+ * transaction, so concurrent calls share one commit (and, in strict mode, one fsync)
+ * instead of paying one each. A commit writes one frame per session it touches (its
+ * queued records) and that session's head row; see `frames.ts`.
+ *
+ * A group is built here as plain data (`GroupWrites`) and committed either on this
+ * thread's connection or, once the writer is busy, by the commit thread (see
+ * `commit-thread.ts`), which takes SQLite's statements, commit, fsync and checkpoints off
+ * the writer's thread. Groups are committed in order either way; a synchronous
+ * `commitNow` waits for the thread.
  *
  * A failed commit loses its whole group. The in-memory chain heads then no longer match
  * the file, so the journal refuses every later write with `JOURNAL_WRITE_FAILED`
- * rather than write a broken chain; reopening the file restores a consistent state.
+ * rather than write a broken chain; reopening the file restores a consistent state
+ * (the tail log still holds what was lost).
  */
 export class GroupCommit {
   /** Sessions with queued records, in the order they were first touched. */
   private touched: SessionState[] = [];
-  /** Other writes of the group (a session's row when it opens or closes). */
-  private queue: (() => void)[] = [];
+  /** Other writes of the group (a session's row when it opens or closes), built when the group is. */
+  private queue: (() => GroupOp)[] = [];
   private afterCommit: (() => void)[] = [];
   private waiters: Waiter[] = [];
   private immediate = false;
@@ -54,53 +81,64 @@ export class GroupCommit {
   private wroteThisTurn = false;
   private queuedLines = 0;
   private tail: TailLog | undefined;
-  private readonly frameInserts: ReadonlyMap<number, Database.Statement>;
-  private readonly headUpserts: ReadonlyMap<number, Database.Statement>;
-  private readonly dropHead: Database.Statement;
-  private readonly begin: Database.Statement;
-  private readonly end: Database.Statement;
-  private readonly rollback: Database.Statement;
-  private readonly commitGroup: () => void;
+  private readonly statements: GroupStatements;
+  private thread: CommitThread | undefined;
+  /** Groups posted to the commit thread, oldest first, and the number of the newest. */
+  private inFlight: InFlight[] = [];
+  private posted = 0;
+  private linesInFlight = 0;
+  /** The group whose commit frees the tail log's other file. */
+  private switchedUntil: number | undefined;
 
   constructor(
     private readonly db: Database.Database,
     private readonly file: string,
+    private readonly synchronous: "NORMAL" | "FULL",
+    private threadMode: CommitThreadMode,
   ) {
-    this.begin = db.prepare("BEGIN");
-    this.end = db.prepare("COMMIT");
-    this.rollback = db.prepare("ROLLBACK");
-    this.frameInserts = multiRow(db, "INSERT INTO frames (id, session_ref, first_seq, prev_frame, body)", FRAME_COLUMNS);
-    this.headUpserts = multiRow(
-      db,
-      "INSERT OR REPLACE INTO live_sessions (ref, head_frame, seq, hash, calls, open_calls)",
-      HEAD_COLUMNS,
-    );
-    this.dropHead = db.prepare("DELETE FROM live_sessions WHERE ref = ?");
+    this.statements = new GroupStatements(db);
     // The journal is the file's one writer, so frame ids are assigned here, which lets a
     // group insert its frames in a few multi-row statements.
     this.nextFrame = ((db.prepare("SELECT max(id) AS id FROM frames").get() as { id: number | null }).id ?? 0) + 1;
-    this.commitGroup = () => {
-      if (!db.inTransaction) this.begin.run();
-      try {
-        this.writeFrames();
-        for (const write of this.queue) write();
-        this.end.run();
-      } catch (error) {
-        if (db.inTransaction) this.rollback.run();
-        throw error;
-      }
-    };
   }
 
   /**
-   * Runs a lookup inside the group's transaction, opening it if needed. A statement
-   * outside a transaction pays for its own read transaction (~12 µs in WAL mode, most
-   * of a call's budget); inside one it costs about a microsecond. The transaction ends
-   * with the group's commit.
+   * Where commits run now: on this thread, on the commit thread, or on this thread while
+   * the commit thread starts.
+   */
+  get where(): "inline" | "starting" | "thread" {
+    if (this.thread === undefined) return "inline";
+    return this.thread.ready === true ? "thread" : "starting";
+  }
+
+  /**
+   * Starts the commit thread now and waits until its connection is open (`"always"`).
+   * Throws `JOURNAL_OPEN_FAILED` if it cannot start.
+   */
+  startThreadNow(): void {
+    this.startThread();
+    if (this.thread?.waitReady(THREAD_TIMEOUT_MS) !== true) {
+      const why = this.thread?.stopped() ?? "no built journal-commit-worker.js was found beside the journal's code";
+      this.thread?.close(CLOSE_TIMEOUT_MS);
+      this.thread = undefined;
+      throw journalError(
+        JOURNAL_ERRORS.OPEN_FAILED,
+        `journal ${JSON.stringify(this.file)}: the commit thread did not start (${why}); open it with commitThread "auto" or "never"`,
+        { path: this.file },
+      );
+    }
+  }
+
+  /**
+   * Runs a lookup inside a transaction of the writer's connection, opening it if needed. A
+   * statement outside a transaction pays for its own read transaction (~12 µs in WAL mode,
+   * most of a call's budget); inside one it costs about a microsecond. The transaction ends
+   * with the group's commit (or, with a commit thread, when a group is posted or committed,
+   * so the connection's reads never lag far behind the file).
    */
   lookup<T>(read: () => T): T {
     if (!this.db.inTransaction) {
-      this.begin.run();
+      this.statements.beginRead();
       this.schedule();
     }
     return read();
@@ -113,13 +151,13 @@ export class GroupCommit {
 
   /**
    * Queues one record line of a session (its `seq` is `session.seq + 1`), with the other
-   * writes it implies and what runs once it is committed.
+   * write it implies (built when the group is) and what runs once it is committed.
    */
-  enqueueRecord(session: SessionState, line: string, also?: () => void, after?: () => void): void {
-    // A full group commits before it takes more. Here every earlier write has applied all
-    // of its state (seq, head, open calls) and this one has applied none that a commit
-    // reads, so the head rows it writes match its frames.
-    if (this.queuedLines >= MAX_QUEUED_LINES) this.commitNow();
+  enqueueRecord(session: SessionState, line: string, also?: () => GroupOp, after?: () => void): void {
+    // A full group is committed before it takes more. Here every earlier write has applied
+    // all of its state (seq, head, open calls) and this one has applied none that a
+    // commit reads, so the head rows it writes match its frames.
+    if (this.queuedLines >= MAX_QUEUED_LINES) this.post();
     if (session.pending.length === 0) {
       session.pendingFirstSeq = session.seq + 1;
       this.touched.push(session);
@@ -182,54 +220,178 @@ export class GroupCommit {
   /** A promise settled when everything queued so far is committed. */
   whenCommitted(): Promise<void> {
     if (this.failure !== undefined) return Promise.reject(this.failure);
-    if (this.pending === 0) return Promise.resolve();
+    if (this.pending === 0) {
+      const last = this.inFlight.at(-1);
+      if (last === undefined) return Promise.resolve();
+      return new Promise((resolve, reject) => last.waiters.push({ resolve, reject }));
+    }
     return new Promise((resolve, reject) => {
       this.waiters.push({ resolve, reject });
       this.schedule(true);
     });
   }
 
-  get pending(): number {
+  private get pending(): number {
     return this.queue.length + this.touched.length;
   }
 
-  /** Stops the commit timer (the journal is closing; `commitNow` has run). */
+  /** Stops the commit timer and the commit thread (the journal is closing; `commitNow` has run). */
   stop(): void {
     if (this.timer !== undefined) clearTimeout(this.timer);
     this.timer = undefined;
+    this.thread?.close(CLOSE_TIMEOUT_MS);
+    this.thread = undefined;
   }
 
-  /** Commits everything queued, now. Throws if the commit fails. */
+  /** Commits everything queued, now, and waits for the commit thread to have committed it. Throws if a commit fails. */
   commitNow(): void {
+    if (this.failure !== undefined) throw this.failure;
+    this.post();
+    this.drain();
+  }
+
+  /**
+   * Sends the queued group on its way: committed on this thread, or posted to the commit
+   * thread (waiting for the oldest groups first when {@link MAX_IN_FLIGHT_LINES} records are
+   * on their way). Throws if a commit on this thread fails.
+   */
+  private post(): void {
+    // A thread that stopped is noticed before anything is posted to it.
+    if (this.thread !== undefined) this.settle();
     if (this.failure !== undefined) throw this.failure;
     const waiters = this.waiters;
     const after = this.afterCommit;
     this.waiters = [];
     this.afterCommit = [];
-    if (this.pending > 0 || this.db.inTransaction) {
-      try {
-        this.commitGroup();
-      } catch (cause) {
-        this.fail("a group commit failed", cause);
-        for (const waiter of waiters) waiter.reject(this.failure);
-        throw this.failure;
-      } finally {
-        for (const session of this.touched) session.pending = [];
-        this.touched = [];
-        this.queue = [];
-        this.unlogged = [];
-        this.queuedLines = 0;
-      }
-      // Every line in the tail log is in this commit or an earlier one. A failed reset
-      // only leaves the log larger; the next commit tries again.
-      try {
-        this.tail?.resetIfLarge();
-      } catch {
-        // see above
-      }
+    if (this.pending === 0) {
+      // Nothing to write: end a lookup's transaction, and settle with the newest group.
+      this.statements.endRead();
+      const last = this.inFlight.at(-1);
+      if (last !== undefined) {
+        last.after.push(...after);
+        last.waiters.push(...waiters);
+      } else settleGroup(after, waiters);
+      return;
     }
-    for (const run of after) run();
-    for (const waiter of waiters) waiter.resolve();
+    const lines = this.queuedLines;
+    if (this.thread === undefined && this.threadMode === "auto" && lines >= THREAD_AFTER_LINES) this.startThread();
+    const thread = this.thread?.ready === true ? this.thread : undefined;
+    // A group on its way to the thread is not yet committed: its lines go to the tail log
+    // first, so that a later start's earlier records are durable too (replay needs the
+    // whole chain up to it).
+    if (thread !== undefined && !this.writeTail()) {
+      for (const waiter of waiters) waiter.reject(this.failure);
+      throw this.failure;
+    }
+    let writes: GroupWrites;
+    try {
+      writes = this.buildWrites();
+    } finally {
+      for (const session of this.touched) session.pending = [];
+      this.touched = [];
+      this.queue = [];
+      this.unlogged = [];
+      this.queuedLines = 0;
+    }
+    if (thread !== undefined) {
+      this.statements.endRead();
+      while (this.inFlight.length > 0 && this.linesInFlight + lines > MAX_IN_FLIGHT_LINES) this.waitFor(this.inFlight[0]!.n);
+      this.posted += 1;
+      thread.post(this.posted, writes);
+      this.inFlight.push({ n: this.posted, lines, after, waiters });
+      this.linesInFlight += lines;
+      return;
+    }
+    try {
+      this.statements.apply(writes);
+    } catch (cause) {
+      this.fail("a group commit failed", cause);
+      for (const waiter of waiters) waiter.reject(this.failure);
+      throw this.failure;
+    }
+    settleGroup(after, waiters);
+    this.trimTail();
+  }
+
+  /** Waits (blocking) until every posted group is committed; the tail log may then start over. */
+  private drain(): void {
+    if (this.inFlight.length > 0) this.waitFor(this.posted);
+    this.trimTail();
+  }
+
+  /** Waits (blocking) until group `n` is committed, and settles what it committed. Throws if the thread failed. */
+  private waitFor(n: number): void {
+    if (this.thread?.waitFor(n, THREAD_TIMEOUT_MS) === false) {
+      this.failThread(`the commit thread committed nothing for ${THREAD_TIMEOUT_MS / 1000} s`);
+    }
+    this.settle();
+    if (this.failure !== undefined) throw this.failure;
+  }
+
+  /** Runs what the committed groups wait for (their after-commit steps, then their promises). */
+  private settle(): void {
+    const thread = this.thread;
+    if (thread === undefined) return;
+    const acked = thread.acked;
+    let settled = false;
+    while (this.inFlight.length > 0 && this.inFlight[0]!.n <= acked) {
+      const group = this.inFlight.shift()!;
+      this.linesInFlight -= group.lines;
+      settleGroup(group.after, group.waiters);
+      settled = true;
+    }
+    // The writer's connection must read what was just committed (a forgotten session's
+    // closing row, say), and must not hold the WAL back with an old snapshot.
+    if (settled) this.statements.endRead();
+    if (this.switchedUntil !== undefined && acked >= this.switchedUntil) {
+      this.switchedUntil = undefined;
+      this.tail?.otherCommitted();
+    }
+    const stopped = thread.stopped();
+    if (stopped === undefined) {
+      if (this.inFlight.length === 0) thread.idle();
+    } else if (this.inFlight.length > 0) this.failThread(stopped);
+    // Everything posted was committed (or nothing ever was: it never started): the file
+    // is consistent, so commits go on here.
+    else this.dropThread();
+  }
+
+  /** The commit thread failed or vanished with groups on their way: they are lost, and so is the journal. */
+  private failThread(why: string): void {
+    if (this.failure === undefined) this.fail("the commit thread failed", new Error(why));
+    for (const group of this.inFlight) for (const waiter of group.waiters) waiter.reject(this.failure);
+    this.inFlight = [];
+    this.linesInFlight = 0;
+    this.dropThread();
+  }
+
+  /**
+   * Keeps the tail log's files small: once every line written is committed, writing may
+   * start over; while groups are on their way to the commit thread, writing moves to the
+   * other file right after a post, which is free again once the groups posted so far are
+   * committed (see `settle`).
+   */
+  private trimTail(): void {
+    const tail = this.tail;
+    if (tail === undefined || this.pending > 0) return;
+    if (this.inFlight.length === 0) tail.committedAll();
+    else if (tail.large && !tail.switched) {
+      tail.switchFiles();
+      this.switchedUntil = this.posted;
+    }
+  }
+
+  private startThread(): void {
+    this.thread = CommitThread.start(this.file, this.synchronous, () => this.settle());
+    // A bundle without the worker file commits on this thread from now on.
+    if (this.thread === undefined) this.threadMode = "never";
+  }
+
+  /** A commit thread that could not open its connection is given up: commits stay on this thread. */
+  private dropThread(): void {
+    this.thread?.close(CLOSE_TIMEOUT_MS);
+    this.thread = undefined;
+    this.threadMode = "never";
   }
 
   private fail(what: string, cause: unknown): void {
@@ -242,23 +404,25 @@ export class GroupCommit {
   }
 
   /**
-   * One frame per touched session (linked to its previous frame), then the head rows of
-   * the sessions still open. A session that closed in this group drops its head row:
-   * its `sessions` row takes the final head (see the writer's close).
+   * The group as data: one frame per touched session (linked to its previous frame), the
+   * head rows of the sessions still open, then the other writes. A session that closed in
+   * this group drops its head row: its `sessions` row takes the final head (see the
+   * writer's close, built after the frames so it names the closing frame).
    */
-  private writeFrames(): void {
+  private buildWrites(): GroupWrites {
     const frames: (string | number | null)[] = [];
     const heads: (string | number)[] = [];
+    const ops: GroupOp[] = [];
     for (const session of this.touched) {
       const id = this.nextFrame;
       this.nextFrame += 1;
       frames.push(id, session.ref, session.pendingFirstSeq, session.headFrame, session.pending.join("\n"));
       session.headFrame = id;
-      if (session.closed) this.dropHead.run(session.ref);
+      if (session.closed) ops.push(["drop", session.ref]);
       else heads.push(session.ref, id, session.seq, session.head, session.callCount, openCallsJson(session));
     }
-    insertChunks(this.frameInserts, frames, FRAME_COLUMNS);
-    insertChunks(this.headUpserts, heads, HEAD_COLUMNS);
+    for (const op of this.queue) ops.push(op());
+    return { frames, heads, ops };
   }
 
   /**
@@ -286,23 +450,15 @@ export class GroupCommit {
 
   private commitScheduled(): void {
     try {
-      this.commitNow();
+      this.post();
+      this.trimTail();
     } catch {
       // Already recorded in `failure`: the next write or flush reports it.
     }
   }
 }
 
-function multiRow(db: Database.Database, head: string, columns: number): ReadonlyMap<number, Database.Statement> {
-  const row = `(${Array.from({ length: columns }, () => "?").join(", ")})`;
-  return new Map(CHUNKS.map((size) => [size, db.prepare(`${head} VALUES ${Array.from({ length: size }, () => row).join(", ")}`)]));
-}
-
-function insertChunks(inserts: ReadonlyMap<number, Database.Statement>, values: readonly unknown[], columns: number): void {
-  let offset = 0;
-  let left = values.length / columns;
-  for (const size of CHUNKS) {
-    const insert = inserts.get(size)!;
-    for (; left >= size; left -= size, offset += size * columns) insert.run(values.slice(offset, offset + size * columns));
-  }
+function settleGroup(after: readonly (() => void)[], waiters: readonly Waiter[]): void {
+  for (const run of after) run();
+  for (const waiter of waiters) waiter.resolve();
 }

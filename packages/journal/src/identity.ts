@@ -159,7 +159,12 @@ function compare(left: string, right: string): number {
 }
 
 function digest(value: unknown): string {
-  return `sha256:${sha256Hex(canonicalJson(value))}`;
+  return digestOfCanonical(canonicalJson(value));
+}
+
+/** The digest of a value from its canonical JSON, when the caller has that text already. */
+export function digestOfCanonical(text: string): string {
+  return `sha256:${sha256Hex(text)}`;
 }
 
 function digestBytes(bytes: Uint8Array): string {

@@ -20,6 +20,7 @@ export type {
   TurnFinishedInput,
   TurnPreparedInput,
 } from "./inputs.js";
+export type { CommitThreadMode } from "./group-commit.js";
 export { Journal, type Durability, type JournalOptions } from "./journal.js";
 export type { CallSummary, SessionSummary } from "./reader.js";
 export {

@@ -1,8 +1,7 @@
-import { existsSync, rmSync } from "node:fs";
 import type Database from "better-sqlite3";
 import { type ApprovalGrant, type ApprovalKey, type ApprovalRecord, ApprovalStore } from "./approvals.js";
 import { JOURNAL_ERRORS, journalError } from "./errors.js";
-import { GroupCommit } from "./group-commit.js";
+import { type CommitThreadMode, GroupCommit } from "./group-commit.js";
 import type {
   ApprovalDecidedInput,
   CallFinishedInput,
@@ -55,6 +54,13 @@ export interface JournalOptions {
   readonly durability?: Durability;
   /** Open as a reader beside a running writer (another process or this one): no recovery, no writes. */
   readonly readonly?: boolean;
+  /**
+   * Where a writer's group commits run (see the README, "Commit thread"): `"auto"`
+   * (default) on its own thread until it is busy, then on a commit thread; `"always"` on
+   * a commit thread from the start (`JOURNAL_OPEN_FAILED` if it cannot start); `"never"`
+   * on its own thread.
+   */
+  readonly commitThread?: CommitThreadMode;
 }
 
 /**
@@ -115,12 +121,21 @@ export class Journal {
       );
     }
     const readonly = options.readonly === true;
+    const commitThread = options.commitThread ?? "auto";
+    if (commitThread !== "auto" && commitThread !== "always" && commitThread !== "never") {
+      throw journalError(
+        JOURNAL_ERRORS.INVALID_RECORD,
+        `journal ${JSON.stringify(options.path)}: commitThread must be "auto", "always" or "never", got ${JSON.stringify(commitThread)}`,
+        { field: "commitThread" },
+      );
+    }
     // A writer takes the lock (making the journal's folder) before it migrates, replays or
     // recovers anything.
     const lock = readonly ? undefined : WriterLock.acquire(options.path);
+    const synchronous = durability === "strict" ? "FULL" : "NORMAL";
     let db: Database.Database;
     try {
-      db = openDatabase(options.path, { readonly, synchronous: durability === "strict" ? "FULL" : "NORMAL" });
+      db = openDatabase(options.path, { readonly, synchronous });
     } catch (error) {
       lock?.release();
       throw error;
@@ -131,9 +146,9 @@ export class Journal {
       if (readonly) {
         return new Journal(db, { path: options.path, durability, readonly, recovered: [] }, reader, approvals, undefined);
       }
-      const commit = new GroupCommit(db, options.path);
-      const state = new LiveState(db, (read) => commit.lookup(read));
-      const writer = new JournalWriter(db, commit, state);
+      const commit = new GroupCommit(db, options.path, synchronous, commitThread);
+      const state = new LiveState(db, (read) => commit.lookup(read), () => commit.commitNow());
+      const writer = new JournalWriter(commit, state);
       // What a crash left only in the tail log is committed first, so recovery sees it.
       const tailFile = `${options.path}-tail`;
       for (const line of TailLog.read(tailFile)) writer.replay(line);
@@ -141,7 +156,8 @@ export class Journal {
       const recovered = recoverInterruptedCalls(db, state, writer, commit);
       const tail = durability === "grouped" ? TailLog.open(tailFile) : undefined;
       if (tail !== undefined) commit.useTail(tail);
-      else if (existsSync(tailFile)) rmSync(tailFile);
+      else TailLog.remove(tailFile);
+      if (commitThread === "always") commit.startThreadNow();
       return new Journal(db, { path: options.path, durability, readonly, recovered }, reader, approvals, { writer, commit, tail, lock: lock! });
     } catch (error) {
       db.close();
@@ -202,6 +218,15 @@ export class Journal {
   /** Closes a session; refused with `JOURNAL_CALLS_OPEN` while a call has no terminal record. */
   sessionClosed(record: { readonly sessionId: string }): void {
     this.write().sessionClosed(record);
+  }
+
+  /**
+   * Where this writer's group commits run now: `"inline"` (its own thread), `"thread"`
+   * (the commit thread) or `"starting"` (its own thread while the commit thread starts);
+   * `"inline"` for a reader.
+   */
+  get commits(): "inline" | "starting" | "thread" {
+    return this.writer?.commit.where ?? "inline";
   }
 
   /** Resolves once everything queued so far is committed. */

@@ -68,10 +68,14 @@ export class LiveState {
   private readonly statements;
   private readonly frames: FrameReader;
 
-  /** `lookup` runs a read inside the writer's group transaction (see `GroupCommit.lookup`). */
+  /**
+   * `lookup` runs a read inside the writer's transaction (see `GroupCommit.lookup`);
+   * `commitQueued` commits what is queued, before a read of a live session's frames.
+   */
   constructor(
     db: Database.Database,
     private readonly lookup: <T>(read: () => T) => T,
+    private readonly commitQueued: () => void,
   ) {
     this.statements = {
       session: db.prepare<[string], SessionRow>(
@@ -153,6 +157,9 @@ export class LiveState {
   }
 
   private loadHistory(session: SessionState): void {
+    // The walk starts at the session's head frame, which may still be queued or on its
+    // way to the commit thread.
+    this.commitQueued();
     this.lookup(() => {
       for (const record of this.frames.records({ ref: session.ref, headFrame: session.headFrame })) {
         const content = JSON.parse(record.data) as { kind: string; callId?: string; decision?: string };

@@ -1,5 +1,6 @@
 import Database from "better-sqlite3";
 import { JOURNAL_ERRORS, journalError } from "./errors.js";
+import { writerPragmas } from "./group-writes.js";
 import type { CallPhase, OpenCallEntry } from "./live-state.js";
 import type { ApprovalDecider } from "./records.js";
 
@@ -83,14 +84,6 @@ const MIGRATIONS: readonly (string | ((db: Database.Database) => void))[] = [
  */
 const FRAME_PAGE_SIZE = 16384;
 
-/**
- * Writer tuning (see README "Benchmark"). A checkpoint every 2,500 WAL pages (40 MB at
- * 16 KB pages) instead of SQLite's 1,000: the table tails and the live-session rows are
- * rewritten by every commit but copied back once per checkpoint, and the checkpoint's
- * fsyncs are paid less often on the writer's thread. A 16 MB page cache keeps those hot
- * pages in memory. `temp_store = memory`: statement journals never spill to a file.
- */
-const WRITER_PRAGMAS = ["wal_autocheckpoint = 2500", "cache_size = -16384", "temp_store = memory"] as const;
 
 /**
  * Schema v1 → v2: records move into frames (one per record; new commits write one per
@@ -180,8 +173,7 @@ export function openDatabase(file: string, mode: OpenMode): Database.Database {
     db.pragma("busy_timeout = 5000");
     if (!mode.readonly) {
       db.pragma("journal_mode = WAL");
-      db.pragma(`synchronous = ${mode.synchronous}`);
-      for (const pragma of WRITER_PRAGMAS) db.pragma(pragma);
+      for (const pragma of writerPragmas(mode.synchronous)) db.pragma(pragma);
     }
     const version = db.pragma("user_version", { simple: true }) as number;
     if (version > SCHEMA_VERSION) {

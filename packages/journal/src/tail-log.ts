@@ -1,4 +1,4 @@
-import { closeSync, existsSync, ftruncateSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
+import { closeSync, existsSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
 import { JOURNAL_ERRORS, journalError } from "./errors.js";
 
 /**
@@ -8,71 +8,149 @@ import { JOURNAL_ERRORS, journalError } from "./errors.js";
  * record survives a process crash (kill -9) exactly like a WAL commit with
  * `synchronous=NORMAL`, at a tenth of the cost (~3 µs against ~25–100 µs here): the tool
  * starts without waiting for SQLite. The group commit then writes the same lines into
- * frames as before; once committed they are redundant, and the file is emptied after a
- * commit once it passes {@link RESET_BYTES}, and removed when the journal closes.
+ * frames as before; once committed they are redundant.
  *
  * A line is a frame line (`hash + " " + canonical JSON`); the JSON names the session and
  * `seq`. Opening the journal replays the lines the database lacks (see `Journal.open`),
  * so what a crash left only here is committed before recovery looks for open calls.
+ *
+ * Two files, `<journal>-tail` and `<journal>-tail.1`, are written *in place*: once the
+ * current one passes {@link SWITCH_BYTES}, writing moves to the start of the other,
+ * overwriting what it held, as soon as every line in it is committed. Overwriting pages
+ * the file already has costs about half of appending to a file that is emptied now and
+ * then (measured: 4 µs against 7–8 µs per 16 KB write here), and needs no `ftruncate` or
+ * `unlink`. What lies past a file's write position is older lines, all committed; replay
+ * skips them (their `seq` is behind the file) exactly as it skips any committed line, and
+ * a line torn by a crash, or glued to older bytes, fails its hash and is skipped too.
+ * With a commit thread, lines are committed later than they are written: a file is free
+ * again once the groups posted before the switch are committed (see `GroupCommit`).
+ * Both files are removed when the journal closes.
  */
 export class TailLog {
-  private fd: number;
-  private bytes: number;
+  private readonly fds: [number, number];
+  private current = 0;
+  /** Where the next write goes in the current file. */
+  private position = 0;
+  /** Whether the other file still holds lines on their way to a commit. */
+  private otherBusy = false;
 
   private constructor(
     private readonly file: string,
-    fd: number,
+    fds: [number, number],
   ) {
-    this.fd = fd;
-    this.bytes = 0;
+    this.fds = fds;
   }
 
-  /** Opens (creating) the tail log for appending, empty: call after its lines were replayed. */
+  /** Opens (creating) both files, empty: call after their lines were replayed. */
   static open(file: string): TailLog {
+    const fds: number[] = [];
     try {
-      const fd = openSync(file, "a");
-      ftruncateSync(fd, 0);
-      return new TailLog(file, fd);
+      for (const name of names(file)) {
+        fds.push(openSync(name, "w"));
+      }
+      return new TailLog(file, fds as [number, number]);
     } catch (cause) {
+      for (const fd of fds) closeSync(fd);
       throw journalError(
         JOURNAL_ERRORS.OPEN_FAILED,
-        `journal tail log ${JSON.stringify(file)}: cannot open it for appending (${cause instanceof Error ? cause.message : String(cause)}); check the folder's permissions`,
+        `journal tail log ${JSON.stringify(file)}: cannot open it for writing (${cause instanceof Error ? cause.message : String(cause)}); check the folder's permissions`,
         { path: file },
         cause,
       );
     }
   }
 
-  /** The complete lines a previous writer left (a torn last line is dropped); none if there is no file. */
+  /**
+   * The complete lines a previous writer left in both files, in replay order: by `seq`
+   * (each session's records in chain order; sessions are independent), file order among
+   * equals. Lines that do not parse come last (replay refuses them). None without files.
+   */
   static read(file: string): string[] {
-    if (!existsSync(file)) return [];
-    const text = readFileSync(file, "utf8");
-    const end = text.lastIndexOf("\n");
-    return end < 0 ? [] : text.slice(0, end).split("\n");
+    const lines = names(file).flatMap(completeLines);
+    const keyed = lines.map((line, index) => ({ line, index, seq: seqOf(line) }));
+    keyed.sort((a, b) => a.seq - b.seq || a.index - b.index);
+    return keyed.map((entry) => entry.line);
   }
 
-  /** Appends lines in one `write()`. Throws if the write fails or is short. */
+  /** Removes both files (strict durability keeps none). */
+  static remove(file: string): void {
+    for (const name of names(file)) rmSync(name, { force: true });
+  }
+
+  /** Writes lines in one `write()` at the current position. Throws if the write fails. */
   append(lines: readonly string[]): void {
-    const text = `${lines.join("\n")}\n`;
-    const buffer = Buffer.from(text, "utf8");
+    const buffer = Buffer.from(`${lines.join("\n")}\n`, "utf8");
+    const fd = this.fds[this.current]!;
     let written = 0;
-    while (written < buffer.length) written += writeSync(this.fd, buffer, written, buffer.length - written);
-    this.bytes += buffer.length;
+    while (written < buffer.length) {
+      written += writeSync(fd, buffer, written, buffer.length - written, this.position + written);
+    }
+    this.position += buffer.length;
   }
 
-  /** Empties the log once it has grown past {@link RESET_BYTES}; every line in it must be committed. */
-  resetIfLarge(): void {
-    if (this.bytes < RESET_BYTES) return;
-    ftruncateSync(this.fd, 0);
-    this.bytes = 0;
+  /** Whether the current file has passed {@link SWITCH_BYTES}: time to move to the other. */
+  get large(): boolean {
+    return this.position >= SWITCH_BYTES;
   }
 
-  /** Closes the log: removed when everything in it is committed, else kept for the next open to replay. */
+  /** Whether the other file still holds lines on their way to a commit (see {@link switchFiles}). */
+  get switched(): boolean {
+    return this.otherBusy;
+  }
+
+  /**
+   * Every line written so far is committed: writing starts over at the beginning of the
+   * current file once it is large, and the other file is free.
+   */
+  committedAll(): void {
+    this.otherBusy = false;
+    if (this.large) this.position = 0;
+  }
+
+  /**
+   * Moves writing to the start of the other file while the current one's lines are on
+   * their way to a commit ({@link otherCommitted} frees it). Only when the other file is
+   * free; otherwise the current one goes on growing.
+   */
+  switchFiles(): void {
+    if (this.otherBusy) return;
+    this.current = 1 - this.current;
+    this.position = 0;
+    this.otherBusy = true;
+  }
+
+  /** The lines of the file writing moved away from are committed: it may be overwritten. */
+  otherCommitted(): void {
+    this.otherBusy = false;
+  }
+
+  /** Closes both files: removed when everything is committed, else kept for the next open to replay. */
   close(committed: boolean): void {
-    closeSync(this.fd);
-    if (committed) rmSync(this.file, { force: true });
+    for (const fd of this.fds) closeSync(fd);
+    if (committed) TailLog.remove(this.file);
   }
 }
 
-/** How large the tail log may grow before a commit empties it (one `ftruncate` per ~1 MB). */
-const RESET_BYTES = 1 << 20;
+/** How far a file is written before writing moves to the other one. */
+const SWITCH_BYTES = 4 << 20;
+
+function names(file: string): [string, string] {
+  return [file, `${file}.1`];
+}
+
+function completeLines(file: string): string[] {
+  if (!existsSync(file)) return [];
+  const text = readFileSync(file, "utf8");
+  const end = text.lastIndexOf("\n");
+  return end < 0 ? [] : text.slice(0, end).split("\n");
+}
+
+/** The `seq` a line's record claims, or `Infinity` if the line does not parse. */
+function seqOf(line: string): number {
+  try {
+    const seq: unknown = (JSON.parse(line.slice(line.indexOf(" ") + 1)) as { seq?: unknown }).seq;
+    return typeof seq === "number" ? seq : Number.POSITIVE_INFINITY;
+  } catch {
+    return Number.POSITIVE_INFINITY;
+  }
+}

@@ -1,8 +1,9 @@
-import type Database from "better-sqlite3";
+import { canonicalJson } from "@openworker/tools-sdk";
 import { chainHash, GENESIS_HASH, recordData } from "./chain.js";
 import { JOURNAL_ERRORS, journalError } from "./errors.js";
 import type { GroupCommit } from "./group-commit.js";
-import { argumentsDigest } from "./identity.js";
+import type { GroupOp } from "./group-writes.js";
+import { digestOfCanonical } from "./identity.js";
 import type {
   ApprovalDecidedInput,
   CallFinishedInput,
@@ -33,24 +34,12 @@ import {
  * group commit.
  */
 export class JournalWriter {
-  private readonly sql;
   private readonly clock = new IsoClock();
 
   constructor(
-    db: Database.Database,
     private readonly commit: GroupCommit,
     private readonly state: LiveState,
-  ) {
-    this.sql = {
-      session: db.prepare(
-        "INSERT INTO sessions (ref, session_id, execution_identity, workspace, bundle_dir, opened_at) VALUES (?, ?, ?, ?, ?, ?)",
-      ),
-      // Runs after the group's frames are written, so `headFrame` is the closing frame.
-      closeSession: db.prepare(
-        "UPDATE sessions SET closed_at = ?, final_seq = ?, final_hash = ?, final_frame = ?, final_calls = ? WHERE ref = ?",
-      ),
-    };
-  }
+  ) {}
 
   sessionOpened(input: SessionOpenedInput): void {
     const sessionId = requireText("sessionOpened", "sessionId", input.sessionId);
@@ -69,9 +58,7 @@ export class JournalWriter {
     const session = this.state.addSession(sessionId, executionIdentity);
     const record = { at: "", bundleDir, executionIdentity, identityInputs: input.identityInputs, kind: "session_opened", seq: 0, sessionId: "", workspace } as const;
     try {
-      this.append(session, record, (at) =>
-        this.sql.session.run(session.ref, sessionId, executionIdentity, workspace, bundleDir ?? null, at),
-      );
+      this.append(session, record, (at) => ["session", session.ref, sessionId, executionIdentity, workspace, bundleDir ?? null, at]);
     } catch (error) {
       // A refused body (not serializable) must leave no half-made session behind.
       this.state.dropSession(sessionId);
@@ -102,12 +89,15 @@ export class JournalWriter {
         { callId, sessionId: session.sessionId },
       );
     }
-    let expected: string;
+    // The arguments are canonicalized once: for their digest, and as they are stored.
+    let argsText: string | undefined;
     try {
-      expected = argumentsDigest(input.args);
+      argsText = canonicalJson(input.args) as string | undefined;
     } catch (cause) {
       throw notJson(site, cause);
     }
+    if (argsText === undefined) throw notJson(site, new TypeError("args is not a JSON value"));
+    const expected = digestOfCanonical(argsText);
     // The digest is computed here when the caller leaves it out (the runtime does: one
     // canonicalization per call, not two); a digest that is given must match.
     const argsDigest = input.argsDigest === undefined ? expected : requireText(site, "argsDigest", input.argsDigest);
@@ -118,8 +108,9 @@ export class JournalWriter {
         { callId, field: "argsDigest" },
       );
     }
-    const args = input.args;
-    this.append(session, { alias, args, argsDigest, at: "", callId, kind: "call_requested", qualifiedName, seq: 0, sessionId: "", turnId });
+    // `alias` and `args` sort first: they lead the record's text, the rest follows.
+    const lead = `{"alias":${JSON.stringify(alias)},"args":${argsText},`;
+    this.append(session, { argsDigest, at: "", callId, kind: "call_requested", qualifiedName, seq: 0, sessionId: "", turnId }, undefined, undefined, lead);
     session.openCalls.set(callId, { callId, sessionId: session.sessionId, phase: "requested" });
     session.callCount += 1;
   }
@@ -202,7 +193,8 @@ export class JournalWriter {
     this.append(
       session,
       { at: "", kind: "session_closed", seq: 0, sessionId: "" },
-      (at, seq, hash) => this.sql.closeSession.run(at, seq, hash, session.headFrame, session.callCount, session.ref),
+      // Built with the group, after its frames: `headFrame` is then the closing frame.
+      (at, seq, hash) => ["close", at, seq, hash, session.headFrame, session.callCount, session.ref],
       () => this.state.forgetSession(session.sessionId),
     );
     session.closed = true;
@@ -303,10 +295,6 @@ export class JournalWriter {
   }
 
   /**
-   * Hashes the record onto its session's chain now and queues its insert. Nothing
-   * changes if the record cannot be encoded.
-   */
-  /**
    * Stamps the record's envelope (`at`, `seq`, `sessionId`), hashes it onto its session's
    * chain now and queues it. Callers build each record with its keys already in
    * canonical (sorted) order, envelope included as placeholders, so canonicalization
@@ -315,9 +303,10 @@ export class JournalWriter {
    */
   private append(
     session: SessionState,
-    record: RecordDraft,
-    alsoWrite?: (at: string, seq: number, hash: string) => void,
+    record: RecordDraft | CallRequestedRest,
+    alsoWrite?: (at: string, seq: number, hash: string) => GroupOp,
     afterCommit?: () => void,
+    lead?: string,
   ): void {
     const seq = session.seq + 1;
     const at = this.clock.now();
@@ -326,7 +315,8 @@ export class JournalWriter {
     record.sessionId = session.sessionId;
     let data: string;
     try {
-      data = recordData(record);
+      // `lead`: the text of the record's first keys (`{"a":…,`), already canonical.
+      data = lead === undefined ? recordData(record) : lead + recordData(record).slice(1);
     } catch (cause) {
       throw notJson(`${record.kind} of session ${JSON.stringify(session.sessionId)}`, cause);
     }
@@ -341,6 +331,9 @@ export class JournalWriter {
     session.head = hash;
   }
 }
+
+/** A `call_requested` record without the keys its lead text holds (`alias`, `args`). */
+type CallRequestedRest = Omit<Extract<RecordDraft, { kind: "call_requested" }>, "alias" | "args">;
 
 /** A record being written: its content with the envelope still to stamp. */
 type RecordDraft = {

@@ -70,6 +70,10 @@ describe("writing records (A3)", () => {
   it("A3 a caller that never yields gets bounded groups: full groups commit at once, each consistent with its head rows", () => {
     // 400 calls (667 records) in one synchronous run: more than a group holds (512), so a
     // group commits inline; every third call stays open. A reader sees only whole commits.
+    // (Commits on the writer's own thread: a commit thread would take the full group
+    // without waiting, and a reader would see it a moment later; see commit-thread.test.ts.)
+    journal.close();
+    journal = Journal.open({ path: journal.path, commitThread: "never" });
     for (let index = 0; index < 400; index += 1) {
       request(journal, "s1", `c${index}`);
       if (index % 3 !== 0) journal.callFinished({ sessionId: "s1", callId: `c${index}`, outcome: "cancelled" });

@@ -112,14 +112,17 @@ describe("recovery (A3, E4)", () => {
     again.close();
   });
 
-  it("A3 E4 survives SIGKILL at random moments under load: chain intact, acknowledged starts kept, every started call terminal", async () => {
+  it("A3 E4 survives SIGKILL at random moments under load (with and without the commit thread): chain intact, acknowledged starts kept, every started call terminal", async () => {
     expect(existsSync(dist), "build the package first (the child imports dist/)").toBe(true);
     const file = folder.file("crash/journal.db");
     const rounds = 10;
     let totalRecovered = 0;
     for (let round = 0; round < rounds; round += 1) {
       const sessionId = `round-${round}`;
-      const acked = await runAndKill(file, sessionId, round % 3 === 2 ? "strict" : "grouped", 5 + Math.floor(Math.random() * 120));
+      // Both durabilities, with commits on the writer's thread and on the commit thread.
+      const durability = round % 3 === 2 ? "strict" : "grouped";
+      const commitThread = round % 2 === 0 ? "always" : "never";
+      const acked = await runAndKill(file, sessionId, durability, commitThread, 5 + Math.floor(Math.random() * 120));
 
       // As the crash left it, the database is consistent; acknowledged starts not yet
       // committed there are in the tail log (grouped durability), which a writer replays.
@@ -153,9 +156,9 @@ describe("recovery (A3, E4)", () => {
 });
 
 /** Runs the writer child until `ready`, lets it write for `delayMs`, SIGKILLs it; returns the acknowledged starts. */
-function runAndKill(file: string, sessionId: string, durability: string, delayMs: number): Promise<string[]> {
+function runAndKill(file: string, sessionId: string, durability: string, commitThread: string, delayMs: number): Promise<string[]> {
   return new Promise((resolve, reject) => {
-    const writer = spawn(process.execPath, [child, file, sessionId, durability], { stdio: ["ignore", "pipe", "pipe"] });
+    const writer = spawn(process.execPath, [child, file, sessionId, durability, commitThread], { stdio: ["ignore", "pipe", "pipe"] });
     const acked: string[] = [];
     let buffer = "";
     let stderr = "";

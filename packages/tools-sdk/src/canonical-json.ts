@@ -13,10 +13,36 @@
  * ```
  */
 export function canonicalJson(value: unknown): string {
-  return JSON.stringify(sorted(value, 0));
+  return JSON.stringify(isCanonical(value, 0) ? value : sorted(value, 0));
 }
 
 const MAX_DEPTH = 256;
+
+/**
+ * Whether `JSON.stringify(value)` is already canonical: every object plain with its keys
+ * in sorted order, every array plain. A walk that allocates nothing, for the common case
+ * (records built in key order); `false` sends the value through {@link sorted}. A `for…in`
+ * sees an object's own keys in `Object.keys` order (then inherited enumerable ones, which
+ * can only make it report `false`).
+ */
+function isCanonical(value: unknown, depth: number): boolean {
+  if (typeof value !== "object" || value === null) return true;
+  if (depth > MAX_DEPTH) throw new RangeError(`value nests deeper than ${MAX_DEPTH} levels`);
+  if (Array.isArray(value)) {
+    if (Object.getPrototypeOf(value) !== Array.prototype || "toJSON" in value) return false;
+    for (let index = 0; index < value.length; index += 1) if (!isCanonical(value[index], depth + 1)) return false;
+    return true;
+  }
+  if (!isPlain(value)) return false;
+  const source = value as Record<string, unknown>;
+  let previous: string | undefined;
+  for (const key in source) {
+    if (previous !== undefined && previous > key) return false;
+    previous = key;
+    if (!isCanonical(source[key], depth + 1)) return false;
+  }
+  return true;
+}
 
 /**
  * `value` with every object's keys in sorted order, for `JSON.stringify`. Copy on write:

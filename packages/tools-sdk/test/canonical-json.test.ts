@@ -42,6 +42,19 @@ describe("canonicalJson (the text every fingerprint and chain hash is taken over
     fc.assert(fc.property(fc.jsonValue(), (value) => canonicalJson(value) === reference(value)), { numRuns: 500 });
   });
 
+  it("A2 matches the reference on values already in canonical order (the no-copy path)", () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), (value) => {
+        const ordered: unknown = JSON.parse(reference(value));
+        return canonicalJson(ordered) === reference(value);
+      }),
+      { numRuns: 500 },
+    );
+    // In order at the top, out of order below; a plain object beside a class instance.
+    expect(canonicalJson({ a: { z: 1, b: 2 }, b: [{ d: 1, c: 2 }] })).toBe(reference({ a: { z: 1, b: 2 }, b: [{ d: 1, c: 2 }] }));
+    expect(canonicalJson({ a: new Date(0), b: new Map([[1, 2]]) })).toBe(reference({ a: new Date(0), b: new Map([[1, 2]]) }));
+  });
+
   it("refuses a cyclic or too deep value with a RangeError, like the reference", () => {
     const cyclic: Record<string, unknown> = { a: 1 };
     cyclic.self = cyclic;

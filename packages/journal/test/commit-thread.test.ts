@@ -1,0 +1,140 @@
+import { existsSync } from "node:fs";
+import Database from "better-sqlite3";
+import { describe, expect, it } from "vitest";
+import { Journal, JOURNAL_ERRORS } from "../src/index.js";
+import { approve, codeOf, completeCall, openSession, request, temporaryFolderPerTest } from "./helpers.js";
+
+const folder = temporaryFolderPerTest();
+
+/** Runs `calls` complete calls in each of `sessions` concurrent sessions. */
+async function load(journal: Journal, sessions: number, calls: number, prefix = "s"): Promise<void> {
+  for (let index = 0; index < sessions; index += 1) openSession(journal, `${prefix}${index}`);
+  await Promise.all(
+    Array.from({ length: sessions }, async (_, index) => {
+      for (let call = 0; call < calls; call += 1) await completeCall(journal, `${prefix}${index}`, `c${call}`);
+    }),
+  );
+}
+
+describe("commit thread (A3)", () => {
+  it("A3 always: group commits run on the commit thread; everything is committed, chained and readable", async () => {
+    const file = folder.file("thread/journal.db");
+    const journal = Journal.open({ path: file, commitThread: "always" });
+    expect(journal.commits).toBe("thread");
+    await load(journal, 8, 40);
+    await journal.flush();
+    // Another connection sees every record once flush resolved: the thread committed them.
+    const reader = Journal.open({ path: file, readonly: true });
+    try {
+      expect(reader.sessions()).toHaveLength(8);
+      expect(reader.calls("s3").filter((call) => call.outcome === "succeeded")).toHaveLength(40);
+      expect(reader.verify()).toEqual({ ok: true, sessions: 8, records: 8 * (1 + 40 * 4) });
+    } finally {
+      reader.close();
+    }
+    journal.sessionClosed({ sessionId: "s0" });
+    journal.close();
+    for (const suffix of ["-tail", "-tail.1", "-wal"]) expect(existsSync(`${file}${suffix}`), suffix).toBe(false);
+    const again = Journal.open({ path: file });
+    expect(again.recovered).toEqual([]);
+    expect(again.session("s0")).toMatchObject({ closedAt: expect.any(String), records: 1 + 40 * 4 + 1, calls: 40, openCalls: 0 });
+    expect(again.verify().ok).toBe(true);
+    again.close();
+  });
+
+  it("A3 auto: commits start on the writer's thread and move to the commit thread once the writer is busy", async () => {
+    const journal = Journal.open({ path: folder.file("auto.db") });
+    try {
+      openSession(journal, "quiet");
+      await completeCall(journal, "quiet", "c0");
+      await journal.flush();
+      expect(journal.commits).toBe("inline");
+      for (let round = 0; round < 50 && journal.commits !== "thread"; round += 1) await load(journal, 32, 2, `r${round}-`);
+      expect(journal.commits).toBe("thread");
+      await journal.flush();
+      expect(journal.verify().ok).toBe(true);
+    } finally {
+      journal.close();
+    }
+  });
+
+  it("A3 the writer's own reads, approvals and reloaded sessions see what is on its way to the thread", async () => {
+    const file = folder.file("reads.db");
+    const first = Journal.open({ path: file, commitThread: "always" });
+    openSession(first, "s1");
+    await completeCall(first, "s1", "old");
+    first.close();
+
+    const journal = Journal.open({ path: file, commitThread: "always" });
+    try {
+      // A reloaded session: its earlier call ids are read from its frames, after what is
+      // queued or on its way is committed.
+      // 600 records fill a group (512), which is posted at once: the session's head frame
+      // is then on its way to the thread when the id check reads the frames.
+      for (let turn = 0; turn < 600; turn += 1) {
+        journal.turnPrepared({ sessionId: "s1", turnId: `t${turn}`, selectionFingerprint: "sha256:s", catalogFingerprints: {} });
+      }
+      expect(await codeOf(() => request(journal, "s1", "old"))).toBe(JOURNAL_ERRORS.CALL_EXISTS);
+      request(journal, "s1", "new");
+      approve(journal, "s1", "new");
+      // Reads commit first and wait for the thread.
+      expect(journal.calls("s1").map((call) => call.callId)).toEqual(["old", "new"]);
+      const key = { executionIdentity: "owid3:test", qualifiedName: "demo.run", schemaFingerprint: "sha256:f" };
+      journal.storeApproval(key, { scope: "session", by: "person" });
+      expect(journal.findApproval(key)).toMatchObject({ scope: "session" });
+      await journal.callStarted({ sessionId: "s1", callId: "new" });
+      journal.callFinished({ sessionId: "s1", callId: "new", outcome: "succeeded", result: { ok: true } });
+      journal.sessionClosed({ sessionId: "s1" });
+      await journal.flush();
+      // The closed session was forgotten once its close was committed; it reads as closed.
+      expect(await codeOf(() => journal.turnFinished({ sessionId: "s1", turnId: "t1", completed: true }))).toBe(JOURNAL_ERRORS.SESSION_CLOSED);
+      expect(journal.verify().ok).toBe(true);
+    } finally {
+      journal.close();
+    }
+  });
+
+  it("A3 a commit that fails on the thread fails the journal (JOURNAL_WRITE_FAILED); reopening replays the tail log and loses no acknowledged start", async () => {
+    const file = folder.file("failing.db");
+    const journal = Journal.open({ path: file, commitThread: "always" });
+    openSession(journal, "s1");
+    await journal.flush();
+    // Another connection takes the frame id the next group will use: its insert fails.
+    const saboteur = new Database(file);
+    const next = (saboteur.prepare("SELECT max(id) AS id FROM frames").get() as { id: number }).id + 1;
+    saboteur.prepare("INSERT INTO frames (id, session_ref, first_seq, prev_frame, body) VALUES (?, 999, 1, NULL, 'x')").run(next);
+    request(journal, "s1", "c1");
+    approve(journal, "s1", "c1");
+    await journal.callStarted({ sessionId: "s1", callId: "c1" }); // durable in the tail log
+    await expect(journal.flush()).rejects.toMatchObject({ code: JOURNAL_ERRORS.WRITE_FAILED });
+    expect(await codeOf(() => journal.callFinished({ sessionId: "s1", callId: "c1", outcome: "succeeded" }))).toBe(JOURNAL_ERRORS.WRITE_FAILED);
+    expect(await codeOf(() => journal.close())).toBe(JOURNAL_ERRORS.WRITE_FAILED);
+    expect(existsSync(`${file}-tail`)).toBe(true); // kept for the next open
+    saboteur.prepare("DELETE FROM frames WHERE id = ?").run(next);
+    saboteur.close();
+
+    const reopened = Journal.open({ path: file, commitThread: "always" });
+    try {
+      expect(reopened.recovered).toEqual([
+        { sessionId: "s1", callId: "c1", turnId: "t1", qualifiedName: "demo.run", alias: "demo__run", started: true },
+      ]);
+      expect(reopened.verify()).toMatchObject({ ok: true });
+    } finally {
+      reopened.close();
+    }
+  });
+
+  it("refuses an unknown commitThread setting with a coded error naming the field", () => {
+    const error = (() => {
+      try {
+        Journal.open({ path: folder.file("bad.db"), commitThread: "sometimes" as never });
+      } catch (caught) {
+        return caught as { code: string; message: string };
+      }
+      return undefined;
+    })();
+    expect(error?.code).toBe(JOURNAL_ERRORS.INVALID_RECORD);
+    expect(error?.message).toContain("commitThread");
+    expect(existsSync(folder.file("bad.db"))).toBe(false);
+  });
+});
