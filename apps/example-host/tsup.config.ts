@@ -6,7 +6,9 @@ import { defineConfig, type Options } from "tsup";
 type Plugin = NonNullable<Options["esbuildPlugins"]>[number];
 
 const outDir = path.resolve("dist");
-const commitWorker = createRequire(import.meta.url).resolve("@openworker/journal/commit-worker");
+// The journal comes with the CLI: its built worker is found from the CLI's own dependencies.
+const fromCli = createRequire(createRequire(import.meta.url).resolve("@openworker/cli/package.json"));
+const commitWorker = path.join(path.dirname(fromCli.resolve("@openworker/journal/package.json")), "dist/journal-commit-worker.js");
 // Native addons cannot be bundled: they stay outside host.js, imported by a path relative
 // to it, so the built host runs from any clone without a hoisted node_modules.
 const NATIVE = ["better-sqlite3"];
