@@ -30,8 +30,8 @@ function openSessions(journal, count, prefix) {
   return ids;
 }
 
-async function concurrentWriters(durability, writers, callsPerWriter) {
-  const journal = Journal.open({ path: path.join(dir, `writers-${durability}.db`), durability });
+async function concurrentWriters(durability, writers, callsPerWriter, commitThread = "auto") {
+  const journal = Journal.open({ path: path.join(dir, `writers-${durability}-${commitThread}.db`), durability, commitThread });
   const sessions = openSessions(journal, writers, durability);
   await journal.flush();
   const start = process.hrtime.bigint();
@@ -42,10 +42,11 @@ async function concurrentWriters(durability, writers, callsPerWriter) {
   );
   await journal.flush();
   const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+  const where = journal.commits;
   journal.close();
   const records = writers * callsPerWriter * 4;
   console.log(
-    `${durability.padEnd(7)} ${writers} concurrent writers: ${records} records in ${seconds.toFixed(2)} s = ${Math.round(records / seconds).toLocaleString("en")} records/s`,
+    `${durability.padEnd(7)} ${writers} concurrent writers (commitThread ${commitThread}, commits ${where} at the end): ${records} records in ${seconds.toFixed(2)} s = ${Math.round(records / seconds).toLocaleString("en")} records/s`,
   );
 }
 
@@ -100,6 +101,7 @@ async function recovery(records) {
 
 try {
   await concurrentWriters("grouped", 32, 3_000);
+  await concurrentWriters("grouped", 32, 3_000, "never");
   await concurrentWriters("strict", 32, 300);
   await perCall("grouped", 5_000);
   await perCall("strict", 300);

@@ -56,7 +56,8 @@ export interface JournalOptions {
   readonly readonly?: boolean;
   /**
    * Where a writer's group commits run (see the README, "Commit thread"): `"auto"`
-   * (default) on its own thread until it is busy, then on a commit thread; `"always"` on
+   * (default) on its own thread until it is busy, then on a commit thread (grouped
+   * durability only: under strict, each start waits for its commit anyway); `"always"` on
    * a commit thread from the start (`JOURNAL_OPEN_FAILED` if it cannot start); `"never"`
    * on its own thread.
    */

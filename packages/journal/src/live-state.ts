@@ -1,4 +1,5 @@
 import type Database from "better-sqlite3";
+import { CallIdHashes } from "./call-id-hashes.js";
 import { GENESIS_HASH } from "./chain.js";
 import { JOURNAL_ERRORS, journalError } from "./errors.js";
 import { FrameReader } from "./frames.js";
@@ -31,11 +32,12 @@ export interface SessionState {
   /** Calls requested and neither denied nor finished. */
   readonly openCalls: Map<string, CallState>;
   /**
-   * Calls that ended (denied or finished). Complete once `historyLoaded`; for a session
-   * reloaded from the file it holds only what ended since, until the history is read.
+   * Calls that ended (denied or finished), as hashes (see `CallIdHashes`). Complete once
+   * `historyLoaded`; for a session reloaded from the file it holds only what ended since,
+   * until the history is read.
    */
-  readonly endedCalls: Set<string>;
-  /** The denied ones among `endedCalls` (rare: a set of its own keeps `endedCalls` lean). */
+  readonly endedCalls: CallIdHashes;
+  /** The denied ones among `endedCalls`, by id (rare). */
   readonly deniedCalls: Set<string>;
   historyLoaded: boolean;
   /** Lines queued for the next group commit, and the `seq` of the first. */
@@ -142,8 +144,11 @@ export class LiveState {
    */
   endedCall(session: SessionState, callId: string): "denied" | "finished" | undefined {
     if (!session.historyLoaded) this.loadHistory(session);
-    if (!session.endedCalls.has(callId)) return undefined;
-    return session.deniedCalls.has(callId) ? "denied" : "finished";
+    if (!session.endedCalls.mayHave(callId)) return undefined;
+    if (session.deniedCalls.has(callId)) return "denied";
+    // A hash hit: a reused id (an error the caller reports), or, rarely, another id with
+    // the same hash. The session's records tell.
+    return this.hasFinished(session, callId) ? "finished" : undefined;
   }
 
   /** Whether the session ever had a call with that id. */
@@ -157,21 +162,35 @@ export class LiveState {
   }
 
   private loadHistory(session: SessionState): void {
+    this.forEachEnd(session, (callId, denied) => {
+      session.endedCalls.add(callId);
+      if (denied) session.deniedCalls.add(callId);
+    });
+    session.historyLoaded = true;
+  }
+
+  /** Whether the session's records hold a terminal record of that call. */
+  private hasFinished(session: SessionState, callId: string): boolean {
+    let found = false;
+    this.forEachEnd(session, (ended, denied) => {
+      if (ended === callId && !denied) found = true;
+    });
+    return found;
+  }
+
+  /** Calls `visit` for every ended call in the session's records (a terminal record, or a denial). */
+  private forEachEnd(session: SessionState, visit: (callId: string, denied: boolean) => void): void {
     // The walk starts at the session's head frame, which may still be queued or on its
     // way to the commit thread.
     this.commitQueued();
     this.lookup(() => {
       for (const record of this.frames.records({ ref: session.ref, headFrame: session.headFrame })) {
         const content = JSON.parse(record.data) as { kind: string; callId?: string; decision?: string };
-        if (content.callId === undefined || session.openCalls.has(content.callId) || session.endedCalls.has(content.callId)) continue;
-        if (content.kind === "call_finished") session.endedCalls.add(content.callId);
-        else if (content.kind === "approval_decided" && content.decision === "denied") {
-          session.endedCalls.add(content.callId);
-          session.deniedCalls.add(content.callId);
-        }
+        if (content.callId === undefined) continue;
+        if (content.kind === "call_finished") visit(content.callId, false);
+        else if (content.kind === "approval_decided" && content.decision === "denied") visit(content.callId, true);
       }
     });
-    session.historyLoaded = true;
   }
 }
 
@@ -186,7 +205,7 @@ function newSession(sessionId: string, ref: number, executionIdentity: string): 
     headFrame: null,
     callCount: 0,
     openCalls: new Map(),
-    endedCalls: new Set(),
+    endedCalls: new CallIdHashes(),
     deniedCalls: new Set(),
     historyLoaded: true,
     pending: [],
