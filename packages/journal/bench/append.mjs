@@ -1,9 +1,11 @@
 // Journal speed figures (not a test): appends/s with 32 concurrent writers, per-call
 // overhead, recovery time of a 1,000,000-record file. `pnpm --filter @openworker/journal bench`
 // after a build. Set JOURNAL_BENCH_RECORDS to change the recovery file size.
-import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { argumentsDigest, Journal } from "../dist/index.js";
 
 const dir = mkdtempSync(path.join(os.tmpdir(), "journal-bench-"));
@@ -99,6 +101,34 @@ async function recovery(records) {
   );
 }
 
+/**
+ * Open after a kill -9 under load: a writer child (the crash tests' fixture, 8 lanes on
+ * the commit thread) runs for `runMs`, is killed, and the next open replays its tail log
+ * (both files, written in place) and recovers.
+ */
+async function crashRecovery(runMs) {
+  const file = path.join(dir, "crash.db");
+  const child = spawn(process.execPath, [fileURLToPath(new URL("../test/fixtures/writer-child.mjs", import.meta.url)), file, "crash", "grouped", "always"], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  let acked = 0;
+  child.stdout.setEncoding("utf8");
+  child.stdout.on("data", (chunk) => {
+    acked += chunk.split("\nacked ").length - 1;
+    if (chunk.includes("ready")) setTimeout(() => child.kill("SIGKILL"), runMs);
+  });
+  await new Promise((resolve) => child.on("close", resolve));
+  const tailBytes = [`${file}-tail`, `${file}-tail.1`].reduce((sum, name) => sum + (existsSync(name) ? statSync(name).size : 0), 0);
+  const start = process.hrtime.bigint();
+  const journal = Journal.open({ path: file });
+  const openMs = Number(process.hrtime.bigint() - start) / 1e6;
+  const ok = journal.verify().ok;
+  journal.close();
+  console.log(
+    `open after kill -9 under load (${runMs} ms of writing, ~${acked.toLocaleString("en")} starts acknowledged, tail log ${(tailBytes / 1e6).toFixed(1)} MB): replay + recovery ${openMs.toFixed(0)} ms, ${journal.recovered.length} calls interrupted (verify ok: ${ok})`,
+  );
+}
+
 try {
   await concurrentWriters("grouped", 32, 3_000);
   await concurrentWriters("grouped", 32, 3_000, "never");
@@ -106,6 +136,7 @@ try {
   await perCall("grouped", 5_000);
   await perCall("strict", 300);
   await recovery(Number(process.env.JOURNAL_BENCH_RECORDS ?? 1_000_000));
+  await crashRecovery(3_000);
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

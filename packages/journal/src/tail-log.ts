@@ -79,13 +79,17 @@ export class TailLog {
 
   /** Writes lines in one `write()` at the current position. Throws if the write fails. */
   append(lines: readonly string[]): void {
-    const buffer = Buffer.from(`${lines.join("\n")}\n`, "utf8");
+    const text = `${lines.join("\n")}\n`;
     const fd = this.fds[this.current]!;
-    let written = 0;
-    while (written < buffer.length) {
-      written += writeSync(fd, buffer, written, buffer.length - written, this.position + written);
+    // The string is written as it is (no Buffer of our own, no external memory for the
+    // collector to account); a short write, rare on a regular file, finishes from bytes.
+    const length = Buffer.byteLength(text, "utf8");
+    let written = writeSync(fd, text, this.position, "utf8");
+    if (written < length) {
+      const buffer = Buffer.from(text, "utf8");
+      while (written < length) written += writeSync(fd, buffer, written, length - written, this.position + written);
     }
-    this.position += buffer.length;
+    this.position += length;
   }
 
   /** Whether the current file has passed {@link SWITCH_BYTES}: time to move to the other. */

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import path from "node:path";
 import { loadBundle, type Bundle } from "@openworker/bundle-resolver";
-import { hostExecutableDigest, Journal, type Durability } from "@openworker/journal";
+import { type CommitThreadMode, hostExecutableDigest, Journal, type Durability } from "@openworker/journal";
 import { McpBridge, type McpBridgeOptions, type McpInventoryRequest, type McpToolInventory } from "@openworker/mcp-bridge";
 import type { ToolRegistry } from "@openworker/registry";
 import { OpenWorkerError } from "@openworker/tools-sdk";
@@ -18,8 +18,11 @@ import { MODEL_CONTEXT_BUDGET_MS } from "./turn/facts.js";
 export interface RuntimeOptions {
   /** Default workspace of sessions. Default: `process.cwd()`. */
   readonly workspace?: string;
-  /** An open journal, or where to open one. Default: `<workspace>/.openworker/journal.db`, grouped durability. */
-  readonly journal?: Journal | { readonly path: string; readonly durability?: Durability };
+  /**
+   * An open journal, or where to open one. Default: `<workspace>/.openworker/journal.db`,
+   * grouped durability, commit thread `"auto"` (see the journal's README).
+   */
+  readonly journal?: Journal | { readonly path: string; readonly durability?: Durability; readonly commitThread?: CommitThreadMode };
   /** Model providers; the first is the default. */
   readonly models?: readonly ModelProvider[];
   /** Asks a person. Without one, tools whose policy says `ask` are denied (fail closed). */
@@ -110,7 +113,11 @@ export class Runtime {
     const journal =
       given instanceof Journal
         ? given
-        : Journal.open({ path: given?.path ?? path.join(workspace, ".openworker", "journal.db"), durability: given?.durability ?? "grouped" });
+        : Journal.open({
+            path: given?.path ?? path.join(workspace, ".openworker", "journal.db"),
+            durability: given?.durability ?? "grouped",
+            commitThread: given?.commitThread ?? "auto",
+          });
     return new Runtime(registry, journal, !(given instanceof Journal), { ...options, workspace });
   }
 

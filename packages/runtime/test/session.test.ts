@@ -33,6 +33,21 @@ describe("sessions", () => {
     expect(() => registry.register(nativeTool("test.late", async () => ({ json: null })))).toThrow(/frozen/i);
   });
 
+  it("A3 the journal option passes commitThread on: governed calls of concurrent sessions are committed by the commit thread", async () => {
+    const bundle = writeBundle(space.dir, ["test.echo"]);
+    const runtime = await open(space.dir, [echo], { journal: { path: path.join(space.dir, "thread.db"), commitThread: "always" } });
+    expect(runtime.journal.commits).toBe("thread");
+    const sessions = await Promise.all(Array.from({ length: 4 }, () => runtime.openSession({ bundle, policy: { mode: "bypass" } })));
+    await Promise.all(sessions.map(async (session) => {
+      for (let index = 0; index < 20; index += 1) await session.callTool("test.echo", { text: `n${index}` });
+    }));
+    await runtime.journal.flush();
+    for (const session of sessions) {
+      expect(runtime.journal.calls(session.id).filter((call) => call.outcome === "succeeded")).toHaveLength(20);
+    }
+    expect(runtime.journal.verify()).toMatchObject({ ok: true });
+  });
+
   it("A2 the identity pins native descriptors and host bytes; approvals do not carry across identities", async () => {
     const bundle = writeBundle(space.dir, ["test.effect"]);
     const approvals: string[] = [];
