@@ -18,6 +18,8 @@ export const SLOT = {
 /** What a commit thread is started with (its `workerData`). */
 export interface CommitThreadData {
   readonly file: string;
+  /** The tail log's two files (grouped durability), where posted groups' lines are read. */
+  readonly tail: readonly [string, string] | undefined;
   readonly synchronous: "NORMAL" | "FULL";
   readonly state: SharedArrayBuffer;
   readonly port: MessagePort;
@@ -27,15 +29,32 @@ export interface CommitThreadData {
 export type CommitThreadMessage = number | { readonly failed: number; readonly message: string };
 
 /**
- * A group on its way to the commit thread. Frame bodies travel as UTF-8 in one
- * `SharedArrayBuffer` (each frame's body slot then holds the byte offset where its body
- * ends): posting it copies nothing, where a structured clone of the same strings costs
- * about 3.5 µs per KB here (measured), more than the commit it saves.
+ * A group on its way to the commit thread. Its frame bodies never travel as strings: a
+ * structured clone of them costs about 3.5 µs per KB here (measured), more than the
+ * commit it saves. Under grouped durability every line of a posted group is already in
+ * the tail log, and the thread reads it there (`lines`); without a tail log the bodies
+ * travel as UTF-8 in a `SharedArrayBuffer` (`bodies`; each frame's body slot then holds
+ * the byte offset where its body ends).
  */
 export interface PostedGroup {
   readonly n: number;
   readonly writes: GroupWrites;
-  readonly bodies: SharedArrayBuffer;
+  /** The frame bodies (strict durability: no tail log). */
+  readonly bodies?: SharedArrayBuffer;
+  /** Where the group's lines are in the tail log, and each line's session (grouped durability). */
+  readonly lines?: TailLines;
+}
+
+/**
+ * A group's lines as the tail log holds them (see `TailLog.groupRange`): the commit
+ * thread reads that byte range and builds each frame's body from the lines of its
+ * session (`refs`, one per line, in order), so the writer neither joins nor copies them.
+ */
+export interface TailLines {
+  readonly file: number;
+  readonly start: number;
+  readonly end: number;
+  readonly refs: Int32Array;
 }
 
 /**
@@ -58,7 +77,7 @@ function packBodies(writes: GroupWrites, pool: SharedArrayBuffer[]): SharedArray
 }
 
 /** The commit thread's side of {@link packBodies}: the frame bodies back as strings. */
-export function unpackBodies(group: PostedGroup): GroupWrites {
+export function unpackBodies(group: PostedGroup & { readonly bodies: SharedArrayBuffer }): GroupWrites {
   const { frames } = group.writes;
   const buffer = Buffer.from(group.bodies);
   let start = 0;
@@ -115,12 +134,17 @@ export class CommitThread {
    * Starts the thread for a journal file, or returns `undefined` when no built worker
    * file is found (a bundle that left it out): the writer then commits on its own thread.
    */
-  static start(file: string, synchronous: "NORMAL" | "FULL", onMessage: () => void): CommitThread | undefined {
+  static start(
+    file: string,
+    synchronous: "NORMAL" | "FULL",
+    tail: readonly [string, string] | undefined,
+    onMessage: () => void,
+  ): CommitThread | undefined {
     const script = workerFile();
     if (script === undefined) return undefined;
     const state = new SharedArrayBuffer(4 * Int32Array.BYTES_PER_ELEMENT);
     const { port1, port2 } = new MessageChannel();
-    const data: CommitThreadData = { file, synchronous, state, port: port2 };
+    const data: CommitThreadData = { file, tail, synchronous, state, port: port2 };
     // No inherited `execArgv`: a parent started with `-e` or `--input-type` would pass
     // them on, and the thread would not run its own file.
     const worker = new Worker(script, { workerData: data, transferList: [port2], execArgv: [] });
@@ -154,9 +178,10 @@ export class CommitThread {
   }
 
   /** Hands a group to the thread. Keeps the port referenced while groups are on their way. */
-  post(n: number, writes: GroupWrites): void {
-    const group: PostedGroup = { n, bodies: packBodies(writes, this.pool), writes };
-    this.lent.push(group);
+  /** Hands a group to the thread: its lines in the tail log, or (no tail log) its bodies packed in shared memory. */
+  post(n: number, writes: GroupWrites, lines: TailLines | undefined): void {
+    const group: PostedGroup = lines === undefined ? { n, bodies: packBodies(writes, this.pool), writes } : { n, lines, writes };
+    if (group.bodies !== undefined) this.lent.push(group);
     this.port.ref();
     this.port.postMessage(group);
   }
@@ -166,7 +191,7 @@ export class CommitThread {
     const acked = this.acked;
     while (this.lent.length > 0 && this.lent[0]!.n <= acked) {
       const { bodies } = this.lent.shift()!;
-      if (this.pool.length < POOLED_BODIES) this.pool.push(bodies);
+      if (bodies !== undefined && this.pool.length < POOLED_BODIES) this.pool.push(bodies);
     }
   }
 

@@ -76,6 +76,8 @@ export class GroupCommit {
   private nextFrame: number;
   /** Lines queued since the tail log was last written (grouped durability). */
   private unlogged: string[] = [];
+  /** The session ref of every line of the group being queued, in tail-log order (grouped durability). */
+  private lineRefs: number[] = [];
   /** The shared tail-log write at the end of this turn, once a start in it already wrote. */
   private tailBatch: Promise<void> | undefined;
   private wroteThisTurn = false;
@@ -163,7 +165,10 @@ export class GroupCommit {
       this.touched.push(session);
     }
     session.pending.push(line);
-    if (this.tail !== undefined) this.unlogged.push(line);
+    if (this.tail !== undefined) {
+      this.unlogged.push(line);
+      this.lineRefs.push(session.ref);
+    }
     this.queuedLines += 1;
     if (also !== undefined) this.queue.push(also);
     if (after !== undefined) this.afterCommit.push(after);
@@ -273,11 +278,11 @@ export class GroupCommit {
       } else settleGroup(after, waiters);
       return;
     }
-    const lines = this.queuedLines;
+    const count = this.queuedLines;
     // Under strict durability every start waits for its commit anyway, and a hop to the
     // thread and back only adds to that wait (measured: ~55k against ~80k records/s with
     // 32 writers), so "auto" starts the thread for grouped durability only.
-    if (this.thread === undefined && this.threadMode === "auto" && this.tail !== undefined && lines >= THREAD_AFTER_LINES) {
+    if (this.thread === undefined && this.threadMode === "auto" && this.tail !== undefined && count >= THREAD_AFTER_LINES) {
       this.startThread();
     }
     const thread = this.thread?.ready === true ? this.thread : undefined;
@@ -288,23 +293,28 @@ export class GroupCommit {
       for (const waiter of waiters) waiter.reject(this.failure);
       throw this.failure;
     }
+    // With a tail log, the thread reads the group's lines from there: no bodies to build.
+    const fromTail = thread !== undefined && this.tail !== undefined;
+    const lines = fromTail ? { ...this.tail!.groupRange(), refs: Int32Array.from(this.lineRefs) } : undefined;
     let writes: GroupWrites;
     try {
-      writes = this.buildWrites();
+      writes = this.buildWrites(!fromTail);
     } finally {
       for (const session of this.touched) session.pending = [];
       this.touched = [];
       this.queue = [];
       this.unlogged = [];
+      this.lineRefs = [];
       this.queuedLines = 0;
+      this.tail?.nextGroup();
     }
     if (thread !== undefined) {
       this.statements.endRead();
-      while (this.inFlight.length > 0 && this.linesInFlight + lines > MAX_IN_FLIGHT_LINES) this.waitFor(this.inFlight[0]!.n);
+      while (this.inFlight.length > 0 && this.linesInFlight + count > MAX_IN_FLIGHT_LINES) this.waitFor(this.inFlight[0]!.n);
       this.posted += 1;
-      thread.post(this.posted, writes);
-      this.inFlight.push({ n: this.posted, lines, after, waiters });
-      this.linesInFlight += lines;
+      thread.post(this.posted, writes, lines);
+      this.inFlight.push({ n: this.posted, lines: count, after, waiters });
+      this.linesInFlight += count;
       return;
     }
     try {
@@ -388,7 +398,7 @@ export class GroupCommit {
   }
 
   private startThread(): void {
-    this.thread = CommitThread.start(this.file, this.synchronous, () => this.settle());
+    this.thread = CommitThread.start(this.file, this.synchronous, this.tail?.paths, () => this.settle());
     // A bundle without the worker file commits on this thread from now on.
     if (this.thread === undefined) this.threadMode = "never";
   }
@@ -415,14 +425,14 @@ export class GroupCommit {
    * this group drops its head row: its `sessions` row takes the final head (see the
    * writer's close, built after the frames so it names the closing frame).
    */
-  private buildWrites(): GroupWrites {
+  private buildWrites(withBodies: boolean): GroupWrites {
     const frames: (string | number | null)[] = [];
     const heads: (string | number)[] = [];
     const ops: GroupOp[] = [];
     for (const session of this.touched) {
       const id = this.nextFrame;
       this.nextFrame += 1;
-      frames.push(id, session.ref, session.pendingFirstSeq, session.headFrame, session.pending.join("\n"));
+      frames.push(id, session.ref, session.pendingFirstSeq, session.headFrame, withBodies ? session.pending.join("\n") : null);
       session.headFrame = id;
       if (session.closed) ops.push(["drop", session.ref]);
       else heads.push(session.ref, id, session.seq, session.head, session.callCount, openCallsJson(session));

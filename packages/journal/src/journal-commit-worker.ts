@@ -2,12 +2,13 @@
 // connection to the journal file and commits the groups the writer posts, in order.
 // Built as its own file, `journal-commit-worker.js`; a host that bundles the journal
 // ships it beside its bundle (see the README, "Commit thread").
+import { closeSync, openSync, readSync } from "node:fs";
 import { workerData } from "node:worker_threads";
 import Database from "better-sqlite3";
-import { type CommitThreadData, type CommitThreadMessage, type PostedGroup, SLOT, unpackBodies } from "./commit-thread.js";
-import { GroupStatements, writerPragmas } from "./group-writes.js";
+import { type CommitThreadData, type CommitThreadMessage, type PostedGroup, SLOT, type TailLines, unpackBodies } from "./commit-thread.js";
+import { FRAME_COLUMNS, GroupStatements, type GroupWrites, writerPragmas } from "./group-writes.js";
 
-const { file, synchronous, state, port } = workerData as CommitThreadData;
+const { file, tail, synchronous, state, port } = workerData as CommitThreadData;
 const shared = new Int32Array(state);
 
 function publish(slot: number, value: number): void {
@@ -18,6 +19,44 @@ function publish(slot: number, value: number): void {
 function report(failed: number, error: unknown): void {
   const message: CommitThreadMessage = { failed, message: error instanceof Error ? error.message : String(error) };
   port.postMessage(message);
+}
+
+/** The tail log's files, opened for reading on first use. */
+const tailFds: (number | undefined)[] = [undefined, undefined];
+let readBuffer = Buffer.alloc(0);
+
+/**
+ * Fills in a group's frame bodies from its lines in the tail log: the byte range the
+ * writer wrote them to, one session ref per line. Throws if the range does not hold
+ * exactly that many lines (the journal then fails rather than store wrong frames).
+ */
+function bodiesFromTail(writes: GroupWrites, lines: TailLines): GroupWrites {
+  const fd = (tailFds[lines.file] ??= openSync(tail![lines.file]!, "r"));
+  const length = lines.end - lines.start;
+  if (readBuffer.length < length) readBuffer = Buffer.alloc(Math.max(length, readBuffer.length * 2, 1 << 20));
+  let read = 0;
+  while (read < length) {
+    const got = readSync(fd, readBuffer, read, length - read, lines.start + read);
+    if (got === 0) break;
+    read += got;
+  }
+  const text = readBuffer.toString("utf8", 0, read);
+  const all = text.split("\n");
+  if (read !== length || all.length !== lines.refs.length + 1 || all[all.length - 1] !== "") {
+    throw new Error(`the tail log's lines of this group do not match it (${all.length - 1} lines in ${read} bytes, expected ${lines.refs.length} in ${length})`);
+  }
+  const bySession = new Map<number, string[]>();
+  for (let index = 0; index < lines.refs.length; index += 1) {
+    const ref = lines.refs[index]!;
+    const own = bySession.get(ref);
+    if (own === undefined) bySession.set(ref, [all[index]!]);
+    else own.push(all[index]!);
+  }
+  const { frames } = writes;
+  for (let index = 0; index < frames.length; index += FRAME_COLUMNS) {
+    frames[index + FRAME_COLUMNS - 1] = bySession.get(frames[index + 1] as number)?.join("\n") ?? "";
+  }
+  return writes;
 }
 
 let db: Database.Database | undefined;
@@ -37,6 +76,7 @@ port.on("message", (message: PostedGroup | "close") => {
   if (message === "close") {
     try {
       db?.close();
+      for (const fd of tailFds) if (fd !== undefined) closeSync(fd);
     } finally {
       port.close();
       publish(SLOT.CLOSED, 1);
@@ -46,7 +86,9 @@ port.on("message", (message: PostedGroup | "close") => {
   // After a failed commit the chain in the file is behind the writer's: take no more.
   if (statements === undefined || Atomics.load(shared, SLOT.FAILED) !== 0) return;
   try {
-    statements.apply(unpackBodies(message));
+    const writes =
+      message.lines !== undefined ? bodiesFromTail(message.writes, message.lines) : unpackBodies(message as PostedGroup & { bodies: SharedArrayBuffer });
+    statements.apply(writes);
   } catch (error) {
     report(message.n, error);
     publish(SLOT.FAILED, message.n);

@@ -31,6 +31,8 @@ export class TailLog {
   private current = 0;
   /** Where the next write goes in the current file. */
   private position = 0;
+  /** Where the lines of the group being queued begin (see {@link groupRange}). */
+  private groupStart = 0;
   /** Whether the other file still holds lines on their way to a commit. */
   private otherBusy = false;
 
@@ -77,6 +79,26 @@ export class TailLog {
     for (const name of names(file)) rmSync(name, { force: true });
   }
 
+  /** The paths of both files, by index. */
+  get paths(): [string, string] {
+    return names(this.file);
+  }
+
+  /**
+   * Where the lines written since the last {@link nextGroup} lie: which file, and the byte
+   * range. Every line of a group is written before the group is posted, one group after
+   * the other, and writing moves to another file or position only between groups, so a
+   * group's lines are exactly this range (the commit thread reads them from there).
+   */
+  groupRange(): { readonly file: number; readonly start: number; readonly end: number } {
+    return { file: this.current, start: this.groupStart, end: this.position };
+  }
+
+  /** The next group's lines begin here. */
+  nextGroup(): void {
+    this.groupStart = this.position;
+  }
+
   /** Writes lines in one `write()` at the current position. Throws if the write fails. */
   append(lines: readonly string[]): void {
     const text = `${lines.join("\n")}\n`;
@@ -109,6 +131,7 @@ export class TailLog {
   committedAll(): void {
     this.otherBusy = false;
     if (this.large) this.position = 0;
+    this.groupStart = this.position;
   }
 
   /**
@@ -120,6 +143,7 @@ export class TailLog {
     if (this.otherBusy) return;
     this.current = 1 - this.current;
     this.position = 0;
+    this.groupStart = 0;
     this.otherBusy = true;
   }
 
