@@ -158,7 +158,15 @@ export class Journal {
       const tail = durability === "grouped" ? TailLog.open(tailFile) : undefined;
       if (tail !== undefined) commit.useTail(tail);
       else TailLog.remove(tailFile);
-      if (commitThread === "always") commit.startThreadNow();
+      if (commitThread === "always") {
+        try {
+          commit.startThreadNow();
+        } catch (error) {
+          // Everything is committed: the (empty) tail log goes with the refused open.
+          tail?.close(true);
+          throw error;
+        }
+      }
       return new Journal(db, { path: options.path, durability, readonly, recovered }, reader, approvals, { writer, commit, tail, lock: lock! });
     } catch (error) {
       db.close();

@@ -1,4 +1,6 @@
-import { existsSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { cpSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import path from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { Journal, JOURNAL_ERRORS } from "../src/index.js";
@@ -121,6 +123,49 @@ describe("commit thread (A3)", () => {
       expect(reopened.verify()).toMatchObject({ ok: true });
     } finally {
       reopened.close();
+    }
+  });
+
+  it("A3 a bundle without the worker file: \"always\" refuses to open with a coded error, \"auto\" commits on the writer's thread", () => {
+    const dist = path.resolve(import.meta.dirname, "../dist");
+    expect(existsSync(path.join(dist, "index.js")), "build the package first").toBe(true);
+    // The built journal without journal-commit-worker.js, inside the package (so its
+    // dependencies resolve) but away from dist/.
+    const bundle = mkdtempSync(path.join(import.meta.dirname, "../.no-worker-"));
+    const code = path.join(bundle, "code");
+    try {
+      cpSync(dist, code, { recursive: true, filter: (source) => !path.basename(source).startsWith("journal-commit-worker") });
+      expect(readdirSync(code).some((name) => name.startsWith("journal-commit-worker"))).toBe(false);
+      const script = `
+        import { existsSync } from "node:fs";
+        import { Journal } from ${JSON.stringify(path.join(code, "index.js"))};
+        const file = ${JSON.stringify(folder.file("bundle.db"))};
+        let refused;
+        try { Journal.open({ path: file, commitThread: "always" }); } catch (error) { refused = { code: error.code, message: error.message }; }
+        const tailAfterRefusal = existsSync(file + "-tail") || existsSync(file + "-tail.1") || existsSync(file + "-lock");
+        const journal = Journal.open({ path: file });
+        for (let s = 0; s < 32; s += 1) journal.sessionOpened({ sessionId: "s" + s, executionIdentity: "owid3:t", identityInputs: {}, workspace: "/w" });
+        for (let s = 0; s < 32; s += 1) for (let t = 0; t < 10; t += 1) journal.turnPrepared({ sessionId: "s" + s, turnId: "t" + t, selectionFingerprint: "sha256:x", catalogFingerprints: {} });
+        await journal.flush();
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        const commits = journal.commits;
+        const verified = journal.verify();
+        journal.close();
+        console.log(JSON.stringify({ refused, tailAfterRefusal, commits, verified }));
+      `;
+      const output = JSON.parse(execFileSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8" })) as {
+        refused?: { code: string; message: string };
+        tailAfterRefusal: boolean;
+        commits: string;
+        verified: { ok: boolean; records: number };
+      };
+      expect(output.refused?.code).toBe(JOURNAL_ERRORS.OPEN_FAILED);
+      expect(output.refused?.message).toContain("journal-commit-worker.js");
+      expect(output.tailAfterRefusal).toBe(false); // the refused open left no tail log (nor lock) behind
+      expect(output.commits).toBe("inline");
+      expect(output.verified).toMatchObject({ ok: true, records: 32 * 11 });
+    } finally {
+      rmSync(bundle, { recursive: true, force: true });
     }
   });
 
