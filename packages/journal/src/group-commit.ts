@@ -41,7 +41,7 @@ export type CommitThreadMode = "auto" | "always" | "never";
 /** A group handed to the commit thread and not yet acknowledged. */
 interface InFlight {
   readonly n: number;
-  readonly lines: number;
+  readonly records: number;
   readonly after: (() => void)[];
   readonly waiters: Waiter[];
 }
@@ -310,10 +310,15 @@ export class GroupCommit {
     }
     if (thread !== undefined) {
       this.statements.endRead();
-      while (this.inFlight.length > 0 && this.linesInFlight + count > MAX_IN_FLIGHT_LINES) this.waitFor(this.inFlight[0]!.n);
+      try {
+        while (this.inFlight.length > 0 && this.linesInFlight + count > MAX_IN_FLIGHT_LINES) this.waitFor(this.inFlight[0]!.n);
+      } catch (error) {
+        for (const waiter of waiters) waiter.reject(error);
+        throw error;
+      }
       this.posted += 1;
       thread.post(this.posted, writes, lines);
-      this.inFlight.push({ n: this.posted, lines: count, after, waiters });
+      this.inFlight.push({ n: this.posted, records: count, after, waiters });
       this.linesInFlight += count;
       return;
     }
@@ -352,7 +357,7 @@ export class GroupCommit {
     let settled = false;
     while (this.inFlight.length > 0 && this.inFlight[0]!.n <= acked) {
       const group = this.inFlight.shift()!;
-      this.linesInFlight -= group.lines;
+      this.linesInFlight -= group.records;
       settleGroup(group.after, group.waiters);
       settled = true;
     }
