@@ -213,12 +213,11 @@ export class GroupCommit {
     if (this.failure !== undefined) return false;
     if (this.unlogged.length === 0) return true;
     try {
-      this.tail!.append(this.unlogged);
+      this.tail!.append(this.unlogged); // empties it
     } catch (cause) {
       this.fail("writing the tail log failed", cause);
       return false;
     }
-    this.unlogged = [];
     return true;
   }
 

@@ -99,9 +99,15 @@ export class TailLog {
     this.groupStart = this.position;
   }
 
-  /** Writes lines in one `write()` at the current position. Throws if the write fails. */
-  append(lines: readonly string[]): void {
-    const text = `${lines.join("\n")}\n`;
+  /**
+   * Writes lines in one `write()` at the current position, and empties `lines` (it takes
+   * them: a trailing empty line makes `join` end the text with its newline, one flat
+   * string, where appending "\n" would build a second copy of it). Throws if the write fails.
+   */
+  append(lines: string[]): void {
+    lines.push("");
+    const text = lines.join("\n");
+    lines.length = 0;
     const fd = this.fds[this.current]!;
     // The string is written as it is (no Buffer of our own, no external memory for the
     // collector to account); a short write, rare on a regular file, finishes from bytes.

@@ -55,6 +55,18 @@ describe("canonicalJson (the text every fingerprint and chain hash is taken over
     expect(canonicalJson({ a: new Date(0), b: new Map([[1, 2]]) })).toBe(reference({ a: new Date(0), b: new Map([[1, 2]]) }));
   });
 
+  it("A2 orders keys by UTF-16 code units, like the default sort, in small and large objects", () => {
+    const keys = ["b", "a", "é", "Z", "10", "9", "\u{1F600}", "\uFFFF", "", "a b", "ab", "A"];
+    const small = Object.fromEntries(keys.map((key, index) => [key, index]));
+    expect(canonicalJson(small)).toBe(reference(small));
+    const large = Object.fromEntries([...keys, ...Array.from({ length: 20 }, (_, index) => `k${20 - index}`)].map((key, index) => [key, index]));
+    expect(canonicalJson(large)).toBe(reference(large));
+    fc.assert(
+      fc.property(fc.dictionary(fc.string({ unit: "binary" }), fc.integer(), { maxKeys: 40 }), (value) => canonicalJson(value) === reference(value)),
+      { numRuns: 300 },
+    );
+  });
+
   it("refuses a cyclic or too deep value with a RangeError, like the reference", () => {
     const cyclic: Record<string, unknown> = { a: 1 };
     cyclic.self = cyclic;
