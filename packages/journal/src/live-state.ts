@@ -3,6 +3,7 @@ import { CallIdHashes } from "./call-id-hashes.js";
 import { GENESIS_HASH } from "./chain.js";
 import { JOURNAL_ERRORS, journalError } from "./errors.js";
 import { FrameReader } from "./frames.js";
+import { OpenCalls } from "./open-calls.js";
 import type { ApprovalDecider } from "./records.js";
 
 /** Where a call stands, as far as the journal's state machine is concerned. */
@@ -30,7 +31,7 @@ export interface SessionState {
   /** Calls requested in the session, ever. */
   callCount: number;
   /** Calls requested and neither denied nor finished. */
-  readonly openCalls: Map<string, CallState>;
+  readonly openCalls: OpenCalls;
   /**
    * Calls that ended (denied or finished), as hashes (see `CallIdHashes`). Complete once
    * `historyLoaded`; for a session reloaded from the file it holds only what ended since,
@@ -113,7 +114,7 @@ export class LiveState {
       state.headFrame = row.head_frame;
       state.callCount = row.calls!;
       for (const [callId, [phase, decidedBy]] of Object.entries(JSON.parse(row.open_calls!) as Record<string, OpenCallEntry>)) {
-        state.openCalls.set(callId, decidedBy === undefined ? { callId, sessionId, phase } : { callId, sessionId, phase, decidedBy });
+        state.openCalls.add(decidedBy === undefined ? { callId, sessionId, phase } : { callId, sessionId, phase, decidedBy });
       }
       this.sessions.set(sessionId, state);
     }
@@ -204,7 +205,7 @@ function newSession(sessionId: string, ref: number, executionIdentity: string): 
     closed: false,
     headFrame: null,
     callCount: 0,
-    openCalls: new Map(),
+    openCalls: new OpenCalls(),
     endedCalls: new CallIdHashes(),
     deniedCalls: new Set(),
     historyLoaded: true,

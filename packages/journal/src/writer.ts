@@ -111,7 +111,7 @@ export class JournalWriter {
     // `alias` and `args` sort first: they lead the record's text, the rest follows.
     const lead = `{"alias":${JSON.stringify(alias)},"args":${argsText},`;
     this.append(session, { argsDigest, at: "", callId, kind: "call_requested", qualifiedName, seq: 0, sessionId: "", turnId }, undefined, undefined, lead);
-    session.openCalls.set(callId, { callId, sessionId: session.sessionId, phase: "requested" });
+    session.openCalls.add({ callId, sessionId: session.sessionId, phase: "requested" });
     session.callCount += 1;
   }
 
@@ -183,7 +183,7 @@ export class JournalWriter {
     const site = `sessionClosed of session ${JSON.stringify(input.sessionId)}`;
     const session = this.liveSession(site, input.sessionId);
     if (session.openCalls.size > 0) {
-      const open = [...session.openCalls.keys()];
+      const open = session.openCalls.values().map((call) => call.callId);
       throw journalError(
         JOURNAL_ERRORS.CALLS_OPEN,
         `${site}: ${open.length} call(s) have no terminal record (${open.slice(0, 5).join(", ")}); record callFinished for each (e.g. "cancelled") before closing`,
