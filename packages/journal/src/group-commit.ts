@@ -294,7 +294,7 @@ export class GroupCommit {
     }
     // With a tail log, the thread reads the group's lines from there: no bodies to build.
     const fromTail = thread !== undefined && this.tail !== undefined;
-    const lines = fromTail ? { ...this.tail!.groupRange(), refs: Int32Array.from(this.lineRefs) } : undefined;
+    const lines = fromTail ? this.tail!.groupRange(Int32Array.from(this.lineRefs)) : undefined;
     let writes: GroupWrites;
     try {
       writes = this.buildWrites(!fromTail);

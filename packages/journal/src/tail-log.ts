@@ -1,4 +1,5 @@
 import { closeSync, existsSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
+import type { TailLines } from "./commit-thread.js";
 import { JOURNAL_ERRORS, journalError } from "./errors.js";
 
 /**
@@ -85,13 +86,13 @@ export class TailLog {
   }
 
   /**
-   * Where the lines written since the last {@link nextGroup} lie: which file, and the byte
-   * range. Every line of a group is written before the group is posted, one group after
+   * Where the lines written since the last {@link nextGroup} lie (which file, and the byte
+   * range), with the session `refs` of those lines. Every line of a group is written before the group is posted, one group after
    * the other, and writing moves to another file or position only between groups, so a
    * group's lines are exactly this range (the commit thread reads them from there).
    */
-  groupRange(): { readonly file: number; readonly start: number; readonly end: number } {
-    return { file: this.current, start: this.groupStart, end: this.position };
+  groupRange(refs: Int32Array): TailLines {
+    return { file: this.current, start: this.groupStart, end: this.position, refs };
   }
 
   /** The next group's lines begin here. */

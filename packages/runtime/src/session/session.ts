@@ -39,7 +39,13 @@ export class Session {
   #prepared: PreparedTurn | undefined;
   #turn: AbortController | undefined;
   /** Everything running in the session (a turn, host-driven calls): close waits for them to settle. */
-  readonly #running = new Set<Promise<unknown>>();
+  /**
+   * Work running now (turns, calls, a prepare), and who waits for none to run: a count, not
+   * a set of promises (adding to and deleting from a `Set` per call was a visible line of
+   * the call path's profile).
+   */
+  #running = 0;
+  #whenIdle: (() => void)[] = [];
   /** Aborted by close: ends host-driven calls still running. */
   readonly #closeSignal = new AbortController();
   #turns = 0;
@@ -170,7 +176,7 @@ export class Session {
     this.cancel("the session is closing");
     this.#closeSignal.abort(new OpenWorkerError(RUNTIME_ERROR_CODES.SESSION_CLOSED, "the session is closing"));
     // Cancelled work settles at once (abandoned calls are not awaited): wait for its terminal records.
-    await Promise.allSettled(this.#running);
+    if (this.#running > 0) await new Promise<void>((resolve) => this.#whenIdle.push(resolve));
     const { environment } = this.#parts;
     if (this.#prepared) {
       const natives = this.#prepared.selection.tools.filter((tool): tool is NativeResolvedTool => tool.kind === "native");
@@ -187,8 +193,11 @@ export class Session {
   }
 
   #track<T>(work: Promise<T>): Promise<T> {
-    this.#running.add(work);
-    const untrack = () => void this.#running.delete(work);
+    this.#running += 1;
+    const untrack = () => {
+      this.#running -= 1;
+      if (this.#running === 0 && this.#whenIdle.length > 0) for (const resolve of this.#whenIdle.splice(0)) resolve();
+    };
     work.then(untrack, untrack);
     return work;
   }
