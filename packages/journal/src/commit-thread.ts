@@ -58,15 +58,15 @@ export interface TailLines {
 }
 
 /**
- * Moves the frame bodies of a group into shared memory (see {@link PostedGroup}), into a
- * buffer from `pool` when one is large enough.
+ * Moves the frame bodies of a group into shared memory (see {@link PostedGroup}): only
+ * without a tail log (strict durability with `"always"`), where a group is one fsync's
+ * worth of records.
  */
-function packBodies(writes: GroupWrites, pool: SharedArrayBuffer[]): SharedArrayBuffer {
+function packBodies(writes: GroupWrites): SharedArrayBuffer {
   const { frames } = writes;
   let bytes = 0;
   for (let index = FRAME_COLUMNS - 1; index < frames.length; index += FRAME_COLUMNS) bytes += Buffer.byteLength(frames[index] as string);
-  const fits = pool.findIndex((candidate) => candidate.byteLength >= bytes);
-  const bodies = fits >= 0 ? pool.splice(fits, 1)[0]! : new SharedArrayBuffer(Math.max(MIN_BODIES_BYTES, 2 ** Math.ceil(Math.log2(bytes))));
+  const bodies = new SharedArrayBuffer(bytes);
   const buffer = Buffer.from(bodies);
   let offset = 0;
   for (let index = FRAME_COLUMNS - 1; index < frames.length; index += FRAME_COLUMNS) {
@@ -89,14 +89,6 @@ export function unpackBodies(group: PostedGroup & { readonly bodies: SharedArray
   return group.writes;
 }
 
-/**
- * Shared buffers for frame bodies are reused once their group is committed: a fresh one
- * per group (a few hundred KB, hundreds a second) is external memory the collector
- * counts. At least this large, and at most {@link POOLED_BODIES} kept.
- */
-const MIN_BODIES_BYTES = 256 * 1024;
-const POOLED_BODIES = 8;
-
 /** The built worker's file name, beside the module that starts it (see {@link workerFile}). */
 const WORKER_FILE = "journal-commit-worker.js";
 
@@ -110,9 +102,6 @@ const WORKER_FILE = "journal-commit-worker.js";
 export class CommitThread {
   private readonly shared: Int32Array;
   private exited = false;
-  /** Groups posted and not yet taken back by {@link reclaim}, oldest first, and the buffers free for reuse. */
-  private readonly lent: PostedGroup[] = [];
-  private readonly pool: SharedArrayBuffer[] = [];
 
   private constructor(
     private readonly worker: Worker,
@@ -180,19 +169,9 @@ export class CommitThread {
   /** Hands a group to the thread. Keeps the port referenced while groups are on their way. */
   /** Hands a group to the thread: its lines in the tail log, or (no tail log) its bodies packed in shared memory. */
   post(n: number, writes: GroupWrites, lines: TailLines | undefined): void {
-    const group: PostedGroup = lines === undefined ? { n, bodies: packBodies(writes, this.pool), writes } : { n, lines, writes };
-    if (group.bodies !== undefined) this.lent.push(group);
+    const group: PostedGroup = lines === undefined ? { n, bodies: packBodies(writes), writes } : { n, lines, writes };
     this.port.ref();
     this.port.postMessage(group);
-  }
-
-  /** Takes back the body buffers of the groups committed so far, for reuse. */
-  reclaim(): void {
-    const acked = this.acked;
-    while (this.lent.length > 0 && this.lent[0]!.n <= acked) {
-      const { bodies } = this.lent.shift()!;
-      if (bodies !== undefined && this.pool.length < POOLED_BODIES) this.pool.push(bodies);
-    }
   }
 
   /** No group is on its way: the port may let the process exit. */

@@ -352,7 +352,6 @@ export class GroupCommit {
     const thread = this.thread;
     if (thread === undefined) return;
     const acked = thread.acked;
-    thread.reclaim();
     let settled = false;
     while (this.inFlight.length > 0 && this.inFlight[0]!.n <= acked) {
       const group = this.inFlight.shift()!;
