@@ -107,12 +107,17 @@ export class CommitThread {
     private readonly worker: Worker,
     private readonly port: MessagePort,
     state: SharedArrayBuffer,
+    onChange: () => void,
   ) {
     this.shared = new Int32Array(state);
     worker.unref();
     port.unref();
+    // An exit nobody asked for is reported like a message, so that whoever waits for a
+    // commit learns it will not come (instead of waiting, with the port keeping the
+    // process alive, forever).
     worker.on("exit", () => {
       this.exited = true;
+      onChange();
     });
     // An error inside the thread is reported through the port (see the worker); this
     // keeps an unexpected one from becoming the process's uncaught exception.
@@ -137,7 +142,7 @@ export class CommitThread {
     // No inherited `execArgv`: a parent started with `-e` or `--input-type` would pass
     // them on, and the thread would not run its own file.
     const worker = new Worker(script, { workerData: data, transferList: [port2], execArgv: [] });
-    const thread = new CommitThread(worker, port1, state);
+    const thread = new CommitThread(worker, port1, state, onMessage);
     port1.on("message", onMessage);
     port1.unref();
     return thread;
