@@ -289,7 +289,7 @@ export class GroupCommit {
     // first, so that a later start's earlier records are durable too (replay needs the
     // whole chain up to it).
     if (thread !== undefined && !this.writeTail()) {
-      for (const waiter of waiters) waiter.reject(this.failure);
+      rejectGroup(waiters, this.failure);
       throw this.failure;
     }
     // With a tail log, the thread reads the group's lines from there: no bodies to build.
@@ -312,7 +312,7 @@ export class GroupCommit {
       try {
         while (this.inFlight.length > 0 && this.linesInFlight + count > MAX_IN_FLIGHT_LINES) this.waitFor(this.inFlight[0]!.n);
       } catch (error) {
-        for (const waiter of waiters) waiter.reject(error);
+        rejectGroup(waiters, error);
         throw error;
       }
       this.posted += 1;
@@ -325,7 +325,7 @@ export class GroupCommit {
       this.statements.apply(writes);
     } catch (cause) {
       this.fail("a group commit failed", cause);
-      for (const waiter of waiters) waiter.reject(this.failure);
+      rejectGroup(waiters, this.failure);
       throw this.failure;
     }
     settleGroup(after, waiters);
@@ -378,7 +378,7 @@ export class GroupCommit {
   /** The commit thread failed or vanished with groups on their way: they are lost, and so is the journal. */
   private failThread(why: string): void {
     if (this.failure === undefined) this.fail("the commit thread failed", new Error(why));
-    for (const group of this.inFlight) for (const waiter of group.waiters) waiter.reject(this.failure);
+    for (const group of this.inFlight) rejectGroup(group.waiters, this.failure);
     this.inFlight = [];
     this.linesInFlight = 0;
     this.dropThread();
@@ -475,6 +475,10 @@ export class GroupCommit {
       // Already recorded in `failure`: the next write or flush reports it.
     }
   }
+}
+
+function rejectGroup(waiters: readonly Waiter[], error: unknown): void {
+  for (const waiter of waiters) waiter.reject(error);
 }
 
 function settleGroup(after: readonly (() => void)[], waiters: readonly Waiter[]): void {

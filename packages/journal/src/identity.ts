@@ -84,8 +84,8 @@ export function computeExecutionIdentity(inputs: ExecutionIdentityInputs): Execu
     throw identityError(`bundle.version must be 1, 2 or 3, got ${JSON.stringify(bundle.version)}`);
   }
   const base = {
-    manifest: digestBytes(bundle.manifestBytes),
-    toolsJson: digestBytes(bundle.toolsJsonBytes),
+    manifest: digestOf(bundle.manifestBytes),
+    toolsJson: digestOf(bundle.toolsJsonBytes),
     policies: digest(inputs.policies),
     host: digest({ executableBytesDigest: inputs.host.executableBytesDigest, nodeVersion: inputs.host.nodeVersion }),
   };
@@ -159,16 +159,12 @@ function compare(left: string, right: string): number {
 }
 
 function digest(value: unknown): string {
-  return digestOfCanonical(canonicalJson(value));
+  return digestOf(canonicalJson(value));
 }
 
-/** The digest of a value from its canonical JSON, when the caller has that text already. */
-export function digestOfCanonical(text: string): string {
-  return `sha256:${sha256Hex(text)}`;
-}
-
-function digestBytes(bytes: Uint8Array): string {
-  return `sha256:${sha256Hex(bytes)}`;
+/** `sha256:` + hex SHA-256 of bytes, or of a value's canonical JSON when the caller has that text already. */
+export function digestOf(data: string | Uint8Array): string {
+  return `sha256:${sha256Hex(data)}`;
 }
 
 function identityError(problem: string) {

@@ -3,7 +3,7 @@ import { chainHash, GENESIS_HASH, recordData } from "./chain.js";
 import { JOURNAL_ERRORS, journalError } from "./errors.js";
 import type { GroupCommit } from "./group-commit.js";
 import type { GroupOp } from "./group-writes.js";
-import { digestOfCanonical } from "./identity.js";
+import { digestOf } from "./identity.js";
 import type {
   ApprovalDecidedInput,
   CallFinishedInput,
@@ -97,7 +97,7 @@ export class JournalWriter {
       throw notJson(site, cause);
     }
     if (argsText === undefined) throw notJson(site, new TypeError("args is not a JSON value"));
-    const expected = digestOfCanonical(argsText);
+    const expected = digestOf(argsText);
     // The digest is computed here when the caller leaves it out (the runtime does: one
     // canonicalization per call, not two); a digest that is given must match.
     const argsDigest = input.argsDigest === undefined ? expected : requireText(site, "argsDigest", input.argsDigest);
