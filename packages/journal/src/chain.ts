@@ -1,4 +1,3 @@
-import { canonicalJson } from "@openworker/tools-sdk";
 import { sha256Hex } from "@openworker/tools-sdk/validation";
 
 /** The `prevHash` of a session's first record. */
@@ -10,9 +9,4 @@ export const GENESIS_HASH = "0".repeat(64);
  */
 export function chainHash(prevHash: string, data: string): string {
   return sha256Hex(prevHash + data);
-}
-
-/** The canonical text of a record's content: what is stored and what is hashed. */
-export function recordData(content: object): string {
-  return canonicalJson(content);
 }

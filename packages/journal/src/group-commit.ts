@@ -18,6 +18,8 @@ const MAX_QUEUED_LINES = 512;
  * or the queue's size asks sooner). Readers in other processes see records that much later.
  */
 const TAIL_COMMIT_INTERVAL_MS = 2;
+/** Tail-log writes per turn of the event loop that happen as soon as the microtask queue drains (see `whenDurable`). */
+const TICK_WRITES_PER_TURN = 8;
 /** Under `"auto"`, the commit thread starts once a group this large is committed: the writer is busy. */
 const THREAD_AFTER_LINES = 128;
 /**
@@ -78,9 +80,10 @@ export class GroupCommit {
   private unlogged: string[] = [];
   /** The session ref of every line of the group being queued, in tail-log order (grouped durability). */
   private lineRefs: number[] = [];
-  /** The shared tail-log write at the end of this turn, once a start in it already wrote. */
+  /** The tail-log write the starts queued so far wait for. */
   private tailBatch: Promise<void> | undefined;
-  private wroteThisTurn = false;
+  /** Tail-log writes this turn of the event loop (see {@link whenDurable}). */
+  private tickWrites = 0;
   private queuedLines = 0;
   private tail: TailLog | undefined;
   private readonly statements: GroupStatements;
@@ -183,23 +186,24 @@ export class GroupCommit {
   /**
    * A promise settled once everything queued so far would survive a process crash: after
    * a `write()` of the queued lines to the tail log (grouped durability), else when the
-   * group is committed (strict: and fsynced). The first start of an event-loop turn
-   * writes at once (a lone caller waits for nothing else); later starts in the same turn
-   * share one write at the end of it, so 32 concurrent sessions pay two `write()`s per
-   * turn, not 32.
+   * group is committed (strict: and fsynced). Starts share that write. It happens once
+   * the microtask queue has drained (`process.nextTick`), when every caller that could
+   * go on has reached its start: 32 concurrent sessions pay one `write()` where they
+   * would pay 32, and a lone caller waits for nothing but its own write. After
+   * {@link TICK_WRITES_PER_TURN} such writes in one turn of the event loop, the next one
+   * waits for the end of the turn (`setImmediate`): callers whose tools never wait for
+   * I/O still let timers and I/O run between their calls.
    */
   whenDurable(): Promise<void> {
     if (this.tail === undefined) return this.whenCommitted();
     if (this.failure !== undefined) return Promise.reject(this.failure);
     if (this.unlogged.length === 0) return Promise.resolve();
     if (this.tailBatch !== undefined) return this.tailBatch;
-    if (!this.wroteThisTurn) {
-      this.wroteThisTurn = true;
-      setImmediate(() => (this.wroteThisTurn = false));
-      return this.writeTail() ? Promise.resolve() : Promise.reject(this.failure);
-    }
+    if (this.tickWrites === 0) setImmediate(() => (this.tickWrites = 0));
+    const defer = this.tickWrites < TICK_WRITES_PER_TURN ? process.nextTick : setImmediate;
+    this.tickWrites += 1;
     this.tailBatch = new Promise((resolve, reject) => {
-      setImmediate(() => {
+      defer(() => {
         this.tailBatch = undefined;
         if (this.writeTail()) resolve();
         else reject(this.failure);

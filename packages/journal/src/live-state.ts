@@ -4,6 +4,7 @@ import { GENESIS_HASH } from "./chain.js";
 import { JOURNAL_ERRORS, journalError } from "./errors.js";
 import { FrameReader } from "./frames.js";
 import { OpenCalls } from "./open-calls.js";
+import { jsonString } from "./record-text.js";
 import type { ApprovalDecider } from "./records.js";
 
 /** Where a call stands, as far as the journal's state machine is concerned. */
@@ -21,6 +22,8 @@ export interface CallState {
 
 export interface SessionState {
   readonly sessionId: string;
+  /** `sessionId` as JSON text, made once: every record of the session carries it. */
+  readonly idText: string;
   readonly ref: number;
   readonly executionIdentity: string;
   seq: number;
@@ -198,6 +201,7 @@ export class LiveState {
 function newSession(sessionId: string, ref: number, executionIdentity: string): SessionState {
   return {
     sessionId,
+    idText: jsonString(sessionId),
     ref,
     executionIdentity,
     seq: 0,
@@ -224,7 +228,7 @@ export function openCallsJson(session: SessionState): string {
   let text = "{";
   for (const call of session.openCalls.values()) {
     if (text.length > 1) text += ",";
-    text += `${JSON.stringify(call.callId)}:["${call.phase}"${call.decidedBy === undefined ? "" : `,"${call.decidedBy}"`}]`;
+    text += `${jsonString(call.callId)}:["${call.phase}"${call.decidedBy === undefined ? "" : `,"${call.decidedBy}"`}]`;
   }
   return `${text}}`;
 }

@@ -1,5 +1,5 @@
 import { canonicalJson } from "@openworker/tools-sdk";
-import { chainHash, GENESIS_HASH, recordData } from "./chain.js";
+import { chainHash, GENESIS_HASH } from "./chain.js";
 import { JOURNAL_ERRORS, journalError } from "./errors.js";
 import type { GroupCommit } from "./group-commit.js";
 import type { GroupOp } from "./group-writes.js";
@@ -17,7 +17,19 @@ import type {
 } from "./inputs.js";
 import type { CallPhase, CallState, LiveState, SessionState } from "./live-state.js";
 import { frameLine, parseFrameLine } from "./frames.js";
-import { CALL_OUTCOMES, type RecordBodies, type RecordContent, type RecordKind } from "./records.js";
+import { CALL_OUTCOMES, type RecordContent } from "./records.js";
+import {
+  approvalDecidedText,
+  callFinishedText,
+  callProgressText,
+  callRequestedText,
+  callStartedText,
+  revokedText,
+  sessionClosedText,
+  sessionOpenedText,
+  turnFinishedText,
+  turnPreparedText,
+} from "./record-text.js";
 import {
   optionalText,
   requireBoolean,
@@ -56,14 +68,16 @@ export class JournalWriter {
       );
     }
     const session = this.state.addSession(sessionId, executionIdentity);
-    const record = { at: "", bundleDir, executionIdentity, identityInputs: input.identityInputs, kind: "session_opened", seq: 0, sessionId: "", workspace } as const;
+    const at = this.clock.now();
+    let data: string;
     try {
-      this.append(session, record, (at) => ["session", session.ref, sessionId, executionIdentity, workspace, bundleDir ?? null, at]);
-    } catch (error) {
+      data = sessionOpenedText(at, session.seq + 1, session.idText, bundleDir, executionIdentity, input.identityInputs, workspace);
+    } catch (cause) {
       // A refused body (not serializable) must leave no half-made session behind.
       this.state.dropSession(sessionId);
-      throw error;
+      throw notJson(site, cause);
     }
+    this.append(session, data, () => ["session", session.ref, sessionId, executionIdentity, workspace, bundleDir ?? null, at]);
   }
 
   turnPrepared(input: TurnPreparedInput): void {
@@ -72,7 +86,7 @@ export class JournalWriter {
     const turnId = requireText(site, "turnId", input.turnId);
     const selectionFingerprint = requireText(site, "selectionFingerprint", input.selectionFingerprint);
     const catalogFingerprints = requireStringMap(site, "catalogFingerprints", input.catalogFingerprints);
-    this.append(session, { at: "", catalogFingerprints, kind: "turn_prepared", selectionFingerprint, seq: 0, sessionId: "", turnId });
+    this.append(session, turnPreparedText(this.clock.now(), session.seq + 1, session.idText, catalogFingerprints, selectionFingerprint, turnId));
   }
 
   callRequested(input: CallRequestedInput): void {
@@ -108,9 +122,10 @@ export class JournalWriter {
         { callId, field: "argsDigest" },
       );
     }
-    // `alias` and `args` sort first: they lead the record's text, the rest follows.
-    const lead = `{"alias":${JSON.stringify(alias)},"args":${argsText},`;
-    this.append(session, { argsDigest, at: "", callId, kind: "call_requested", qualifiedName, seq: 0, sessionId: "", turnId }, undefined, undefined, lead);
+    this.append(
+      session,
+      callRequestedText(this.clock.now(), session.seq + 1, session.idText, alias, argsText, argsDigest, callId, qualifiedName, turnId),
+    );
     session.openCalls.add({ callId, sessionId: session.sessionId, phase: "requested" });
     session.callCount += 1;
   }
@@ -124,8 +139,7 @@ export class JournalWriter {
     const scope = requireOneOf(site, "scope", input.scope, ["once", "session"] as const);
     const key = requireText(site, "key", input.key);
     const reason = optionalText(site, "reason", input.reason);
-    const callId = call.callId;
-    this.append(session, { at: "", by, callId, decision, key, kind: "approval_decided", reason, scope, seq: 0, sessionId: "", who });
+    this.append(session, approvalDecidedText(this.clock.now(), session.seq + 1, session.idText, by, call.callId, decision, key, reason, scope, who));
     call.decidedBy = by;
     if (decision === "denied") this.endCall(session, call, "denied");
     else call.phase = "approved";
@@ -135,7 +149,7 @@ export class JournalWriter {
     try {
       const site = `callStarted of call ${JSON.stringify(input.callId)}`;
       const { session, call } = this.liveCall(site, input, "start");
-      this.append(session, { at: "", callId: call.callId, kind: "call_started", seq: 0, sessionId: "" });
+      this.append(session, callStartedText(this.clock.now(), session.seq + 1, session.idText, call.callId));
       call.phase = "started";
       return this.commit.whenDurable();
     } catch (error) {
@@ -146,7 +160,13 @@ export class JournalWriter {
   callProgress(input: CallProgressInput): void {
     const site = `callProgress of call ${JSON.stringify(input.callId)}`;
     const { session, call } = this.liveCall(site, input, "progress");
-    this.append(session, { at: "", callId: call.callId, event: input.event, kind: "call_progress", seq: 0, sessionId: "" });
+    let data: string;
+    try {
+      data = callProgressText(this.clock.now(), session.seq + 1, session.idText, call.callId, input.event);
+    } catch (cause) {
+      throw notJson(site, cause);
+    }
+    this.append(session, data);
   }
 
   callFinished(input: CallFinishedInput): void {
@@ -156,9 +176,13 @@ export class JournalWriter {
     const code = optionalText(site, "code", input.code);
     const message = typeof input.message === "string" ? input.message : undefined;
     const imageDigests = requireImageDigests(site, input.imageDigests);
-    const { breach, result } = input;
-    const callId = call.callId;
-    this.append(session, { at: "", breach, callId, code, imageDigests, kind: "call_finished", message, outcome, result, seq: 0, sessionId: "" });
+    let data: string;
+    try {
+      data = callFinishedText(this.clock.now(), session.seq + 1, session.idText, input.breach, call.callId, code, imageDigests, message, outcome, input.result);
+    } catch (cause) {
+      throw notJson(site, cause);
+    }
+    this.append(session, data);
     this.endCall(session, call, "finished");
   }
 
@@ -167,7 +191,7 @@ export class JournalWriter {
     const session = this.liveSession(site, input.sessionId);
     const tool = requireText(site, "tool", input.tool);
     const reason = requireOneOf(site, "reason", input.reason, ["turn", "cancel", "close"] as const);
-    this.append(session, { at: "", kind: "revoked", reason, seq: 0, sessionId: "", tool });
+    this.append(session, revokedText(this.clock.now(), session.seq + 1, session.idText, reason, tool));
   }
 
   turnFinished(input: TurnFinishedInput): void {
@@ -176,7 +200,7 @@ export class JournalWriter {
     const turnId = requireText(site, "turnId", input.turnId);
     const completed = requireBoolean(site, "completed", input.completed);
     const reason = optionalText(site, "reason", input.reason);
-    this.append(session, { at: "", completed, kind: "turn_finished", reason, seq: 0, sessionId: "", turnId });
+    this.append(session, turnFinishedText(this.clock.now(), session.seq + 1, session.idText, completed, reason, turnId));
   }
 
   sessionClosed(input: { readonly sessionId: string }): void {
@@ -190,11 +214,13 @@ export class JournalWriter {
         { sessionId: session.sessionId, openCalls: open },
       );
     }
-    this.append(
+    const at = this.clock.now();
+    const seq = session.seq + 1;
+    const hash = this.append(
       session,
-      { at: "", kind: "session_closed", seq: 0, sessionId: "" },
+      sessionClosedText(at, seq, session.idText),
       // Built with the group, after its frames: `headFrame` is then the closing frame.
-      (at, seq, hash) => ["close", at, seq, hash, session.headFrame, session.callCount, session.ref],
+      () => ["close", at, seq, hash, session.headFrame, session.callCount, session.ref],
       () => this.state.forgetSession(session.sessionId),
     );
     session.closed = true;
@@ -205,8 +231,7 @@ export class JournalWriter {
    * the phase check because any open phase may have been cut short.
    */
   interrupt(session: SessionState, call: CallState, message: string): void {
-    const callId = call.callId;
-    this.append(session, { at: "", callId, code: "JOURNAL_INTERRUPTED", kind: "call_finished", message, outcome: "interrupted", seq: 0, sessionId: "" });
+    this.append(session, callFinishedText(this.clock.now(), session.seq + 1, session.idText, undefined, call.callId, "JOURNAL_INTERRUPTED", undefined, message, "interrupted", undefined));
     this.endCall(session, call, "finished");
   }
 
@@ -295,50 +320,19 @@ export class JournalWriter {
   }
 
   /**
-   * Stamps the record's envelope (`at`, `seq`, `sessionId`), hashes it onto its session's
-   * chain now and queues it. Callers build each record with its keys already in
-   * canonical (sorted) order, envelope included as placeholders, so canonicalization
-   * finds nothing to reorder at the top level; a key out of order costs only speed.
-   * Nothing changes if the record cannot be encoded.
+   * Hashes a record's text (its envelope stamped with `session.seq + 1` and the clock's
+   * `now()`, see `record-text.ts`) onto its session's chain now and queues it, with the
+   * other write it implies (built with the group) and what runs once it is committed.
+   * Returns the record's hash.
    */
-  private append(
-    session: SessionState,
-    record: RecordDraft | CallRequestedRest,
-    alsoWrite?: (at: string, seq: number, hash: string) => GroupOp,
-    afterCommit?: () => void,
-    lead?: string,
-  ): void {
-    const seq = session.seq + 1;
-    const at = this.clock.now();
-    record.at = at;
-    record.seq = seq;
-    record.sessionId = session.sessionId;
-    let data: string;
-    try {
-      // `lead`: the text of the record's first keys (`{"a":…,`), already canonical.
-      data = lead === undefined ? recordData(record) : lead + recordData(record).slice(1);
-    } catch (cause) {
-      throw notJson(`${record.kind} of session ${JSON.stringify(session.sessionId)}`, cause);
-    }
+  private append(session: SessionState, data: string, alsoWrite?: () => GroupOp, afterCommit?: () => void): string {
     const hash = chainHash(session.head, data);
-    this.commit.enqueueRecord(
-      session,
-      frameLine(hash, data),
-      alsoWrite === undefined ? undefined : () => alsoWrite(at, seq, hash),
-      afterCommit,
-    );
-    session.seq = seq;
+    this.commit.enqueueRecord(session, frameLine(hash, data), alsoWrite, afterCommit);
+    session.seq += 1;
     session.head = hash;
+    return hash;
   }
 }
-
-/** A `call_requested` record without the keys its lead text holds (`alias`, `args`). */
-type CallRequestedRest = Omit<Extract<RecordDraft, { kind: "call_requested" }>, "alias" | "args">;
-
-/** A record being written: its content with the envelope still to stamp. */
-type RecordDraft = {
-  [K in RecordKind]: { at: string; seq: number; sessionId: string; readonly kind: K } & (K extends "session_closed" ? unknown : RecordBodies[K]);
-}[RecordKind];
 
 /**
  * `new Date().toISOString()`, formatted at most once per millisecond: records appended

@@ -103,6 +103,39 @@ describe("writing records (A3)", () => {
     expect(journal.calls("s1")[0]).toMatchObject({ callId: "c1", started: true });
   });
 
+  it("A3 grouped: concurrent starts share one tail-log write, and callers that never wait for I/O still let the event loop turn", async () => {
+    const sessions = ["s1", "w2", "w3", "w4"];
+    for (const sessionId of sessions.slice(1)) openSession(journal, sessionId);
+    const tail = `${journal.path}-tail`;
+    // Four writers reach their starts in the same microtask storm: one write holds all four.
+    const starts = sessions.map((sessionId) => {
+      request(journal, sessionId, "first");
+      approve(journal, sessionId, "first");
+      return journal.callStarted({ sessionId, callId: "first" });
+    });
+    expect(readFileSync(tail, "utf8")).toBe("");
+    await Promise.all(starts);
+    expect(readFileSync(tail, "utf8").match(/"kind":"call_started"/g)).toHaveLength(4);
+    // Writers whose "tools" return at once would run as one endless microtask storm; the
+    // journal makes them wait for a turn of the event loop now and then.
+    let turned = false;
+    setImmediate(() => (turned = true));
+    let calls = 0;
+    await Promise.all(
+      sessions.map(async (sessionId) => {
+        while (!turned && calls < 100_000) {
+          calls += 1;
+          await completeCall(journal, sessionId, `next-${calls}`);
+        }
+      }),
+    );
+    expect(turned).toBe(true);
+    expect(calls).toBeLessThan(1_000);
+    for (const sessionId of sessions) journal.callFinished({ sessionId, callId: "first", outcome: "succeeded" });
+    await journal.flush();
+    expect(journal.verify().ok).toBe(true);
+  });
+
   it("A3 concurrent callStarted calls share one group commit and all resolve", async () => {
     for (let index = 0; index < 20; index += 1) {
       request(journal, "s1", `c${index}`);
