@@ -146,6 +146,7 @@ export class Runtime {
         mcp: this.#bridge.openSession(sessionId),
         redactor: this.#redactor,
         events,
+        verdicts: new WeakMap(),
       },
       registry: this.registry,
       bundle,

@@ -40,6 +40,32 @@ describe("the call boundary (runTool applies the runtime's rules)", () => {
     expect(typeof seen?.progress.report).toBe("function");
   });
 
+  it("T2 the context behaves as a plain object: spread and keys keep its signal, and report works detached", async () => {
+    let copied: ToolContext | undefined;
+    let keys: string[] = [];
+    const events: unknown[] = [];
+    const controller = new AbortController();
+    const pending = runTool(
+      nativeTool(async (context) => {
+        keys = Object.keys(context);
+        // A wrapper a partner might write: a copy of the context with its own progress.
+        copied = { ...context, progress: { report: (event) => (events.push(event), true) } };
+        const { report } = context.progress;
+        report({ message: "detached" });
+        return new Promise(() => undefined);
+      }),
+      {},
+      { signal: controller.signal },
+    );
+    await new Promise((resolve) => setImmediate(resolve));
+    controller.abort(new Error("stop"));
+    const result = await pending;
+    expect(result.outcome).toBe("cancelled");
+    expect(result.progress.accepted).toBe(1);
+    expect(keys.sort()).toEqual(["callId", "progress", "sessionId", "signal", "turnId", "workspace"]);
+    expect(copied?.signal.aborted).toBe(true);
+  });
+
   it("T3 derives the model text from structured JSON; a string result is its own text", async () => {
     const json = await runTool(nativeTool(async () => ({ json: { b: [1, 2], a: "x" } })), {});
     expect(json.output?.text).toBe('{"b":[1,2],"a":"x"}');

@@ -15,11 +15,34 @@ export interface ApprovalVerdict {
 }
 
 /**
- * Decides one call's approval (A1, A2, M3). The policy classifies the tool (External by
- * default) and its rule says allow, deny or ask. `ask` is skipped by bypass mode (and
- * only `ask`: a deny rule still denies), then answered by a remembered approval under
- * (execution identity, tool, schema fingerprint), then by the host's approver. Any
- * error, timeout or abort while deciding is a denial: fail closed.
+ * The verdict a tool gets with no person involved (A1), or `undefined` when a person
+ * decides (or a remembered approval stands in). The policy classifies the tool (External
+ * by default) and its rule says allow, deny or ask; `ask` is skipped by bypass mode (and
+ * only `ask`: a deny rule still denies). A session's policy is fixed when it opens, so
+ * the verdict is made once per selected tool and kept in `environment.verdicts`.
+ */
+export function standingVerdict(environment: CallEnvironment, resolved: ResolvedTool): ApprovalVerdict | undefined {
+  const known = environment.verdicts.get(resolved);
+  if (known !== undefined) return known ?? undefined;
+  const keyText = keyTextOf(environment, resolved);
+  const policyName = environment.policy.name ?? "default";
+  const { classification, decision } = classify(environment.policy, resolved.qualifiedName);
+  let verdict: ApprovalVerdict | undefined;
+  if (decision === "deny") {
+    verdict = { approved: false, by: "policy", who: policyName, scope: "once", key: keyText, reason: `policy denies ${classification} tools` };
+  } else if (decision === "allow") {
+    verdict = { approved: true, by: "policy", who: policyName, scope: "once", key: keyText, reason: `policy allows ${classification} tools` };
+  } else if (environment.policy.mode === "bypass") {
+    verdict = { approved: true, by: "bypass", who: policyName, scope: "once", key: keyText };
+  }
+  environment.verdicts.set(resolved, verdict ?? null);
+  return verdict;
+}
+
+/**
+ * Decides the approval of a call whose tool asks a person (A1, A2, M3): a remembered
+ * approval under (execution identity, tool, schema fingerprint) answers, else the host's
+ * approver is asked. Any error, timeout or abort while deciding is a denial: fail closed.
  */
 export async function decideApproval(
   environment: CallEnvironment,
@@ -32,18 +55,7 @@ export async function decideApproval(
     qualifiedName: resolved.qualifiedName,
     schemaFingerprint: resolved.schemaFingerprint,
   };
-  const keyText = `${key.executionIdentity} ${key.qualifiedName} ${key.schemaFingerprint}`;
-  const policyName = environment.policy.name ?? "default";
-  const { classification, decision } = classify(environment.policy, resolved.qualifiedName);
-  if (decision === "deny") {
-    return { approved: false, by: "policy", who: policyName, scope: "once", key: keyText, reason: `policy denies ${classification} tools` };
-  }
-  if (decision === "allow") {
-    return { approved: true, by: "policy", who: policyName, scope: "once", key: keyText, reason: `policy allows ${classification} tools` };
-  }
-  if (environment.policy.mode === "bypass") {
-    return { approved: true, by: "bypass", who: policyName, scope: "once", key: keyText };
-  }
+  const keyText = keyTextOf(environment, resolved);
   const remembered = environment.journal.findApproval(key);
   if (remembered) {
     return {
@@ -56,7 +68,8 @@ export async function decideApproval(
     };
   }
   if (!environment.approver) {
-    return { approved: false, by: "policy", who: policyName, scope: "once", key: keyText, reason: "no approver is configured to ask a person" };
+    const who = environment.policy.name ?? "default";
+    return { approved: false, by: "policy", who, scope: "once", key: keyText, reason: "no approver is configured to ask a person" };
   }
   environment.events.emit({
     type: "approval_needed",
@@ -65,6 +78,7 @@ export async function decideApproval(
     callId: call.callId,
     qualifiedName: resolved.qualifiedName,
   });
+  const { classification } = classify(environment.policy, resolved.qualifiedName);
   const answer = await askApprover(environment, resolved, args, call, classification);
   const by = answer.decidedBy === "policy" ? "policy" : "person";
   if (answer.approved && answer.scope === "session") {
@@ -78,6 +92,11 @@ export async function decideApproval(
     key: keyText,
     ...(answer.reason ? { reason: answer.reason } : {}),
   };
+}
+
+/** The approval key as the journal records it: identity, tool and schema fingerprint. */
+function keyTextOf(environment: CallEnvironment, resolved: ResolvedTool): string {
+  return `${environment.executionIdentity} ${resolved.qualifiedName} ${resolved.schemaFingerprint}`;
 }
 
 async function askApprover(

@@ -1,6 +1,8 @@
+import type { ResolvedTool } from "@openworker/bundle-resolver";
 import type { Journal } from "@openworker/journal";
 import type { McpSession } from "@openworker/mcp-bridge";
 import type { EventHub } from "../events.js";
+import type { ApprovalVerdict } from "./approval.js";
 import type { ApprovalPolicy, Approver } from "../policy.js";
 import type { Redactor } from "../secrets.js";
 
@@ -18,4 +20,6 @@ export interface CallEnvironment {
   readonly mcp: McpSession;
   readonly redactor: Redactor;
   readonly events: EventHub;
+  /** Each selected tool's verdict under the session's fixed policy, once made (`null`: a person decides). See `standingVerdict`. */
+  readonly verdicts: WeakMap<ResolvedTool, ApprovalVerdict | null>;
 }

@@ -2,7 +2,7 @@ import type { ResolvedSelection, ResolvedTool } from "@openworker/bundle-resolve
 import { LIMITS, utf8Bytes, type JsonValue, type ProgressEvent } from "@openworker/tools-sdk";
 import { executeTool, type CallOutcome, type ExecutionResult } from "@openworker/tools-sdk/execution";
 import { RUNTIME_ERROR_CODES } from "../errors.js";
-import { decideApproval } from "./approval.js";
+import { decideApproval, standingVerdict } from "./approval.js";
 import type { CallEnvironment } from "./environment.js";
 import { holdImages, type PendingImage } from "./images.js";
 
@@ -92,16 +92,16 @@ export async function runGovernedCall(
     return refuse(environment, request, resolved, RUNTIME_ERROR_CODES.ARGUMENTS_INVALID, message);
   }
 
-  const verdict = await decideApproval(environment, resolved, journaledArgs, request);
+  const verdict = standingVerdict(environment, resolved) ?? (await decideApproval(environment, resolved, journaledArgs, request));
   journal.approvalDecided({
     sessionId,
     callId,
     decision: verdict.approved ? "approved" : "denied",
     by: verdict.by,
-    ...(verdict.who ? { who: verdict.who } : {}),
+    who: verdict.who || undefined,
     scope: verdict.scope,
     key: verdict.key,
-    ...(verdict.reason ? { reason: redactor.text(verdict.reason) } : {}),
+    reason: verdict.reason ? redactor.text(verdict.reason) : undefined,
   });
   if (!verdict.approved) {
     const message = `the call was not approved${verdict.reason ? ` (${verdict.reason})` : ""}; do not retry it unless the user asks`;
@@ -162,15 +162,16 @@ function finish(environment: CallEnvironment, request: CallRequest, resolved: Re
     const breaches = result.progress.breaches.map((breach) => ({ limit: breach.limit, max: breach.max, message: breach.message }));
     journal.callProgress({ sessionId, callId: request.callId, event: { droppedEvents: result.progress.dropped, breaches } });
   }
+  // Fields left out are `undefined`, which the journal leaves out of the record.
   journal.callFinished({
     sessionId,
     callId: request.callId,
     outcome: result.outcome,
-    ...(result.error ? { code: result.error.code } : {}),
-    ...(message !== undefined ? { message } : {}),
-    ...(json !== undefined ? { result: json } : {}),
-    ...(images.length > 0 ? { imageDigests: images.map((image) => image.digest) } : {}),
-    ...(result.breach ? { breach: { ...result.breach } } : {}),
+    code: result.error?.code,
+    message,
+    result: json,
+    imageDigests: images.length > 0 ? images.map((image) => image.digest) : undefined,
+    breach: result.breach && { ...result.breach },
   });
   emitFinished(environment, request, resolved, result.outcome, result.error?.code);
   if (result.outcome === "succeeded") {

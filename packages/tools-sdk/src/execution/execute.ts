@@ -1,4 +1,4 @@
-import type { ProgressEvent, ToolContext } from "../context.js";
+import type { ProgressEvent, ProgressReporter, ToolContext } from "../context.js";
 import { LIMITS } from "../limits.js";
 import type { Tool } from "../tool.js";
 import { ToolError } from "../tool-error.js";
@@ -80,29 +80,7 @@ export async function executeTool(tool: Tool, args: unknown, options: ExecuteOpt
     return finish({ outcome: "cancelled", error: { code: FAULT_CODES.cancelled, message: "the call was cancelled before it started" } });
   }
   const timeoutMs = Math.min(options.timeoutMs ?? LIMITS.callTimeoutMs, LIMITS.callTimeoutMs);
-  // The signal is made when the tool first reads it: an `AbortController` costs more than
-  // the rest of a fast call's boundary, and most tools never look. Read after the call was
-  // aborted, it comes already aborted, with the same reason.
-  let controller: AbortController | undefined;
-  let abortedWith: { readonly reason: unknown } | undefined;
-  const abort = (reason: unknown) => {
-    abortedWith = { reason };
-    controller?.abort(reason);
-  };
-  const context: ToolContext = {
-    sessionId: options.sessionId,
-    turnId: options.turnId,
-    callId: options.callId,
-    workspace: options.workspace,
-    get signal(): AbortSignal {
-      if (controller === undefined) {
-        controller = new AbortController();
-        if (abortedWith !== undefined) controller.abort(abortedWith.reason);
-      }
-      return controller.signal;
-    },
-    progress: progress.reporter,
-  };
+  const context = new CallContext(options, progress.reporter);
 
   const settlement = await new Promise<Settlement>((resolve) => {
     let settled = false;
@@ -114,11 +92,11 @@ export async function executeTool(tool: Tool, args: unknown, options: ExecuteOpt
       resolve(value);
     };
     const onCancel = () => {
-      abort(external?.reason);
+      abortContext(context, external?.reason);
       settle({ kind: "cancelled" });
     };
     const timer = setTimeout(() => {
-      abort(new ToolError(FAULT_CODES.timedOut, `the call ran past its ${timeoutMs} ms bound`));
+      abortContext(context, new ToolError(FAULT_CODES.timedOut, `the call ran past its ${timeoutMs} ms bound`));
       settle({ kind: "timeout" });
     }, timeoutMs);
     external?.addEventListener("abort", onCancel, { once: true });
@@ -148,6 +126,57 @@ export async function executeTool(tool: Tool, args: unknown, options: ExecuteOpt
       }
       return finish({ outcome: "crashed", error: normalized.invalid });
     }
+  }
+}
+
+/** Aborts a call's signal (see {@link CallContext}); set by the class, private to this module. */
+let abortContext: (context: CallContext, reason: unknown) => void;
+/** The `signal` accessor every context shares (see {@link CallContext}); set by the class. */
+let signalProperty: PropertyDescriptor;
+
+/**
+ * The `ToolContext` of one call. Its `AbortSignal` is made when the tool first reads it:
+ * an `AbortController` costs more than the rest of a fast call's boundary, and most tools
+ * never look. Read after the call was aborted, it comes already aborted, with the same
+ * reason. `signal` is an own enumerable accessor, as in an object literal, so that
+ * `{ ...context }` and `Object.keys` see it; but one accessor shared by every context:
+ * a literal's `get signal()` makes a fresh accessor per object, which costs about 1.7 µs
+ * a call on Node 20 (this about 0.1 µs).
+ */
+class CallContext implements ToolContext {
+  readonly sessionId: string;
+  readonly turnId: string;
+  readonly callId: string;
+  readonly workspace: string;
+  declare readonly signal: AbortSignal;
+  readonly progress: ProgressReporter;
+  #controller: AbortController | undefined;
+  #abortedWith: { readonly reason: unknown } | undefined;
+
+  constructor(options: ExecuteOptions, progress: ProgressReporter) {
+    this.sessionId = options.sessionId;
+    this.turnId = options.turnId;
+    this.callId = options.callId;
+    this.workspace = options.workspace;
+    this.progress = progress;
+    Object.defineProperty(this, "signal", signalProperty);
+  }
+
+  static {
+    signalProperty = {
+      enumerable: true,
+      get(this: CallContext): AbortSignal {
+        if (this.#controller === undefined) {
+          this.#controller = new AbortController();
+          if (this.#abortedWith !== undefined) this.#controller.abort(this.#abortedWith.reason);
+        }
+        return this.#controller.signal;
+      },
+    };
+    abortContext = (context, reason) => {
+      context.#abortedWith = { reason };
+      context.#controller?.abort(reason);
+    };
   }
 }
 

@@ -30,43 +30,67 @@ export interface BoundedProgress {
  * ```
  */
 export function createBoundedProgress(onEvent?: (event: ProgressEvent) => void): BoundedProgress {
-  const stats: ProgressStats = { accepted: 0, dropped: 0, jsonBytes: 0, breaches: [] };
-  let closed = false;
-  const breach = (limit: LimitBreach["limit"], actual: number, max: number, message: string): false => {
-    stats.dropped++;
-    if (!stats.breaches.some((known) => known.limit === limit)) stats.breaches.push({ limit, actual, max, message });
+  return new Bounded(onEvent);
+}
+
+/**
+ * One call's reporter, its counters and its `close`, in one object: every call makes one,
+ * so it is a class rather than a handful of closures made per call. `report` is an own
+ * arrow function so that a tool may pass it around detached from `context.progress`.
+ */
+class Bounded implements BoundedProgress, ProgressReporter {
+  readonly stats: ProgressStats = { accepted: 0, dropped: 0, jsonBytes: 0, breaches: [] };
+  #closed = false;
+  readonly #onEvent: ((event: ProgressEvent) => void) | undefined;
+
+  constructor(onEvent: ((event: ProgressEvent) => void) | undefined) {
+    this.#onEvent = onEvent;
+  }
+
+  get reporter(): ProgressReporter {
+    return this;
+  }
+
+  close(): void {
+    this.#closed = true;
+  }
+
+  readonly report = (event: ProgressEvent): boolean => this.#report(event);
+
+  #report(event: ProgressEvent): boolean {
+    if (this.#closed) return false;
+    const stats = this.stats;
+    if (stats.accepted >= LIMITS.progressEvents) {
+      return this.#breach("progressEvents", stats.accepted + 1, LIMITS.progressEvents, "too many progress events");
+    }
+    const message = event?.message;
+    if (message !== undefined) {
+      const bytes = utf8Bytes(String(message));
+      if (bytes > LIMITS.progressMessageBytes) {
+        return this.#breach("progressMessageBytes", bytes, LIMITS.progressMessageBytes, "progress message too long");
+      }
+    }
+    let serialized: string;
+    try {
+      serialized = JSON.stringify(toPlainEvent(event));
+    } catch {
+      return this.#breach("progressJsonBytes", 0, LIMITS.progressJsonBytes, "progress event is not JSON");
+    }
+    const bytes = utf8Bytes(serialized);
+    if (stats.jsonBytes + bytes > LIMITS.progressJsonBytes) {
+      return this.#breach("progressJsonBytes", stats.jsonBytes + bytes, LIMITS.progressJsonBytes, "progress JSON over budget");
+    }
+    stats.accepted++;
+    stats.jsonBytes += bytes;
+    this.#onEvent?.(JSON.parse(serialized) as ProgressEvent);
+    return true;
+  }
+
+  #breach(limit: LimitBreach["limit"], actual: number, max: number, message: string): false {
+    this.stats.dropped++;
+    if (!this.stats.breaches.some((known) => known.limit === limit)) this.stats.breaches.push({ limit, actual, max, message });
     return false;
-  };
-  const reporter: ProgressReporter = {
-    report(event) {
-      if (closed) return false;
-      if (stats.accepted >= LIMITS.progressEvents) {
-        return breach("progressEvents", stats.accepted + 1, LIMITS.progressEvents, "too many progress events");
-      }
-      const message = event?.message;
-      if (message !== undefined) {
-        const bytes = utf8Bytes(String(message));
-        if (bytes > LIMITS.progressMessageBytes) {
-          return breach("progressMessageBytes", bytes, LIMITS.progressMessageBytes, "progress message too long");
-        }
-      }
-      let serialized: string;
-      try {
-        serialized = JSON.stringify(toPlainEvent(event));
-      } catch {
-        return breach("progressJsonBytes", 0, LIMITS.progressJsonBytes, "progress event is not JSON");
-      }
-      const bytes = utf8Bytes(serialized);
-      if (stats.jsonBytes + bytes > LIMITS.progressJsonBytes) {
-        return breach("progressJsonBytes", stats.jsonBytes + bytes, LIMITS.progressJsonBytes, "progress JSON over budget");
-      }
-      stats.accepted++;
-      stats.jsonBytes += bytes;
-      onEvent?.(JSON.parse(serialized) as ProgressEvent);
-      return true;
-    },
-  };
-  return { reporter, stats, close: () => void (closed = true) };
+  }
 }
 
 function toPlainEvent(event: ProgressEvent): ProgressEvent {
