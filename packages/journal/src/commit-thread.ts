@@ -89,6 +89,9 @@ export function unpackBodies(group: PostedGroup & { readonly bodies: SharedArray
   return group.writes;
 }
 
+/** How long a failed thread's message may trail the slot that says it failed. */
+const MESSAGE_WAIT_MS = 1_000;
+
 /** The built worker's file name, beside the module that starts it (see {@link workerFile}). */
 const WORKER_FILE = "journal-commit-worker.js";
 
@@ -102,6 +105,8 @@ const WORKER_FILE = "journal-commit-worker.js";
 export class CommitThread {
   private readonly shared: Int32Array;
   private exited = false;
+  /** SQLite's message of a failed commit or start, once it arrived. */
+  private why: string | undefined;
 
   private constructor(
     private readonly worker: Worker,
@@ -143,7 +148,10 @@ export class CommitThread {
     // them on, and the thread would not run its own file.
     const worker = new Worker(script, { workerData: data, transferList: [port2], execArgv: [] });
     const thread = new CommitThread(worker, port1, state, onMessage);
-    port1.on("message", onMessage);
+    port1.on("message", (message: CommitThreadMessage) => {
+      if (typeof message === "object") thread.why ??= message.message;
+      onMessage();
+    });
     port1.unref();
     return thread;
   }
@@ -171,8 +179,10 @@ export class CommitThread {
     return Atomics.load(this.shared, SLOT.ACKED);
   }
 
-  /** Hands a group to the thread. Keeps the port referenced while groups are on their way. */
-  /** Hands a group to the thread: its lines in the tail log, or (no tail log) its bodies packed in shared memory. */
+  /**
+   * Hands a group to the thread: its lines in the tail log, or (no tail log) its bodies
+   * packed in shared memory. Keeps the port referenced while groups are on their way.
+   */
   post(n: number, writes: GroupWrites, lines: TailLines | undefined): void {
     const group: PostedGroup = lines === undefined ? { n, bodies: packBodies(writes), writes } : { n, lines, writes };
     this.port.ref();
@@ -206,11 +216,18 @@ export class CommitThread {
   stopped(): string | undefined {
     const failed = Atomics.load(this.shared, SLOT.FAILED) !== 0 || Atomics.load(this.shared, SLOT.READY) === -1;
     if (failed) {
-      for (let next = receiveMessageOnPort(this.port); next !== undefined; next = receiveMessageOnPort(this.port)) {
-        const message = next.message as CommitThreadMessage;
-        if (typeof message === "object") return message.message;
+      // The thread sets the slot, then posts its message: unless the listener already has
+      // it, it is on the port now or a moment later.
+      const deadline = Date.now() + MESSAGE_WAIT_MS;
+      while (this.why === undefined) {
+        const next = receiveMessageOnPort(this.port);
+        if (next !== undefined) {
+          const message = next.message as CommitThreadMessage;
+          if (typeof message === "object") this.why = message.message;
+        } else if (Date.now() < deadline) Atomics.wait(this.shared, SLOT.CLOSED, 0, 1);
+        else break;
       }
-      return "the commit thread stopped";
+      return this.why ?? "the commit thread stopped";
     }
     if (this.exited) return "the commit thread exited";
     return undefined;

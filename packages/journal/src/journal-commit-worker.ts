@@ -68,8 +68,9 @@ try {
   statements = new GroupStatements(db);
   publish(SLOT.READY, 1);
 } catch (error) {
-  report(0, error);
+  // The slot first, then the message: whoever the message wakes must find the slot set.
   publish(SLOT.READY, -1);
+  report(0, error);
 }
 
 port.on("message", (message: PostedGroup | "close") => {
@@ -90,9 +91,10 @@ port.on("message", (message: PostedGroup | "close") => {
       message.lines !== undefined ? bodiesFromTail(message.writes, message.lines) : unpackBodies(message as PostedGroup & { bodies: SharedArrayBuffer });
     statements.apply(writes);
   } catch (error) {
-    report(message.n, error);
+    // The slot first, then the message: whoever the message wakes must find the slot set.
     publish(SLOT.FAILED, message.n);
     Atomics.notify(shared, SLOT.ACKED);
+    report(message.n, error);
     return;
   }
   publish(SLOT.ACKED, message.n);

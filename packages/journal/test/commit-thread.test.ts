@@ -51,9 +51,28 @@ describe("commit thread (A3)", () => {
       await completeCall(journal, "quiet", "c0");
       await journal.flush();
       expect(journal.commits).toBe("inline");
-      for (let round = 0; round < 50 && journal.commits !== "thread"; round += 1) await load(journal, 32, 2, `r${round}-`);
+      for (let round = 0; round < 50 && journal.commits !== "thread"; round += 1) await load(journal, 32, 20, `r${round}-`);
       expect(journal.commits).toBe("thread");
       await journal.flush();
+      expect(journal.verify().ok).toBe(true);
+    } finally {
+      journal.close();
+    }
+  });
+
+  it("A3 auto: large groups at a modest rate (a busy event loop, as with MCP calls in flight) leave commits on the writer's thread", async () => {
+    const journal = Journal.open({ path: folder.file("modest.db") });
+    try {
+      openSession(journal, "s1");
+      // 256-record groups every 20 ms: their commits take far less than a fifth of the time.
+      for (let round = 0; round < 20; round += 1) {
+        for (let turn = 0; turn < 256; turn += 1) {
+          journal.turnPrepared({ sessionId: "s1", turnId: `${round}.${turn}`, selectionFingerprint: "sha256:s", catalogFingerprints: {} });
+        }
+        await journal.flush();
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      expect(journal.commits).toBe("inline");
       expect(journal.verify().ok).toBe(true);
     } finally {
       journal.close();
@@ -108,7 +127,7 @@ describe("commit thread (A3)", () => {
     request(journal, "s1", "c1");
     approve(journal, "s1", "c1");
     await journal.callStarted({ sessionId: "s1", callId: "c1" }); // durable in the tail log
-    await expect(journal.flush()).rejects.toMatchObject({ code: JOURNAL_ERRORS.WRITE_FAILED });
+    await expect(journal.flush()).rejects.toMatchObject({ code: JOURNAL_ERRORS.WRITE_FAILED, message: expect.stringContaining("UNIQUE constraint failed") });
     expect(await codeOf(() => journal.callFinished({ sessionId: "s1", callId: "c1", outcome: "succeeded" }))).toBe(JOURNAL_ERRORS.WRITE_FAILED);
     expect(await codeOf(() => journal.close())).toBe(JOURNAL_ERRORS.WRITE_FAILED);
     expect(existsSync(`${file}-tail`)).toBe(true); // kept for the next open
@@ -136,34 +155,42 @@ describe("commit thread (A3)", () => {
     try {
       cpSync(dist, code, { recursive: true, filter: (source) => !path.basename(source).startsWith("journal-commit-worker") });
       expect(readdirSync(code).some((name) => name.startsWith("journal-commit-worker"))).toBe(false);
-      const script = `
+      // "always" first; then "auto" under enough load to start the thread (commits of
+      // 320-record groups back to back for half a second), as the same script shows
+      // against dist/.
+      const script = (dir: string, name: string) => `
         import { existsSync } from "node:fs";
-        import { Journal } from ${JSON.stringify(path.join(code, "index.js"))};
-        const file = ${JSON.stringify(folder.file("bundle.db"))};
+        import { Journal } from ${JSON.stringify(path.join(dir, "index.js"))};
+        const file = ${JSON.stringify(folder.file(name))};
         let refused;
-        try { Journal.open({ path: file, commitThread: "always" }); } catch (error) { refused = { code: error.code, message: error.message }; }
+        try { Journal.open({ path: file, commitThread: "always" }).close(); } catch (error) { refused = { code: error.code, message: error.message }; }
         const tailAfterRefusal = existsSync(file + "-tail") || existsSync(file + "-tail.1") || existsSync(file + "-lock");
         const journal = Journal.open({ path: file });
         for (let s = 0; s < 32; s += 1) journal.sessionOpened({ sessionId: "s" + s, executionIdentity: "owid3:t", identityInputs: {}, workspace: "/w" });
-        for (let s = 0; s < 32; s += 1) for (let t = 0; t < 10; t += 1) journal.turnPrepared({ sessionId: "s" + s, turnId: "t" + t, selectionFingerprint: "sha256:x", catalogFingerprints: {} });
-        await journal.flush();
-        await new Promise((resolve) => setTimeout(resolve, 200));
+        const until = performance.now() + 500;
+        let rounds = 0;
+        for (; performance.now() < until || rounds < 10; rounds += 1) {
+          for (let s = 0; s < 32; s += 1) for (let t = 0; t < 10; t += 1) journal.turnPrepared({ sessionId: "s" + s, turnId: rounds + "." + t, selectionFingerprint: "sha256:x", catalogFingerprints: {} });
+          await journal.flush();
+        }
         const commits = journal.commits;
         const verified = journal.verify();
         journal.close();
-        console.log(JSON.stringify({ refused, tailAfterRefusal, commits, verified }));
+        console.log(JSON.stringify({ refused, tailAfterRefusal, commits, verified, records: 32 * (1 + 10 * rounds) }));
       `;
-      const output = JSON.parse(execFileSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8" })) as {
-        refused?: { code: string; message: string };
-        tailAfterRefusal: boolean;
-        commits: string;
-        verified: { ok: boolean; records: number };
-      };
+      type Output = { refused?: { code: string; message: string }; tailAfterRefusal: boolean; commits: string; verified: { ok: boolean; records: number }; records: number };
+      const run = (dir: string, name: string) =>
+        JSON.parse(execFileSync(process.execPath, ["--input-type=module", "-e", script(dir, name)], { encoding: "utf8" })) as Output;
+      const output = run(code, "bundle.db");
       expect(output.refused?.code).toBe(JOURNAL_ERRORS.OPEN_FAILED);
       expect(output.refused?.message).toContain("journal-commit-worker.js");
       expect(output.tailAfterRefusal).toBe(false); // the refused open left no tail log (nor lock) behind
       expect(output.commits).toBe("inline");
-      expect(output.verified).toMatchObject({ ok: true, records: 32 * 11 });
+      expect(output.verified).toMatchObject({ ok: true, records: output.records });
+      const withWorker = run(dist, "dist.db");
+      expect(withWorker.refused).toBeUndefined();
+      expect(withWorker.commits).not.toBe("inline");
+      expect(withWorker.verified).toMatchObject({ ok: true, records: withWorker.records });
     } finally {
       rmSync(bundle, { recursive: true, force: true });
     }
