@@ -1,4 +1,5 @@
-// Journal speed figures (not a test): appends/s with 32 concurrent writers, per-call
+// Journal speed figures (not a test): appends/s with 32 concurrent writers (after an
+// untimed warm-up of a fifth of the run), per-call
 // overhead, recovery time of a 1,000,000-record file. `pnpm --filter @openworker/journal bench`
 // after a build. Set JOURNAL_BENCH_RECORDS to change the recovery file size.
 import { spawn } from "node:child_process";
@@ -35,13 +36,18 @@ function openSessions(journal, count, prefix) {
 async function concurrentWriters(durability, writers, callsPerWriter, commitThread = "auto") {
   const journal = Journal.open({ path: path.join(dir, `writers-${durability}-${commitThread}.db`), durability, commitThread });
   const sessions = openSessions(journal, writers, durability);
+  const load = (calls) =>
+    Promise.all(
+      sessions.map(async (sessionId) => {
+        for (let index = 0; index < calls; index += 1) await oneCall(journal, sessionId);
+      }),
+    );
+  // Steady state: a fifth of the run first, untimed (the JIT, and under "auto" the commit
+  // thread, which starts once commits have taken a fifth of the writer's time for 300 ms).
+  await load(Math.ceil(callsPerWriter / 5));
   await journal.flush();
   const start = process.hrtime.bigint();
-  await Promise.all(
-    sessions.map(async (sessionId) => {
-      for (let index = 0; index < callsPerWriter; index += 1) await oneCall(journal, sessionId);
-    }),
-  );
+  await load(callsPerWriter);
   await journal.flush();
   const seconds = Number(process.hrtime.bigint() - start) / 1e9;
   const where = journal.commits;
