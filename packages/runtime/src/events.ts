@@ -33,6 +33,11 @@ export class EventHub {
     return () => this.listeners.delete(listener);
   }
 
+  /** Whether anyone listens: the call path builds no event object for nobody. */
+  get active(): boolean {
+    return this.listeners.size > 0;
+  }
+
   emit(event: RuntimeEvent): void {
     if (this.listeners.size === 0) return;
     for (const listener of this.listeners) {

@@ -165,6 +165,19 @@ describe("the call boundary (runTool applies the runtime's rules)", () => {
     expect(result.outcome).toBe("cancelled");
   });
 
+  it("T7 a cancellation that comes while the call starts (before its bound is armed) still settles it at once", async () => {
+    const controller = new AbortController();
+    const result = await runTool(
+      nativeTool(() => {
+        controller.abort(); // the host cancels in the same tick the tool starts
+        return new Promise(() => undefined);
+      }),
+      {},
+      { signal: controller.signal },
+    );
+    expect(result.outcome).toBe("cancelled");
+  });
+
   it("E2 drops progress past 64 events and counts the breach", async () => {
     const result = await runTool(
       nativeTool(async (context) => {

@@ -116,7 +116,7 @@ export async function runGovernedCall(
   }
 
   await journal.callStarted({ sessionId, callId });
-  environment.events.emit({ type: "call_started", sessionId, turnId, callId, qualifiedName: resolved.qualifiedName });
+  if (environment.events.active) environment.events.emit({ type: "call_started", sessionId, turnId, callId, qualifiedName: resolved.qualifiedName });
   const result = await execute(environment, resolved, parsed.value, request);
   return finish(environment, request, resolved, result);
 }
@@ -200,6 +200,7 @@ function emitFinished(
   outcome: CallOutcome | "denied",
   code: string | undefined,
 ): void {
+  if (!environment.events.active) return;
   environment.events.emit({
     type: "call_finished",
     sessionId: environment.sessionId,

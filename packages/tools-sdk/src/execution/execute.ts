@@ -84,22 +84,20 @@ export async function executeTool(tool: Tool, args: unknown, options: ExecuteOpt
 
   const settlement = await new Promise<Settlement>((resolve) => {
     let settled = false;
+    let timer: NodeJS.Timeout | undefined;
     const settle = (value: Settlement) => {
       if (settled) return;
       settled = true;
-      clearTimeout(timer);
-      external?.removeEventListener("abort", onCancel);
+      if (timer !== undefined) {
+        clearTimeout(timer);
+        external?.removeEventListener("abort", onCancel);
+      }
       resolve(value);
     };
     const onCancel = () => {
       abortContext(context, external?.reason);
       settle({ kind: "cancelled" });
     };
-    const timer = setTimeout(() => {
-      abortContext(context, new ToolError(FAULT_CODES.timedOut, `the call ran past its ${timeoutMs} ms bound`));
-      settle({ kind: "timeout" });
-    }, timeoutMs);
-    external?.addEventListener("abort", onCancel, { once: true });
     try {
       Promise.resolve(tool.call(context, args)).then(
         (value) => settle({ kind: "value", value }),
@@ -108,6 +106,19 @@ export async function executeTool(tool: Tool, args: unknown, options: ExecuteOpt
     } catch (error) {
       settle({ kind: "thrown", error });
     }
+    // The bound (E1) and the cancellation listener are armed a microtask later, after the
+    // reaction to a tool that already returned: most fast tools settle by then, and
+    // arming both (a timer, a listener on the signal) cost about a microsecond a call.
+    // A cancellation in between is seen when they are armed.
+    queueMicrotask(() => {
+      if (settled) return;
+      timer = setTimeout(() => {
+        abortContext(context, new ToolError(FAULT_CODES.timedOut, `the call ran past its ${timeoutMs} ms bound`));
+        settle({ kind: "timeout" });
+      }, timeoutMs);
+      if (external?.aborted) onCancel();
+      else external?.addEventListener("abort", onCancel, { once: true });
+    });
   });
 
   switch (settlement.kind) {
