@@ -1,6 +1,7 @@
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import type { ProgressReporter } from "@openworker/tools-sdk";
+import { onAbort, type AbortListenerRemover } from "@openworker/tools-sdk/execution";
 
 /** How one `tools/call` request ended, before it is mapped to a call outcome. */
 export type ChannelSettlement =
@@ -24,8 +25,8 @@ export interface ChannelRequest {
 interface PendingCall {
   readonly resolve: (settlement: ChannelSettlement) => void;
   readonly timer: NodeJS.Timeout;
-  readonly signal: AbortSignal | undefined;
-  readonly onAbort: (() => void) | undefined;
+  /** Stops listening for the caller's cancellation (see `onAbort`). */
+  readonly stopListening: AbortListenerRemover | undefined;
   readonly progress: ProgressReporter | undefined;
 }
 
@@ -72,9 +73,10 @@ export class CallChannel {
     return new Promise<ChannelSettlement>((resolve) => {
       // E1: at the bound the server is told to stop and the call settles at once.
       const timer = setTimeout(timeOut, request.timeoutMs, this, id);
-      const onAbort = signal ? () => this.stop(id, { kind: "cancelled", why: "the call was cancelled" }, "cancelled by the client") : undefined;
-      if (signal && onAbort) signal.addEventListener("abort", onAbort, { once: true });
-      this.pending.set(id, { resolve, timer, signal, onAbort, progress });
+      // One listener per signal, shared by the calls waiting on it (a session's signal
+      // has every call in flight on it).
+      const stopListening = signal ? onAbort(signal, () => this.stop(id, { kind: "cancelled", why: "the call was cancelled" }, "cancelled by the client")) : undefined;
+      this.pending.set(id, { resolve, timer, stopListening, progress });
       this.send({ jsonrpc: "2.0", id, method: "tools/call", params } as JSONRPCMessage).catch((error: unknown) => {
         this.settle(id, { kind: "send_failed", error });
       });
@@ -114,7 +116,7 @@ export class CallChannel {
     if (!call) return false;
     this.pending.delete(id);
     clearTimeout(call.timer);
-    if (call.onAbort) call.signal?.removeEventListener("abort", call.onAbort);
+    call.stopListening?.();
     call.resolve(settlement);
     return true;
   }

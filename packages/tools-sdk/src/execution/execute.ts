@@ -2,6 +2,7 @@ import type { ProgressEvent, ProgressReporter, ToolContext } from "../context.js
 import { LIMITS } from "../limits.js";
 import type { Tool } from "../tool.js";
 import { ToolError } from "../tool-error.js";
+import { onAbort, type AbortListenerRemover } from "./abort-listeners.js";
 import { boundErrorMessage, normalizeToolOutput } from "./normalize.js";
 import type { CallError, CallOutcome, LimitBreach, NormalizedOutput } from "./outcome.js";
 import { createBoundedProgress, type ProgressStats } from "./progress.js";
@@ -85,17 +86,16 @@ export async function executeTool(tool: Tool, args: unknown, options: ExecuteOpt
   const settlement = await new Promise<Settlement>((resolve) => {
     let settled = false;
     let timer: NodeJS.Timeout | undefined;
+    let stopListening: AbortListenerRemover | undefined;
     const settle = (value: Settlement) => {
       if (settled) return;
       settled = true;
-      if (timer !== undefined) {
-        clearTimeout(timer);
-        external?.removeEventListener("abort", onCancel);
-      }
+      clearTimeout(timer);
+      stopListening?.();
       resolve(value);
     };
-    const onCancel = () => {
-      abortContext(context, external?.reason);
+    const onCancel = (reason: unknown) => {
+      abortContext(context, reason);
       settle({ kind: "cancelled" });
     };
     try {
@@ -116,8 +116,8 @@ export async function executeTool(tool: Tool, args: unknown, options: ExecuteOpt
         abortContext(context, new ToolError(FAULT_CODES.timedOut, `the call ran past its ${timeoutMs} ms bound`));
         settle({ kind: "timeout" });
       }, timeoutMs);
-      if (external?.aborted) onCancel();
-      else external?.addEventListener("abort", onCancel, { once: true });
+      if (external?.aborted) onCancel(external.reason);
+      else if (external !== undefined) stopListening = onAbort(external, onCancel);
     });
   });
 
