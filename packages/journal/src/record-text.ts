@@ -15,7 +15,12 @@ import { canonicalJson } from "@openworker/tools-sdk";
  * already as JSON text (see {@link jsonString}; a session's is made once).
  */
 
-/** Characters `JSON.stringify` escapes in a string (surrogates: only lone ones; all are sent there). */
+/**
+ * Characters `JSON.stringify` escapes in a string: the quote, the backslash, and the
+ * control characters U+0000–U+001F (matched on purpose); surrogates are escaped only when
+ * lone, but every string holding one is sent to `JSON.stringify`.
+ */
+// oxlint-disable-next-line no-control-regex
 const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
 
 /**
