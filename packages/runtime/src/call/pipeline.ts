@@ -121,7 +121,7 @@ export async function runGovernedCall(
   return finish(environment, request, resolved, result);
 }
 
-async function execute(
+function execute(
   environment: CallEnvironment,
   resolved: ResolvedTool,
   args: JsonValue,
@@ -220,14 +220,21 @@ function report(
     stopsTurn?: boolean;
   },
 ): CallReport {
-  return {
+  // Built field by field: properties followed by a spread leave V8's fast path (~100 ns).
+  const report: { -readonly [K in keyof CallReport]: CallReport[K] } = {
     callId: request.callId,
     alias: request.alias,
     qualifiedName: resolved?.qualifiedName,
-    images: [],
-    stopsTurn: false,
-    ...fields,
+    outcome: fields.outcome,
+    modelText: fields.modelText,
+    isError: fields.isError,
+    images: fields.images ?? [],
+    stopsTurn: fields.stopsTurn ?? false,
   };
+  if (fields.code !== undefined) report.code = fields.code;
+  if (fields.message !== undefined) report.message = fields.message;
+  if (fields.json !== undefined) report.json = fields.json;
+  return report;
 }
 
 function parseArguments(

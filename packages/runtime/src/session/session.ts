@@ -126,14 +126,21 @@ export class Session {
    * nodes), through the same pipeline as the model's calls: validation, approval,
    * journal and limits. Prepares the selection first when no turn has.
    */
-  async callTool(qualifiedName: string, args: JsonValue, options: { signal?: AbortSignal } = {}): Promise<CallReport> {
-    this.#assertOpen();
+  callTool(qualifiedName: string, args: JsonValue, options: { signal?: AbortSignal } = {}): Promise<CallReport> {
+    try {
+      this.#assertOpen();
+    } catch (error) {
+      return Promise.reject(error);
+    }
     const signal = options.signal ? AbortSignal.any([options.signal, this.#closeSignal.signal]) : this.#closeSignal.signal;
-    return this.#track(this.#callTool(qualifiedName, args, signal));
+    // Not `async`: a call is a hot path, and each async layer that returns a promise
+    // costs its caller extra turns of the microtask queue.
+    const selection = this.#prepared?.selection;
+    const call = selection ? this.#callTool(selection, qualifiedName, args, signal) : this.#prepare(signal).then((prepared) => this.#callTool(prepared, qualifiedName, args, signal));
+    return this.#track(call);
   }
 
-  async #callTool(qualifiedName: string, args: JsonValue, signal: AbortSignal): Promise<CallReport> {
-    const selection = this.#prepared?.selection ?? (await this.#prepare(signal));
+  #callTool(selection: ResolvedSelection, qualifiedName: string, args: JsonValue, signal: AbortSignal): Promise<CallReport> {
     const turnId = `${this.id}.h${++this.#turns}`;
     return runGovernedCall(this.#parts.environment, selection, { turnId, callId: this.#nextCallId(), alias: modelAlias(qualifiedName), args: { json: args }, signal });
   }
