@@ -12,7 +12,8 @@ import { canonicalJson } from "@openworker/tools-sdk";
  * `canonicalJson` on random values, so a key out of order cannot go unnoticed.
  *
  * Every function takes the envelope first: `at`, `seq`, and `sid`, the session id
- * already as JSON text (see {@link jsonString}; a session's is made once).
+ * already as JSON text (see {@link jsonString}; a session's is made once). Strings are
+ * written between quotes the template holds, through {@link jsonChars}: no quoted copy.
  */
 
 /**
@@ -28,12 +29,20 @@ const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
  * as they are is about four times faster than `JSON.stringify` on Node 20.
  */
 export function jsonString(value: string): string {
-  return NEEDS_ESCAPE.test(value) ? JSON.stringify(value) : `"${value}"`;
+  return `"${jsonChars(value)}"`;
+}
+
+/**
+ * What `JSON.stringify(value)` puts between the quotes: `value` itself when nothing needs
+ * escaping (no new string), for templates that write the quotes themselves.
+ */
+export function jsonChars(value: string): string {
+  return NEEDS_ESCAPE.test(value) ? JSON.stringify(value).slice(1, -1) : value;
 }
 
 /** `,"key":"value"`, or nothing when the value is left out. */
 function stringField(key: string, value: string | undefined): string {
-  return value === undefined ? "" : `,"${key}":${jsonString(value)}`;
+  return value === undefined ? "" : `,"${key}":"${jsonChars(value)}"`;
 }
 
 /**
@@ -56,8 +65,8 @@ export function sessionOpenedText(
   workspace: string,
 ): string {
   return (
-    `{"at":${jsonString(at)}${stringField("bundleDir", bundleDir)},"executionIdentity":${jsonString(executionIdentity)}` +
-    `${jsonField("identityInputs", identityInputs)},"kind":"session_opened","seq":${seq},"sessionId":${sid},"workspace":${jsonString(workspace)}}`
+    `{"at":"${jsonChars(at)}"${stringField("bundleDir", bundleDir)},"executionIdentity":"${jsonChars(executionIdentity)}"` +
+    `${jsonField("identityInputs", identityInputs)},"kind":"session_opened","seq":${seq},"sessionId":${sid},"workspace":"${jsonChars(workspace)}"}`
   );
 }
 
@@ -70,8 +79,8 @@ export function turnPreparedText(
   turnId: string,
 ): string {
   return (
-    `{"at":${jsonString(at)}${jsonField("catalogFingerprints", catalogFingerprints)},"kind":"turn_prepared",` +
-    `"selectionFingerprint":${jsonString(selectionFingerprint)},"seq":${seq},"sessionId":${sid},"turnId":${jsonString(turnId)}}`
+    `{"at":"${jsonChars(at)}"${jsonField("catalogFingerprints", catalogFingerprints)},"kind":"turn_prepared",` +
+    `"selectionFingerprint":"${jsonChars(selectionFingerprint)}","seq":${seq},"sessionId":${sid},"turnId":"${jsonChars(turnId)}"}`
   );
 }
 
@@ -88,9 +97,9 @@ export function callRequestedText(
   turnId: string,
 ): string {
   return (
-    `{"alias":${jsonString(alias)},"args":${argsText},"argsDigest":${jsonString(argsDigest)},"at":${jsonString(at)},` +
-    `"callId":${jsonString(callId)},"kind":"call_requested","qualifiedName":${jsonString(qualifiedName)},"seq":${seq},` +
-    `"sessionId":${sid},"turnId":${jsonString(turnId)}}`
+    `{"alias":"${jsonChars(alias)}","args":${argsText},"argsDigest":"${jsonChars(argsDigest)}","at":"${jsonChars(at)}",` +
+    `"callId":"${jsonChars(callId)}","kind":"call_requested","qualifiedName":"${jsonChars(qualifiedName)}","seq":${seq},` +
+    `"sessionId":${sid},"turnId":"${jsonChars(turnId)}"}`
   );
 }
 
@@ -107,18 +116,18 @@ export function approvalDecidedText(
   who: string | undefined,
 ): string {
   return (
-    `{"at":${jsonString(at)},"by":${jsonString(by)},"callId":${jsonString(callId)},"decision":${jsonString(decision)},` +
-    `"key":${jsonString(key)},"kind":"approval_decided"${stringField("reason", reason)},"scope":${jsonString(scope)},` +
+    `{"at":"${jsonChars(at)}","by":"${jsonChars(by)}","callId":"${jsonChars(callId)}","decision":"${jsonChars(decision)}",` +
+    `"key":"${jsonChars(key)}","kind":"approval_decided"${stringField("reason", reason)},"scope":"${jsonChars(scope)}",` +
     `"seq":${seq},"sessionId":${sid}${stringField("who", who)}}`
   );
 }
 
 export function callStartedText(at: string, seq: number, sid: string, callId: string): string {
-  return `{"at":${jsonString(at)},"callId":${jsonString(callId)},"kind":"call_started","seq":${seq},"sessionId":${sid}}`;
+  return `{"at":"${jsonChars(at)}","callId":"${jsonChars(callId)}","kind":"call_started","seq":${seq},"sessionId":${sid}}`;
 }
 
 export function callProgressText(at: string, seq: number, sid: string, callId: string, event: unknown): string {
-  return `{"at":${jsonString(at)},"callId":${jsonString(callId)}${jsonField("event", event)},"kind":"call_progress","seq":${seq},"sessionId":${sid}}`;
+  return `{"at":"${jsonChars(at)}","callId":"${jsonChars(callId)}"${jsonField("event", event)},"kind":"call_progress","seq":${seq},"sessionId":${sid}}`;
 }
 
 export function callFinishedText(
@@ -134,23 +143,23 @@ export function callFinishedText(
   result: unknown,
 ): string {
   return (
-    `{"at":${jsonString(at)}${jsonField("breach", breach)},"callId":${jsonString(callId)}${stringField("code", code)}` +
+    `{"at":"${jsonChars(at)}"${jsonField("breach", breach)},"callId":"${jsonChars(callId)}"${stringField("code", code)}` +
     `${jsonField("imageDigests", imageDigests)},"kind":"call_finished"${stringField("message", message)},` +
-    `"outcome":${jsonString(outcome)}${jsonField("result", result)},"seq":${seq},"sessionId":${sid}}`
+    `"outcome":"${jsonChars(outcome)}"${jsonField("result", result)},"seq":${seq},"sessionId":${sid}}`
   );
 }
 
 export function revokedText(at: string, seq: number, sid: string, reason: string, tool: string): string {
-  return `{"at":${jsonString(at)},"kind":"revoked","reason":${jsonString(reason)},"seq":${seq},"sessionId":${sid},"tool":${jsonString(tool)}}`;
+  return `{"at":"${jsonChars(at)}","kind":"revoked","reason":"${jsonChars(reason)}","seq":${seq},"sessionId":${sid},"tool":"${jsonChars(tool)}"}`;
 }
 
 export function turnFinishedText(at: string, seq: number, sid: string, completed: boolean, reason: string | undefined, turnId: string): string {
   return (
-    `{"at":${jsonString(at)},"completed":${completed},"kind":"turn_finished"${stringField("reason", reason)},` +
-    `"seq":${seq},"sessionId":${sid},"turnId":${jsonString(turnId)}}`
+    `{"at":"${jsonChars(at)}","completed":${completed},"kind":"turn_finished"${stringField("reason", reason)},` +
+    `"seq":${seq},"sessionId":${sid},"turnId":"${jsonChars(turnId)}"}`
   );
 }
 
 export function sessionClosedText(at: string, seq: number, sid: string): string {
-  return `{"at":${jsonString(at)},"kind":"session_closed","seq":${seq},"sessionId":${sid}}`;
+  return `{"at":"${jsonChars(at)}","kind":"session_closed","seq":${seq},"sessionId":${sid}}`;
 }
