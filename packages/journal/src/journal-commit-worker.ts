@@ -7,6 +7,7 @@ import { workerData } from "node:worker_threads";
 import Database from "better-sqlite3";
 import { type CommitThreadData, type CommitThreadMessage, type PostedGroup, SLOT, type TailLines, unpackBodies } from "./commit-thread.js";
 import { FRAME_COLUMNS, GroupStatements, type GroupWrites, writerPragmas } from "./group-writes.js";
+import { decodeLines } from "./tail-lines.js";
 
 const { file, tail, synchronous, state, port } = workerData as CommitThreadData;
 const shared = new Int32Array(state);
@@ -40,10 +41,9 @@ function bodiesFromTail(writes: GroupWrites, lines: TailLines): GroupWrites {
     if (got === 0) break;
     read += got;
   }
-  const text = readBuffer.toString("utf8", 0, read);
-  const all = text.split("\n");
-  if (read !== length || all.length !== lines.refs.length + 1 || all[all.length - 1] !== "") {
-    throw new Error(`the tail log's lines of this group do not match it (${all.length - 1} lines in ${read} bytes, expected ${lines.refs.length} in ${length})`);
+  const all = decodeLines(readBuffer, read);
+  if (read !== length || all === undefined || all.length !== lines.refs.length) {
+    throw new Error(`the tail log's lines of this group do not match it (${all?.length ?? "no complete"} lines in ${read} bytes, expected ${lines.refs.length} in ${length})`);
   }
   const bySession = new Map<number, string[]>();
   for (let index = 0; index < lines.refs.length; index += 1) {

@@ -44,6 +44,33 @@ describe("commit thread (A3)", () => {
     again.close();
   });
 
+  it("A3 always: groups the thread reads back in pieces (long session ids, a record larger than a piece, non-ASCII) are stored exactly", async () => {
+    const file = folder.file("pieces.db");
+    const journal = Journal.open({ path: file, commitThread: "always" });
+    const sessions = Array.from({ length: 16 }, (_, index) => `ses_0f8a6b7e-5a4c-4c0e-9a55-1f2e3d4c5b6a-${index}`);
+    const big = `${"état € 😀 ".repeat(9_000)}end`; // about 140 KB of UTF-8
+    try {
+      for (const sessionId of sessions) openSession(journal, sessionId);
+      await Promise.all(
+        sessions.map(async (sessionId, index) => {
+          for (let call = 0; call < 30; call += 1) {
+            request(journal, sessionId, `c${call}`);
+            approve(journal, sessionId, `c${call}`);
+            await journal.callStarted({ sessionId, callId: `c${call}` });
+            const result = index === 3 && call === 7 ? { text: big } : { call, note: "ünïcödé" };
+            journal.callFinished({ sessionId, callId: `c${call}`, outcome: "succeeded", result });
+          }
+        }),
+      );
+      await journal.flush();
+      expect(journal.verify()).toEqual({ ok: true, sessions: 16, records: 16 * (1 + 30 * 4) });
+      const finished = journal.timeline({ sessionId: sessions[3]!, callId: "c7" }).filter((record) => record.kind === "call_finished");
+      expect(finished).toEqual([expect.objectContaining({ result: { text: big } })]);
+    } finally {
+      journal.close();
+    }
+  });
+
   it("A3 auto: commits start on the writer's thread and move to the commit thread once the writer is busy", async () => {
     const journal = Journal.open({ path: folder.file("auto.db") });
     try {
