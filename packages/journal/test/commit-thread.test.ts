@@ -2,6 +2,7 @@ import { execFileSync } from "node:child_process";
 import { cpSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
+import type { JsonValue } from "@openworker/tools-sdk";
 import { describe, expect, it } from "vitest";
 import { Journal, JOURNAL_ERRORS } from "../src/index.js";
 import { approve, codeOf, completeCall, openSession, request, temporaryFolderPerTest } from "./helpers.js";
@@ -57,7 +58,7 @@ describe("commit thread (A3)", () => {
             request(journal, sessionId, `c${call}`);
             approve(journal, sessionId, `c${call}`);
             await journal.callStarted({ sessionId, callId: `c${call}` });
-            const result = index === 3 && call === 7 ? { text: big } : { call, note: "ünïcödé" };
+            const result: JsonValue = index === 3 && call === 7 ? { text: big } : { call, note: "ünïcödé" };
             journal.callFinished({ sessionId, callId: `c${call}`, outcome: "succeeded", result });
           }
         }),

@@ -1,0 +1,27 @@
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { TailLog } from "../src/tail-log.js";
+import { temporaryFolderPerTest } from "./helpers.js";
+
+const folder = temporaryFolderPerTest();
+
+describe("tail log writes", () => {
+  it("A3 a large batch is written in pieces, in order, and the group's byte range covers all of it", () => {
+    const file = folder.file("journal.db-tail");
+    const tail = TailLog.open(file);
+    try {
+      // 1,000 lines of ~300 characters (~300 KB: several pieces), one line of 100 KB, non-ASCII.
+      const lines = Array.from({ length: 1_000 }, (_, index) => `${String(index).padStart(4, "0")} ${"ü".repeat(150)}${"x".repeat(150)}`);
+      lines.splice(500, 0, "big".repeat(33_000));
+      const expected = [...lines];
+      tail.append(lines);
+      expect(lines).toEqual([]); // taken
+      const text = readFileSync(tail.paths[0], "utf8");
+      expect(text).toBe(`${expected.join("\n")}\n`);
+      const range = tail.groupRange(new Int32Array(expected.length));
+      expect(range).toMatchObject({ file: 0, start: 0, end: Buffer.byteLength(text) });
+    } finally {
+      tail.close(true);
+    }
+  });
+});
