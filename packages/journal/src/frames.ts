@@ -3,7 +3,8 @@ import { GENESIS_HASH } from "./chain.js";
 
 /**
  * Storage of records (schema v2). A group commit writes one *frame* per session it
- * touches: a row holding that session's new records, one line each, `hash + " " + data`
+ * touches (several, consecutive and linked, for a busy session: see `FRAME_MAX_CHARS`):
+ * a row holding that session's new records, one line each, `hash + " " + data`
  * (data is canonical JSON, which never holds a raw newline). Each frame links to the
  * session's previous frame (`prev_frame`), and the session's head frame is kept in
  * `live_sessions` (open) or `sessions.final_frame` (closed). No per-record or

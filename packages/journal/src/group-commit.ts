@@ -1,7 +1,7 @@
 import type Database from "better-sqlite3";
 import { CommitThread } from "./commit-thread.js";
 import { JOURNAL_ERRORS, journalError } from "./errors.js";
-import { type GroupOp, GroupStatements, type GroupWrites } from "./group-writes.js";
+import { FRAME_MAX_CHARS, type GroupOp, GroupStatements, type GroupWrites } from "./group-writes.js";
 import { openCallsJson, type SessionState } from "./live-state.js";
 import type { TailLog } from "./tail-log.js";
 
@@ -466,12 +466,25 @@ export class GroupCommit {
     const heads: (string | number)[] = [];
     const ops: GroupOp[] = [];
     for (const session of this.touched) {
-      const id = this.nextFrame;
-      this.nextFrame += 1;
-      frames.push(id, session.ref, session.pendingFirstSeq, session.headFrame, withBodies ? session.pending.join("\n") : null);
-      session.headFrame = id;
+      // One frame per {@link FRAME_MAX_CHARS} of the session's lines (one, but for a busy
+      // session), consecutive in `frames`: the commit thread counts each frame's lines
+      // from the next frame's first `seq`.
+      const lines = session.pending;
+      let from = 0;
+      let chars = 0;
+      for (let index = 0; index < lines.length; index += 1) {
+        chars += lines[index]!.length + 1;
+        if (chars < FRAME_MAX_CHARS && index < lines.length - 1) continue;
+        const id = this.nextFrame;
+        this.nextFrame += 1;
+        const body = withBodies ? (from === 0 && index === lines.length - 1 ? lines : lines.slice(from, index + 1)).join("\n") : null;
+        frames.push(id, session.ref, session.pendingFirstSeq + from, session.headFrame, body);
+        session.headFrame = id;
+        from = index + 1;
+        chars = 0;
+      }
       if (session.closed) ops.push(["drop", session.ref]);
-      else heads.push(session.ref, id, session.seq, session.head, session.callCount, openCallsJson(session));
+      else heads.push(session.ref, session.headFrame!, session.seq, session.head, session.callCount, openCallsJson(session));
     }
     for (const op of this.queue) ops.push(op());
     return { frames, heads, ops };

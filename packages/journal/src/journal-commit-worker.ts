@@ -52,9 +52,17 @@ function bodiesFromTail(writes: GroupWrites, lines: TailLines): GroupWrites {
     if (own === undefined) bySession.set(ref, [all[index]!]);
     else own.push(all[index]!);
   }
+  // A busy session has several frames in a group, consecutive (see `GroupCommit`): each
+  // holds its lines up to the next one's first `seq`, the last one the rest.
   const { frames } = writes;
+  let taken = 0;
   for (let index = 0; index < frames.length; index += FRAME_COLUMNS) {
-    frames[index + FRAME_COLUMNS - 1] = bySession.get(frames[index + 1] as number)?.join("\n") ?? "";
+    const ref = frames[index + 1] as number;
+    const own = bySession.get(ref) ?? [];
+    const next = index + FRAME_COLUMNS;
+    const count = next < frames.length && frames[next + 1] === ref ? (frames[next + 2] as number) - (frames[index + 2] as number) : own.length - taken;
+    frames[index + FRAME_COLUMNS - 1] = (taken === 0 && count === own.length ? own : own.slice(taken, taken + count)).join("\n");
+    taken = next < frames.length && frames[next + 1] === ref ? taken + count : 0;
   }
   return writes;
 }

@@ -72,6 +72,49 @@ describe("commit thread (A3)", () => {
     }
   });
 
+  it.each(["never", "always"] as const)(
+    "A3 a busy session's group is stored as several linked frames of at most 64 K characters (%s), read back whole, also after a reopen",
+    async (commitThread) => {
+      const file = folder.file(`busy-${commitThread}.db`);
+      const journal = Journal.open({ path: file, commitThread });
+      openSession(journal, "busy");
+      // 32 calls in flight on one session: one group of ~500 lines of ~300 characters.
+      await Promise.all(Array.from({ length: 32 }, (_, lane) => (async () => {
+        for (let call = 0; call < 4; call += 1) {
+          const callId = `l${lane}c${call}`;
+          request(journal, "busy", callId, { lane, call, pad: "p".repeat(120) });
+          approve(journal, "busy", callId);
+          await journal.callStarted({ sessionId: "busy", callId });
+          journal.callFinished({ sessionId: "busy", callId, outcome: "succeeded", result: { lane, call } });
+        }
+      })()));
+      await journal.flush();
+      journal.close();
+      const probe = new Database(file, { readonly: true });
+      const frames = probe.prepare("SELECT id, first_seq AS firstSeq, length(body) AS chars FROM frames ORDER BY id").all() as { id: number; firstSeq: number; chars: number }[];
+      probe.close();
+      expect(frames.length).toBeGreaterThan(2);
+      expect(Math.max(...frames.map((frame) => frame.chars))).toBeLessThan(64 * 1024 + 2_000);
+      const again = Journal.open({ path: file, commitThread });
+      try {
+        expect(again.verify()).toEqual({ ok: true, sessions: 1, records: 1 + 32 * 4 * 4 });
+        expect(again.calls("busy").filter((call) => call.outcome === "succeeded")).toHaveLength(128);
+        expect(again.timeline({ sessionId: "busy", callId: "l31c3" }).map((record) => record.kind)).toEqual([
+          "call_requested",
+          "approval_decided",
+          "call_started",
+          "call_finished",
+        ]);
+        // The chain goes on from the last frame.
+        await completeCall(again, "busy", "after");
+        await again.flush();
+        expect(again.verify().ok).toBe(true);
+      } finally {
+        again.close();
+      }
+    },
+  );
+
   it("A3 auto: commits start on the writer's thread and move to the commit thread once the writer is busy", async () => {
     const journal = Journal.open({ path: folder.file("auto.db") });
     try {
