@@ -65,7 +65,10 @@ export class Redactor {
         const nextKey = this.text(key);
         const next = this.walk(item);
         if (next !== item || nextKey !== key) changed = true;
-        out[nextKey] = next;
+        // An own "__proto__" key (JSON.parse makes one) stays a key: assigned, it would set
+        // the copy's prototype and vanish from what is journaled.
+        if (nextKey === "__proto__") Object.defineProperty(out, nextKey, { value: next, enumerable: true, writable: true, configurable: true });
+        else out[nextKey] = next;
       }
       return changed ? out : value;
     }

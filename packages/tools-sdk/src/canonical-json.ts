@@ -57,7 +57,7 @@ function sorted(value: unknown, depth: number): unknown {
   const source = value as Record<string, unknown>;
   const keys = Object.keys(source);
   if (!isPlain(source) || !inOrder(keys)) {
-    const copy: Record<string, unknown> = {};
+    const copy = ownKeysObject();
     for (const key of sortKeys(keys)) copy[key] = sorted(source[key], depth + 1);
     return copy;
   }
@@ -67,7 +67,7 @@ function sorted(value: unknown, depth: number): unknown {
     const item = source[key];
     const next = sorted(item, depth + 1);
     if (copy === undefined && next !== item) {
-      copy = {};
+      copy = ownKeysObject();
       for (let before = 0; before < index; before += 1) copy[keys[before]!] = source[keys[before]!];
     }
     if (copy !== undefined) copy[key] = next;
@@ -90,6 +90,16 @@ function sortedArray(value: readonly unknown[], depth: number): unknown[] {
     if (copy !== undefined) copy.push(next);
   }
   return copy ?? (value as unknown[]);
+}
+
+/**
+ * An empty object for a sorted copy, without a prototype: assigning `"__proto__"` to a
+ * plain `{}` would set its prototype and drop the key, so `{"__proto__":…,"b":1}` (which
+ * `JSON.parse` makes with an own `__proto__` key) would canonicalize like `{"b":1}` and
+ * share its digest.
+ */
+function ownKeysObject(): Record<string, unknown> {
+  return Object.create(null) as Record<string, unknown>;
 }
 
 /** An object `JSON.stringify` serializes as exactly its own enumerable keys. */

@@ -8,7 +8,8 @@ function reference(value: unknown): string {
     if (depth > 256) throw new RangeError("too deep");
     if (Array.isArray(item)) return item.map((entry) => sortKeys(entry, depth + 1));
     if (typeof item !== "object" || item === null) return item;
-    const out: Record<string, unknown> = {};
+    // No prototype: an own "__proto__" key stays a key (see the test below).
+    const out = Object.create(null) as Record<string, unknown>;
     for (const key of Object.keys(item).sort()) out[key] = sortKeys((item as Record<string, unknown>)[key], depth + 1);
     return out;
   };
@@ -65,6 +66,13 @@ describe("canonicalJson (the text every fingerprint and chain hash is taken over
       fc.property(fc.dictionary(fc.string({ unit: "binary" }), fc.integer(), { maxKeys: 40 }), (value) => canonicalJson(value) === reference(value)),
       { numRuns: 300 },
     );
+  });
+
+  it("A2 keeps an own \"__proto__\" key (JSON.parse makes one): such arguments never share a digest with the same object without it", () => {
+    const parsed = JSON.parse('{"b":1,"__proto__":{"x":1}}') as unknown;
+    expect(canonicalJson(parsed)).toBe('{"__proto__":{"x":1},"b":1}');
+    expect(canonicalJson(parsed)).not.toBe(canonicalJson({ b: 1 }));
+    expect(canonicalJson(JSON.parse('{"__proto__":0}'))).toBe('{"__proto__":0}');
   });
 
   it("refuses a cyclic or too deep value with a RangeError, like the reference", () => {
