@@ -224,6 +224,15 @@ describe("the call boundary (runTool applies the runtime's rules)", () => {
     expect(cycle.outcome).toBe("crashed");
     expect(cycle.error).toMatchObject({ code: "RESULT_NOT_JSON" });
     expect(cycle.error?.message).toContain("/self");
+    const deep: Record<string, unknown> = { a: { b: [{}] } };
+    ((deep.a as { b: unknown[] }).b[0] as Record<string, unknown>).back = deep.a;
+    const deeper = await runTool(nativeTool(async () => ({ json: deep as never })), {});
+    expect(deeper.error?.message).toContain("at /a/b/0/back is a cycle");
+    // The same object twice, side by side, is no cycle: it serializes twice.
+    const shared = { x: 1 };
+    const twice = await runTool(nativeTool(async () => ({ json: { left: shared, right: [shared, shared] } })), {});
+    expect(twice.outcome).toBe("succeeded");
+    expect(twice.output?.text).toBe('{"left":{"x":1},"right":[{"x":1},{"x":1}]}');
     const big = await runTool(nativeTool(async () => ({ json: { n: 1n } as never })), {});
     expect(big.error?.message).toContain("bigint");
     const shape = await runTool(nativeTool(async () => ({ text: "no json field" }) as never), {});

@@ -15,7 +15,12 @@ const MAX_DEPTH = 128;
 const MAX_NODES = LIMITS.resultBytes / 2;
 
 interface Walk {
-  readonly seen: Set<object>;
+  /**
+   * The objects and arrays on the path to the value being checked, for cycles: a short
+   * array (at most {@link MAX_DEPTH}), not a `Set`, which costs about a microsecond a
+   * delete when filled and emptied item by item.
+   */
+  readonly ancestors: object[];
   nodes: number;
 }
 
@@ -37,7 +42,7 @@ export function normalizeToolOutput(output: unknown): Normalization {
     return invalid("RESULT_INVALID", 'a tool must resolve with a ToolOutput ({ json, images? }) or a ToolError');
   }
   const { json, images } = output as ToolOutput;
-  const walk: Walk = { seen: new Set(), nodes: 0 };
+  const walk: Walk = { ancestors: [], nodes: 0 };
   const problem = findNonJson(json, [], walk, 0);
   if (walk.nodes > MAX_NODES) {
     return breach("resultBytes", walk.nodes, MAX_NODES, `result has over ${MAX_NODES} JSON values; the limit is ${LIMITS.resultBytes} bytes`);
@@ -74,25 +79,29 @@ function checkImage(image: ToolImage, index: number): Normalization | undefined 
   return undefined;
 }
 
+/** Where a value is, for messages: "the result" or `at /a/0/b`. */
+function where(path: readonly string[]): string {
+  return path.length === 0 ? "the result" : `at /${path.join("/")}`;
+}
+
 function findNonJson(value: unknown, path: string[], walk: Walk, depth: number): string | undefined {
   if (++walk.nodes > MAX_NODES) return "too large";
-  const { seen } = walk;
-  const where = () => (path.length === 0 ? "the result" : `at /${path.join("/")}`);
+  const { ancestors } = walk;
   switch (typeof value) {
     case "string":
     case "boolean":
       return undefined;
     case "number":
-      return Number.isFinite(value) ? undefined : `${where()} is ${value}`;
+      return Number.isFinite(value) ? undefined : `${where(path)} is ${value}`;
     case "object":
       break;
     default:
-      return `${where()} is a ${typeof value}`;
+      return `${where(path)} is a ${typeof value}`;
   }
   if (value === null) return undefined;
-  if (depth > MAX_DEPTH) return `${where()} nests deeper than ${MAX_DEPTH} levels`;
-  if (seen.has(value)) return `${where()} is a cycle`;
-  seen.add(value);
+  if (depth > MAX_DEPTH) return `${where(path)} nests deeper than ${MAX_DEPTH} levels`;
+  if (ancestors.includes(value)) return `${where(path)} is a cycle`;
+  ancestors.push(value);
   try {
     if (Array.isArray(value)) {
       for (let index = 0; index < value.length; index++) {
@@ -105,7 +114,7 @@ function findNonJson(value: unknown, path: string[], walk: Walk, depth: number):
     }
     const prototype = Object.getPrototypeOf(value);
     if (prototype !== Object.prototype && prototype !== null) {
-      return `${where()} is a ${(value as object).constructor?.name ?? "class instance"}, not a plain object`;
+      return `${where(path)} is a ${(value as object).constructor?.name ?? "class instance"}, not a plain object`;
     }
     for (const key of Object.keys(value)) {
       path.push(key);
@@ -115,7 +124,7 @@ function findNonJson(value: unknown, path: string[], walk: Walk, depth: number):
     }
     return undefined;
   } finally {
-    seen.delete(value);
+    ancestors.pop();
   }
 }
 
