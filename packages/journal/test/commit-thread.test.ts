@@ -72,11 +72,15 @@ describe("commit thread (A3)", () => {
     }
   });
 
-  it.each(["never", "always"] as const)(
-    "A3 a busy session's group is stored as several linked frames of at most 64 K characters (%s), read back whole, also after a reopen",
-    async (commitThread) => {
-      const file = folder.file(`busy-${commitThread}.db`);
-      const journal = Journal.open({ path: file, commitThread });
+  it.each([
+    ["grouped", "never"],
+    ["grouped", "always"],
+    ["strict", "always"],
+  ] as const)(
+    "A3 a busy session's group is stored as several linked frames of at most 64 K characters (%s, %s), read back whole, also after a reopen",
+    async (durability, commitThread) => {
+      const file = folder.file(`busy-${durability}-${commitThread}.db`);
+      const journal = Journal.open({ path: file, durability, commitThread });
       openSession(journal, "busy");
       // 32 calls in flight on one session: one group of ~500 lines of ~300 characters.
       await Promise.all(Array.from({ length: 32 }, (_, lane) => (async () => {
@@ -95,7 +99,7 @@ describe("commit thread (A3)", () => {
       probe.close();
       expect(frames.length).toBeGreaterThan(2);
       expect(Math.max(...frames.map((frame) => frame.chars))).toBeLessThan(64 * 1024 + 2_000);
-      const again = Journal.open({ path: file, commitThread });
+      const again = Journal.open({ path: file, durability, commitThread });
       try {
         expect(again.verify()).toEqual({ ok: true, sessions: 1, records: 1 + 32 * 4 * 4 });
         expect(again.calls("busy").filter((call) => call.outcome === "succeeded")).toHaveLength(128);
