@@ -3,7 +3,7 @@ import { GENESIS_HASH } from "./chain.js";
 
 /**
  * Storage of records (schema v2). A group commit writes one *frame* per session it
- * touches (several, consecutive and linked, for a busy session: see `FRAME_MAX_CHARS`):
+ * touches (several, consecutive and linked, for a busy session: see `MAX_PIECE`):
  * a row holding that session's new records, one line each, `hash + " " + data`
  * (data is canonical JSON, which never holds a raw newline). Each frame links to the
  * session's previous frame (`prev_frame`), and the session's head frame is kept in

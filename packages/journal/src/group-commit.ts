@@ -1,7 +1,8 @@
 import type Database from "better-sqlite3";
 import { CommitThread } from "./commit-thread.js";
 import { JOURNAL_ERRORS, journalError } from "./errors.js";
-import { FRAME_MAX_CHARS, type GroupOp, GroupStatements, type GroupWrites } from "./group-writes.js";
+import { type GroupOp, GroupStatements, type GroupWrites } from "./group-writes.js";
+import { MAX_PIECE } from "./tail-lines.js";
 import { openCallsJson, type SessionState } from "./live-state.js";
 import type { TailLog } from "./tail-log.js";
 
@@ -22,7 +23,8 @@ const TAIL_COMMIT_INTERVAL_MS = 2;
 const TICK_WRITES_PER_TURN = 8;
 /**
  * Under `"auto"`, the commit thread starts once commits on the writer's thread took at
- * least this share of its time over two {@link RATE_WINDOW_MS} windows in a row. Below
+ * least this share of its time over three {@link SHARE_WINDOW_MS} windows in a row (a
+ * checkpoint alone can fill one). Below
  * it the thread costs more CPU in hand-overs than it saves: with 32 MCP calls in flight
  * (~28,000 records/s) a governed call took ~130 µs of CPU with the thread against ~100
  * µs without; with 32 native sessions (~150,000 records/s) or 32 journal writers the
@@ -31,7 +33,7 @@ const TICK_WRITES_PER_TURN = 8;
  * fast the machine is.
  */
 const THREAD_AFTER_COMMIT_SHARE = 0.2;
-const RATE_WINDOW_MS = 100;
+const SHARE_WINDOW_MS = 100;
 /**
  * Records on their way to the commit thread at most; a group that would pass it waits
  * for the oldest first (back-pressure). Enough to ride out a checkpoint on the thread
@@ -357,7 +359,7 @@ export class GroupCommit {
     this.windowCommitMs += commitMs;
     const now = performance.now();
     const elapsed = now - this.windowStart;
-    if (elapsed < RATE_WINDOW_MS) return false;
+    if (elapsed < SHARE_WINDOW_MS) return false;
     const busy = this.windowCommitMs / elapsed >= THREAD_AFTER_COMMIT_SHARE;
     this.busyWindows = busy ? this.busyWindows + 1 : 0;
     this.windowStart = now;
@@ -466,15 +468,16 @@ export class GroupCommit {
     const heads: (string | number)[] = [];
     const ops: GroupOp[] = [];
     for (const session of this.touched) {
-      // One frame per {@link FRAME_MAX_CHARS} of the session's lines (one, but for a busy
-      // session), consecutive in `frames`: the commit thread counts each frame's lines
-      // from the next frame's first `seq`.
+      // One frame per `MAX_PIECE` characters of the session's lines (one, but for a busy
+      // session: its body would be a large-object string), consecutive in `frames`, each
+      // linked to the one before; the commit thread counts each frame's lines from the
+      // next frame's first `seq`.
       const lines = session.pending;
       let from = 0;
       let chars = 0;
       for (let index = 0; index < lines.length; index += 1) {
         chars += lines[index]!.length + 1;
-        if (chars < FRAME_MAX_CHARS && index < lines.length - 1) continue;
+        if (chars < MAX_PIECE && index < lines.length - 1) continue;
         const id = this.nextFrame;
         this.nextFrame += 1;
         const body = withBodies ? (from === 0 && index === lines.length - 1 ? lines : lines.slice(from, index + 1)).join("\n") : null;

@@ -33,14 +33,6 @@ export function writerPragmas(synchronous: "NORMAL" | "FULL"): readonly string[]
 }
 
 export const FRAME_COLUMNS = 5;
-/**
- * The most text (in UTF-16 units) one frame's body holds, unless a single record is
- * longer: a session with more queued in one group gets several frames, each linked to
- * the one before. A body of about 128 KB or more would be a string in V8's large-object
- * space, about ten times as costly to build (see `tail-lines.ts`): one session with 32
- * calls in flight made such bodies for every group.
- */
-export const FRAME_MAX_CHARS = 64 * 1024;
 export const HEAD_COLUMNS = 6;
 /**
  * Rows per multi-row INSERT. One statement per chunk instead of one per row saves the

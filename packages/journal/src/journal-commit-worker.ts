@@ -60,9 +60,10 @@ function bodiesFromTail(writes: GroupWrites, lines: TailLines): GroupWrites {
     const ref = frames[index + 1] as number;
     const own = bySession.get(ref) ?? [];
     const next = index + FRAME_COLUMNS;
-    const count = next < frames.length && frames[next + 1] === ref ? (frames[next + 2] as number) - (frames[index + 2] as number) : own.length - taken;
-    frames[index + FRAME_COLUMNS - 1] = (taken === 0 && count === own.length ? own : own.slice(taken, taken + count)).join("\n");
-    taken = next < frames.length && frames[next + 1] === ref ? taken + count : 0;
+    const continued = next < frames.length && frames[next + 1] === ref;
+    const count = continued ? (frames[next + 2] as number) - (frames[index + 2] as number) : own.length - taken;
+    frames[index + FRAME_COLUMNS - 1] = (taken === 0 && !continued ? own : own.slice(taken, taken + count)).join("\n");
+    taken = continued ? taken + count : 0;
   }
   return writes;
 }

@@ -1,6 +1,7 @@
 import { closeSync, existsSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
 import type { TailLines } from "./commit-thread.js";
 import { JOURNAL_ERRORS, journalError } from "./errors.js";
+import { MAX_PIECE } from "./tail-lines.js";
 
 /**
  * The tail log (`<journal>-tail`, grouped durability only): where records queued for the
@@ -101,8 +102,8 @@ export class TailLog {
   }
 
   /**
-   * Writes lines at the current position, in one `write()` per {@link WRITE_CHUNK_CHARS}
-   * of text (one for everything but the largest batches), and empties `lines` (it takes
+   * Writes lines at the current position, in one `write()` per `MAX_PIECE` characters
+   * of text (see `tail-lines.ts`) (one for everything but the largest batches), and empties `lines` (it takes
    * them). Throws if a write fails.
    */
   append(lines: string[]): void {
@@ -110,7 +111,7 @@ export class TailLog {
     let chars = 0;
     for (let index = 0; index < lines.length; index += 1) {
       chars += lines[index]!.length + 1;
-      if (chars >= WRITE_CHUNK_CHARS) {
+      if (chars >= MAX_PIECE) {
         this.write(lines, from, index + 1);
         from = index + 1;
         chars = 0;
@@ -130,7 +131,6 @@ export class TailLog {
     const part = from === 0 && to === lines.length ? lines : lines.slice(from, to);
     part.push("");
     const text = part.join("\n");
-    part.pop();
     const fd = this.fds[this.current]!;
     const length = Buffer.byteLength(text, "utf8");
     let written = writeSync(fd, text, this.position, "utf8");
@@ -185,14 +185,6 @@ export class TailLog {
     if (committed) TailLog.remove(this.file);
   }
 }
-
-/**
- * The most text (in UTF-16 units) joined into one string for one `write()`: well below
- * V8's large-object threshold (about 128 KB), past which each string is its own mapped
- * chunk. Measured here: 1,024 lines (243 KB) in one string and write took 1.6 ms, in
- * pieces of 512 lines or fewer 0.16–0.2 ms.
- */
-const WRITE_CHUNK_CHARS = 64 * 1024;
 
 /** How far a file is written before writing moves to the other one. */
 const SWITCH_BYTES = 4 << 20;

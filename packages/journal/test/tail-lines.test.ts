@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DECODE_CHUNK_BYTES, decodeLines } from "../src/tail-lines.js";
+import { decodeLines, MAX_PIECE } from "../src/tail-lines.js";
 
 function bytes(lines: string[]): Buffer {
   return Buffer.from(lines.map((line) => `${line}\n`).join(""), "utf8");
@@ -8,9 +8,9 @@ function bytes(lines: string[]): Buffer {
 describe("reading a group's lines back from the tail log (commit thread)", () => {
   it("A3 decodes lines across many pieces, multibyte characters and a line longer than a piece, exactly", () => {
     const lines = Array.from({ length: 2_000 }, (_, index) => `${index} ${"é€😀x".repeat(index % 37)} {"seq":${index}}`);
-    lines.splice(700, 0, "big ".repeat(DECODE_CHUNK_BYTES / 2)); // one line of 2 pieces' worth
+    lines.splice(700, 0, "big ".repeat(MAX_PIECE / 2)); // one line of 2 pieces' worth
     const buffer = bytes(lines);
-    expect(buffer.length).toBeGreaterThan(DECODE_CHUNK_BYTES * 3);
+    expect(buffer.length).toBeGreaterThan(MAX_PIECE * 3);
     expect(decodeLines(buffer, buffer.length)).toEqual(lines);
   });
 

@@ -6,7 +6,7 @@ import { temporaryFolderPerTest } from "./helpers.js";
 const folder = temporaryFolderPerTest();
 
 describe("tail log writes", () => {
-  it("A3 a large batch is written in pieces, in order, and the group's byte range covers all of it", () => {
+  it("A3 a batch larger than a piece is written whole and in order, and the group's byte range covers all of it", () => {
     const file = folder.file("journal.db-tail");
     const tail = TailLog.open(file);
     try {
