@@ -1,4 +1,4 @@
-import { writeFileSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { ToolRegistry } from "@openworker/registry";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -12,11 +12,13 @@ const secret = "mcp-secret-value-91d2";
 let space: ReturnType<typeof scratch>;
 let runtime: Runtime | undefined;
 let schemaFile: string;
+let downFile: string;
 
 beforeEach(() => {
   space = scratch();
   schemaFile = path.join(space.dir, "field.txt");
   writeFileSync(schemaFile, "verbose");
+  downFile = path.join(space.dir, "down");
 });
 afterEach(async () => {
   await runtime?.close();
@@ -26,7 +28,7 @@ afterEach(async () => {
 
 async function openWith(model: ScriptedProvider | undefined, approver?: () => { approved: boolean; scope?: "once" | "session" }): Promise<Runtime> {
   const registry = new ToolRegistry();
-  registry.registerMcp({ namespace: "mut", program: process.execPath, args: [server], env: { MUTABLE_SCHEMA_FILE: schemaFile, MUTABLE_SECRET: secret } });
+  registry.registerMcp({ namespace: "mut", program: process.execPath, args: [server], env: { MUTABLE_SCHEMA_FILE: schemaFile, MUTABLE_SECRET: secret, MUTABLE_DOWN_FILE: downFile } });
   runtime = await Runtime.openWithRegistry(registry, {
     workspace: space.dir,
     journal: { path: path.join(space.dir, "journal.db") },
@@ -98,5 +100,45 @@ describe("MCP tools through the runtime", () => {
     expect(call.json).toMatchObject({ secretEcho: "[redacted]" });
     await runtime!.journal.flush();
     expect([...runtime!.journal.exportSession(session.id)].join("\n")).not.toContain(secret);
+  });
+
+  it("M2 A3 a host call whose provider was unreachable at preparation looks again: refused while it is down, journaled, then it runs", async () => {
+    await openWith(undefined);
+    const session = await runtime!.openSession({ bundle: writeBundle(space.dir, ["mut.status_get"]), policy: { mode: "bypass" } });
+    writeFileSync(downFile, "");
+    const refused = await session.callTool("mut.status_get", {});
+    expect(refused).toMatchObject({ outcome: "failed", code: "PROVIDER_UNAVAILABLE", isError: true });
+    expect(refused.message).toMatch(/MCP provider "mut" is unavailable \(.+\); the call was not made/);
+    const records = runtime!.journal.timeline({ sessionId: session.id, callId: refused.callId }).map((record) => record.kind);
+    expect(records).toEqual(["call_requested", "call_finished"]); // never approved, never started
+    // Still down: refused again, after looking again (not from the first preparation's verdict).
+    expect(await session.callTool("mut.status_get", {})).toMatchObject({ code: "PROVIDER_UNAVAILABLE" });
+    rmSync(downFile);
+    const call = await session.callTool("mut.status_get", {});
+    expect(call).toMatchObject({ outcome: "succeeded", json: { ok: true } });
+    const prepared = [...runtime!.journal.exportSession(session.id)].map((line) => JSON.parse(line)).filter((record) => record.kind === "turn_prepared");
+    expect(prepared).toHaveLength(3); // one preparation per call while the provider was down
+    expect(await session.callTool("mut.status_get", {})).toMatchObject({ outcome: "succeeded" });
+    expect([...runtime!.journal.exportSession(session.id)].map((line) => JSON.parse(line)).filter((record) => record.kind === "turn_prepared")).toHaveLength(3);
+  });
+
+  it("M2 concurrent first host calls of a session share one preparation (one discovery)", async () => {
+    await openWith(undefined);
+    const session = await runtime!.openSession({ bundle: writeBundle(space.dir, ["mut.status_get"]), policy: { mode: "bypass" } });
+    const calls = await Promise.all(Array.from({ length: 8 }, () => session.callTool("mut.status_get", {})));
+    expect(calls.map((call) => call.outcome)).toEqual(Array(8).fill("succeeded"));
+    const prepared = [...runtime!.journal.exportSession(session.id)].map((line) => JSON.parse(line)).filter((record) => record.kind === "turn_prepared");
+    expect(prepared).toHaveLength(1);
+  });
+
+  it("M2 a host call cancelled while the shared preparation runs rejects; the other calls still run", async () => {
+    await openWith(undefined);
+    const session = await runtime!.openSession({ bundle: writeBundle(space.dir, ["mut.status_get"]), policy: { mode: "bypass" } });
+    const controller = new AbortController();
+    const cancelled = session.callTool("mut.status_get", {}, { signal: controller.signal });
+    const other = session.callTool("mut.status_get", {});
+    controller.abort(new Error("host gave up"));
+    await expect(cancelled).rejects.toThrow("host gave up");
+    expect(await other).toMatchObject({ outcome: "succeeded" });
   });
 });

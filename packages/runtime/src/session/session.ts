@@ -1,5 +1,6 @@
 import { setMaxListeners } from "node:events";
 import type { Bundle, NativeResolvedTool, ResolvedSelection } from "@openworker/bundle-resolver";
+import type { UnavailableProvider } from "@openworker/mcp-bridge";
 import { modelAlias, OpenWorkerError, type JsonValue } from "@openworker/tools-sdk";
 import type { ToolRegistry } from "@openworker/registry";
 import type { CallEnvironment } from "../call/environment.js";
@@ -37,6 +38,8 @@ export class Session {
   readonly #messages: ModelMessage[] = [];
   readonly #slowFacts = new Set<string>();
   #prepared: PreparedTurn | undefined;
+  /** The host-driven preparation running now, if any: calls that need one share it. */
+  #preparing: Promise<PreparedTurn> | undefined;
   #turn: AbortController | undefined;
   /** Everything running in the session (a turn, host-driven calls): close waits for them to settle. */
   /**
@@ -135,14 +138,36 @@ export class Session {
     const signal = options.signal ? AbortSignal.any([options.signal, this.#closeSignal.signal]) : this.#closeSignal.signal;
     // Not `async`: a call is a hot path, and each async layer that returns a promise
     // costs its caller extra turns of the microtask queue.
-    const selection = this.#prepared?.selection;
-    const call = selection ? this.#callTool(selection, qualifiedName, args, signal) : this.#prepare(signal).then((prepared) => this.#callTool(prepared, qualifiedName, args, signal));
+    const prepared = this.#prepared;
+    // A tool whose provider could not be reached when the selection was prepared (a slow
+    // start, a crash) is looked for again: the latest preparation is not a verdict forever.
+    const call =
+      prepared !== undefined && (prepared.unavailable.length === 0 || unavailableFor(prepared, qualifiedName) === undefined)
+        ? this.#callTool(prepared, qualifiedName, args, signal)
+        : this.#prepareShared().then((fresh) => (signal.aborted ? Promise.reject(signal.reason) : this.#callTool(fresh, qualifiedName, args, signal)));
     return this.#track(call);
   }
 
-  #callTool(selection: ResolvedSelection, qualifiedName: string, args: JsonValue, signal: AbortSignal): Promise<CallReport> {
+  #callTool(prepared: PreparedTurn, qualifiedName: string, args: JsonValue, signal: AbortSignal): Promise<CallReport> {
     const turnId = `${this.id}.h${++this.#turns}`;
-    return runGovernedCall(this.#parts.environment, selection, { turnId, callId: this.#nextCallId(), alias: modelAlias(qualifiedName), args: { json: args }, signal });
+    const request = { turnId, callId: this.#nextCallId(), alias: modelAlias(qualifiedName), args: { json: args }, signal };
+    const down = prepared.unavailable.length === 0 ? undefined : unavailableFor(prepared, qualifiedName);
+    if (down === undefined) return runGovernedCall(this.#parts.environment, prepared.selection, request);
+    // Journaled as a failed call that never ran, with the provider's own reason.
+    const message = `MCP provider ${JSON.stringify(down.namespace)} is unavailable (${down.code}: ${down.message}); the call was not made, try it again later`;
+    return runGovernedCall(this.#parts.environment, prepared.selection, { ...request, refusal: { code: RUNTIME_ERROR_CODES.PROVIDER_UNAVAILABLE, message } });
+  }
+
+  /**
+   * One preparation for every host-driven call that needs it now (32 concurrent first
+   * calls discover once, not 32 times). It runs under the session's signal, not a
+   * caller's: one caller cancelling does not fail the others' preparation.
+   */
+  #prepareShared(): Promise<PreparedTurn> {
+    this.#preparing ??= this.#prepareTurn(this.#closeSignal.signal).finally(() => {
+      this.#preparing = undefined;
+    });
+    return this.#preparing;
   }
 
   /**
@@ -158,10 +183,14 @@ export class Session {
   }
 
   async #prepare(signal: AbortSignal): Promise<ResolvedSelection> {
+    return (await this.#prepareTurn(signal)).selection;
+  }
+
+  async #prepareTurn(signal: AbortSignal): Promise<PreparedTurn> {
     const turnId = `${this.id}.p${++this.#turns}`;
     const { environment, registry } = this.#parts;
     this.#prepared = await prepareTurn({ environment, registry, bundle: this.bundle, turnId, maxToolNameLength: undefined, signal });
-    return this.#prepared.selection;
+    return this.#prepared;
   }
 
   /** Cancels the running turn, if any: its call is abandoned, tools are revoked (T5). */
@@ -216,6 +245,11 @@ export class Session {
   #assertOpen(): void {
     if (this.#closing) throw new OpenWorkerError(RUNTIME_ERROR_CODES.SESSION_CLOSED, `session ${this.id} is closed; open a new session`);
   }
+}
+
+/** The provider of `qualifiedName` if it was unavailable at `prepared` (namespaces are one provider's, N5). */
+function unavailableFor(prepared: PreparedTurn, qualifiedName: string): UnavailableProvider | undefined {
+  return prepared.unavailable.find((provider) => qualifiedName.startsWith(`${provider.namespace}.`));
 }
 
 function instructionsOf(bundle: Bundle): string {
