@@ -4,6 +4,7 @@ import { CleanupLedger } from "./cleanup.js";
 import { MCP_ERROR_CODES } from "./codes.js";
 import { buildInventory, type McpInventoryRequest, type McpToolInventory } from "./inventory.js";
 import { resolveOptions, type McpBridgeOptions, type ResolvedOptions } from "./options.js";
+import { StartGate } from "./process/start-gate.js";
 import { describeLaunch, providerSecrets } from "./redact.js";
 import { BridgeSession, type McpSession, type SessionHost } from "./session.js";
 import type { McpCatalog } from "./types.js";
@@ -49,6 +50,7 @@ export class McpBridge {
     this.host = {
       options: this.options,
       ledger: this.ledger,
+      starts: new StartGate(this.options.maxConcurrentStarts),
       provider: (namespace) => this.providers.get(namespace),
       secrets: (namespace) => this.secretsByNamespace.get(namespace) ?? [],
       registeredNamespaces: () => [...this.providers.keys()].sort(),

@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import { LIMITS } from "@openworker/tools-sdk";
 
 /** How the bridge connects, discovers and cleans up. Every field has a default. */
@@ -6,6 +7,12 @@ export interface McpBridgeOptions {
   readonly connectTimeoutMs?: number;
   /** Bound on one provider's whole paginated `tools/list`. Default 10 000 ms. */
   readonly discoveryTimeoutMs?: number;
+  /**
+   * Stdio providers starting at once across the bridge's sessions; the others wait their
+   * turn, and `connectTimeoutMs` counts from it. Default: the machine's CPU count
+   * (`os.availableParallelism()`), at least 2.
+   */
+  readonly maxConcurrentStarts?: number;
   /** Pages of `tools/list` accepted per provider. Default 100. */
   readonly maxCatalogPages?: number;
   /** Tools accepted per provider catalog. Default 10 000. */
@@ -35,6 +42,7 @@ export interface McpBridgeOptions {
 export interface ResolvedOptions {
   readonly connectTimeoutMs: number;
   readonly discoveryTimeoutMs: number;
+  readonly maxConcurrentStarts: number;
   readonly maxCatalogPages: number;
   readonly maxCatalogTools: number;
   readonly closeGraceMs: number;
@@ -106,11 +114,18 @@ function positive(value: number | undefined, fallback: number, name: string): nu
   return value;
 }
 
+function atLeastOne(value: number | undefined, fallback: number, name: string): number {
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value) || value < 1) throw new RangeError(`McpBridgeOptions.${name} must be an integer ≥ 1, got ${value}`);
+  return value;
+}
+
 /** Applies the defaults of {@link McpBridgeOptions}. */
 export function resolveOptions(options: McpBridgeOptions = {}): ResolvedOptions {
   return {
     connectTimeoutMs: positive(options.connectTimeoutMs, 10_000, "connectTimeoutMs"),
     discoveryTimeoutMs: positive(options.discoveryTimeoutMs, 10_000, "discoveryTimeoutMs"),
+    maxConcurrentStarts: atLeastOne(options.maxConcurrentStarts, Math.max(2, availableParallelism()), "maxConcurrentStarts"),
     maxCatalogPages: positive(options.maxCatalogPages, 100, "maxCatalogPages"),
     maxCatalogTools: positive(options.maxCatalogTools, 10_000, "maxCatalogTools"),
     closeGraceMs: positive(options.closeGraceMs, 2_000, "closeGraceMs"),

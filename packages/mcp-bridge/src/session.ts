@@ -9,6 +9,7 @@ import { CleanupLedger } from "./cleanup.js";
 import { MCP_ERROR_CODES } from "./codes.js";
 import { ProviderConnection } from "./connection/connection.js";
 import type { ResolvedOptions } from "./options.js";
+import type { StartGate } from "./process/start-gate.js";
 import { redact } from "./redact.js";
 import type { DiscoveryResult, McpCallOptions, McpCallResult, McpCatalog, ProviderDiagnostic, UnavailableProvider } from "./types.js";
 
@@ -50,6 +51,8 @@ export interface McpSession {
 export interface SessionHost {
   readonly options: ResolvedOptions;
   readonly ledger: CleanupLedger;
+  /** Stdio provider starts, taken in turns across the bridge's sessions. */
+  readonly starts: StartGate;
   provider(namespace: string): McpProviderDefinition | undefined;
   secrets(namespace: string): readonly string[];
   registeredNamespaces(): readonly string[];
@@ -184,7 +187,8 @@ export class BridgeSession implements McpSession {
     if (existing?.live) return existing;
     let pending = this.connecting.get(namespace);
     if (!pending) {
-      pending = ProviderConnection.open(definition, this.host.options, this.ledger, this.host.secrets(namespace), signal).then(
+      const open = () => ProviderConnection.open(definition, this.host.options, this.ledger, this.host.secrets(namespace), signal);
+      pending = (definition.transport === "stdio" ? this.host.starts.run(signal, open) : open()).then(
         async (connection) => {
           if (this.closed) {
             await connection.close();

@@ -1,0 +1,59 @@
+/**
+ * At most `limit` stdio providers starting at once across a bridge's sessions; the
+ * others wait their turn, in order. Starting a child (a Node or Python runtime loading
+ * its SDK) is CPU-bound: 64 sessions preparing at once on a 2-core machine started 64
+ * processes together, each took past its 10 s connect bound, and 46 of them were killed
+ * half-started and reported unavailable. Taken in turns, each start is quick, and its
+ * connect bound only begins once it has its turn.
+ *
+ * A wait ends early when the caller's signal aborts (its discovery was cancelled or the
+ * session closed): it then rejects with the signal's reason and takes no turn.
+ */
+export class StartGate {
+  private running = 0;
+  private readonly waiting: Waiter[] = [];
+
+  constructor(readonly limit: number) {}
+
+  /** Runs `start` once a turn is free; the turn passes on when it settles, either way. */
+  async run<T>(signal: AbortSignal, start: () => Promise<T>): Promise<T> {
+    if (this.running < this.limit) this.running += 1;
+    else await this.turn(signal);
+    try {
+      return await start();
+    } finally {
+      this.release();
+    }
+  }
+
+  /** Starts waiting for a turn now. */
+  get queued(): number {
+    return this.waiting.length;
+  }
+
+  private turn(signal: AbortSignal): Promise<void> {
+    if (signal.aborted) return Promise.reject(signal.reason as Error);
+    return new Promise<void>((resolve, reject) => {
+      const onAbort = () => {
+        const index = this.waiting.indexOf(waiter);
+        if (index !== -1) this.waiting.splice(index, 1);
+        reject(signal.reason as Error);
+      };
+      const waiter: Waiter = () => {
+        signal.removeEventListener("abort", onAbort);
+        resolve();
+      };
+      signal.addEventListener("abort", onAbort, { once: true });
+      this.waiting.push(waiter);
+    });
+  }
+
+  // The turn goes to the next waiter as it is (`running` unchanged), or is freed.
+  private release(): void {
+    const next = this.waiting.shift();
+    if (next === undefined) this.running -= 1;
+    else next();
+  }
+}
+
+type Waiter = () => void;
