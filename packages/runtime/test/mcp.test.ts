@@ -141,4 +141,19 @@ describe("MCP tools through the runtime", () => {
     await expect(cancelled).rejects.toThrow("host gave up");
     expect(await other).toMatchObject({ outcome: "succeeded" });
   });
+
+  it("M2 M4 after its provider crashed, a host call fails unsent (MCP_PROVIDER_UNAVAILABLE) and the next one reconnects", async () => {
+    await openWith(undefined);
+    const session = await runtime!.openSession({ bundle: writeBundle(space.dir, ["mut.status_get"]), policy: { mode: "bypass" } });
+    const before = await session.callTool("mut.status_get", {});
+    const pid = (before.json as { pid: number }).pid;
+    process.kill(pid, "SIGKILL");
+    while (alive(pid)) await new Promise((resolve) => setTimeout(resolve, 20));
+    // Unsent if the bridge saw the exit already, else crashed on the closed pipe.
+    const lost = await session.callTool("mut.status_get", {});
+    expect(lost.code).toMatch(/^MCP_PROVIDER_(UNAVAILABLE|CRASHED)$/);
+    const after = await session.callTool("mut.status_get", {});
+    expect(after).toMatchObject({ outcome: "succeeded" });
+    expect((after.json as { pid: number }).pid).not.toBe(pid);
+  });
 });

@@ -1,6 +1,6 @@
 import { setMaxListeners } from "node:events";
 import type { Bundle, NativeResolvedTool, ResolvedSelection } from "@openworker/bundle-resolver";
-import type { UnavailableProvider } from "@openworker/mcp-bridge";
+import { MCP_ERROR_CODES, type UnavailableProvider } from "@openworker/mcp-bridge";
 import { modelAlias, OpenWorkerError, type JsonValue } from "@openworker/tools-sdk";
 import type { ToolRegistry } from "@openworker/registry";
 import type { CallEnvironment } from "../call/environment.js";
@@ -40,6 +40,11 @@ export class Session {
   #prepared: PreparedTurn | undefined;
   /** The host-driven preparation running now, if any: calls that need one share it. */
   #preparing: Promise<PreparedTurn> | undefined;
+  /**
+   * Set when a host call found its MCP provider gone (crashed, or not connected): the
+   * next host call prepares again, which reconnects (a turn prepares anyway).
+   */
+  #providerLost = false;
   #turn: AbortController | undefined;
   /** Everything running in the session (a turn, host-driven calls): close waits for them to settle. */
   /**
@@ -140,12 +145,13 @@ export class Session {
     // costs its caller extra turns of the microtask queue.
     const prepared = this.#prepared;
     // A tool whose provider could not be reached when the selection was prepared (a slow
-    // start, a crash) is looked for again: the latest preparation is not a verdict forever.
+    // start), or was lost since (a crash), is looked for again: the latest preparation is
+    // not a verdict forever.
     const call =
-      prepared !== undefined && (prepared.unavailable.length === 0 || unavailableFor(prepared, qualifiedName) === undefined)
+      prepared !== undefined && !this.#providerLost && (prepared.unavailable.length === 0 || unavailableFor(prepared, qualifiedName) === undefined)
         ? this.#callTool(prepared, qualifiedName, args, signal)
         : this.#prepareShared().then((fresh) => (signal.aborted ? Promise.reject(signal.reason) : this.#callTool(fresh, qualifiedName, args, signal)));
-    return this.#track(call);
+    return this.#trackCall(call);
   }
 
   #callTool(prepared: PreparedTurn, qualifiedName: string, args: JsonValue, signal: AbortSignal): Promise<CallReport> {
@@ -164,9 +170,12 @@ export class Session {
    * caller's: one caller cancelling does not fail the others' preparation.
    */
   #prepareShared(): Promise<PreparedTurn> {
-    this.#preparing ??= this.#prepareTurn(this.#closeSignal.signal).finally(() => {
-      this.#preparing = undefined;
-    });
+    if (this.#preparing === undefined) {
+      this.#providerLost = false;
+      this.#preparing = this.#prepareTurn(this.#closeSignal.signal).finally(() => {
+        this.#preparing = undefined;
+      });
+    }
     return this.#preparing;
   }
 
@@ -230,12 +239,27 @@ export class Session {
 
   #track<T>(work: Promise<T>): Promise<T> {
     this.#running += 1;
-    const untrack = () => {
-      this.#running -= 1;
-      if (this.#running === 0 && this.#whenIdle.length > 0) for (const resolve of this.#whenIdle.splice(0)) resolve();
-    };
-    work.then(untrack, untrack);
+    work.then(this.#untracked, this.#untracked);
     return work;
+  }
+
+  /** {@link #track} for a host call, noting a provider it found gone (see {@link #providerLost}). */
+  #trackCall(call: Promise<CallReport>): Promise<CallReport> {
+    this.#running += 1;
+    call.then(this.#callSettled, this.#untracked);
+    return call;
+  }
+
+  // Made once per session, not per call.
+  readonly #untracked = (): void => this.#untrack();
+  readonly #callSettled = (report: CallReport): void => {
+    if (report.code === MCP_ERROR_CODES.providerUnavailable || report.code === MCP_ERROR_CODES.providerCrashed) this.#providerLost = true;
+    this.#untrack();
+  };
+
+  #untrack(): void {
+    this.#running -= 1;
+    if (this.#running === 0 && this.#whenIdle.length > 0) for (const resolve of this.#whenIdle.splice(0)) resolve();
   }
 
   #nextCallId(): string {
