@@ -171,7 +171,6 @@ export class Session {
    */
   #prepareShared(): Promise<PreparedTurn> {
     if (this.#preparing === undefined) {
-      this.#providerLost = false;
       this.#preparing = this.#prepareTurn(this.#closeSignal.signal).finally(() => {
         this.#preparing = undefined;
       });
@@ -196,6 +195,8 @@ export class Session {
   }
 
   async #prepareTurn(signal: AbortSignal): Promise<PreparedTurn> {
+    // This preparation reconnects; a loss reported while it runs sets the flag again.
+    this.#providerLost = false;
     const turnId = `${this.id}.p${++this.#turns}`;
     const { environment, registry } = this.#parts;
     this.#prepared = await prepareTurn({ environment, registry, bundle: this.bundle, turnId, maxToolNameLength: undefined, signal });
