@@ -50,7 +50,7 @@ export class McpBridge {
     this.host = {
       options: this.options,
       ledger: this.ledger,
-      starts: new StartGate(this.options.maxConcurrentStarts),
+      starts: new StartGate(this.options.maxConcurrentStarts, this.options.maxStartTurnMs),
       provider: (namespace) => this.providers.get(namespace),
       secrets: (namespace) => this.secretsByNamespace.get(namespace) ?? [],
       registeredNamespaces: () => [...this.providers.keys()].sort(),

@@ -13,6 +13,12 @@ export interface McpBridgeOptions {
    * (`os.availableParallelism()`), at least 2.
    */
   readonly maxConcurrentStarts?: number;
+  /**
+   * How long one start holds its turn at most: a provider that hangs before `initialize`
+   * stops holding up the others after this, while its own connect bound runs on.
+   * Default 1 000 ms (a Node provider took about half a second of CPU to start here).
+   */
+  readonly maxStartTurnMs?: number;
   /** Pages of `tools/list` accepted per provider. Default 100. */
   readonly maxCatalogPages?: number;
   /** Tools accepted per provider catalog. Default 10 000. */
@@ -43,6 +49,7 @@ export interface ResolvedOptions {
   readonly connectTimeoutMs: number;
   readonly discoveryTimeoutMs: number;
   readonly maxConcurrentStarts: number;
+  readonly maxStartTurnMs: number;
   readonly maxCatalogPages: number;
   readonly maxCatalogTools: number;
   readonly closeGraceMs: number;
@@ -126,6 +133,7 @@ export function resolveOptions(options: McpBridgeOptions = {}): ResolvedOptions 
     connectTimeoutMs: positive(options.connectTimeoutMs, 10_000, "connectTimeoutMs"),
     discoveryTimeoutMs: positive(options.discoveryTimeoutMs, 10_000, "discoveryTimeoutMs"),
     maxConcurrentStarts: atLeastOne(options.maxConcurrentStarts, Math.max(2, availableParallelism()), "maxConcurrentStarts"),
+    maxStartTurnMs: positive(options.maxStartTurnMs, 1_000, "maxStartTurnMs"),
     maxCatalogPages: positive(options.maxCatalogPages, 100, "maxCatalogPages"),
     maxCatalogTools: positive(options.maxCatalogTools, 10_000, "maxCatalogTools"),
     closeGraceMs: positive(options.closeGraceMs, 2_000, "closeGraceMs"),

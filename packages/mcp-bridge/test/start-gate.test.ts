@@ -18,7 +18,7 @@ const tick = () => new Promise((resolve) => setImmediate(resolve));
 
 describe("provider starts are taken in turns (M4)", () => {
   it("M4 no more than the limit start at once; the others wait in order, a failed start passes its turn on", async () => {
-    const gate = new StartGate(2);
+    const gate = new StartGate(2, 60_000);
     const started: string[] = [];
     const starts = ["a", "b", "c", "d"].map((name) => ({ name, ...deferred() }));
     const runs = starts.map((start) =>
@@ -50,7 +50,7 @@ describe("provider starts are taken in turns (M4)", () => {
   });
 
   it("M4 a wait whose signal aborts rejects with its reason and takes no turn", async () => {
-    const gate = new StartGate(1);
+    const gate = new StartGate(1, 60_000);
     const first = deferred();
     const running = gate.run(new AbortController().signal, () => first.promise);
     const controller = new AbortController();
@@ -72,11 +72,36 @@ describe("provider starts are taken in turns (M4)", () => {
     await holder;
   });
 
-  it("M4 McpBridgeOptions.maxConcurrentStarts must be an integer of at least 1", () => {
+  it("M4 a start that does not settle holds its turn for the turn bound only, then the next one starts", async () => {
+    const gate = new StartGate(1, 30);
+    const hung = deferred();
+    const started: string[] = [];
+    const first = gate.run(new AbortController().signal, () => (started.push("hung"), hung.promise));
+    const second = gate.run(new AbortController().signal, async () => (started.push("next"), "next done"));
+    await tick();
+    expect(started).toEqual(["hung"]);
+    expect(await second).toBe("next done"); // after 30 ms, while the first still hangs
+    expect(started).toEqual(["hung", "next"]);
+    // The hung start settling later gives back nothing more: one turn, released once.
+    hung.resolve("late");
+    expect(await first).toBe("late");
+    const a = deferred();
+    const b = deferred();
+    const c: string[] = [];
+    const runs = [gate.run(new AbortController().signal, () => (c.push("a"), a.promise)), gate.run(new AbortController().signal, () => (c.push("b"), b.promise))];
+    await tick();
+    expect(c).toEqual(["a"]); // the limit still holds: one at a time
+    a.resolve("a");
+    b.resolve("b");
+    expect(await Promise.all(runs)).toEqual(["a", "b"]);
+  });
+
+  it("M4 McpBridgeOptions.maxConcurrentStarts must be an integer of at least 1, maxStartTurnMs a number ≥ 0", () => {
     for (const bad of [0, 1.5, -1, Number.NaN]) {
       expect(() => new McpBridge([], { maxConcurrentStarts: bad })).toThrow(/maxConcurrentStarts must be an integer ≥ 1/);
     }
-    expect(() => new McpBridge([], { maxConcurrentStarts: 3 })).not.toThrow();
+    expect(() => new McpBridge([], { maxStartTurnMs: -5 })).toThrow(/maxStartTurnMs must be a finite number ≥ 0/);
+    expect(() => new McpBridge([], { maxConcurrentStarts: 3, maxStartTurnMs: 2_000 })).not.toThrow();
   });
 
   describe("across sessions", () => {
@@ -89,8 +114,10 @@ describe("provider starts are taken in turns (M4)", () => {
     it("M2 M4 sessions discovering at once start their stdio providers one turn at a time: each starts after the one before is ready", async () => {
       dir = mkdtempSync(path.join(tmpdir(), "mcp-bridge-starts-"));
       const log = path.join(dir, "starts.log");
+      // A turn bound past any start's time on a busy machine: each start holds its turn until ready.
       const bridge = new McpBridge([{ transport: "stdio", namespace: "logged", program: process.execPath, args: [fixture("logged-start.mjs")], env: { START_LOG: log } }], {
         maxConcurrentStarts: 1,
+        maxStartTurnMs: 60_000,
       });
       const sessions = ["s1", "s2", "s3", "s4"].map((id) => bridge.openSession(id));
       const results = await Promise.all(sessions.map((session) => session.discover(["logged"])));
@@ -100,6 +127,26 @@ describe("provider starts are taken in turns (M4)", () => {
       expect(events).toEqual(["start", "ready", "start", "ready", "start", "ready", "start", "ready"]);
       expect((await sessions[3]!.callTool("logged", "ping", {}, {})).outcome).toBe("succeeded");
       await bridge.dispose();
+      await bridge.joinCleanup();
+    });
+
+    it("M4 a provider that hangs before initialize holds up the next start for the turn bound only, not its connect bound", async () => {
+      dir = mkdtempSync(path.join(tmpdir(), "mcp-bridge-starts-"));
+      const log = path.join(dir, "starts.log");
+      const bridge = new McpBridge(
+        [
+          { transport: "stdio", namespace: "silent", program: process.execPath, args: [fixture("never-initialize.mjs")], env: {} },
+          { transport: "stdio", namespace: "logged", program: process.execPath, args: [fixture("logged-start.mjs")], env: { START_LOG: log } },
+        ],
+        { maxConcurrentStarts: 1, maxStartTurnMs: 200, connectTimeoutMs: 30_000, closeGraceMs: 300 },
+      );
+      const hung = bridge.openSession("hung").discover(["silent"]);
+      const healthy = bridge.openSession("healthy").discover(["logged"]);
+      const first = await Promise.race([hung.then(() => "hung provider's discovery"), healthy.then(() => "healthy provider's discovery")]);
+      expect(first).toBe("healthy provider's discovery");
+      expect((await healthy).unavailable).toEqual([]);
+      await bridge.dispose(); // cancels the hung one's discovery
+      expect((await hung).unavailable.map((provider) => provider.namespace)).toEqual(["silent"]);
       await bridge.joinCleanup();
     });
   });

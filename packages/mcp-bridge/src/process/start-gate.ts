@@ -6,23 +6,38 @@
  * half-started and reported unavailable. Taken in turns, each start is quick, and its
  * connect bound only begins once it has its turn.
  *
- * A wait ends early when the caller's signal aborts (its discovery was cancelled or the
- * session closed): it then rejects with the signal's reason and takes no turn.
+ * A turn lasts until the start settles, or `maxTurnMs` at most: a provider that
+ * hangs before `initialize` (it waits for its connect bound) then stops holding up the
+ * others, which are likely CPU-bound and quick. A wait ends early when the caller's signal
+ * aborts (its discovery was cancelled or the session closed): it then rejects with the
+ * signal's reason and takes no turn.
  */
 export class StartGate {
   private running = 0;
   private readonly waiting: Waiter[] = [];
 
-  constructor(readonly limit: number) {}
+  constructor(
+    readonly limit: number,
+    private readonly maxTurnMs: number,
+  ) {}
 
-  /** Runs `start` once a turn is free; the turn passes on when it settles, either way. */
+  /** Runs `start` once a turn is free; the turn passes on when it settles (either way) or after `maxTurnMs`. */
   async run<T>(signal: AbortSignal, start: () => Promise<T>): Promise<T> {
     if (this.running < this.limit) this.running += 1;
     else await this.turn(signal);
+    let held = true;
+    const passOn = () => {
+      if (!held) return;
+      held = false;
+      this.release();
+    };
+    const timer = setTimeout(passOn, this.maxTurnMs);
+    timer.unref();
     try {
       return await start();
     } finally {
-      this.release();
+      clearTimeout(timer);
+      passOn();
     }
   }
 
@@ -57,3 +72,4 @@ export class StartGate {
 }
 
 type Waiter = () => void;
+
