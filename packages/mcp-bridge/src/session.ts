@@ -41,6 +41,12 @@ export interface McpSession {
    * end is an outcome. A name the catalog does not publish fails before anything is sent.
    */
   callTool(namespace: string, remoteName: string, args: unknown, options: McpCallOptions): Promise<McpCallResult>;
+  /**
+   * Whether the namespace's provider has a live connection now: false before its first
+   * discovery, and once its process exited or its connection closed (the next
+   * `discover()` reconnects). A call to a provider that is not connected fails unsent.
+   */
+  connected(namespace: string): boolean;
   /** Ends this session's processes (whole trees) and remote sessions; in-flight calls settle as cancelled. Idempotent. */
   close(): Promise<void>;
   /** Waits for every cleanup this session requested; rejects (sticky) if any failed or could not be confirmed (M4). */
@@ -203,6 +209,10 @@ export class BridgeSession implements McpSession {
       this.connecting.set(namespace, pending);
     }
     return pending;
+  }
+
+  connected(namespace: string): boolean {
+    return this.connections.get(namespace)?.live === true;
   }
 
   async callTool(namespace: string, remoteName: string, args: unknown, options: McpCallOptions = {}): Promise<McpCallResult> {

@@ -142,18 +142,29 @@ describe("MCP tools through the runtime", () => {
     expect(await other).toMatchObject({ outcome: "succeeded" });
   });
 
-  it("M2 M4 after its provider crashed, a host call fails unsent (MCP_PROVIDER_UNAVAILABLE) and the next one reconnects", async () => {
+  it("M2 M4 a host call after its provider's process exited reconnects first: it runs, on a new process", async () => {
     await openWith(undefined);
     const session = await runtime!.openSession({ bundle: writeBundle(space.dir, ["mut.status_get"]), policy: { mode: "bypass" } });
     const before = await session.callTool("mut.status_get", {});
     const pid = (before.json as { pid: number }).pid;
     process.kill(pid, "SIGKILL");
-    while (alive(pid)) await new Promise((resolve) => setTimeout(resolve, 20));
-    // Unsent if the bridge saw the exit already, else crashed on the closed pipe.
-    const lost = await session.callTool("mut.status_get", {});
-    expect(lost.code).toMatch(/^MCP_PROVIDER_(UNAVAILABLE|CRASHED)$/);
+    // Until the bridge has seen the exit, its live inventory still lists the server.
+    while (JSON.stringify(runtime!.mcpInventory({ sessionId: session.id }) ?? {}).includes("status_get")) await new Promise((resolve) => setTimeout(resolve, 20));
     const after = await session.callTool("mut.status_get", {});
     expect(after).toMatchObject({ outcome: "succeeded" });
     expect((after.json as { pid: number }).pid).not.toBe(pid);
+  });
+
+  it("M2 M4 E4 a host call whose provider crashes mid-call ends crashed (never retried); the next host call reconnects", async () => {
+    await openWith(undefined);
+    const session = await runtime!.openSession({ bundle: writeBundle(space.dir, ["mut.status_get", "mut.crash_now"]), policy: { mode: "bypass" } });
+    const before = await session.callTool("mut.status_get", {});
+    const crashed = await session.callTool("mut.crash_now", {});
+    expect(crashed).toMatchObject({ outcome: "crashed", code: "MCP_PROVIDER_CRASHED", stopsTurn: true });
+    const kinds = runtime!.journal.timeline({ sessionId: session.id, callId: crashed.callId }).map((record) => record.kind);
+    expect(kinds).toEqual(["call_requested", "approval_decided", "call_started", "call_finished"]);
+    const after = await session.callTool("mut.status_get", {});
+    expect(after).toMatchObject({ outcome: "succeeded" });
+    expect((after.json as { pid: number }).pid).not.toBe((before.json as { pid: number }).pid);
   });
 });

@@ -1,6 +1,6 @@
 import { setMaxListeners } from "node:events";
 import type { Bundle, NativeResolvedTool, ResolvedSelection } from "@openworker/bundle-resolver";
-import { MCP_ERROR_CODES, type UnavailableProvider } from "@openworker/mcp-bridge";
+import type { UnavailableProvider } from "@openworker/mcp-bridge";
 import { modelAlias, OpenWorkerError, type JsonValue } from "@openworker/tools-sdk";
 import type { ToolRegistry } from "@openworker/registry";
 import type { CallEnvironment } from "../call/environment.js";
@@ -40,11 +40,6 @@ export class Session {
   #prepared: PreparedTurn | undefined;
   /** The host-driven preparation running now, if any: calls that need one share it. */
   #preparing: Promise<PreparedTurn> | undefined;
-  /**
-   * Set when a host call found its MCP provider gone (crashed, or not connected): the
-   * next host call prepares again, which reconnects (a turn prepares anyway).
-   */
-  #providerLost = false;
   #turn: AbortController | undefined;
   /** Everything running in the session (a turn, host-driven calls): close waits for them to settle. */
   /**
@@ -144,19 +139,27 @@ export class Session {
     // Not `async`: a call is a hot path, and each async layer that returns a promise
     // costs its caller extra turns of the microtask queue.
     const prepared = this.#prepared;
+    const alias = modelAlias(qualifiedName);
     // A tool whose provider could not be reached when the selection was prepared (a slow
-    // start), or was lost since (a crash), is looked for again: the latest preparation is
-    // not a verdict forever.
+    // start), or is not connected now (its process exited), is looked for again: the
+    // latest preparation is not a verdict forever.
     const call =
-      prepared !== undefined && !this.#providerLost && (prepared.unavailable.length === 0 || unavailableFor(prepared, qualifiedName) === undefined)
-        ? this.#callTool(prepared, qualifiedName, args, signal)
-        : this.#prepareShared().then((fresh) => (signal.aborted ? Promise.reject(signal.reason) : this.#callTool(fresh, qualifiedName, args, signal)));
-    return this.#trackCall(call);
+      prepared !== undefined && this.#reachable(prepared, alias, qualifiedName)
+        ? this.#callTool(prepared, alias, qualifiedName, args, signal)
+        : this.#prepareShared().then((fresh) => (signal.aborted ? Promise.reject(signal.reason) : this.#callTool(fresh, alias, qualifiedName, args, signal)));
+    return this.#track(call);
   }
 
-  #callTool(prepared: PreparedTurn, qualifiedName: string, args: JsonValue, signal: AbortSignal): Promise<CallReport> {
+  /** False when the tool's MCP provider was unavailable at `prepared`, or is not connected now (its process exited). */
+  #reachable(prepared: PreparedTurn, alias: string, qualifiedName: string): boolean {
+    const tool = prepared.selection.byAlias(alias);
+    if (tool === undefined) return prepared.unavailable.length === 0 || unavailableFor(prepared, qualifiedName) === undefined;
+    return tool.kind !== "mcp" || this.#parts.environment.mcp.connected(tool.provider.namespace);
+  }
+
+  #callTool(prepared: PreparedTurn, alias: string, qualifiedName: string, args: JsonValue, signal: AbortSignal): Promise<CallReport> {
     const turnId = `${this.id}.h${++this.#turns}`;
-    const request = { turnId, callId: this.#nextCallId(), alias: modelAlias(qualifiedName), args: { json: args }, signal };
+    const request = { turnId, callId: this.#nextCallId(), alias, args: { json: args }, signal };
     const down = prepared.unavailable.length === 0 ? undefined : unavailableFor(prepared, qualifiedName);
     if (down === undefined) return runGovernedCall(this.#parts.environment, prepared.selection, request);
     // Journaled as a failed call that never ran, with the provider's own reason.
@@ -195,8 +198,6 @@ export class Session {
   }
 
   async #prepareTurn(signal: AbortSignal): Promise<PreparedTurn> {
-    // This preparation reconnects; a loss reported while it runs sets the flag again.
-    this.#providerLost = false;
     const turnId = `${this.id}.p${++this.#turns}`;
     const { environment, registry } = this.#parts;
     this.#prepared = await prepareTurn({ environment, registry, bundle: this.bundle, turnId, maxToolNameLength: undefined, signal });
@@ -244,19 +245,8 @@ export class Session {
     return work;
   }
 
-  /** {@link #track} for a host call, noting a provider it found gone (see {@link #providerLost}). */
-  #trackCall(call: Promise<CallReport>): Promise<CallReport> {
-    this.#running += 1;
-    call.then(this.#callSettled, this.#untracked);
-    return call;
-  }
-
   // Made once per session, not per call.
   readonly #untracked = (): void => this.#untrack();
-  readonly #callSettled = (report: CallReport): void => {
-    if (report.code === MCP_ERROR_CODES.providerUnavailable || report.code === MCP_ERROR_CODES.providerCrashed) this.#providerLost = true;
-    this.#untrack();
-  };
 
   #untrack(): void {
     this.#running -= 1;
