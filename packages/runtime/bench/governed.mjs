@@ -82,8 +82,9 @@ for (let i = 0; i < 5000; i++) {
   const t0 = performance.now();
   await noop.call();
   const t1 = performance.now();
-  await sessions[0].callTool("bench.noop", { n: i });
+  const report = await sessions[0].callTool("bench.noop", { n: i });
   const t2 = performance.now();
+  succeeded("native call", report.outcome === "succeeded", { outcome: report.outcome, code: report.code, message: report.message });
   own.push(t1 - t0);
   sequential.push(t2 - t1);
 }

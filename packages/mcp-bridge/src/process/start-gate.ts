@@ -41,7 +41,7 @@ export class StartGate {
     }
   }
 
-  /** Starts waiting for a turn now. */
+  /** How many starts wait for a turn now. */
   get queued(): number {
     return this.waiting.length;
   }
@@ -72,4 +72,3 @@ export class StartGate {
 }
 
 type Waiter = () => void;
-
