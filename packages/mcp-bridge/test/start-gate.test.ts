@@ -72,6 +72,26 @@ describe("provider starts are taken in turns (M4)", () => {
     await holder;
   });
 
+  it("M4 cancelled waits are skipped when their turn comes: a closing runtime with thousands waiting cancels each at once", async () => {
+    const gate = new StartGate(1, 60_000);
+    const holder = deferred();
+    const held = gate.run(new AbortController().signal, () => holder.promise);
+    const controller = new AbortController();
+    const cancelled = Array.from({ length: 5_000 }, () => gate.run(controller.signal, async () => "never"));
+    let lastRan = false;
+    const last = gate.run(new AbortController().signal, async () => ((lastRan = true), "last"));
+    expect(gate.queued).toBe(5_001);
+    controller.abort(new Error("runtime closing"));
+    const outcomes = await Promise.allSettled(cancelled);
+    expect(outcomes.every((outcome) => outcome.status === "rejected")).toBe(true);
+    expect(gate.queued).toBe(1);
+    expect(lastRan).toBe(false);
+    holder.resolve("held");
+    await held;
+    expect(await last).toBe("last");
+    expect(gate.queued).toBe(0);
+  });
+
   it("M4 a start that does not settle holds its turn for the turn bound only, then the next one starts", async () => {
     const gate = new StartGate(1, 30);
     const hung = deferred();

@@ -14,7 +14,9 @@
  */
 export class StartGate {
   private running = 0;
+  /** Waiters in order; a cancelled one stays until its turn comes and is skipped then (O(1) cancel). */
   private readonly waiting: Waiter[] = [];
+  private waitingCount = 0;
 
   constructor(
     readonly limit: number,
@@ -43,32 +45,43 @@ export class StartGate {
 
   /** How many starts wait for a turn now. */
   get queued(): number {
-    return this.waiting.length;
+    return this.waitingCount;
   }
 
   private turn(signal: AbortSignal): Promise<void> {
     if (signal.aborted) return Promise.reject(signal.reason as Error);
     return new Promise<void>((resolve, reject) => {
-      const onAbort = () => {
-        const index = this.waiting.indexOf(waiter);
-        if (index !== -1) this.waiting.splice(index, 1);
-        reject(signal.reason as Error);
+      const waiter: Waiter = {
+        cancelled: false,
+        go: () => {
+          signal.removeEventListener("abort", onAbort);
+          resolve();
+        },
       };
-      const waiter: Waiter = () => {
-        signal.removeEventListener("abort", onAbort);
-        resolve();
+      const onAbort = () => {
+        waiter.cancelled = true;
+        this.waitingCount -= 1;
+        reject(signal.reason as Error);
       };
       signal.addEventListener("abort", onAbort, { once: true });
       this.waiting.push(waiter);
+      this.waitingCount += 1;
     });
   }
 
-  // The turn goes to the next waiter as it is (`running` unchanged), or is freed.
+  // The turn goes to the next waiter still waiting, as it is (`running` unchanged), or is freed.
   private release(): void {
-    const next = this.waiting.shift();
-    if (next === undefined) this.running -= 1;
-    else next();
+    for (let next = this.waiting.shift(); next !== undefined; next = this.waiting.shift()) {
+      if (next.cancelled) continue;
+      this.waitingCount -= 1;
+      next.go();
+      return;
+    }
+    this.running -= 1;
   }
 }
 
-type Waiter = () => void;
+interface Waiter {
+  cancelled: boolean;
+  readonly go: () => void;
+}
