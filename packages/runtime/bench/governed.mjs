@@ -2,7 +2,7 @@
 // Governed in-process calls: policy bypass, journal on (grouped durability).
 // Prints calls/s with 32 concurrent sessions, p50 overhead per call over the tool's own
 // time, the same for MCP calls beside the raw SDK client, and the RSS of 1,000 idle sessions.
-import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -42,6 +42,33 @@ const policy = { mode: "bypass" };
 const percentile = (values, p) => values.slice().sort((a, b) => a - b)[Math.floor(values.length * p)];
 const fmt = (n) => Math.round(n).toLocaleString("en-US");
 
+// CPU ticks (1/100 s) of each of this process's threads, from /proc (Linux; empty elsewhere).
+const threadTicks = () => {
+  const ticks = new Map();
+  try {
+    for (const tid of readdirSync("/proc/self/task")) {
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      ticks.set(tid, Number(fields[11]) + Number(fields[12]));
+    }
+  } catch {
+    // Not Linux: no per-thread figures.
+  }
+  return ticks;
+};
+// "main thread 0.95 cores, other threads 0.47" over `seconds`.
+const threadShares = (before, after, seconds) => {
+  if (after.size === 0) return "";
+  let main = 0;
+  let others = 0;
+  for (const [tid, ticks] of after) {
+    const used = (ticks - (before.get(tid) ?? 0)) / 100 / seconds;
+    if (tid === String(process.pid)) main += used;
+    else others += used;
+  }
+  return `; main thread ${main.toFixed(2)} cores, other threads (commit thread, collector) ${others.toFixed(2)}`;
+};
+
 // A call that did not succeed fails the bench: its fast error would pass for speed.
 const succeeded = (label, ok, detail) => {
   if (!ok) throw new Error(`${label}: a call did not succeed (${JSON.stringify(detail).slice(0, 300)})`);
@@ -63,17 +90,19 @@ const callEach = (calls) =>
   }));
 await callEach(WARM_UP);
 const cpuBefore = process.cpuUsage();
+const ticksBefore = threadTicks();
 const loopBefore = performance.eventLoopUtilization();
 const started = performance.now();
 await callEach(PER_SESSION);
 const seconds = (performance.now() - started) / 1000;
 const cpu = process.cpuUsage(cpuBefore);
 const loop = performance.eventLoopUtilization(loopBefore);
+const shares = threadShares(ticksBefore, threadTicks(), seconds);
 const calls = SESSIONS * PER_SESSION;
 console.log(`native governed calls, ${SESSIONS} concurrent sessions: ${fmt(calls / seconds)} calls/s (${calls} calls after ${SESSIONS * WARM_UP} untimed)`);
 console.log(
   `  process CPU ${((cpu.user + cpu.system) / calls).toFixed(1)} µs a call (${((cpu.user + cpu.system) / 1e6 / seconds).toFixed(2)} cores); ` +
-    `main thread busy ${(loop.utilization * 100).toFixed(0)} %; group commits ${runtime.journal.commits === "inline" ? "on the main thread" : "on the commit thread"}`,
+    `main thread busy ${(loop.utilization * 100).toFixed(0)} %${shares}; group commits ${runtime.journal.commits === "inline" ? "on the main thread" : "on the commit thread"}`,
 );
 
 const sequential = [];
