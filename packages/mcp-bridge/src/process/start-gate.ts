@@ -1,3 +1,5 @@
+import { onAbort } from "@openworker/tools-sdk/execution";
+
 /**
  * At most `limit` stdio providers starting at once across a bridge's sessions; the
  * others wait their turn, in order. Starting a child (a Node or Python runtime loading
@@ -51,19 +53,20 @@ export class StartGate {
   private turn(signal: AbortSignal): Promise<void> {
     if (signal.aborted) return Promise.reject(signal.reason as Error);
     return new Promise<void>((resolve, reject) => {
+      // `onAbort`: many waits may share a signal, and removing a listener from an
+      // `EventTarget` walks its list.
+      const stopListening = onAbort(signal, (reason) => {
+        waiter.cancelled = true;
+        this.waitingCount -= 1;
+        reject(reason as Error);
+      });
       const waiter: Waiter = {
         cancelled: false,
         go: () => {
-          signal.removeEventListener("abort", onAbort);
+          stopListening();
           resolve();
         },
       };
-      const onAbort = () => {
-        waiter.cancelled = true;
-        this.waitingCount -= 1;
-        reject(signal.reason as Error);
-      };
-      signal.addEventListener("abort", onAbort, { once: true });
       this.waiting.push(waiter);
       this.waitingCount += 1;
     });
