@@ -18,10 +18,9 @@ export class StartGate {
   private running = 0;
   /** Waiters in order; a cancelled one stays until its turn comes and is skipped then (O(1) cancel). */
   private readonly waiting: Waiter[] = [];
-  private waitingCount = 0;
 
   constructor(
-    readonly limit: number,
+    private readonly limit: number,
     private readonly maxTurnMs: number,
   ) {}
 
@@ -45,9 +44,9 @@ export class StartGate {
     }
   }
 
-  /** How many starts wait for a turn now. */
+  /** How many starts wait for a turn now (counted when asked: nothing on the way needs it). */
   get queued(): number {
-    return this.waitingCount;
+    return this.waiting.filter((waiter) => !waiter.cancelled).length;
   }
 
   private turn(signal: AbortSignal): Promise<void> {
@@ -57,7 +56,6 @@ export class StartGate {
       // `EventTarget` walks its list.
       const stopListening = onAbort(signal, (reason) => {
         waiter.cancelled = true;
-        this.waitingCount -= 1;
         reject(reason as Error);
       });
       const waiter: Waiter = {
@@ -68,7 +66,6 @@ export class StartGate {
         },
       };
       this.waiting.push(waiter);
-      this.waitingCount += 1;
     });
   }
 
@@ -76,7 +73,6 @@ export class StartGate {
   private release(): void {
     for (let next = this.waiting.shift(); next !== undefined; next = this.waiting.shift()) {
       if (next.cancelled) continue;
-      this.waitingCount -= 1;
       next.go();
       return;
     }

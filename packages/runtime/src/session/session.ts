@@ -4,7 +4,7 @@ import type { UnavailableProvider } from "@openworker/mcp-bridge";
 import { modelAlias, OpenWorkerError, type JsonValue } from "@openworker/tools-sdk";
 import type { ToolRegistry } from "@openworker/registry";
 import type { CallEnvironment } from "../call/environment.js";
-import { runGovernedCall, type CallReport } from "../call/pipeline.js";
+import { runGovernedCall, type CallReport, type CallRequest } from "../call/pipeline.js";
 import { RUNTIME_ERROR_CODES } from "../errors.js";
 import type { RuntimeEventListener } from "../events.js";
 import type { ModelMessage, ModelProvider } from "../model/types.js";
@@ -145,8 +145,10 @@ export class Session {
     // latest preparation is not a verdict forever.
     const call =
       prepared !== undefined && this.#reachable(prepared, alias, qualifiedName)
-        ? this.#callTool(prepared, alias, qualifiedName, args, signal)
-        : this.#prepareShared().then((fresh) => (signal.aborted ? Promise.reject(signal.reason) : this.#callTool(fresh, alias, qualifiedName, args, signal)));
+        ? this.#callTool(prepared.selection, alias, args, signal, undefined)
+        : this.#prepareShared().then((fresh) =>
+            signal.aborted ? Promise.reject(signal.reason) : this.#callTool(fresh.selection, alias, args, signal, refusalFor(fresh, qualifiedName)),
+          );
     return this.#track(call);
   }
 
@@ -157,14 +159,10 @@ export class Session {
     return tool.kind !== "mcp" || this.#parts.environment.mcp.connected(tool.provider.namespace);
   }
 
-  #callTool(prepared: PreparedTurn, alias: string, qualifiedName: string, args: JsonValue, signal: AbortSignal): Promise<CallReport> {
+  #callTool(selection: ResolvedSelection, alias: string, args: JsonValue, signal: AbortSignal, refusal: CallRequest["refusal"]): Promise<CallReport> {
     const turnId = `${this.id}.h${++this.#turns}`;
     const request = { turnId, callId: this.#nextCallId(), alias, args: { json: args }, signal };
-    const down = prepared.unavailable.length === 0 ? undefined : unavailableFor(prepared, qualifiedName);
-    if (down === undefined) return runGovernedCall(this.#parts.environment, prepared.selection, request);
-    // Journaled as a failed call that never ran, with the provider's own reason.
-    const message = `MCP provider ${JSON.stringify(down.namespace)} is unavailable (${down.code}: ${down.message}); the call was not made, try it again later`;
-    return runGovernedCall(this.#parts.environment, prepared.selection, { ...request, refusal: { code: RUNTIME_ERROR_CODES.PROVIDER_UNAVAILABLE, message } });
+    return runGovernedCall(this.#parts.environment, selection, refusal === undefined ? request : { ...request, refusal });
   }
 
   /**
@@ -190,11 +188,7 @@ export class Session {
   prepare(options: { signal?: AbortSignal } = {}): Promise<ResolvedSelection> {
     this.#assertOpen();
     const signal = options.signal ? AbortSignal.any([options.signal, this.#closeSignal.signal]) : this.#closeSignal.signal;
-    return this.#track(this.#prepare(signal));
-  }
-
-  async #prepare(signal: AbortSignal): Promise<ResolvedSelection> {
-    return (await this.#prepareTurn(signal)).selection;
+    return this.#track(this.#prepareTurn(signal).then((prepared) => prepared.selection));
   }
 
   async #prepareTurn(signal: AbortSignal): Promise<PreparedTurn> {
@@ -265,6 +259,17 @@ export class Session {
 /** The provider of `qualifiedName` if it was unavailable at `prepared` (namespaces are one provider's, N5). */
 function unavailableFor(prepared: PreparedTurn, qualifiedName: string): UnavailableProvider | undefined {
   return prepared.unavailable.find((provider) => qualifiedName.startsWith(`${provider.namespace}.`));
+}
+
+/**
+ * A host call's refusal when its provider is still down after preparing again: journaled
+ * as a failed call that never ran, with the provider's own reason.
+ */
+function refusalFor(prepared: PreparedTurn, qualifiedName: string): CallRequest["refusal"] {
+  const down = prepared.unavailable.length === 0 ? undefined : unavailableFor(prepared, qualifiedName);
+  if (down === undefined) return undefined;
+  const message = `MCP provider ${JSON.stringify(down.namespace)} is unavailable (${down.code}: ${down.message}); the call was not made, try it again later`;
+  return { code: RUNTIME_ERROR_CODES.PROVIDER_UNAVAILABLE, message };
 }
 
 function instructionsOf(bundle: Bundle): string {
