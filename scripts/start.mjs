@@ -41,7 +41,15 @@ const turn = run([
   "--message", "Search the web for the Model Context Protocol, read my battery status, and send me a desktop notification when you are done.",
   ...extra,
 ]);
+// A run refused before its session opened (a usage error, no model) has nothing to verify.
+if (turn.status === 2) process.exit(2);
+const verify = spawnSync(process.execPath, [host, "journal", "verify", sessionId, "--journal", journal], { cwd: root, env, encoding: "utf8" });
+if (verify.status !== 0 && /CLI_SESSION_UNKNOWN|JOURNAL_NOT_FOUND/.test(verify.stderr)) {
+  console.log("\n(no session was opened: the run stopped before it began, see the error above)");
+  process.exit(turn.status || 1);
+}
 console.log(`\n== journal verify ${sessionId}`);
-const verify = run(["journal", "verify", sessionId]);
+process.stdout.write(verify.stdout);
+process.stderr.write(verify.stderr);
 console.log(`\njournal: ${path.relative(root, journal)} (inspect: node ${path.relative(root, host)} journal show ${sessionId} --journal ${path.relative(root, journal)})`);
 process.exit(turn.status !== 0 ? turn.status || 1 : verify.status || 0);

@@ -4,7 +4,8 @@ import { OpenWorkerError } from "@openworker/tools-sdk";
 import { globalOptions, type CommandContext, type CommandSpec } from "./cli/command.js";
 import { CLI_ERROR_CODES, EXIT_CODES, hintFor } from "./cli/errors.js";
 import { commandHelp, programHelp } from "./cli/help.js";
-import { parseCommandLine } from "./cli/parse.js";
+import { commandNamed, parseCommandLine } from "./cli/parse.js";
+import { StopRequests } from "./cli/stop-requests.js";
 import { Terminal } from "./cli/terminal.js";
 import { COMMANDS } from "./commands/index.js";
 
@@ -26,6 +27,8 @@ export interface MainOptions {
   readonly stdin?: NodeJS.ReadableStream & { isTTY?: boolean };
   readonly stdout?: NodeJS.WritableStream & { isTTY?: boolean };
   readonly stderr?: NodeJS.WritableStream & { isTTY?: boolean };
+  /** Stops the command as Ctrl-C would (for hosts that wrap the CLI). */
+  readonly signal?: AbortSignal;
 }
 
 /**
@@ -66,7 +69,12 @@ export async function runCli(registry: ToolRegistry, options: MainOptions = {}):
   const stderr = options.stderr ?? process.stderr;
   const program = options.programName ?? programNameOf(process.argv[1]);
   const json = argv.includes("--json");
-  const terminal = new Terminal({ stdout, stderr }, { json, env });
+  // Notes go through the terminal, and a closed stdout stops the command.
+  const stops = new StopRequests((text) => terminal.note(text));
+  const terminal = new Terminal({ stdout, stderr }, { json, env, onOutputClosed: () => stops.outputClosed() });
+  const stopFromHost = () => stops.stop("SIGINT");
+  options.signal?.addEventListener("abort", stopFromHost, { once: true });
+  if (options.signal?.aborted) stopFromHost();
   let command: CommandSpec | undefined;
   try {
     const parsed = parseCommandLine(argv, COMMANDS);
@@ -89,12 +97,19 @@ export async function runCli(registry: ToolRegistry, options: MainOptions = {}):
       env,
       stdin: options.stdin ?? process.stdin,
       stdout,
+      signal: stops.signal,
+      stops,
     };
     return await command.run(context);
   } catch (error) {
+    command ??= commandNamed(argv, COMMANDS);
     const { code, message } = describeError(error);
     terminal.error(code, message, hintFor(code, program, command?.words.join(" ") ?? ""));
     return code === CLI_ERROR_CODES.USAGE ? EXIT_CODES.usage : EXIT_CODES.failed;
+  } finally {
+    options.signal?.removeEventListener("abort", stopFromHost);
+    stops.dispose();
+    terminal.dispose();
   }
 }
 

@@ -26,6 +26,9 @@ describe("call", () => {
     const denied = await runHost(["call", "example.web_search", "--args", '{"query":"x"}', "--approve", "no", "--json", "--journal", journal]);
     expect(denied.code).toBe(1);
     expect(JSON.parse(denied.stdout)).toMatchObject({ outcome: "denied", code: "APPROVAL_DENIED" });
+    // A3: the denial is the call's terminal record; `journal show` says so rather than "-".
+    const show = await runHost(["journal", "show", JSON.parse(denied.stdout).sessionId, "--journal", journal]);
+    expect(show.stdout).toMatch(/example\.web_search\s+denied \(policy\)\s+denied\n/);
     const noTerminal = await runHost(["call", "example.web_search", "--args", '{"query":"x"}', "--json", "--journal", journal]);
     expect(noTerminal.code).toBe(1);
     expect(JSON.parse(noTerminal.stdout).message).toContain("no terminal to ask");

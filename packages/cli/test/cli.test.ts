@@ -1,7 +1,10 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { PassThrough } from "node:stream";
 import { ToolRegistry } from "@openworker/registry";
 import { codeTool } from "@openworker/tools-sdk";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { EXIT_CODES, runCli } from "../src/index.js";
 
 const COMMAND_WORDS = [["tools", "list"], ["tools", "check"], ["call"], ["run"], ["serve"], ["journal", "sessions"], ["journal", "show"], ["journal", "verify"], ["journal", "export"]];
@@ -12,9 +15,9 @@ function registry(): ToolRegistry {
   return tools;
 }
 
-async function cli(argv: string[], options: { tty?: boolean; env?: NodeJS.ProcessEnv } = {}) {
+async function cli(argv: string[], options: { tty?: boolean; stderrTty?: boolean; env?: NodeJS.ProcessEnv } = {}) {
   const stdout = Object.assign(new PassThrough(), { isTTY: options.tty ?? false });
-  const stderr = Object.assign(new PassThrough(), { isTTY: options.tty ?? false });
+  const stderr = Object.assign(new PassThrough(), { isTTY: options.stderrTty ?? options.tty ?? false });
   let out = "";
   let err = "";
   stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
@@ -71,3 +74,55 @@ describe("command line", () => {
     expect(JSON.parse(result.stdout).natives).toHaveLength(1);
   });
 });
+
+describe("what the command line refuses instead of ignoring", () => {
+  const temp = mkdtempSync(path.join(os.tmpdir(), "ow-cli-refuse-"));
+  afterAll(() => rmSync(temp, { recursive: true, force: true }));
+  it("an options error hints at the command's own help, not the program's", async () => {
+    const result = await cli(["tools", "list", "--frob"]);
+    expect(result.code).toBe(EXIT_CODES.usage);
+    expect(result.stderr).toContain("hint: run `host tools list --help` for the options");
+  });
+
+  it("options that do not apply to serve's mode are usage errors, not silently ignored", async () => {
+    const policy = await cli(["serve", "--stdio", "--policy", "p.json"]);
+    expect(policy.code).toBe(EXIT_CODES.usage);
+    expect(policy.stderr).toContain("serve --stdio: --policy applies to serve --mcp only");
+    const script = await cli(["serve", "--mcp", "--bundle", "b", "--script", "s.json"]);
+    expect(script.stderr).toContain("serve --mcp: --script applies to serve --stdio only");
+    const discover = await cli(["tools", "list", "--discover"]);
+    expect(discover.code).toBe(EXIT_CODES.usage);
+    expect(discover.stderr).toContain("--discover applies to a bundle's selection");
+  });
+
+  it("a script's tool call with an unknown field names the step and the field", async () => {
+    const { parseScript } = await import("../src/index.js");
+    expect(() => parseScript([{ toolCalls: [{ name: "demo__echo", args: {} }] }], "s.json")).toThrow(
+      /s\.json: step 0, toolCalls\[0\] has unknown field "args" \(allowed: name, arguments\)/,
+    );
+  });
+
+  it("A1 a policy classifying a tool under a class no rule names is refused (a typo would silently ask)", async () => {
+    const { parsePolicy } = await import("../src/index.js");
+    expect(() => parsePolicy({ classifications: { "demo.echo": "read_only" }, rules: { "read-only": "allow" } }, "p.json")).toThrow(
+      /p\.json: classifications\["demo\.echo"\] is "read_only", which no rule names \(rules: read-only\)/,
+    );
+    expect(() => parsePolicy({ classifications: { echo: "read_only" }, rules: { read_only: "allow" } }, "p.json")).toThrow(/"echo" is not a qualified tool name/);
+    expect(parsePolicy({ classifications: { "demo.echo": "external" }, rules: { read_only: "allow" } }, "p.json")).toMatchObject({ classifications: { "demo.echo": "external" } });
+  });
+
+  it("--http takes a decimal port only", async () => {
+    const result = await cli(["serve", "--mcp", "--bundle", temp, "--http", "0x10"]);
+    expect(result.code).toBe(EXIT_CODES.usage);
+    expect(result.stderr).toContain('--http must be a port number 0-65535 (0 picks a free port), got "0x10"');
+  });
+
+  it("colour is decided per stream: errors redirected to a file get no escape codes", async () => {
+    const ansi = new RegExp(`${String.fromCharCode(27)}\\[`);
+    const result = await cli(["frobnicate"], { tty: true, stderrTty: false });
+    expect(result.stderr).toMatch(/^error CLI_USAGE/);
+    expect(result.stderr).not.toMatch(ansi);
+    expect((await cli(["frobnicate"], { tty: true })).stderr).toMatch(ansi);
+  });
+});
+

@@ -168,7 +168,18 @@ export class ToolRegistry {
     const { text } = await readConfigFile(file, { codePrefix: "SERVERS_FILE" });
     this.#assertOpen("load a servers file");
     const providers = parseServersFile(text, file);
-    for (const provider of providers) this.#checkProvider(provider);
+    for (const provider of providers) {
+      try {
+        this.#checkProvider(provider);
+      } catch (error) {
+        // A clash with what the host registered: name the file the entry came from.
+        if (!OpenWorkerError.isInstance(error)) throw error;
+        throw new OpenWorkerError(error.code, `${file}: server ${JSON.stringify(provider.namespace)}: ${error.message}`, {
+          cause: error,
+          details: { ...error.details, file },
+        });
+      }
+    }
     for (const provider of providers) this.#commitProvider(provider);
   }
 

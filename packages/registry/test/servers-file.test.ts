@@ -133,6 +133,8 @@ describe("ToolRegistry.loadServersFile", () => {
     const error = await rejected(registry.loadServersFile(file));
     expect(error.code).toBe("NAMESPACE_CONFLICT");
     expect(error.message).toContain('"example.shout"');
+    expect(error.message.startsWith(`${file}: server "example": `)).toBe(true);
+    expect(error.details).toMatchObject({ file });
     expect(registry.providers()).toEqual([]);
   });
 
@@ -141,7 +143,9 @@ describe("ToolRegistry.loadServersFile", () => {
     writeFileSync(file, JSON.stringify({ mcpServers: { acer: { command: "acer2" } } }));
     const registry = new ToolRegistry();
     registry.registerMcp({ namespace: "acer", program: "acer1" });
-    expect((await rejected(registry.loadServersFile(file))).code).toBe("DUPLICATE_PROVIDER");
+    const error = await rejected(registry.loadServersFile(file));
+    expect(error.code).toBe("DUPLICATE_PROVIDER");
+    expect(error.message).toContain(`${file}: server "acer": `);
   });
 
   it.each([

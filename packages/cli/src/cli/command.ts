@@ -1,6 +1,7 @@
 import path from "node:path";
 import type { ToolRegistry } from "@openworker/registry";
 import { usageError } from "./errors.js";
+import type { StopRequests } from "./stop-requests.js";
 import type { Terminal } from "./terminal.js";
 
 /** One option of a command (`--name VALUE` or `--flag`). */
@@ -40,6 +41,14 @@ export interface CommandContext {
   readonly env: NodeJS.ProcessEnv;
   readonly stdin: NodeJS.ReadableStream & { isTTY?: boolean };
   readonly stdout: NodeJS.WritableStream & { isTTY?: boolean };
+  /**
+   * Aborted when the command is asked to stop from outside (Ctrl-C, SIGTERM, SIGHUP, its
+   * output closed); the reason is a `CLI_INTERRUPTED` error. Pass it to what the command
+   * runs, then clean up as on any exit.
+   */
+  readonly signal: AbortSignal;
+  /** Where `run` takes Ctrl-C over (cancel the turn first, quit on the second). */
+  readonly stops: StopRequests;
 }
 
 /** A command: its words, help, options, and what it does (returns the exit code). */

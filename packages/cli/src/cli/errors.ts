@@ -46,6 +46,11 @@ export const CLI_ERROR_CODES = Object.freeze({
   MCP_SDK_MISSING: "CLI_MCP_SDK_MISSING",
   /** `serve --mcp --http` could not listen. */
   LISTEN_FAILED: "CLI_LISTEN_FAILED",
+  /**
+   * The command was stopped from outside (Ctrl-C, SIGTERM, SIGHUP, or its output closed)
+   * and cleaned up: sessions closed, MCP processes ended and verified. Exit 1.
+   */
+  INTERRUPTED: "CLI_INTERRUPTED",
   /** Something unexpected; the message says what. */
   INTERNAL: "CLI_INTERNAL",
 });
@@ -58,6 +63,8 @@ export function usageError(message: string): OpenWorkerError {
 const HINTS: readonly (readonly [prefix: string, hint: string])[] = [
   ["CLI_USAGE", "run `{program} {command} --help` for the options"],
   ["CLI_ARGUMENTS_INVALID", "pass the tool's arguments as one JSON object, e.g. --args '{\"query\":\"mcp\"}'"],
+  ["CLI_POLICY_FILE", "check the path of --policy; relative paths are resolved against the current folder"],
+  ["CLI_SCRIPT_FILE", "check the path of --script; relative paths are resolved against the current folder"],
   ["CLI_POLICY", "a policy file is JSON: {\"name\":\"…\",\"classifications\":{\"ns.tool\":\"read_only\"},\"rules\":{\"read_only\":\"allow\"}}"],
   ["CLI_SCRIPT", "a script file is a JSON array of steps {\"text\"?: string, \"toolCalls\"?: [{\"name\": alias, \"arguments\": {…}}]}"],
   ["CLI_FILE_UNREADABLE", "check the path; relative paths are resolved against the current folder"],
@@ -66,14 +73,18 @@ const HINTS: readonly (readonly [prefix: string, hint: string])[] = [
   ["CLI_TOOL_NOT_SELECTED", "list the bundle's tools with `{program} tools list --bundle DIR`, or call without --bundle"],
   ["CLI_SESSION_UNKNOWN", "list the sessions with `{program} journal sessions`"],
   ["CLI_MCP_SDK_MISSING", "@openworker/cli needs @modelcontextprotocol/sdk installed beside it"],
+  ["CLI_INTERRUPTED", "nothing it started is left running; sessions it opened are closed and journaled (`{program} journal sessions`)"],
   ["CLI_LISTEN_FAILED", "pick another port with --http PORT (0 picks a free one)"],
+  ["JOURNAL_LOCKED", "another process writes this journal: `{program} journal …` commands read beside it; to write, stop that process or pass another --journal PATH"],
+  ["JOURNAL_SESSION_EXISTS", "pick another --session-id, or leave it out for a fresh random one"],
   ["JOURNAL_", "check --journal PATH (default <workspace>/.openworker/journal.db)"],
   ["SERVERS_FILE", "fix the servers file named in the message (see the registry README for its format)"],
   ["BUNDLE_", "pass --bundle with the folder holding manifest.md and tools.json (or its parent)"],
   ["MANIFEST_", "fix manifest.md as the message says"],
   ["TOOLS_JSON", "fix tools.json as the message says; `{program} tools check --bundle DIR` lists every problem"],
-  ["MODEL_", "check --provider, --base-url, --model and the endpoint"],
-  ["OPENAI_", "check --base-url, --model and --api-key-env"],
+  ["MODEL_PROVIDER_UNKNOWN", "pass --script FILE (scripted model) or --provider openai --base-url URL --model NAME"],
+  ["MODEL_", "check --provider, --base-url, --model and the endpoint; a key is sent only from the variable --api-key-env names"],
+  ["OPENAI_", "check --base-url, --model and --api-key-env (the CLI sends a key only from the variable it names)"],
   ["REGISTRY_", "register every tool and provider before the runtime opens"],
   ["MCP_", "check the MCP provider's program or URL; `{program} tools check --bundle DIR` starts it and reports"],
 ];

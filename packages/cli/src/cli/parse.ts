@@ -63,6 +63,11 @@ export function parseCommandLine(argv: readonly string[], commands: readonly Com
   return { kind: "run", command, values: parsed.values as Record<string, string | boolean | undefined>, positionals };
 }
 
+/** The command the line names, if any, even when its options do not parse (for the error's hint). */
+export function commandNamed(argv: readonly string[], commands: readonly CommandSpec[]): CommandSpec | undefined {
+  return matchCommand(leadingWords(argv, commands), commands);
+}
+
 /** The positionals before any command-specific argument, skipping global option values. */
 function leadingWords(argv: readonly string[], commands: readonly CommandSpec[]): string[] {
   const takesValue = new Set<string>();

@@ -17,43 +17,73 @@ const CODES: Record<Style, readonly [number, number]> = {
 /**
  * The command's voice. Results go to stdout (plain, or JSON with `--json`); progress,
  * prompts and errors go to stderr, so piping stdout gives only results. Colour only on
- * a terminal, never with `NO_COLOR` (any value), `TERM=dumb` or `--json`.
+ * a terminal, never with `NO_COLOR` (any value), `TERM=dumb` or `--json`; decided for
+ * each stream, so `2>log` gets no escape codes while stdout is a terminal.
+ *
+ * A stream whose reader went away (`cli | head -1`: EPIPE) is not written to again, and
+ * its write error does not crash the process: a closed stdout calls `onOutputClosed`
+ * (the command stops, see `StopRequests`), a closed stderr only silences notes.
  */
 export class Terminal {
   readonly #streams: TerminalStreams;
   readonly colour: boolean;
+  readonly #errorColour: boolean;
   readonly json: boolean;
+  #stdoutOpen = true;
+  #stderrOpen = true;
+  readonly #unwatch: readonly (() => void)[];
 
-  constructor(streams: TerminalStreams, options: { json: boolean; env: NodeJS.ProcessEnv }) {
+  constructor(streams: TerminalStreams, options: { json: boolean; env: NodeJS.ProcessEnv; onOutputClosed?: () => void }) {
     this.#streams = streams;
     this.json = options.json;
-    this.colour =
-      !options.json && streams.stdout.isTTY === true && options.env.NO_COLOR === undefined && options.env.TERM !== "dumb";
+    const colourAllowed = !options.json && options.env.NO_COLOR === undefined && options.env.TERM !== "dumb";
+    this.colour = colourAllowed && streams.stdout.isTTY === true;
+    this.#errorColour = colourAllowed && streams.stderr.isTTY === true;
+    this.#unwatch = [
+      watchForClose(streams.stdout, () => {
+        this.#stdoutOpen = false;
+        options.onOutputClosed?.();
+      }),
+      watchForClose(streams.stderr, () => {
+        this.#stderrOpen = false;
+      }),
+    ];
+  }
+
+  /** Stops watching the streams (the command returned). */
+  dispose(): void {
+    for (const unwatch of this.#unwatch) unwatch();
   }
 
   /** A result line on stdout. */
   line(text = ""): void {
-    this.#streams.stdout.write(`${text}\n`);
+    if (this.#stdoutOpen) this.#streams.stdout.write(`${text}\n`);
   }
 
   /** A JSON document on stdout (listing commands with `--json`). */
   printJson(value: unknown): void {
-    this.#streams.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+    if (this.#stdoutOpen) this.#streams.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
   }
 
   /** A progress or status line on stderr. */
   note(text: string): void {
-    this.#streams.stderr.write(`${text}\n`);
+    this.#toStderr(`${text}\n`);
   }
 
   /** Writes raw text to stderr (prompts). */
   prompt(text: string): void {
-    this.#streams.stderr.write(text);
+    this.#toStderr(text);
   }
 
   /** The one-line error and its hint, on stderr. */
   error(code: string, message: string, hint: string): void {
-    this.#streams.stderr.write(`${this.paint("red", `error ${code}:`)} ${oneLine(message)}\n${this.paint("dim", `hint: ${hint}`)}\n`);
+    this.#toStderr(`${this.paint("red", `error ${code}:`)} ${oneLine(message)}\n${this.paint("dim", `hint: ${hint}`)}\n`);
+  }
+
+  #toStderr(text: string): void {
+    if (!this.#stderrOpen) return;
+    // Text is painted for stdout (callers paint before choosing the stream).
+    this.#streams.stderr.write(this.colour && !this.#errorColour ? text.replace(ESCAPES, "") : text);
   }
 
   paint(style: Style, text: string): string {
@@ -61,6 +91,38 @@ export class Terminal {
     const [open, close] = CODES[style];
     return `\u001b[${open}m${text}\u001b[${close}m`;
   }
+}
+
+// oxlint-disable-next-line no-control-regex
+const ESCAPES = /\u001b\[\d+m/g;
+
+/** The callbacks of the terminals writing to a stream now (see {@link watchForClose}). */
+const WATCHERS = new WeakMap<object, Set<() => void>>();
+
+/**
+ * Calls `closed` once when a write to `stream` fails (EPIPE: its reader went away), until
+ * the returned function is called. The stream gets one permanent `error` listener, so a
+ * write still in flight when the command returns cannot crash the process either, and
+ * hosts running many commands in one process add no listener per command.
+ */
+function watchForClose(stream: NodeJS.WritableStream, closed: () => void): () => void {
+  if (typeof (stream as { on?: unknown }).on !== "function") return () => undefined;
+  let watchers = WATCHERS.get(stream);
+  if (!watchers) {
+    const current = new Set<() => void>();
+    watchers = current;
+    WATCHERS.set(stream, current);
+    stream.on("error", () => {
+      for (const watcher of current) watcher();
+    });
+  }
+  const set = watchers;
+  const once = () => {
+    set.delete(once);
+    closed();
+  };
+  set.add(once);
+  return () => set.delete(once);
 }
 
 /** Collapses a message onto one line (errors are one line). */

@@ -39,13 +39,10 @@ export const callCommand: CommandSpec = {
     let reader: LineReader | undefined;
     const prompter = context.stdin.isTTY ? () => (reader ??= new LineReader(context.stdin, process.stderr)) : undefined;
     const runtime = await openRuntime(context, { approver: terminalApprover(mode, context.terminal, prompter), needsModel: false });
-    const controller = new AbortController();
-    const interrupt = () => controller.abort(new OpenWorkerError("CALL_CANCELLED", "cancelled by the user (Ctrl-C)"));
-    process.on("SIGINT", interrupt);
     try {
       const session = await runtime.openSession({ bundle, policy });
       if (!context.terminal.json) session.subscribe(progressPrinter(context.terminal));
-      const report = await session.callTool(name, args, { signal: controller.signal });
+      const report = await session.callTool(name, args, { signal: context.signal });
       await runtime.journal.flush();
       if (context.terminal.json) {
         const { images: _images, ...rest } = report;
@@ -57,7 +54,6 @@ export const callCommand: CommandSpec = {
       }
       return report.outcome === "succeeded" ? EXIT_CODES.ok : EXIT_CODES.failed;
     } finally {
-      process.off("SIGINT", interrupt);
       reader?.close();
       await runtime.close();
     }

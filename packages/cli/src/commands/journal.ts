@@ -66,7 +66,8 @@ export const journalShow: CommandSpec = {
         call.callId,
         call.qualifiedName,
         call.decision ? `${call.decision} (${call.decidedBy})` : "-",
-        `${call.outcome ?? (call.started ? "running" : "-")}${call.code ? ` ${call.code}` : ""}`,
+        // A denied call has no call_finished: its denial is its terminal record.
+        `${call.outcome ?? (call.decision === "denied" ? "denied" : call.started ? "running" : "-")}${call.code ? ` ${call.code}` : ""}`,
       ]);
       for (const line of table([["call", "tool", "approval", "outcome"], ...rows])) terminal.line(line);
       return EXIT_CODES.ok;

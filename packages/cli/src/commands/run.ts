@@ -2,7 +2,7 @@ import type { Runtime, Session, TurnResult } from "@openworker/runtime";
 import { choiceOption, requiredOption, stringOption, type CommandContext, type CommandSpec } from "../cli/command.js";
 import { EXIT_CODES } from "../cli/errors.js";
 import { terminalApprover, type ApproveMode } from "../setup/approver.js";
-import { loadBundleDir } from "../setup/bundle.js";
+import { loadBundleDir, noteUnselectedClassifications } from "../setup/bundle.js";
 import { LineReader } from "../setup/lines.js";
 import { readPolicyFile } from "../setup/policy.js";
 import { openRuntime } from "../setup/runtime.js";
@@ -35,6 +35,7 @@ export const runCommand: CommandSpec = {
     const mode = choiceOption<ApproveMode>(context, "approve", "ask");
     const policyFile = stringOption(context, "policy");
     const policy = policyFile === undefined ? {} : await readPolicyFile(policyFile);
+    if (policyFile !== undefined) noteUnselectedClassifications(context.terminal, bundle, policy, policyFile);
     const interactive = message === undefined;
 
     let reader: LineReader | undefined;
@@ -77,17 +78,24 @@ async function loop(context: CommandContext, session: Session, runtime: Runtime,
   }
 }
 
-/** Ctrl-C handling: the first cancels the running turn, the next quits. */
+/**
+ * Stopping a session from outside. Ctrl-C: the first cancels the running turn, the next
+ * quits. SIGTERM, SIGHUP or a closed stdout (`context.signal`) cancel the turn and quit.
+ */
 class TurnControl {
   readonly #context: CommandContext;
   readonly #quit = new AbortController();
   #session: Session | undefined;
   #interrupts = 0;
   readonly #onInterrupt = () => this.interrupt();
+  readonly #onStop = () => this.#stop();
+  readonly #releaseCtrlC: () => void;
 
   constructor(context: CommandContext) {
     this.#context = context;
-    process.on("SIGINT", this.#onInterrupt);
+    this.#releaseCtrlC = context.stops.takeCtrlC(this.#onInterrupt);
+    if (context.signal.aborted) this.#stop();
+    else context.signal.addEventListener("abort", this.#onStop, { once: true });
   }
 
   get quitSignal(): AbortSignal {
@@ -99,6 +107,7 @@ class TurnControl {
   }
 
   async turn(session: Session, runtime: Runtime, text: string, echo: boolean): Promise<TurnResult | undefined> {
+    if (this.#quit.signal.aborted) return undefined;
     this.#session = session;
     this.#interrupts = 0;
     const before = session.messages.length;
@@ -126,10 +135,20 @@ class TurnControl {
     }
     terminal.note(terminal.paint("yellow", "closing the runtime…"));
     this.#session?.cancel("the user quit (Ctrl-C)");
+    this.#releaseCtrlC();
+    this.#quit.abort();
+  }
+
+  #stop(): void {
+    const reason = this.#context.signal.reason as Error | undefined;
+    const why = reason?.message ?? "stopped";
+    this.#context.terminal.note(this.#context.terminal.paint("yellow", `${why}: closing the runtime…`));
+    this.#session?.cancel(why);
     this.#quit.abort();
   }
 
   stop(): void {
-    process.off("SIGINT", this.#onInterrupt);
+    this.#releaseCtrlC();
+    this.#context.signal.removeEventListener("abort", this.#onStop);
   }
 }

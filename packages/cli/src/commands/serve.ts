@@ -8,7 +8,7 @@ import { SCRIPT_OPTION, SESSION_OPTIONS } from "./options.js";
 export const serveCommand: CommandSpec = {
   words: ["serve"],
   summary: "Serve the harness over stdio JSON-RPC (--stdio), or a bundle's tools as an MCP server (--mcp)",
-  usage: "--stdio [--script FILE] | --mcp --bundle DIR [--http PORT] [--policy FILE] [--approve yes|no]",
+  usage: "--stdio [--script FILE] | --mcp --bundle DIR [--http PORT] [--policy FILE] [--approve ask|yes|no]",
   positionals: { min: 0, max: 0 },
   options: {
     stdio: { type: "boolean", description: "the harness for a host application: newline-delimited JSON-RPC 2.0 on stdin/stdout" },
@@ -31,13 +31,26 @@ export const serveCommand: CommandSpec = {
     const stdio = context.options.stdio === true;
     const mcp = context.options.mcp === true;
     if (stdio === mcp) throw usageError("serve needs exactly one of --stdio or --mcp");
+    // An option that does not apply would be silently ignored: a policy the user believes in, say.
+    const foreign = stdio ? ["bundle", "http", "policy", "approve"] : ["script"];
+    const given = foreign.find((name) => context.options[name] !== undefined);
+    if (given !== undefined) {
+      throw usageError(
+        stdio
+          ? `serve --stdio: --${given} applies to serve --mcp only (the host sends bundle and policy with each session.open, and answers approvals itself)`
+          : `serve --mcp: --${given} applies to serve --stdio only (an MCP server runs no model)`,
+      );
+    }
     if (mcp) {
       const { serveMcp } = await import("../mcp/serve-mcp.js");
       return serveMcp(context);
     }
     const { HarnessServer } = await import("../stdio/harness-server.js");
-    const server = new HarnessServer(context.stdin, context.stdout, (approver) =>
-      openRuntime(context, { approver, scriptFile: stringOption(context, "script"), needsModel: false }),
+    const server = new HarnessServer(
+      context.stdin,
+      context.stdout,
+      (approver) => openRuntime(context, { approver, scriptFile: stringOption(context, "script"), needsModel: false }),
+      context.signal,
     );
     await server.finished;
     // `shutdown` ends the harness even while the host keeps its end of stdin open.

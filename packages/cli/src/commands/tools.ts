@@ -1,7 +1,7 @@
 import type { McpProviderDefinition, RegisteredTool } from "@openworker/registry";
 import { stringOption, type CommandContext, type CommandSpec } from "../cli/command.js";
 import { OpenWorkerError } from "@openworker/tools-sdk";
-import { EXIT_CODES, usageError } from "../cli/errors.js";
+import { CLI_ERROR_CODES, EXIT_CODES, usageError } from "../cli/errors.js";
 import { table } from "../cli/terminal.js";
 import { loadBundleDir } from "../setup/bundle.js";
 import { inspectSelection, type SelectionProblem, type SelectionReport } from "../setup/selection.js";
@@ -23,9 +23,10 @@ export const toolsList: CommandSpec = {
     "as not discovered unless --discover starts their providers (then closes them, verified).",
   async run(context) {
     const bundleDir = stringOption(context, "bundle");
+    if (bundleDir === undefined && context.options.discover === true) throw usageError("tools list: --discover applies to a bundle's selection; pass --bundle DIR");
     if (bundleDir === undefined) return listRegistered(context);
     const bundle = await loadBundleDir(bundleDir);
-    const report = await inspectSelection(context.registry, bundle, { discover: context.options.discover === true });
+    const report = await inspectSelection(context.registry, bundle, { discover: context.options.discover === true, signal: context.signal });
     if (context.terminal.json) {
       context.terminal.printJson({ bundle: bundle.dir, version: bundle.selection.version, tools: report.rows, problems: report.problems });
       return report.problems.length > 0 ? EXIT_CODES.failed : EXIT_CODES.ok;
@@ -58,10 +59,10 @@ export const toolsCheck: CommandSpec = {
     try {
       const bundle = await loadBundleDir(bundleDir);
       dir = bundle.dir;
-      report = await inspectSelection(context.registry, bundle, { discover: true });
+      report = await inspectSelection(context.registry, bundle, { discover: true, signal: context.signal });
     } catch (error) {
-      // A bundle that does not load is one more problem to list, not a crash.
-      if (!OpenWorkerError.isInstance(error)) throw error;
+      // A bundle that does not load is one more problem to list, not a crash; a stop is not a problem of the bundle.
+      if (!OpenWorkerError.isInstance(error) || error.code === CLI_ERROR_CODES.INTERRUPTED) throw error;
       report = { rows: [], problems: [{ code: error.code, message: error.message }], tools: [] };
     }
     const ok = report.problems.length === 0;

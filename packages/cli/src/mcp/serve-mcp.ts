@@ -5,7 +5,7 @@ import { OpenWorkerError } from "@openworker/tools-sdk";
 import { choiceOption, requiredOption, stringOption, type CommandContext } from "../cli/command.js";
 import { CLI_ERROR_CODES, EXIT_CODES, usageError } from "../cli/errors.js";
 import { terminalApprover, type ApproveMode } from "../setup/approver.js";
-import { loadBundleDir } from "../setup/bundle.js";
+import { loadBundleDir, noteUnselectedClassifications } from "../setup/bundle.js";
 import { LineReader } from "../setup/lines.js";
 import { readPolicyFile } from "../setup/policy.js";
 import { openRuntime } from "../setup/runtime.js";
@@ -17,14 +17,19 @@ import { createToolServer } from "./tool-server.js";
 /**
  * `serve --mcp`: the bundle's selected tools as an MCP server, over stdio or streamable
  * HTTP on 127.0.0.1. Each MCP client session is one OpenWorker session (its own journal
- * chain and execution identity). Runs until stdin closes (stdio) or SIGINT/SIGTERM (HTTP).
+ * chain and execution identity). Runs until stdin closes (stdio) or the command is asked to
+ * stop (SIGINT, SIGTERM, SIGHUP: `context.signal`), then closes its sessions and runtime.
  */
 export async function serveMcp(context: CommandContext): Promise<number> {
-  const bundle = await loadBundleDir(requiredOption(context, "bundle"));
   const httpPort = portOption(stringOption(context, "http"));
   const mode = choiceOption<ApproveMode>(context, "approve", "no");
+  if (mode === "ask" && httpPort === undefined) {
+    throw usageError("serve --mcp: --approve ask needs a terminal, and on stdio stdin is the MCP transport; use --approve yes|no, or --http PORT");
+  }
+  const bundle = await loadBundleDir(requiredOption(context, "bundle"));
   const policyFile = stringOption(context, "policy");
   const policy = policyFile === undefined ? {} : await readPolicyFile(policyFile);
+  if (policyFile !== undefined) noteUnselectedClassifications(context.terminal, bundle, policy, policyFile);
   const sdk = await loadMcpSdk();
 
   // stdin is the MCP transport in stdio mode: a person can only be asked over HTTP.
@@ -48,7 +53,7 @@ export async function serveMcp(context: CommandContext): Promise<number> {
  * then resolves its own selection when it calls.
  */
 async function servedTools(context: CommandContext, bundle: Awaited<ReturnType<typeof loadBundleDir>>): Promise<Parameters<typeof createToolServer>[1]> {
-  const report = await inspectSelection(context.registry, bundle, { discover: true });
+  const report = await inspectSelection(context.registry, bundle, { discover: true, signal: context.signal });
   if (report.problems.length > 0) {
     for (const problem of report.problems) context.terminal.note(`problem ${problem.code}: ${problem.message}`);
     throw new OpenWorkerError("BUNDLE_DOES_NOT_RESOLVE", `${bundle.dir}: ${report.problems.length} problem(s); \`tools check --bundle\` lists them`);
@@ -65,6 +70,8 @@ async function serveStdio(sdk: McpSdk, session: Session, context: CommandContext
     server.onclose = resolve;
     context.stdin.once("end", resolve);
     context.stdin.once("close", resolve);
+    context.signal.addEventListener("abort", () => resolve(), { once: true });
+    if (context.signal.aborted) resolve();
   });
   await server.connect(transport);
   context.terminal.note(`serving ${tools.length} tool(s) over MCP stdio`);
@@ -85,7 +92,9 @@ async function serveHttp(
   let port = requestedPort;
   const http = createServer((request, response) => {
     void handle(request, response).catch((error: unknown) => {
-      if (!response.headersSent) reply(response, 500, -32603, error instanceof Error ? error.message : String(error));
+      if (response.headersSent) return;
+      if (error instanceof BodyTooLarge) reply(response, 413, -32600, error.message);
+      else reply(response, 500, -32603, error instanceof Error ? error.message : String(error));
     });
   });
 
@@ -140,9 +149,8 @@ async function serveHttp(
   port = typeof address === "object" && address ? address.port : requestedPort;
   context.terminal.note(`serving ${tools.length} tool(s) over MCP at http://127.0.0.1:${port}/mcp`);
   await new Promise<void>((resolve) => {
-    const stop = () => resolve();
-    process.once("SIGINT", stop);
-    process.once("SIGTERM", stop);
+    if (context.signal.aborted) resolve();
+    context.signal.addEventListener("abort", () => resolve(), { once: true });
   });
   context.terminal.note("stopping the MCP server…");
   await Promise.all([...entries.values()].map((entry) => entry.transport.close()));
@@ -152,19 +160,26 @@ async function serveHttp(
 
 function portOption(text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
-  const port = Number(text);
+  const port = /^\d{1,5}$/.test(text) ? Number(text) : Number.NaN;
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw usageError(`--http must be a port number 0-65535 (0 picks a free port), got ${JSON.stringify(text)}`);
   return port;
 }
 
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
 
+/** A request body over {@link MAX_BODY_BYTES}: answered 413. */
+class BodyTooLarge extends Error {
+  constructor() {
+    super(`the request body is over ${MAX_BODY_BYTES} bytes (4 MiB), the limit of this server`);
+  }
+}
+
 async function readJson(request: IncomingMessage): Promise<unknown> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of request) {
     size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES) throw new Error(`request body over ${MAX_BODY_BYTES} bytes`);
+    if (size > MAX_BODY_BYTES) throw new BodyTooLarge();
     chunks.push(chunk as Buffer);
   }
   try {

@@ -1,6 +1,8 @@
 import type { Bundle } from "@openworker/bundle-resolver";
 import { OpenWorkerError } from "@openworker/tools-sdk";
+import type { ApprovalPolicy } from "@openworker/runtime";
 import { CLI_ERROR_CODES } from "../cli/errors.js";
+import type { Terminal } from "../cli/terminal.js";
 
 /** Loads `--bundle DIR` (B1, B6). */
 export async function loadBundleDir(dir: string): Promise<Bundle> {
@@ -27,17 +29,30 @@ export async function singleToolBundle(qualifiedName: string, workspace: string)
   });
 }
 
-/** Fails unless the bundle selects this qualified name (B2: the list is the selection). */
-export function assertSelected(bundle: Bundle, qualifiedName: string): void {
+/** Whether the bundle selects this qualified name (a v1 bundle selects whole MCP servers). */
+export function selects(bundle: Bundle, qualifiedName: string): boolean {
   const { selection } = bundle;
   const namespace = qualifiedName.slice(0, qualifiedName.indexOf("."));
-  const selected =
-    selection.version === 3
-      ? selection.tools.includes(qualifiedName)
-      : selection.version === 2
-        ? (selection.mcpServers[namespace] ?? []).includes(qualifiedName.slice(namespace.length + 1))
-        : selection.mcpServers.includes(namespace);
-  if (!selected) {
+  return selection.version === 3
+    ? selection.tools.includes(qualifiedName)
+    : selection.version === 2
+      ? (selection.mcpServers[namespace] ?? []).includes(qualifiedName.slice(namespace.length + 1))
+      : selection.mcpServers.includes(namespace);
+}
+
+/**
+ * Notes on stderr each tool the policy classifies that the bundle does not select: often
+ * a misspelt name, whose tool then falls back to `external` without a word.
+ */
+export function noteUnselectedClassifications(terminal: Terminal, bundle: Bundle, policy: ApprovalPolicy, file: string): void {
+  for (const name of Object.keys(policy.classifications ?? {})) {
+    if (!selects(bundle, name)) terminal.note(terminal.paint("yellow", `note: ${file} classifies ${name}, which this bundle does not select (a misspelt name?)`));
+  }
+}
+
+/** Fails unless the bundle selects this qualified name (B2: the list is the selection). */
+export function assertSelected(bundle: Bundle, qualifiedName: string): void {
+  if (!selects(bundle, qualifiedName)) {
     throw new OpenWorkerError(CLI_ERROR_CODES.TOOL_NOT_SELECTED, `${bundle.dir}: the bundle does not select ${JSON.stringify(qualifiedName)}; only selected tools can be called (B2)`);
   }
 }

@@ -45,6 +45,20 @@ export function parsePolicy(value: unknown, file: string): ApprovalPolicy {
   };
   const classifications = strings("classifications", (entry) => entry.length > 0, "a classification name");
   const rules = strings("rules", (entry) => DECISIONS.has(entry), `"ask", "allow" or "deny"`) as ApprovalPolicy["rules"];
+  for (const name of Object.keys(classifications ?? {})) {
+    const dot = name.indexOf(".");
+    if (dot <= 0 || dot === name.length - 1) throw fail(`classifications: ${JSON.stringify(name)} is not a qualified tool name (namespace.tool)`);
+  }
+  // A class no rule names is asked like `external`, the default: with rules given, that is a typo (read-only for read_only).
+  if (classifications && rules) {
+    for (const [name, classification] of Object.entries(classifications)) {
+      if (classification !== "external" && !(classification in rules)) {
+        throw fail(
+          `classifications[${JSON.stringify(name)}] is ${JSON.stringify(classification)}, which no rule names (rules: ${Object.keys(rules).join(", ") || "none"}); add a rule for it or fix the name`,
+        );
+      }
+    }
+  }
   return {
     ...(value.name !== undefined ? { name: value.name as string } : {}),
     ...(value.mode !== undefined ? { mode: value.mode as "normal" | "bypass" } : {}),

@@ -44,9 +44,12 @@ export function parseScript(value: unknown, file: string): ScriptFileStep[] {
     if (step.toolCalls === undefined) return step.text !== undefined ? { text: step.text as string } : {};
     if (!Array.isArray(step.toolCalls)) throw fail(`${at}: "toolCalls" must be an array`);
     const toolCalls = step.toolCalls.map((call: unknown, callIndex) => {
+      const where = `${at}, toolCalls[${callIndex}]`;
       if (!isObject(call) || typeof call.name !== "string" || call.name === "") {
-        throw fail(`${at}, toolCalls[${callIndex}] needs a "name" (the tool's model alias, e.g. "example__web_search")`);
+        throw fail(`${where} needs a "name" (the tool's model alias, e.g. "example__web_search")`);
       }
+      const extra = Object.keys(call).filter((key) => key !== "name" && key !== "arguments");
+      if (extra.length > 0) throw fail(`${where} has unknown field ${JSON.stringify(extra[0])} (allowed: name, arguments)`);
       return { name: call.name, arguments: (call.arguments ?? {}) as JsonValue };
     });
     return { ...(step.text !== undefined ? { text: step.text as string } : {}), toolCalls };

@@ -37,7 +37,7 @@ export interface SelectionReport {
  * needs are started, discovered in parallel (M2) and closed again with verified cleanup
  * (M4); without it no process starts and MCP tools are listed as not discovered.
  */
-export async function inspectSelection(registry: ToolRegistry, bundle: Bundle, options: { discover: boolean }): Promise<SelectionReport> {
+export async function inspectSelection(registry: ToolRegistry, bundle: Bundle, options: { discover: boolean; signal: AbortSignal }): Promise<SelectionReport> {
   const { checkSelection, providersNeeded, resolveSelection, withoutProviders } = await import("@openworker/bundle-resolver");
   registry.freeze();
   const needed = providersNeeded(registry, bundle.selection);
@@ -45,7 +45,9 @@ export async function inspectSelection(registry: ToolRegistry, bundle: Bundle, o
   let catalogs: readonly import("@openworker/bundle-resolver").McpCatalogInput[] = [];
   let skipped = new Set(needed);
   if (options.discover && needed.length > 0) {
-    const discovery = await discoverCatalogs(registry, needed);
+    const discovery = await discoverCatalogs(registry, needed, options.signal);
+    // Stopped (Ctrl-C, SIGTERM): the providers are closed and verified; report the stop, not "cancelled" problems.
+    if (options.signal.aborted) throw options.signal.reason;
     catalogs = discovery.catalogs;
     skipped = new Set(discovery.unavailable.map((provider) => provider.namespace));
     for (const provider of discovery.unavailable) problems.push({ code: provider.code, message: provider.message });
@@ -62,11 +64,11 @@ export async function inspectSelection(registry: ToolRegistry, bundle: Bundle, o
   return { rows, problems, tools: resolved.tools };
 }
 
-async function discoverCatalogs(registry: ToolRegistry, namespaces: readonly string[]) {
+async function discoverCatalogs(registry: ToolRegistry, namespaces: readonly string[], signal: AbortSignal) {
   const { McpBridge } = await import("@openworker/mcp-bridge");
   const bridge = new McpBridge(registry.providers());
   try {
-    return await bridge.openSession("openworker-cli-tools").discover(namespaces);
+    return await bridge.openSession("openworker-cli-tools").discover(namespaces, { signal });
   } finally {
     await bridge.dispose();
     await bridge.joinCleanup();

@@ -28,23 +28,33 @@ export const HARNESS_METHODS = Object.freeze([
  * host application over JSON-RPC. Runtime events go to the host as `event`
  * notifications; approvals the policy leaves to a person go to the host as
  * `approval.request` requests, and anything but `{approved: true}` denies (fail closed).
+ *
+ * It ends when stdin closes, on `shutdown`, or when `signal` aborts (SIGTERM, Ctrl-C).
+ * Requests already received are answered first (a stop by signal cancels running turns
+ * first); requests that arrive after that are refused with `HARNESS_SHUTTING_DOWN`.
+ * Only then does the runtime close.
  */
 export class HarnessServer {
   readonly #sessions = new Map<string, Session>();
   readonly #peer: JsonRpcPeer;
   readonly #runtime: Promise<Runtime>;
+  readonly #inFlight = new Set<Promise<unknown>>();
+  #stopping = false;
   #stop: () => void = () => undefined;
-  /** Settles once stdin closed (or `shutdown` was asked) and the runtime closed: sessions, MCP processes, journal. */
+  /** Settles once the harness stopped, every request it took was answered, and the runtime closed: sessions, MCP processes, journal. */
   readonly finished: Promise<void>;
 
   constructor(
     input: NodeJS.ReadableStream,
     output: NodeJS.WritableStream,
     openRuntime: (approve: (request: ApprovalRequest) => Promise<ApprovalAnswer>) => Promise<Runtime>,
+    signal?: AbortSignal,
   ) {
     const stopped = new Promise<void>((resolve) => (this.#stop = resolve));
+    signal?.addEventListener("abort", () => this.#stop(), { once: true });
+    if (signal?.aborted) this.#stop();
     const peer = new JsonRpcPeer(input, output, {
-      request: (method, params) => this.#handle(method, params),
+      request: (method, params) => this.#accept(method, params),
       notification: () => undefined,
     });
     this.#peer = peer;
@@ -53,8 +63,27 @@ export class HarnessServer {
     this.finished = (async () => {
       const runtime = await opening;
       await Promise.race([peer.closed, stopped]);
+      this.#stopping = true;
+      if (signal?.aborted) {
+        const why = (signal.reason as Error | undefined)?.message ?? "the harness is stopping";
+        for (const session of this.#sessions.values()) session.cancel(why);
+      }
+      while (this.#inFlight.size > 0) await Promise.allSettled(this.#inFlight);
       await runtime.close();
     })();
+  }
+
+  #accept(method: string, params: unknown): Promise<unknown> {
+    if (this.#stopping) {
+      return Promise.reject(rpcError(JSON_RPC_ERRORS.SERVER_ERROR, "HARNESS_SHUTTING_DOWN", `the harness is shutting down and takes no new requests (${method} refused)`));
+    }
+    // Requests after a `shutdown` (even on the same read) are refused, not raced against the close.
+    if (method === "shutdown") this.#stopping = true;
+    const work = this.#handle(method, params);
+    this.#inFlight.add(work);
+    const done = () => void this.#inFlight.delete(work);
+    work.then(done, done);
+    return work;
   }
 
   async #handle(method: string, params: unknown): Promise<unknown> {

@@ -1,0 +1,153 @@
+import { spawn } from "node:child_process";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { collect, FIXTURE_HOST, HOST, runEntry, tempDir, waitForOutput, writeBundle } from "./helpers.js";
+
+const temp = tempDir("stop");
+afterAll(() => temp.cleanup());
+
+const HANG = path.join(path.dirname(FIXTURE_HOST), "pid-then-hang.mjs");
+const WAIT_BUNDLE = () => writeBundle(path.join(temp.dir, "wait"), JSON.stringify({ version: 3, tools: ["fixture.wait"] }));
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function until(predicate: () => boolean, what: string): Promise<void> {
+  for (let waited = 0; !predicate(); waited += 20) {
+    if (waited > 15_000) throw new Error(`gave up waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+function sessionsOf(journal: string) {
+  return runEntry(FIXTURE_HOST, ["journal", "sessions", "--json", "--journal", journal]).then((ran) => JSON.parse(ran.stdout) as { sessionId: string; closedAt: string | null }[]);
+}
+
+describe("stopping a command from outside (Ctrl-C, SIGTERM, a closed stdout)", () => {
+  it("M4 Ctrl-C while tools check waits on a provider ends that provider (verified) and exits 1 with CLI_INTERRUPTED", async () => {
+    const pidFile = path.join(temp.dir, "hang.pid");
+    const servers = path.join(temp.dir, "servers.json");
+    writeFileSync(servers, JSON.stringify({ servers: { hang: { transport: "stdio", command: process.execPath, args: [HANG, pidFile] } } }));
+    const bundle = writeBundle(path.join(temp.dir, "hang"), JSON.stringify({ version: 3, tools: ["hang.anything"] }));
+    const child = spawn(process.execPath, [FIXTURE_HOST, "tools", "check", "--bundle", bundle, "--servers", servers], {
+      env: { ...process.env, NO_COLOR: "1" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const done = collect(child);
+    await until(() => existsSync(pidFile) && readFileSync(pidFile, "utf8") !== "", "the provider to start");
+    const pid = Number(readFileSync(pidFile, "utf8"));
+    expect(alive(pid)).toBe(true);
+    child.kill("SIGINT");
+    const result = await done;
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^error CLI_INTERRUPTED: cancelled by the user \(Ctrl-C\)\nhint: /m);
+    expect(result.stdout).toBe("");
+    expect(alive(pid)).toBe(false);
+  });
+
+  it("A3 SIGTERM during a call cancels it and closes the session: journaled as cancelled, chain closed and intact", async () => {
+    const journal = path.join(temp.dir, "sigterm.db");
+    const child = spawn(process.execPath, [FIXTURE_HOST, "call", "fixture.wait", "--approve", "yes", "--journal", journal], {
+      env: { ...process.env, NO_COLOR: "1" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const done = collect(child);
+    await waitForOutput(child.stderr!, (text) => text.includes("waiting for cancellation"));
+    child.kill("SIGTERM");
+    const result = await done;
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(/cancelled/);
+    const [session] = await sessionsOf(journal);
+    expect(session?.closedAt).toEqual(expect.any(String));
+    const show = await runEntry(FIXTURE_HOST, ["journal", "show", session!.sessionId, "--json", "--journal", journal]);
+    expect(JSON.parse(show.stdout).calls[0]).toMatchObject({ qualifiedName: "fixture.wait", outcome: "cancelled" });
+    expect((await runEntry(FIXTURE_HOST, ["journal", "verify", "--journal", journal])).code).toBe(0);
+  });
+
+  it("A3 SIGTERM stops serve --mcp on stdio with a call in flight: exit 0, the session closed in the journal", async () => {
+    const journal = path.join(temp.dir, "serve-mcp.db");
+    const child = spawn(process.execPath, [FIXTURE_HOST, "serve", "--mcp", "--bundle", WAIT_BUNDLE(), "--approve", "yes", "--journal", journal], {
+      env: { ...process.env, NO_COLOR: "1" },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    const done = collect(child);
+    const send = (message: object) => child.stdin!.write(`${JSON.stringify(message)}\n`);
+    send({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "test", version: "1" } } });
+    await waitForOutput(child.stdout!, (text) => text.includes('"id":1'));
+    send({ jsonrpc: "2.0", method: "notifications/initialized" });
+    send({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "fixture__wait", arguments: {} } });
+    await until(() => existsSync(journal), "the journal");
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    child.kill("SIGTERM");
+    const result = await done;
+    expect(result.code).toBe(0);
+    const sessions = await sessionsOf(journal);
+    expect(sessions).toHaveLength(1);
+    expect(sessions[0]!.closedAt).toEqual(expect.any(String));
+  });
+
+  it("a stdout closed by its reader (cli | head) neither crashes the CLI nor leaves its session open", async () => {
+    const journal = path.join(temp.dir, "epipe.db");
+    const bundle = writeBundle(path.join(temp.dir, "whoami"), JSON.stringify({ version: 3, tools: ["fixture.whoami"] }));
+    const script = path.join(temp.dir, "whoami.json");
+    writeFileSync(script, JSON.stringify([{ toolCalls: [{ name: "fixture__whoami", arguments: {} }] }, { text: "done" }]));
+    const child = spawn(process.execPath, [FIXTURE_HOST, "run", "--bundle", bundle, "--script", script, "--approve", "yes", "--session-id", "ses_epipe", "--message", "who", "--journal", journal], {
+      env: { ...process.env, NO_COLOR: "1" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    child.stdout!.destroy();
+    let stderr = "";
+    child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    const code = await new Promise<number | null>((resolve) => child.once("close", resolve));
+    expect(stderr).not.toMatch(/EPIPE|Unhandled|at .*\(/);
+    expect([0, 1]).toContain(code);
+    const [session] = await sessionsOf(journal);
+    expect(session).toMatchObject({ sessionId: "ses_epipe", closedAt: expect.any(String) });
+  });
+
+  it("a listing piped into a reader that exits early ends quietly (no stack trace)", async () => {
+    const child = spawn(process.execPath, [HOST, "tools", "list", "--json"], { stdio: ["ignore", "pipe", "pipe"] });
+    child.stdout!.destroy();
+    let stderr = "";
+    child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    const code = await new Promise<number | null>((resolve) => child.once("close", resolve));
+    expect(stderr).toBe("");
+    expect(code).toBe(0);
+  });
+});
+
+describe("serve --stdio ends after the requests it took", () => {
+  it("A3 a request followed by the end of stdin is answered before the runtime closes", async () => {
+    const journal = path.join(temp.dir, "eof.db");
+    const bundle = WAIT_BUNDLE();
+    const request = { jsonrpc: "2.0", id: 4, method: "session.open", params: { bundle, sessionId: "ses_eof" } };
+    const result = await runEntry(FIXTURE_HOST, ["serve", "--stdio", "--journal", journal], { input: `${JSON.stringify(request)}\n` });
+    expect(result.code).toBe(0);
+    const answer = JSON.parse(result.stdout.trim().split("\n")[0]!);
+    expect(answer).toMatchObject({ id: 4, result: { sessionId: "ses_eof" } });
+    const sessions = await sessionsOf(journal);
+    expect(sessions).toEqual([expect.objectContaining({ sessionId: "ses_eof", closedAt: expect.any(String) })]);
+  });
+
+  it("requests after shutdown are refused with HARNESS_SHUTTING_DOWN; those before it are answered", async () => {
+    const journal = path.join(temp.dir, "shutdown-order.db");
+    const lines = [
+      { jsonrpc: "2.0", id: 1, method: "session.open", params: { bundle: WAIT_BUNDLE(), sessionId: "ses_before" } },
+      { jsonrpc: "2.0", id: 2, method: "shutdown" },
+      { jsonrpc: "2.0", id: 3, method: "models.list" },
+    ];
+    const result = await runEntry(FIXTURE_HOST, ["serve", "--stdio", "--journal", journal], { input: lines.map((line) => `${JSON.stringify(line)}\n`).join("") });
+    expect(result.code).toBe(0);
+    const answers = new Map(result.stdout.trim().split("\n").map((line) => JSON.parse(line) as { id: number }).map((answer) => [answer.id, answer]));
+    expect(answers.get(1)).toMatchObject({ result: { sessionId: "ses_before" } });
+    expect(answers.get(2)).toMatchObject({ result: { shuttingDown: true } });
+    expect(answers.get(3)).toMatchObject({ error: { data: { code: "HARNESS_SHUTTING_DOWN" } } });
+  });
+});
