@@ -30,4 +30,12 @@ export const RUNTIME_ERROR_CODES = Object.freeze({
   PROVIDER_UNAVAILABLE: "PROVIDER_UNAVAILABLE",
   /** A tool's image was withheld because its consent recheck failed (T4). */
   IMAGE_WITHHELD: "IMAGE_WITHHELD",
+  /**
+   * The call pipeline itself failed after the call was journaled (a value that defeated
+   * every check, a failing hook): the call is journaled `crashed` with this code and the
+   * turn stops (E4), instead of the call being left without a terminal record (A3).
+   */
+  CALL_PIPELINE_FAILED: "CALL_PIPELINE_FAILED",
+  /** An option of `openSession` (or the runtime) that cannot work: the message names it and what it takes. */
+  OPTIONS_INVALID: "OPTIONS_INVALID",
 });

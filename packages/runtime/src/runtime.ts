@@ -107,9 +107,10 @@ export class Runtime {
    * registration fails. Opens (and recovers) the journal (A3).
    */
   static async openWithRegistry(registry: ToolRegistry, options: RuntimeOptions = {}): Promise<Runtime> {
-    registry.freeze();
     const workspace = path.resolve(options.workspace ?? process.cwd());
     const given = options.journal;
+    // Opened before the registry freezes: a journal that cannot open (locked, unreadable)
+    // leaves the host's registry as it was, to fix and try again.
     const journal =
       given instanceof Journal
         ? given
@@ -118,18 +119,22 @@ export class Runtime {
             durability: given?.durability ?? "grouped",
             commitThread: given?.commitThread ?? "auto",
           });
+    registry.freeze();
     return new Runtime(registry, journal, !(given instanceof Journal), { ...options, workspace });
   }
 
   /** Opens a session on a bundle: loads it, computes and journals its execution identity (A2). */
   async openSession(options: SessionOptions): Promise<Session> {
-    if (this.#closing) throw new OpenWorkerError(RUNTIME_ERROR_CODES.RUNTIME_CLOSED, "the runtime is closed; open a new one");
+    this.#assertOpen();
+    const sessionId = checkedSessionId(options.sessionId);
+    const callTimeoutMs = checkedCallTimeout(options.callTimeoutMs);
     const bundle = typeof options.bundle === "string" ? await loadBundle(options.bundle) : options.bundle;
-    const policy = options.policy ?? {};
+    const policy = withRegistryClassifications(options.policy ?? {}, this.registry);
     const host = await this.#hostDigest();
+    // The runtime may have begun closing while the bundle loaded.
+    this.#assertOpen();
     const { identity, inputs } = sessionIdentity(this.registry, bundle, policyForIdentity(policy), host);
     const { provider, model } = this.#pickModel(options.model);
-    const sessionId = options.sessionId ?? `ses_${randomUUID()}`;
     const workspace = path.resolve(options.workspace ?? this.#options.workspace!);
     const events = new EventHub();
     this.journal.sessionOpened({ sessionId, executionIdentity: identity.identity, identityInputs: inputs, workspace, bundleDir: bundle.dir });
@@ -141,7 +146,7 @@ export class Runtime {
         policy,
         approver: this.#options.approver,
         approvalTimeoutMs: this.#options.approvalTimeoutMs ?? 300_000,
-        callTimeoutMs: options.callTimeoutMs,
+        callTimeoutMs,
         journal: this.journal,
         mcp: this.#bridge.openSession(sessionId),
         redactor: this.#redactor,
@@ -171,9 +176,16 @@ export class Runtime {
    * observation read synchronously with no I/O. Readiness is never authorization.
    */
   modelCatalog(): ModelCatalogEntry[] {
-    return (this.#options.models ?? []).flatMap((provider) =>
-      provider.listModels().map((row) => ({ ...row, readiness: provider.readModelReadiness?.(row.model) })),
-    );
+    return (this.#options.models ?? []).flatMap((provider) => {
+      let rows: readonly ModelCatalogRow[];
+      try {
+        rows = provider.listModels();
+      } catch {
+        // A provider that cannot list its models contributes no rows; the others still do.
+        return [];
+      }
+      return rows.map((row) => ({ ...row, readiness: observeReadiness(provider, row.model) }));
+    });
   }
 
   /** The read-only MCP tool inventory (I2, M5): live connections only; never starts a process. */
@@ -204,6 +216,10 @@ export class Runtime {
     if (failed) throw failed.reason;
   }
 
+  #assertOpen(): void {
+    if (this.#closing) throw new OpenWorkerError(RUNTIME_ERROR_CODES.RUNTIME_CLOSED, "the runtime is closed; open a new one");
+  }
+
   #hostDigest(): Promise<{ executableBytesDigest: string; nodeVersion: string }> {
     this.#host ??= hostExecutableDigest(this.#options.hostEntry ?? process.argv[1] ?? process.execPath);
     return this.#host;
@@ -224,4 +240,59 @@ export class Runtime {
     }
     return { provider, model: choice.model ?? provider.defaultModel };
   }
+}
+
+/** A failing observation reads as no current observation (I1: readiness is never a gate). */
+function observeReadiness(provider: ModelProvider, model: string): ModelReadiness | undefined {
+  try {
+    return provider.readModelReadiness?.(model);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Session ids are journaled, shown and used in every turn and call id: 1–128 characters,
+ * letters, digits and `._:-`, starting with a letter or digit (`ses_…`, UUIDs and ULIDs fit).
+ */
+const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
+
+function checkedSessionId(sessionId: string | undefined): string {
+  if (sessionId === undefined) return `ses_${randomUUID()}`;
+  if (typeof sessionId !== "string" || !SESSION_ID.test(sessionId)) {
+    const shown = typeof sessionId === "string" ? JSON.stringify(sessionId.length > 60 ? `${sessionId.slice(0, 60)}…` : sessionId) : typeof sessionId;
+    throw new OpenWorkerError(
+      RUNTIME_ERROR_CODES.OPTIONS_INVALID,
+      `sessionId ${shown} is not a session id: use 1–128 letters, digits and . _ : - (starting with a letter or digit), or leave it out for a random one`,
+      { details: { option: "sessionId" } },
+    );
+  }
+  return sessionId;
+}
+
+function checkedCallTimeout(callTimeoutMs: number | undefined): number | undefined {
+  if (callTimeoutMs === undefined) return undefined;
+  if (typeof callTimeoutMs !== "number" || !Number.isFinite(callTimeoutMs) || callTimeoutMs <= 0) {
+    throw new OpenWorkerError(
+      RUNTIME_ERROR_CODES.OPTIONS_INVALID,
+      `callTimeoutMs must be a positive number of milliseconds (it lowers the 75 s bound, E1), got ${String(callTimeoutMs)}`,
+      { details: { option: "callTimeoutMs" } },
+    );
+  }
+  return callTimeoutMs;
+}
+
+/**
+ * The policy a session runs under: the host's, with the classification each native tool
+ * was registered with (`register(tool, { classification })`) for the tools the policy does
+ * not classify itself. It enters the execution identity as it is applied (A2); with no
+ * registry classification it is the host's policy unchanged (and so is the identity).
+ */
+function withRegistryClassifications(policy: ApprovalPolicy, registry: ToolRegistry): ApprovalPolicy {
+  let fromRegistry: Record<string, string> | undefined;
+  for (const tool of registry.natives()) {
+    if (tool.classification === undefined || policy.classifications?.[tool.name] !== undefined) continue;
+    (fromRegistry ??= {})[tool.name] = tool.classification;
+  }
+  return fromRegistry === undefined ? policy : { ...policy, classifications: { ...fromRegistry, ...policy.classifications } };
 }

@@ -16,7 +16,11 @@ export class Redactor {
   private readonly pattern: RegExp | undefined;
 
   constructor(secrets: Iterable<string>) {
-    const values = [...new Set([...secrets].filter((value) => value.length >= MIN_SECRET_LENGTH))].sort((a, b) => b.length - a.length);
+    const kept = [...secrets].filter((value) => value.length >= MIN_SECRET_LENGTH);
+    // A secret with a quote, a backslash or a control character appears escaped in JSON text
+    // (a result's text for the model is its JSON): its escaped form is a secret too.
+    const escaped = kept.map((value) => JSON.stringify(value).slice(1, -1)).filter((text, index) => text !== kept[index]);
+    const values = [...new Set([...kept, ...escaped])].sort((a, b) => b.length - a.length);
     this.pattern = values.length === 0 ? undefined : new RegExp(values.map(escapeRegExp).join("|"), "g");
   }
 

@@ -28,7 +28,7 @@ afterEach(async () => {
 
 async function openWith(model: ScriptedProvider | undefined, approver?: () => { approved: boolean; scope?: "once" | "session" }): Promise<Runtime> {
   const registry = new ToolRegistry();
-  registry.registerMcp({ namespace: "mut", program: process.execPath, args: [server], env: { MUTABLE_SCHEMA_FILE: schemaFile, MUTABLE_SECRET: secret, MUTABLE_DOWN_FILE: downFile } });
+  registry.registerMcp({ namespace: "mut", program: process.execPath, args: [server], env: { MUTABLE_SCHEMA_FILE: schemaFile, MUTABLE_SECRET: secret, MUTABLE_DOWN_FILE: downFile, MUTABLE_DESCRIPTION_FILE: path.join(space.dir, "description.txt") } });
   runtime = await Runtime.openWithRegistry(registry, {
     workspace: space.dir,
     journal: { path: path.join(space.dir, "journal.db") },
@@ -77,6 +77,21 @@ describe("MCP tools through the runtime", () => {
     writeFileSync(schemaFile, "detailed");
     await session.runTurn("three");
     expect(asked).toBe(2);
+  });
+
+  it("M3 a tool whose description changes does not inherit an earlier approval either (same schema)", async () => {
+    let asked = 0;
+    const step = { toolCalls: [{ name: "mut__status_get", arguments: "{}" }] };
+    const model = new ScriptedProvider([step, { text: "1" }, step, { text: "2" }, step, { text: "3" }]);
+    await openWith(model, () => (asked++, { approved: true, scope: "session" }));
+    const session = await runtime!.openSession({ bundle: writeBundle(space.dir, ["mut.status_get"]) });
+    await session.runTurn("one");
+    await session.runTurn("two");
+    expect(asked).toBe(1);
+    writeFileSync(path.join(space.dir, "description.txt"), "Deletes every file in your home folder.");
+    const third = await session.runTurn("three");
+    expect(asked).toBe(2);
+    expect(third.calls[0]!.outcome).toBe("succeeded");
   });
 
   it("M4 I2 the runtime owns the provider process: inventory reads live connections only, close ends the process", async () => {

@@ -53,7 +53,7 @@ export async function decideApproval(
   const key: ApprovalKey = {
     executionIdentity: environment.executionIdentity,
     qualifiedName: resolved.qualifiedName,
-    schemaFingerprint: resolved.schemaFingerprint,
+    schemaFingerprint: approvalFingerprint(resolved),
   };
   const keyText = keyTextOf(environment, resolved);
   const remembered = environment.journal.findApproval(key);
@@ -94,9 +94,20 @@ export async function decideApproval(
   };
 }
 
-/** The approval key as the journal records it: identity, tool and schema fingerprint. */
+/** The approval key as the journal records it: identity, tool and the fingerprint approvals bind to. */
 function keyTextOf(environment: CallEnvironment, resolved: ResolvedTool): string {
-  return `${environment.executionIdentity} ${resolved.qualifiedName} ${resolved.schemaFingerprint}`;
+  return `${environment.executionIdentity} ${resolved.qualifiedName} ${approvalFingerprint(resolved)}`;
+}
+
+/**
+ * What a remembered approval is bound to besides the execution identity (M3). A native
+ * tool: its input schema's fingerprint (its whole descriptor is pinned by the identity,
+ * A2). An MCP tool: its catalog entry's fingerprint, which covers its description, input
+ * and output schemas and annotations: a server that rewrites what a tool says it does
+ * ("Harmless." → "Deletes every file") asks again, not only one that changes its schema.
+ */
+export function approvalFingerprint(resolved: ResolvedTool): string {
+  return resolved.kind === "mcp" ? resolved.catalogFingerprint : resolved.schemaFingerprint;
 }
 
 async function askApprover(
@@ -135,24 +146,46 @@ async function askApprover(
           signal: controller.signal,
         }),
       )
-      .then(
-        (answer): ApprovalAnswer =>
-          typeof answer === "object" && answer !== null && answer.approved === true
-            ? answer
-            : {
-                approved: false,
-                ...(answer?.who ? { who: answer.who } : {}),
-                ...(answer?.decidedBy ? { decidedBy: answer.decidedBy } : {}),
-                reason: answer?.reason ?? "denied",
-              },
-        (error: unknown): ApprovalAnswer => ({
-          approved: false,
-          reason: `the approver failed: ${error instanceof Error ? error.message : String(error)}`,
-        }),
-      );
+      .then(readAnswer)
+      .then(undefined, (error: unknown): ApprovalAnswer => ({ approved: false, reason: `the approver failed: ${describeError(error)}` }));
     return await Promise.race([asked, timeout, aborted]);
   } finally {
     clearTimeout(timer);
     call.signal.removeEventListener("abort", stop);
+  }
+}
+
+/**
+ * The approver's answer as a fresh plain object, each field read once and checked: what
+ * is journaled and acted on cannot change under a getter, and a getter that throws makes
+ * the answer a denial (fail closed), with the call still getting its decision record.
+ */
+function readAnswer(answer: unknown): ApprovalAnswer {
+  if (typeof answer !== "object" || answer === null) return { approved: false, reason: "denied: the approver did not answer with an object {approved, scope?, who?, reason?}" };
+  const source = answer as Record<string, unknown>;
+  const approved = source.approved === true;
+  const scope = source.scope;
+  const who = source.who;
+  const decidedBy = source.decidedBy;
+  const reason = source.reason;
+  return {
+    approved,
+    ...(approved && (scope === "session" || scope === "once") ? { scope } : {}),
+    ...(typeof who === "string" && who !== "" ? { who: clip(who) } : {}),
+    ...(decidedBy === "policy" || decidedBy === "person" ? { decidedBy } : {}),
+    ...(typeof reason === "string" && reason !== "" ? { reason: clip(reason) } : approved ? {} : { reason: "denied" }),
+  };
+}
+
+/** Answers are journaled: a host's runaway string is clipped, not stored whole. */
+function clip(text: string): string {
+  return text.length > 1_000 ? `${text.slice(0, 1_000)}…` : text;
+}
+
+function describeError(error: unknown): string {
+  try {
+    return error instanceof Error ? String(error.message) : String(error);
+  } catch {
+    return "an error that could not be described";
   }
 }

@@ -4,37 +4,67 @@ import type { ModelImage } from "../model/types.js";
 
 /** An image waiting for delivery to the model, held in memory only (T4). */
 export interface PendingImage {
-  readonly image: ToolImage;
+  /** What is delivered: read once when the call finished, after the SDK's checks (bytes, type). */
+  readonly image: ModelImage;
+  /** The tool's consent check, run right before delivery. */
+  readonly recheckConsent: ToolImage["recheckConsent"];
   /** `sha256:<hex>` of the bytes: what the journal keeps instead of the image. */
   readonly digest: string;
 }
 
-/** Digests images for the journal and keeps the bytes for delivery only. */
+/**
+ * How long an image's consent check may take right before delivery. A check that does not
+ * answer in time counts as refused: the image is withheld and the attempt goes on.
+ */
+export const CONSENT_RECHECK_TIMEOUT_MS = 5_000;
+
+/**
+ * Digests images for the journal and keeps the bytes for delivery only. Each image's
+ * fields are read here, once: what is delivered is what was checked and digested, whatever
+ * the tool's image object (or its consent check) does later.
+ */
 export function holdImages(images: readonly ToolImage[]): PendingImage[] {
-  return images.map((image) => ({ image, digest: `sha256:${sha256Hex(image.data)}` }));
+  return images.map((source) => {
+    const image: ModelImage = source.description === undefined ? { mimeType: source.mimeType, data: source.data } : { mimeType: source.mimeType, data: source.data, description: source.description };
+    return { image, recheckConsent: source.recheckConsent, digest: `sha256:${sha256Hex(image.data)}` };
+  });
 }
 
 /**
- * Rechecks each image's consent right before delivery (T4). A refused or failing check
- * withholds the image; the returned notes tell the model what was withheld and why.
+ * Rechecks each image's consent right before delivery (T4). A refused, failing, slow
+ * (past {@link CONSENT_RECHECK_TIMEOUT_MS}) or cancelled check withholds the image; the
+ * returned notes tell the model what was withheld and why.
  */
-export async function releaseImages(pending: readonly PendingImage[]): Promise<{ images: ModelImage[]; notes: string[] }> {
+export async function releaseImages(pending: readonly PendingImage[], signal: AbortSignal): Promise<{ images: ModelImage[]; notes: string[] }> {
   const images: ModelImage[] = [];
   const notes: string[] = [];
-  for (const { image, digest } of pending) {
-    let consented = true;
-    if (image.recheckConsent) {
-      try {
-        consented = (await image.recheckConsent()) === true;
-      } catch {
-        consented = false;
-      }
-    }
-    if (consented) {
-      images.push({ mimeType: image.mimeType, data: image.data, ...(image.description ? { description: image.description } : {}) });
-    } else {
-      notes.push(`[image withheld: the user's consent could not be confirmed right before delivery (${image.description ?? digest.slice(0, 19)})]`);
-    }
+  for (const { image, recheckConsent, digest } of pending) {
+    const consented = recheckConsent === undefined ? true : await confirmed(recheckConsent, signal);
+    if (consented) images.push(image);
+    else notes.push(`[image withheld: the user's consent could not be confirmed right before delivery (${image.description ?? digest.slice(0, 19)})]`);
   }
   return { images, notes };
+}
+
+/** Whether a consent check answered exactly `true` in time; any throw, other answer, timeout or cancellation is no. */
+function confirmed(check: NonNullable<ToolImage["recheckConsent"]>, signal: AbortSignal): Promise<boolean> {
+  if (signal.aborted) return Promise.resolve(false);
+  return new Promise<boolean>((resolve) => {
+    const settle = (answer: boolean) => {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", refuse);
+      resolve(answer);
+    };
+    const refuse = () => settle(false);
+    const timer = setTimeout(refuse, CONSENT_RECHECK_TIMEOUT_MS);
+    signal.addEventListener("abort", refuse, { once: true });
+    try {
+      Promise.resolve(check()).then(
+        (answer) => settle(answer === true),
+        () => settle(false),
+      );
+    } catch {
+      settle(false);
+    }
+  });
 }

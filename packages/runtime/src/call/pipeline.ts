@@ -1,5 +1,6 @@
 import type { ResolvedSelection, ResolvedTool } from "@openworker/bundle-resolver";
-import { LIMITS, utf8Bytes, type JsonValue, type ProgressEvent } from "@openworker/tools-sdk";
+import { LIMITS, OpenWorkerError, utf8Bytes, type JsonValue, type ProgressEvent } from "@openworker/tools-sdk";
+import { JOURNAL_ERRORS } from "@openworker/journal";
 import { executeTool, type CallOutcome, type ExecutionResult } from "@openworker/tools-sdk/execution";
 import { RUNTIME_ERROR_CODES } from "../errors.js";
 import { decideApproval, standingVerdict } from "./approval.js";
@@ -12,6 +13,12 @@ export interface CallRequest {
   readonly callId: string;
   /** The alias the model used (or the alias of the qualified name a host called). */
   readonly alias: string;
+  /**
+   * The exact name a host called (host-driven calls): the tool the alias resolves to must
+   * have this name. Aliases are not unique spellings (`a.b__c` and `a.b.c` share one),
+   * and names are exact (N7): no other spelling reaches a tool.
+   */
+  readonly qualifiedName?: string;
   /** JSON text as the model sent it, or parsed arguments (from a host, or a provider that parses). */
   readonly args: { readonly text: string } | { readonly json: JsonValue };
   readonly signal: AbortSignal;
@@ -62,26 +69,55 @@ export async function runGovernedCall(
 ): Promise<CallReport> {
   const { journal, redactor, sessionId } = environment;
   const { callId, turnId } = request;
-  const resolved = selection.byAlias(request.alias);
+  const byAlias = selection.byAlias(request.alias);
+  const resolved = request.qualifiedName === undefined || byAlias?.qualifiedName === request.qualifiedName ? byAlias : undefined;
   const parsed = parseArguments(request.args);
-  const journaledArgs = "tooLarge" in parsed ? { omitted: `${parsed.tooLarge} bytes of arguments` } : redactor.json(parsed.ok ? parsed.value : "text" in request.args ? request.args.text : null);
+  const journaledArgs =
+    "tooLarge" in parsed
+      ? { omitted: `${parsed.tooLarge} bytes of arguments` }
+      : "tooDeep" in parsed
+        ? { omitted: `arguments nested deeper than ${MAX_ARGUMENT_DEPTH} levels` }
+        : redactor.json(parsed.ok ? parsed.value : "text" in request.args ? request.args.text : null);
   journal.callRequested({
     sessionId,
     turnId,
     callId,
-    alias: request.alias || "(empty)",
+    alias: shownAlias(environment, request.alias),
     qualifiedName: resolved?.qualifiedName ?? UNSELECTED,
     args: journaledArgs,
   });
+  // From here the call is journaled: whatever fails, it gets exactly one terminal record (A3).
+  try {
+    return await decideAndRun(environment, request, resolved, parsed, journaledArgs);
+  } catch (error) {
+    return pipelineFailed(environment, request, resolved, error);
+  }
+}
 
+async function decideAndRun(
+  environment: CallEnvironment,
+  request: CallRequest,
+  resolved: ResolvedTool | undefined,
+  parsed: ParsedArguments,
+  journaledArgs: JsonValue,
+): Promise<CallReport> {
+  const { journal, redactor, sessionId } = environment;
+  const { callId } = request;
   if (request.refusal) return refuse(environment, request, resolved, request.refusal.code, request.refusal.message);
   if (!resolved) {
-    const message = `no selected tool has the alias ${JSON.stringify(request.alias)}; use only the tools you were given`;
+    const message =
+      request.qualifiedName === undefined
+        ? `no selected tool has the alias ${JSON.stringify(shownAlias(environment, request.alias))}; use only the tools you were given`
+        : `no selected tool is named ${JSON.stringify(shownAlias(environment, request.qualifiedName))}; names are exact (N7), see the session's selection`;
     return refuse(environment, request, undefined, RUNTIME_ERROR_CODES.UNKNOWN_TOOL, message);
   }
   if ("tooLarge" in parsed) {
     const message = `arguments are ${parsed.tooLarge} bytes; the limit is ${MAX_ARGUMENT_BYTES}`;
     return refuse(environment, request, resolved, RUNTIME_ERROR_CODES.ARGUMENTS_TOO_LARGE, message);
+  }
+  if ("tooDeep" in parsed) {
+    const message = `arguments nest deeper than ${MAX_ARGUMENT_DEPTH} levels; send flatter arguments`;
+    return refuse(environment, request, resolved, RUNTIME_ERROR_CODES.ARGUMENTS_INVALID, message);
   }
   if (!parsed.ok) {
     return refuse(environment, request, resolved, RUNTIME_ERROR_CODES.ARGUMENTS_INVALID, `arguments are not JSON: ${parsed.problem}`);
@@ -116,7 +152,7 @@ export async function runGovernedCall(
   }
 
   await journal.callStarted({ sessionId, callId });
-  if (environment.events.active) environment.events.emit({ type: "call_started", sessionId, turnId, callId, qualifiedName: resolved.qualifiedName });
+  if (environment.events.active) environment.events.emit({ type: "call_started", sessionId, turnId: request.turnId, callId, qualifiedName: resolved.qualifiedName });
   const result = await execute(environment, resolved, parsed.value, request);
   return finish(environment, request, resolved, result);
 }
@@ -186,6 +222,53 @@ function finish(environment: CallEnvironment, request: CallRequest, resolved: Re
   return report(request, resolved, { outcome: result.outcome, code, ...(message ? { message } : {}), modelText, isError: true, stopsTurn });
 }
 
+/**
+ * The last line of defence: something in the pipeline threw after the call was journaled.
+ * The call ends `crashed` (a fault: the turn stops, nothing is replayed, E4) with one
+ * terminal record (A3), unless the journal itself is what failed: then there is nowhere
+ * to record it, and the error goes up.
+ */
+function pipelineFailed(environment: CallEnvironment, request: CallRequest, resolved: ResolvedTool | undefined, error: unknown): CallReport {
+  if (OpenWorkerError.isInstance(error) && error.code.startsWith("JOURNAL_")) throw error;
+  const code = RUNTIME_ERROR_CODES.CALL_PIPELINE_FAILED;
+  const message = environment.redactor.text(`the call failed inside the runtime: ${describeThrown(error)}`);
+  try {
+    environment.journal.callFinished({ sessionId: environment.sessionId, callId: request.callId, outcome: "crashed", code, message });
+  } catch (journalError) {
+    // The failure came after the call's terminal record (or its denial): that record stands.
+    if (!OpenWorkerError.hasCode(journalError, JOURNAL_ERRORS.TERMINAL_EXISTS) && !OpenWorkerError.hasCode(journalError, JOURNAL_ERRORS.CALL_DENIED)) throw journalError;
+  }
+  emitFinished(environment, request, resolved, "crashed", code);
+  return report(request, resolved, {
+    outcome: "crashed",
+    code,
+    message,
+    modelText: `The call ended crashed (${code}: ${message}). The turn was stopped; the call may have had effects and was not retried.`,
+    isError: true,
+    stopsTurn: true,
+  });
+}
+
+/** A thrown value's message, read defensively (its getters may throw too). */
+function describeThrown(error: unknown): string {
+  try {
+    const text = error instanceof Error ? String(error.message) : String(error);
+    return text.length > 500 ? `${text.slice(0, 500)}…` : text;
+  } catch {
+    return "an error that could not be described";
+  }
+}
+
+/** The alias as journaled and quoted back: redacted (E6), and clipped when a model sent a huge one. */
+function shownAlias(environment: CallEnvironment, alias: string): string {
+  if (alias === "") return "(empty)";
+  const clipped = alias.length > MAX_SHOWN_ALIAS ? `${alias.slice(0, MAX_SHOWN_ALIAS)}… (${alias.length} characters)` : alias;
+  return environment.redactor.text(clipped);
+}
+
+/** Aliases fit 80 bytes (N4); a longer name from a model is shown clipped to this many characters. */
+const MAX_SHOWN_ALIAS = 200;
+
 function refuse(environment: CallEnvironment, request: CallRequest, resolved: ResolvedTool | undefined, code: string, message: string): CallReport {
   const clean = environment.redactor.text(message);
   environment.journal.callFinished({ sessionId: environment.sessionId, callId: request.callId, outcome: "failed", code, message: clean });
@@ -237,13 +320,16 @@ function report(
   return report;
 }
 
-function parseArguments(
-  args: CallRequest["args"],
-): { ok: true; value: JsonValue } | { ok: false; problem: string } | { ok: false; tooLarge: number } {
-  if ("json" in args) {
-    const bytes = utf8Bytes(JSON.stringify(args.json) ?? "");
-    return bytes > MAX_ARGUMENT_BYTES ? { ok: false, tooLarge: bytes } : { ok: true, value: args.json };
-  }
+type ParsedArguments = { ok: true; value: JsonValue } | { ok: false; problem: string } | { ok: false; tooLarge: number } | { ok: false; tooDeep: true };
+
+/**
+ * Arguments nested deeper than this are refused (`ARGUMENTS_INVALID`) and journaled as a
+ * note: the journal refuses values deeper than 256 levels, and no tool schema needs this many.
+ */
+export const MAX_ARGUMENT_DEPTH = 128;
+
+function parseArguments(args: CallRequest["args"]): ParsedArguments {
+  if ("json" in args) return hostArguments(args.json);
   // Cheap bound first: a string can never take more than 3 bytes per UTF-16 unit.
   if (args.text.length > MAX_ARGUMENT_BYTES / 3) {
     const bytes = utf8Bytes(args.text);
@@ -251,9 +337,46 @@ function parseArguments(
   }
   // Models send "" for a tool without parameters.
   if (args.text.trim() === "") return { ok: true, value: {} };
+  let value: JsonValue;
   try {
-    return { ok: true, value: JSON.parse(args.text) as JsonValue };
+    value = JSON.parse(args.text) as JsonValue;
   } catch (error) {
     return { ok: false, problem: (error as Error).message };
   }
+  return nestsDeeperThan(value, MAX_ARGUMENT_DEPTH) ? { ok: false, tooDeep: true } : { ok: true, value };
+}
+
+/**
+ * Arguments a host passed as a value (`session.callTool`): what is validated, journaled and
+ * handed to the tool is their JSON, parsed back, never the host's object. So `NaN` becomes
+ * `null` (and fails a `number` schema), a `Date` its ISO text, a `toJSON` its result, a
+ * function or `undefined` field disappears, and the size bound measures what the tool gets.
+ * A value with no JSON text (a BigInt, a cycle, a throwing getter) is `ARGUMENTS_INVALID`.
+ */
+function hostArguments(value: unknown): ParsedArguments {
+  if (value === undefined) return { ok: true, value: {} };
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(value);
+  } catch (error) {
+    return { ok: false, problem: describeThrown(error) };
+  }
+  if (text === undefined) return { ok: false, problem: `a ${typeof value} has no JSON text` };
+  const bytes = utf8Bytes(text);
+  if (bytes > MAX_ARGUMENT_BYTES) return { ok: false, tooLarge: bytes };
+  const json = JSON.parse(text) as JsonValue;
+  return nestsDeeperThan(json, MAX_ARGUMENT_DEPTH) ? { ok: false, tooDeep: true } : { ok: true, value: json };
+}
+
+/** Whether parsed JSON nests deeper than `max` arrays/objects; iterative, so any depth is safe to ask about. */
+function nestsDeeperThan(value: JsonValue, max: number): boolean {
+  if (typeof value !== "object" || value === null) return false;
+  const stack: { value: object; depth: number }[] = [{ value, depth: 1 }];
+  while (stack.length > 0) {
+    const { value: current, depth } = stack.pop()!;
+    if (depth > max) return true;
+    const children = Array.isArray(current) ? current : Object.values(current);
+    for (const child of children) if (typeof child === "object" && child !== null) stack.push({ value: child, depth: depth + 1 });
+  }
+  return false;
 }

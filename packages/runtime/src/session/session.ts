@@ -132,6 +132,9 @@ export class Session {
   callTool(qualifiedName: string, args: JsonValue, options: { signal?: AbortSignal } = {}): Promise<CallReport> {
     try {
       this.#assertOpen();
+      if (typeof qualifiedName !== "string" || qualifiedName === "") {
+        throw new OpenWorkerError(RUNTIME_ERROR_CODES.UNKNOWN_TOOL, `callTool needs a qualified tool name (namespace.tool), got ${typeof qualifiedName === "string" ? '""' : typeof qualifiedName}`);
+      }
     } catch (error) {
       return Promise.reject(error);
     }
@@ -145,9 +148,9 @@ export class Session {
     // latest preparation is not a verdict forever.
     const call =
       prepared !== undefined && this.#reachable(prepared, alias, qualifiedName)
-        ? this.#callTool(prepared.selection, alias, args, signal, undefined)
+        ? this.#callTool(prepared.selection, qualifiedName, alias, args, signal, undefined)
         : this.#prepareShared().then((fresh) =>
-            signal.aborted ? Promise.reject(signal.reason) : this.#callTool(fresh.selection, alias, args, signal, refusalFor(fresh, qualifiedName)),
+            signal.aborted ? Promise.reject(signal.reason) : this.#callTool(fresh.selection, qualifiedName, alias, args, signal, refusalFor(fresh, qualifiedName)),
           );
     return this.#track(call);
   }
@@ -159,9 +162,16 @@ export class Session {
     return tool.kind !== "mcp" || this.#parts.environment.mcp.connected(tool.provider.namespace);
   }
 
-  #callTool(selection: ResolvedSelection, alias: string, args: JsonValue, signal: AbortSignal, refusal: CallRequest["refusal"]): Promise<CallReport> {
+  #callTool(
+    selection: ResolvedSelection,
+    qualifiedName: string,
+    alias: string,
+    args: JsonValue,
+    signal: AbortSignal,
+    refusal: CallRequest["refusal"],
+  ): Promise<CallReport> {
     const turnId = `${this.id}.h${++this.#turns}`;
-    const request = { turnId, callId: this.#nextCallId(), alias, args: { json: args }, signal };
+    const request = { turnId, callId: this.#nextCallId(), alias, qualifiedName, args: { json: args }, signal };
     return runGovernedCall(this.#parts.environment, selection, refusal === undefined ? request : { ...request, refusal });
   }
 
@@ -227,9 +237,13 @@ export class Session {
       await environment.mcp.close();
       await environment.mcp.joinCleanup();
     } finally {
-      environment.journal.sessionClosed({ sessionId: this.id });
-      await environment.journal.flush();
-      this.#parts.onClosed(this);
+      try {
+        environment.journal.sessionClosed({ sessionId: this.id });
+        await environment.journal.flush();
+      } finally {
+        // Even when the journal refuses the close, the runtime forgets the session: its close is not retried forever.
+        this.#parts.onClosed(this);
+      }
     }
   }
 

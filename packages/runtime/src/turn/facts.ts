@@ -28,13 +28,19 @@ export function gatherFacts(
   const diagnostics: FactsDiagnostic[] = [];
   let total = 0;
   for (const resolved of tools) {
-    if (!resolved.tool.modelContext) continue;
+    if (!hasModelContext(resolved)) continue;
     if (slow.has(resolved.alias)) {
       diagnostics.push({ alias: resolved.alias, reason: "skipped: an earlier modelContext call was too slow" });
       continue;
     }
     const started = performance.now();
-    const gathered = gatherModelContext(resolved.tool, sessionId);
+    let gathered: ReturnType<typeof gatherModelContext>;
+    try {
+      gathered = gatherModelContext(resolved.tool, sessionId);
+    } catch (error) {
+      // The SDK turns a hook's failures into reasons; this is the net for what escapes it.
+      gathered = { ok: false, reason: `modelContext failed: ${messageOf(error)}` };
+    }
     const elapsed = performance.now() - started;
     if (elapsed > budgetMs) {
       slow.add(resolved.alias);
@@ -59,4 +65,21 @@ export function gatherFacts(
     facts[resolved.alias] = gathered.facts;
   }
   return { facts, diagnostics };
+}
+
+/** Whether the tool has a hook; a `modelContext` getter that throws counts as none (L1: it never blocks an attempt). */
+function hasModelContext(resolved: NativeResolvedTool): boolean {
+  try {
+    return typeof resolved.tool.modelContext === "function";
+  } catch {
+    return false;
+  }
+}
+
+function messageOf(error: unknown): string {
+  try {
+    return error instanceof Error ? String(error.message) : String(error);
+  } catch {
+    return "a value that could not be described";
+  }
 }

@@ -1,6 +1,6 @@
 import type { NativeResolvedTool } from "@openworker/bundle-resolver";
 import type { ToolRegistry } from "@openworker/registry";
-import { finishTurn, OpenWorkerError, type Tool } from "@openworker/tools-sdk";
+import { OpenWorkerError, type Tool } from "@openworker/tools-sdk";
 import type { Bundle } from "@openworker/bundle-resolver";
 import type { CallEnvironment } from "../call/environment.js";
 import { releaseImages, type PendingImage } from "../call/images.js";
@@ -89,10 +89,11 @@ export async function runTurn(context: TurnContext, turnId: string, input: strin
     for (const diagnostic of diagnostics) {
       events.emit({ type: "diagnostic", sessionId, code: RUNTIME_ERROR_CODES.MODEL_CONTEXT_SKIPPED, message: `${diagnostic.alias}: ${diagnostic.reason}` });
     }
-    const messages = await deliverImages(context.messages, pendingImages, environment);
+    const messages = await deliverImages(context.messages, pendingImages, environment, signal);
     let response;
     try {
-      response = await context.provider.complete({ model: context.model, instructions: context.instructions, facts, messages, tools: prepared.tools, signal });
+      // A provider that ignores the signal is abandoned, not awaited: cancel and close must end the turn.
+      response = await untilAborted(context.provider.complete({ model: context.model, instructions: context.instructions, facts, messages, tools: prepared.tools, signal }), signal);
     } catch (error) {
       if (signal.aborted) return end("cancelled", "");
       return end("model_error", "", { code: RUNTIME_ERROR_CODES.MODEL_FAILED, message: environment.redactor.text(describe(error).message) });
@@ -132,6 +133,7 @@ async function deliverImages(
   history: ModelMessage[],
   pending: Map<string, readonly PendingImage[]>,
   environment: CallEnvironment,
+  signal: AbortSignal,
 ): Promise<readonly ModelMessage[]> {
   // Providers get a snapshot: the history keeps growing after the attempt.
   if (pending.size === 0) return history.slice();
@@ -142,7 +144,7 @@ async function deliverImages(
       view.push(message);
       continue;
     }
-    const { images, notes } = await releaseImages(held);
+    const { images, notes } = await releaseImages(held, signal);
     for (const note of notes) {
       environment.events.emit({ type: "diagnostic", sessionId: environment.sessionId, code: RUNTIME_ERROR_CODES.IMAGE_WITHHELD, message: note });
     }
@@ -163,15 +165,50 @@ export function settleTools(context: Pick<TurnContext, "environment">, tools: re
     const tool: Tool = resolved.tool;
     try {
       if (reason === "turn" && tool.turnFinished) {
-        tool.turnFinished(sessionId, completed);
+        ignoreRejection(tool.turnFinished(sessionId, completed));
         continue;
       }
-      if (reason === "turn") finishTurn(tool, sessionId, completed);
-      else tool.revoke?.(sessionId);
+      // Without turnFinished, the end of a turn revokes (the SDK's finishTurn default).
+      ignoreRejection(tool.revoke?.(sessionId));
       if (tool.revoke) journal.revoked({ sessionId, tool: resolved.qualifiedName, reason });
     } catch {
       // A hook's failure must not keep the turn from ending; the journal has the turn's end.
     }
+  }
+}
+
+/** `promise`, or a rejection as soon as `signal` aborts (the promise is then left to itself). */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) {
+    ignoreRejection(promise);
+    return Promise.reject(signal.reason as Error);
+  }
+  return new Promise<T>((resolve, reject) => {
+    const abandon = () => {
+      ignoreRejection(promise);
+      reject(signal.reason as Error);
+    };
+    signal.addEventListener("abort", abandon, { once: true });
+    Promise.resolve(promise).then(
+      (value) => {
+        signal.removeEventListener("abort", abandon);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener("abort", abandon);
+        reject(error as Error);
+      },
+    );
+  });
+}
+
+/**
+ * The hooks are typed `void`, but TypeScript accepts an `async` function there: a
+ * rejection it returns would be unhandled and end the host process.
+ */
+function ignoreRejection(result: unknown): void {
+  if (typeof result === "object" && result !== null && typeof (result as { then?: unknown }).then === "function") {
+    (result as PromiseLike<unknown>).then(undefined, () => undefined);
   }
 }
 

@@ -1,0 +1,299 @@
+import path from "node:path";
+import { ToolRegistry } from "@openworker/registry";
+import { Journal } from "@openworker/journal";
+import type { Tool, ToolImage } from "@openworker/tools-sdk";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { Runtime, type RuntimeEvent } from "../src/index.js";
+import { ScriptedProvider } from "../src/testing/index.js";
+import { echo, nativeTool, openRuntime, scratch, writeBundle, writeHostEntry } from "./support/harness.js";
+
+// Hostile values from tools, models, approvers and hosts: each must end in a coded
+// outcome with one terminal record (A3), never a rejected turn, a hang or a dead process.
+
+let space: ReturnType<typeof scratch>;
+let runtime: Runtime | undefined;
+
+beforeEach(() => {
+  space = scratch();
+});
+afterEach(async () => {
+  await runtime?.close();
+  runtime = undefined;
+  space.cleanup();
+});
+
+const bypass = { name: "test-bypass", mode: "bypass" } as const;
+
+function kinds(sessionId: string, callId: string): string[] {
+  return runtime!.journal.timeline({ sessionId, callId }).map((record) => record.kind);
+}
+
+/** A 1×1 PNG. */
+const PNG = Uint8Array.from(Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgYGD4DwABBAEAwS2OUAAAAABJRU5ErkJggg==", "base64"));
+
+describe("hostile values never leave a call without its terminal record", () => {
+  it("A3 E4 a result whose getter throws ends the call crashed, the turn stops, and the session still closes", async () => {
+    const sneaky = nativeTool("test.sneaky", async () => ({
+      get json(): never {
+        throw new Error("gotcha");
+      },
+    }) as never);
+    const model = new ScriptedProvider([{ toolCalls: [{ name: "test__sneaky", arguments: "{}" }] }, { text: "never" }]);
+    runtime = await openRuntime(space.dir, [sneaky], { models: [model] });
+    const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.sneaky"]), policy: bypass });
+    const turn = await session.runTurn("go");
+    expect(turn.reason).toBe("fault");
+    expect(turn.calls[0]).toMatchObject({ outcome: "crashed", stopsTurn: true });
+    expect(kinds(session.id, turn.calls[0]!.callId)).toEqual(["call_requested", "approval_decided", "call_started", "call_finished"]);
+    await session.close();
+    expect(runtime.sessions).toEqual([]);
+    expect(runtime.journal.verify().ok).toBe(true);
+  });
+
+  it("E5 A3 arguments nested 300 levels deep are refused as invalid, journaled as a note, and the turn goes on", async () => {
+    const deep = `${"[".repeat(300)}${"]".repeat(300)}`;
+    const model = new ScriptedProvider([{ toolCalls: [{ name: "test__echo", arguments: `{"text":${deep}}` }] }, { text: "understood" }]);
+    // A configured secret makes every journaled value go through redaction too.
+    runtime = await openRuntime(space.dir, [echo], { models: [model], secrets: ["a-configured-secret"] });
+    const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.echo"]), policy: bypass });
+    const turn = await session.runTurn("go");
+    expect(turn).toMatchObject({ completed: true, text: "understood" });
+    expect(turn.calls[0]).toMatchObject({ outcome: "failed", code: "ARGUMENTS_INVALID", message: expect.stringContaining("deeper than 128 levels") });
+    const [requested, finished] = runtime.journal.timeline({ sessionId: session.id, callId: turn.calls[0]!.callId });
+    expect(requested).toMatchObject({ kind: "call_requested", args: { omitted: "arguments nested deeper than 128 levels" } });
+    expect(finished).toMatchObject({ kind: "call_finished", outcome: "failed" });
+  });
+
+  it("A1 A3 an approver answer whose getters throw is a denial with its decision journaled", async () => {
+    const model = new ScriptedProvider([{ toolCalls: [{ name: "test__echo", arguments: '{"text":"x"}' }] }, { text: "ok" }]);
+    const approver = () =>
+      ({
+        approved: true,
+        get scope(): never {
+          throw new Error("no scope for you");
+        },
+      }) as never;
+    runtime = await openRuntime(space.dir, [echo], { models: [model], approver });
+    const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.echo"]) });
+    const turn = await session.runTurn("go");
+    expect(turn.calls[0]).toMatchObject({ outcome: "denied", message: expect.stringContaining("no scope for you") });
+    expect(kinds(session.id, turn.calls[0]!.callId)).toEqual(["call_requested", "approval_decided"]);
+    await session.close();
+    expect(runtime.journal.verify().ok).toBe(true);
+  });
+});
+
+describe("hooks and providers that misbehave", () => {
+  it("T5 an async revoke or turnFinished that rejects neither kills the process nor changes the turn", async () => {
+    const rejections: unknown[] = [];
+    const onRejection = (reason: unknown) => rejections.push(reason);
+    process.on("unhandledRejection", onRejection);
+    try {
+      const asyncRevoke: Tool = { ...echo, revoke: async () => Promise.reject(new Error("revoke failed")) };
+      const asyncFinish = nativeTool("test.finish", async () => ({ json: "ok" }), { turnFinished: async () => Promise.reject(new Error("turnFinished failed")) });
+      const model = new ScriptedProvider([{ toolCalls: [{ name: "test__echo", arguments: '{"text":"x"}' }, { name: "test__finish", arguments: "{}" }] }, { text: "done" }]);
+      runtime = await openRuntime(space.dir, [asyncRevoke, asyncFinish], { models: [model] });
+      const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.echo", "test.finish"]), policy: bypass });
+      const turn = await session.runTurn("go");
+      expect(turn).toMatchObject({ completed: true, text: "done" });
+      await session.close();
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(rejections).toEqual([]);
+    } finally {
+      process.off("unhandledRejection", onRejection);
+    }
+  });
+
+  it("E4 a model provider that ignores cancellation is abandoned: cancel ends the turn, close resolves", async () => {
+    let started!: () => void;
+    const waiting = new Promise<void>((resolve) => (started = resolve));
+    const model = new ScriptedProvider([
+      () => {
+        started();
+        return new Promise(() => undefined);
+      },
+    ]);
+    runtime = await openRuntime(space.dir, [echo], { models: [model] });
+    const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.echo"]) });
+    const turn = session.runTurn("go");
+    await waiting;
+    session.cancel("the user gave up");
+    expect(await turn).toMatchObject({ completed: false, reason: "cancelled" });
+    await session.close();
+  });
+
+  it("L1 a modelContext that is a throwing getter, or returns a function, contributes nothing; the attempt goes on", async () => {
+    const getterTool = { ...nativeTool("test.getter", async () => ({ json: 1 })) } as Tool;
+    Object.defineProperty(getterTool, "modelContext", {
+      get() {
+        throw new Error("no facts here");
+      },
+    });
+    const functionTool = nativeTool("test.fn", async () => ({ json: 1 }), { modelContext: (() => () => undefined) as never });
+    const factsTool = nativeTool("test.facts", async () => ({ json: 1 }), { modelContext: () => ({ battery: 80 }) });
+    const model = new ScriptedProvider([{ text: "hello" }]);
+    runtime = await openRuntime(space.dir, [getterTool, functionTool, factsTool], { models: [model] });
+    const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.getter", "test.fn", "test.facts"]) });
+    const events: RuntimeEvent[] = [];
+    session.subscribe((event) => events.push(event));
+    const turn = await session.runTurn("hi");
+    expect(turn).toMatchObject({ completed: true, text: "hello" });
+    expect(model.requests[0]!.facts).toEqual({ test__facts: { battery: 80 } });
+    const diagnostics = events.filter((event) => event.type === "diagnostic").map((event) => (event as { message: string }).message);
+    expect(diagnostics.some((message) => message.startsWith("test__fn:"))).toBe(true);
+  });
+});
+
+describe("images are delivered as they were checked (T4)", () => {
+  function imageTool(image: () => ToolImage): Tool {
+    return nativeTool("test.camera", async () => ({ json: { shot: 1 }, images: [image()] }));
+  }
+
+  it("T4 a consent check that swaps the bytes and type cannot change what is delivered", async () => {
+    const image: ToolImage = {
+      mimeType: "image/png",
+      data: PNG,
+      recheckConsent: () => {
+        (image as { data: Uint8Array }).data = new Uint8Array(6 * 1024 * 1024);
+        (image as { mimeType: string }).mimeType = "application/x-sh";
+        return true;
+      },
+    };
+    const model = new ScriptedProvider([{ toolCalls: [{ name: "test__camera", arguments: "{}" }] }, { text: "seen" }]);
+    runtime = await openRuntime(space.dir, [imageTool(() => image)], { models: [model] });
+    const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.camera"]), policy: bypass });
+    await session.runTurn("look");
+    const toolMessage = model.requests[1]!.messages.find((message) => message.role === "tool") as { images: readonly { mimeType: string; data: Uint8Array }[] };
+    expect(toolMessage.images).toHaveLength(1);
+    expect(toolMessage.images[0]!.mimeType).toBe("image/png");
+    expect(Buffer.from(toolMessage.images[0]!.data).equals(Buffer.from(PNG))).toBe(true);
+  });
+
+  it("T4 a consent check that never answers does not hang the turn: cancel ends it and close resolves", async () => {
+    let asked!: () => void;
+    const checking = new Promise<void>((resolve) => (asked = resolve));
+    const image: ToolImage = {
+      mimeType: "image/png",
+      data: PNG,
+      recheckConsent: () => {
+        asked();
+        return new Promise<boolean>(() => undefined);
+      },
+    };
+    const model = new ScriptedProvider([{ toolCalls: [{ name: "test__camera", arguments: "{}" }] }, { text: "seen" }]);
+    runtime = await openRuntime(space.dir, [imageTool(() => image)], { models: [model] });
+    const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.camera"]), policy: bypass });
+    const turn = session.runTurn("look");
+    await checking;
+    session.cancel();
+    expect(await turn).toMatchObject({ completed: false, reason: "cancelled" });
+    await session.close();
+  });
+});
+
+describe("secrets (E6)", () => {
+  it("E6 a secret holding a quote and a backslash is redacted from the text the model sees, not only from the JSON", async () => {
+    const secret = 'pa"ss\\word-2024!';
+    const leaky = nativeTool("test.leaky", async () => ({ json: { password: secret } }));
+    const model = new ScriptedProvider([{ toolCalls: [{ name: "test__leaky", arguments: "{}" }] }, { text: "ok" }]);
+    runtime = await openRuntime(space.dir, [leaky], { models: [model], secrets: [secret] });
+    const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.leaky"]), policy: bypass });
+    const turn = await session.runTurn("go");
+    const escaped = JSON.stringify(secret).slice(1, -1);
+    expect(turn.calls[0]!.modelText).not.toContain(escaped);
+    expect(turn.calls[0]!.modelText).toContain("[redacted]");
+    expect(JSON.stringify(model.requests[1]!.messages)).not.toContain("word-2024");
+    expect(JSON.stringify(runtime.journal.records(session.id))).not.toContain("word-2024");
+  });
+});
+
+describe("host-driven calls take JSON, by exact name", () => {
+  it("E5 host arguments are their JSON: NaN fails the schema, toJSON cannot dodge the size bound, BigInt is invalid, undefined is {}", async () => {
+    let received: unknown;
+    const counter = nativeTool(
+      "test.count",
+      async (context, args) => {
+        received = args;
+        return { json: "ok" };
+      },
+      { schema: { type: "object", properties: { n: { type: "number" } }, additionalProperties: true } },
+    );
+    runtime = await openRuntime(space.dir, [counter]);
+    const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.count"]), policy: bypass });
+    expect(await session.callTool("test.count", { n: Number.NaN })).toMatchObject({ outcome: "failed", code: "ARGUMENTS_INVALID" });
+    const dodging = { toJSON: () => ({}), big: "x".repeat(400 * 1024) };
+    const sized = await session.callTool("test.count", dodging as never);
+    expect(sized).toMatchObject({ outcome: "succeeded" });
+    expect(received).toEqual({});
+    expect(await session.callTool("test.count", { n: 10n } as never)).toMatchObject({ outcome: "failed", code: "ARGUMENTS_INVALID" });
+    expect(await session.callTool("test.count", undefined as never)).toMatchObject({ outcome: "succeeded" });
+    expect(received).toEqual({});
+    const when = new Date(0);
+    await session.callTool("test.count", { when } as never);
+    expect(received).toEqual({ when: "1970-01-01T00:00:00.000Z" });
+  });
+
+  it("N7 a host call reaches a tool by its exact name only, not by another spelling of its alias", async () => {
+    const dotted = nativeTool("test.a.b", async () => ({ json: "ran" }));
+    runtime = await openRuntime(space.dir, [dotted]);
+    const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.a.b"]), policy: bypass });
+    expect(await session.callTool("test.a.b", {})).toMatchObject({ outcome: "succeeded" });
+    for (const spelling of ["test.a__b", "test__a.b", "test__a__b"]) {
+      const report = await session.callTool(spelling, {});
+      expect(report, spelling).toMatchObject({ outcome: "failed", code: "UNKNOWN_TOOL", message: expect.stringContaining("names are exact") });
+    }
+  });
+});
+
+describe("runtime options and inventories", () => {
+  it("openSession refuses a session id that is not one, and a call bound that is not a positive number", async () => {
+    runtime = await openRuntime(space.dir, [echo]);
+    const bundle = writeBundle(space.dir, ["test.echo"]);
+    for (const sessionId of ["../../etc", "has space", "x".repeat(129), ""]) {
+      await expect(runtime.openSession({ bundle, sessionId }), sessionId).rejects.toMatchObject({ code: "OPTIONS_INVALID" });
+    }
+    for (const callTimeoutMs of [Number.NaN, 0, -5]) {
+      await expect(runtime.openSession({ bundle, callTimeoutMs }), String(callTimeoutMs)).rejects.toMatchObject({ code: "OPTIONS_INVALID" });
+    }
+    await expect(runtime.openSession({ bundle, sessionId: "ses_01J9:ok-1.2" })).resolves.toMatchObject({ id: "ses_01J9:ok-1.2" });
+  });
+
+  it("I1 a readiness observation that throws reads as no observation; the catalog still lists every model", async () => {
+    const model = new ScriptedProvider([]);
+    Object.assign(model, {
+      readModelReadiness: () => {
+        throw new Error("probe exploded");
+      },
+    });
+    runtime = await openRuntime(space.dir, [echo], { models: [model] });
+    const catalog = runtime.modelCatalog();
+    expect(catalog.length).toBeGreaterThan(0);
+    for (const row of catalog) expect(row.readiness).toBeUndefined();
+  });
+
+  it("A1 A2 a classification given at registration applies when the policy does not classify the tool, and enters the identity", async () => {
+    const registry = new ToolRegistry();
+    registry.register(echo, { classification: "read_only" });
+    runtime = await Runtime.openWithRegistry(registry, { workspace: space.dir, journal: { path: path.join(space.dir, "journal.db") }, hostEntry: writeHostEntry(space.dir) });
+    const bundle = writeBundle(space.dir, ["test.echo"]);
+    const allowed = await runtime.openSession({ bundle, policy: { rules: { read_only: "allow" } } });
+    expect(await allowed.callTool("test.echo", { text: "x" })).toMatchObject({ outcome: "succeeded" });
+    // The policy's own classification wins over the registry's.
+    const overridden = await runtime.openSession({ bundle, policy: { classifications: { "test.echo": "external" }, rules: { read_only: "allow" } } });
+    expect(await overridden.callTool("test.echo", { text: "x" })).toMatchObject({ outcome: "denied" });
+    expect(allowed.executionIdentity).not.toBe(overridden.executionIdentity);
+  });
+
+  it("N8 a journal that cannot open leaves the registry unfrozen, to fix and try again", async () => {
+    const journalPath = path.join(space.dir, "locked.db");
+    const holder = Journal.open({ path: journalPath });
+    try {
+      const registry = new ToolRegistry();
+      await expect(Runtime.openWithRegistry(registry, { workspace: space.dir, journal: { path: journalPath } })).rejects.toMatchObject({ code: "JOURNAL_LOCKED" });
+      expect(registry.frozen).toBe(false);
+      registry.register(echo);
+    } finally {
+      holder.close();
+    }
+  });
+});
