@@ -20,6 +20,8 @@ export const BUNDLE_ERROR_CODES = Object.freeze({
   fileTooLarge: "BUNDLE_FILE_TOO_LARGE",
   /** B6: a bundle file that is a directory. */
   fileIsDirectory: "BUNDLE_FILE_IS_DIRECTORY",
+  /** A bundle file that is a FIFO, device or socket (reading one could wait for ever). */
+  fileNotAFile: "BUNDLE_FILE_NOT_A_FILE",
   /** A bundle file that is not UTF-8. */
   fileNotUtf8: "BUNDLE_FILE_NOT_UTF8",
   /** A bundle file that exists but cannot be read. */

@@ -17,8 +17,12 @@ export function withoutProviders(selection: BundleSelection, namespaces: Readonl
   switch (selection.version) {
     case 3:
       return { version: 3, tools: selection.tools.filter((name) => !namespaces.has(name.slice(0, name.indexOf(".")))) };
-    case 2:
-      return { version: 2, mcpServers: Object.fromEntries(Object.entries(selection.mcpServers).filter(([server]) => !namespaces.has(server))) };
+    case 2: {
+      // Same shape as parseToolsJson's: no prototype, so every server name is an own key.
+      const mcpServers = Object.create(null) as Record<string, readonly string[]>;
+      for (const [server, tools] of Object.entries(selection.mcpServers)) if (!namespaces.has(server)) mcpServers[server] = tools;
+      return { version: 2, mcpServers };
+    }
     case 1:
       return { version: 1, mcpServers: selection.mcpServers.filter((server) => !namespaces.has(server)) };
   }

@@ -25,6 +25,13 @@ const FIELDS: Record<number, readonly string[]> = { 1: ["version", "mcpServers"]
  * and unknown fields fail; whether a name exists is decided later, by resolution. A
  * leading BOM is fine. Every error names the file, the field and the problem.
  *
+ * The document's shape (JSON, version, fields) is checked first and its first problem is
+ * thrown. Then every entry is checked on its own, and when some fail, the first is thrown
+ * with the count of the others in its message and `details.problems` holding all of
+ * them (same codes), plus `details.selection`: the selection without the failing entries,
+ * so `tools check` can resolve the rest and list their problems too. It is for
+ * diagnostics only: a bundle with a failing entry never runs.
+ *
  * @example
  * ```ts
  * parseToolsJson('{"version":3,"tools":["example.web_search"]}', "tools.json");
@@ -76,15 +83,32 @@ export function parseToolsJson(text: string, file: string): BundleSelection {
   if (unknown !== undefined) {
     throw invalid(unknown, `is not known in version ${version} (known: ${known.join(", ")})`);
   }
-  const context: Context = { file, invalid };
-  if (version === 3) return Object.freeze({ version, tools: parseNames(fields.tools, "tools", context, qualified) });
-  if (version === 2) return Object.freeze({ version, mcpServers: parseServerTools(fields.mcpServers, context) });
-  return Object.freeze({ version: 1 as const, mcpServers: parseNames(fields.mcpServers, "mcpServers", context, namespace) });
+  const context: Context = { file, invalid, problems: [] };
+  const selection: BundleSelection =
+    version === 3
+      ? Object.freeze({ version, tools: parseNames(fields.tools, "tools", context, qualified) })
+      : version === 2
+        ? Object.freeze({ version, mcpServers: parseServerTools(fields.mcpServers, context) })
+        : Object.freeze({ version: 1 as const, mcpServers: parseNames(fields.mcpServers, "mcpServers", context, namespace) });
+  if (context.problems.length > 0) throw entryProblems(context.problems, selection);
+  return selection;
+}
+
+/** The first entry problem, counting the others, with all of them in `details.problems`. */
+function entryProblems(problems: readonly OpenWorkerError[], selection: BundleSelection): OpenWorkerError {
+  const [first, ...others] = problems as [OpenWorkerError, ...OpenWorkerError[]];
+  const more = others.length === 0 ? "" : ` (and ${others.length} more problem${others.length === 1 ? "" : "s"} in this file)`;
+  return new OpenWorkerError(first.code, `${first.message}${more}`, {
+    cause: first.cause,
+    details: { ...first.details, problems: Object.freeze([...problems]), selection },
+  });
 }
 
 interface Context {
   readonly file: string;
   readonly invalid: (field: string, problem: string) => OpenWorkerError;
+  /** Problems of single entries, in file order; parsing goes on with the next entry. */
+  readonly problems: OpenWorkerError[];
 }
 
 function parseServerTools(value: unknown, context: Context): Readonly<Record<string, readonly string[]>> {
@@ -92,38 +116,61 @@ function parseServerTools(value: unknown, context: Context): Readonly<Record<str
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     throw context.invalid("mcpServers", `must be an object mapping servers to tool names, got ${typeOf(value)}`);
   }
-  const servers: Record<string, readonly string[]> = {};
+  // No prototype: a server named "__proto__" is kept as a key (an ordinary object's setter
+  // would drop it), and `mcpServers[name]` never finds Object.prototype members.
+  const servers = Object.create(null) as Record<string, readonly string[]>;
   for (const [server, tools] of Object.entries(value)) {
-    check(() => validateNamespace(server), `mcpServers.${server}`, context);
-    const names = parseNames(tools, `mcpServers.${server}`, context, (name) => validateQualifiedName(`${server}.${name}`));
-    if (names.length === 0) {
-      throw context.invalid(`mcpServers.${server}`, "lists no tools; name the tools to select or remove the server");
+    const field = `mcpServers.${server}`;
+    if (!check(() => validateNamespace(server), field, context)) continue;
+    if (!Array.isArray(tools)) {
+      context.problems.push(context.invalid(field, `must be an array of strings, got ${typeOf(tools)}`));
+      continue;
     }
-    servers[server] = names;
+    const before = context.problems.length;
+    const names = parseNames(tools, field, context, (name) => validateQualifiedName(`${server}.${name}`));
+    if (names.length > 0) servers[server] = names;
+    else if (context.problems.length === before) {
+      context.problems.push(context.invalid(field, "lists no tools; name the tools to select or remove the server"));
+    }
   }
   return Object.freeze(servers);
 }
 
+/**
+ * The valid names of a list, in order. A missing or mistyped list is the document's
+ * shape and is thrown; each bad entry goes to `context.problems` and is left out.
+ */
 function parseNames(value: unknown, field: string, context: Context, validate: (name: string) => unknown): readonly string[] {
   if (value === undefined) throw context.invalid(field, "is missing");
   if (!Array.isArray(value)) throw context.invalid(field, `must be an array of strings, got ${typeOf(value)}`);
   const seen = new Map<string, number>();
-  value.forEach((name: unknown, index) => {
+  const names: string[] = [];
+  for (const [index, name] of (value as unknown[]).entries()) {
     const at = `${field}[${index}]`;
-    if (typeof name !== "string") throw context.invalid(at, `must be a string, got ${typeOf(name)}`);
-    if (name.length === 0) throw context.invalid(at, "is empty; give a name");
-    check(() => validate(name), at, context);
+    if (typeof name !== "string") {
+      context.problems.push(context.invalid(at, `must be a string, got ${typeOf(name)}`));
+      continue;
+    }
+    if (name.length === 0) {
+      context.problems.push(context.invalid(at, "is empty; give a name"));
+      continue;
+    }
+    if (!check(() => validate(name), at, context)) continue;
     const earlier = seen.get(name);
     if (earlier !== undefined) {
-      throw new OpenWorkerError(
-        CODES.duplicateEntry,
-        `${context.file}: field "${at}" repeats ${JSON.stringify(name)} from "${field}[${earlier}]"; list each name once`,
-        { details: { file: context.file, field: at, name, earlier } },
+      context.problems.push(
+        new OpenWorkerError(
+          CODES.duplicateEntry,
+          `${context.file}: field "${at}" repeats ${JSON.stringify(name)} from "${field}[${earlier}]"; list each name once`,
+          { details: { file: context.file, field: at, name, earlier } },
+        ),
       );
+      continue;
     }
     seen.set(name, index);
-  });
-  return Object.freeze([...(value as string[])]);
+    names.push(name);
+  }
+  return Object.freeze(names);
 }
 
 function qualified(name: string): unknown {
@@ -135,16 +182,20 @@ function namespace(name: string): unknown {
   return undefined;
 }
 
-/** Runs an SDK name check and prefixes its error with the file and field, keeping its code. */
-function check(action: () => unknown, field: string, context: Context): void {
+/** Runs an SDK name check; records its error prefixed with the file and field (code kept) and returns false. */
+function check(action: () => unknown, field: string, context: Context): boolean {
   try {
     action();
+    return true;
   } catch (error) {
     if (!OpenWorkerError.isInstance(error)) throw error;
-    throw new OpenWorkerError(error.code, `${context.file}: field ${JSON.stringify(field)}: ${error.message}`, {
-      cause: error,
-      details: { ...error.details, file: context.file, field },
-    });
+    context.problems.push(
+      new OpenWorkerError(error.code, `${context.file}: field ${JSON.stringify(field)}: ${error.message}`, {
+        cause: error,
+        details: { ...error.details, file: context.file, field },
+      }),
+    );
+    return false;
   }
 }
 

@@ -1,12 +1,24 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { closeSync, constants, existsSync, mkdirSync, mkdtempSync, openSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { loadBundle } from "../src/index.js";
 import { rejected } from "./helpers.js";
 
 const root = mkdtempSync(path.join(os.tmpdir(), "ow-bundle-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
+const fifos: string[] = [];
+// Without the fix a read of a FIFO waits for a writer in a libuv thread: be that writer once.
+afterEach(() => {
+  for (const fifo of fifos.splice(0)) {
+    try {
+      closeSync(openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK));
+    } catch {
+      // ENXIO: nobody is reading it.
+    }
+  }
+});
 
 const MANIFEST = "---\nname: Helper\n---\nHelp the user.\n";
 const TOOLS = '{"version":3,"tools":["example.web_search"]}';
@@ -62,5 +74,48 @@ describe("loadBundle", () => {
       expect(error.code).toBe("BUNDLE_NOT_FOUND");
       expect(error.message).toContain(path.join(root, dir));
     }
+  });
+
+  it.each(["manifest.md", "tools.json"])(
+    "B6 a %s that is a FIFO fails BUNDLE_FILE_NOT_A_FILE naming the file, instead of waiting for ever",
+    async (name) => {
+      const dir = bundle(`fifo-${name}`, name === "tools.json" ? { manifest: MANIFEST } : { tools: TOOLS });
+      const file = path.join(dir, "coworker", name);
+      execFileSync("mkfifo", [file]);
+      fifos.push(file);
+      const outcome = await Promise.race([
+        rejected(loadBundle(dir)),
+        new Promise<"hang">((resolve) => setTimeout(() => resolve("hang"), 2_000).unref()),
+      ]);
+      expect(outcome).not.toBe("hang");
+      const error = outcome as Exclude<typeof outcome, "hang">;
+      expect(error.code).toBe("BUNDLE_FILE_NOT_A_FILE");
+      expect(error.message).toContain(`${file}: is a FIFO (named pipe), not a regular file`);
+      expect(error.details).toMatchObject({ file, kind: "fifo" });
+    },
+  );
+
+  it.each(["/dev/null", "/dev/zero"])("B6 a tools.json linking to %s fails BUNDLE_FILE_NOT_A_FILE", async (device) => {
+    if (!existsSync(device)) return;
+    const dir = bundle(`device-${path.basename(device)}`, { manifest: MANIFEST });
+    const file = path.join(dir, "coworker", "tools.json");
+    symlinkSync(device, file);
+    const error = await rejected(loadBundle(dir));
+    expect(error.code).toBe("BUNDLE_FILE_NOT_A_FILE");
+    expect(error.message).toContain(`${file}: is a character device`);
+  });
+
+  it("B3 loads a v2 bundle whose server is named __proto__ with that server in its selection", async () => {
+    const dir = bundle("proto", { manifest: MANIFEST, tools: '{"version":2,"mcpServers":{"__proto__":["status_get"]}}' });
+    const { selection } = await loadBundle(dir);
+    expect(selection.version === 2 && Object.keys(selection.mcpServers)).toEqual(["__proto__"]);
+  });
+
+  it("B6 a tools.json with several bad entries, loaded from disk, carries them all", async () => {
+    const dir = bundle("many", { manifest: MANIFEST, tools: '{"version":3,"tools":["a","b","ok.c"]}' });
+    const error = await rejected(loadBundle(dir));
+    expect(error.code).toBe("NAME_NOT_QUALIFIED");
+    expect((error.details.problems as unknown[]).length).toBe(2);
+    expect(error.details.selection).toEqual({ version: 3, tools: ["ok.c"] });
   });
 });

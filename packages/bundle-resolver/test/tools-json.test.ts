@@ -1,7 +1,8 @@
+import type { OpenWorkerError } from "@openworker/tools-sdk";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { parseToolsJson } from "../src/index.js";
-import { thrown } from "./helpers.js";
+import { checkSelection, parseToolsJson, providersNeeded, resolveSelection, withoutProviders, type BundleSelection } from "../src/index.js";
+import { catalog, registryWith, thrown } from "./helpers.js";
 
 describe("tools.json", () => {
   it("B1/B3 reads versions 3, 2 and 1", () => {
@@ -104,5 +105,98 @@ describe("tools.json", () => {
         expect(parseToolsJson(JSON.stringify({ version: 3, tools }), "tools.json")).toEqual({ version: 3, tools });
       }),
     );
+  });
+
+  it.each(["__proto__", "constructor", "toString", "hasOwnProperty"])(
+    "B3/B6 a v2 server named %s is kept as its own key and resolves like any other",
+    (server) => {
+      const selection = parseToolsJson(`{"version":2,"mcpServers":{"${server}":["status_get"]}}`, "tools.json");
+      expect(selection.version).toBe(2);
+      const servers = (selection as Extract<BundleSelection, { version: 2 }>).mcpServers;
+      expect(Object.keys(servers)).toEqual([server]);
+      expect(servers[server]).toEqual(["status_get"]);
+      const registry = registryWith([], [server]);
+      expect(providersNeeded(registry, selection)).toEqual([server]);
+      const resolved = resolveSelection(registry, selection, [catalog(server, ["status_get"])]);
+      expect(resolved.tools.map((tool) => tool.qualifiedName)).toEqual([`${server}.status_get`]);
+      // With no catalog it must fail, not resolve to nothing.
+      expect(checkSelection(registry, selection, []).map((problem) => problem.code)).toEqual(["CATALOG_MISSING"]);
+    },
+  );
+
+  it("B3 a v2 selection's servers hold only the servers of the file: no Object.prototype members", () => {
+    const selection = parseToolsJson('{"version":2,"mcpServers":{"acer":["a"]}}', "tools.json") as Extract<BundleSelection, { version: 2 }>;
+    expect(selection.mcpServers.toString).toBeUndefined();
+    expect(selection.mcpServers.constructor).toBeUndefined();
+    expect(JSON.stringify(selection)).toBe('{"version":2,"mcpServers":{"acer":["a"]}}');
+  });
+
+  it("B3 withoutProviders keeps a server named __proto__ as its own key", () => {
+    const selection = parseToolsJson('{"version":2,"mcpServers":{"__proto__":["a"],"acer":["b"]}}', "tools.json");
+    const narrowed = withoutProviders(selection, new Set(["acer"])) as Extract<BundleSelection, { version: 2 }>;
+    expect(Object.entries(narrowed.mcpServers)).toEqual([["__proto__", ["a"]]]);
+  });
+
+  it("B6 reports every bad entry: the first is thrown, counting the others, and details.problems holds them all", () => {
+    const text = JSON.stringify({
+      version: 3,
+      tools: ["example.web_serch", "notification", "ok.tool", "", "a b.c", "ok.tool", 5, "openworker.shell", "nosuch.tool"],
+    });
+    const error = thrown(() => parseToolsJson(text, "coworker/tools.json"));
+    expect(error.code).toBe("NAME_NOT_QUALIFIED");
+    expect(error.message.startsWith('coworker/tools.json: field "tools[1]": ')).toBe(true);
+    expect(error.message.endsWith(" (and 5 more problems in this file)")).toBe(true);
+    const problems = error.details.problems as OpenWorkerError[];
+    expect(problems.map((problem) => [problem.code, problem.details.field])).toEqual([
+      ["NAME_NOT_QUALIFIED", "tools[1]"],
+      ["TOOLS_JSON_INVALID", "tools[3]"],
+      ["NAME_INVALID_CHARACTER", "tools[4]"],
+      ["TOOLS_JSON_DUPLICATE", "tools[5]"],
+      ["TOOLS_JSON_INVALID", "tools[6]"],
+      ["NAMESPACE_RESERVED", "tools[7]"],
+    ]);
+    expect(problems.every((problem) => problem.message.startsWith("coworker/tools.json: field "))).toBe(true);
+    // The entries that parsed, so tools check can resolve them and list their problems too.
+    expect(error.details.selection).toEqual({ version: 3, tools: ["example.web_serch", "ok.tool", "nosuch.tool"] });
+    expect(error.details).toMatchObject({ file: "coworker/tools.json", field: "tools[1]" });
+  });
+
+  it("B6 a single bad entry is thrown as before, with itself in details.problems", () => {
+    const error = thrown(() => parseToolsJson('{"version":3,"tools":["example.a","notification"]}', "tools.json"));
+    expect(error.code).toBe("NAME_NOT_QUALIFIED");
+    expect(error.message).not.toContain("more problem");
+    expect((error.details.problems as OpenWorkerError[]).map((problem) => problem.message)).toEqual([error.message]);
+    expect(error.details.selection).toEqual({ version: 3, tools: ["example.a"] });
+  });
+
+  it("B6 reports every bad server and tool of a v2 file, and every bad server of a v1 file", () => {
+    const v2 = thrown(() =>
+      parseToolsJson(
+        '{"version":2,"mcpServers":{"acer":["ok","a/b","ok"],"open worker":["x"],"empty":[],"text":"x","good":["fine"],"openworker":["y"]}}',
+        "tools.json",
+      ),
+    );
+    expect((v2.details.problems as OpenWorkerError[]).map((problem) => [problem.code, problem.details.field])).toEqual([
+      ["NAME_INVALID_CHARACTER", "mcpServers.acer[1]"],
+      ["TOOLS_JSON_DUPLICATE", "mcpServers.acer[2]"],
+      ["NAMESPACE_INVALID", "mcpServers.open worker"],
+      ["TOOLS_JSON_INVALID", "mcpServers.empty"],
+      ["TOOLS_JSON_INVALID", "mcpServers.text"],
+      ["NAMESPACE_RESERVED", "mcpServers.openworker"],
+    ]);
+    expect(v2.details.selection).toEqual({ version: 2, mcpServers: { acer: ["ok"], good: ["fine"] } });
+    const v1 = thrown(() => parseToolsJson('{"version":1,"mcpServers":["acer","","acer","a.b"]}', "tools.json"));
+    expect((v1.details.problems as OpenWorkerError[]).map((problem) => problem.details.field)).toEqual([
+      "mcpServers[1]",
+      "mcpServers[2]",
+      "mcpServers[3]",
+    ]);
+    expect(v1.message.endsWith("(and 2 more problems in this file)")).toBe(true);
+  });
+
+  it("B6 a broken document shape is still thrown alone: nothing to list entry by entry", () => {
+    const error = thrown(() => parseToolsJson('{"version":3,"tools":"example.a"}', "tools.json"));
+    expect(error.code).toBe("TOOLS_JSON_INVALID");
+    expect(error.details.problems).toBeUndefined();
   });
 });

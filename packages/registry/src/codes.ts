@@ -14,7 +14,7 @@ export const REGISTRY_ERROR_CODES = Object.freeze({
   frozen: "REGISTRY_FROZEN",
   /** `register` got something that is not a `Tool` (no `descriptor()`/`call()`). */
   toolInvalid: "TOOL_INVALID",
-  /** `tool.descriptor()` threw. */
+  /** `tool.descriptor()` threw, or reading one of its fields did (a throwing getter or Proxy trap); names the tool and field. */
   descriptorFailed: "DESCRIPTOR_FAILED",
   /** N6: two native tools with one qualified name. */
   duplicateTool: "DUPLICATE_TOOL",

@@ -211,7 +211,9 @@ function checkStringMap(
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     throw fieldError(label, field, "must be an object of string values", value);
   }
-  const copy: Record<string, string> = {};
+  // No prototype: a key such as "__proto__" is stored as itself (an ordinary object's
+  // setter would drop it), and no lookup in the map ever finds Object.prototype members.
+  const copy = Object.create(null) as Record<string, string>;
   for (const [key, item] of Object.entries(value)) {
     if (!validKey(key)) throw fieldError(label, `${field}.${key}`, "is not a valid name", key);
     // Values may be credentials (E6): never echo them.

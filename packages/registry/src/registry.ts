@@ -1,4 +1,4 @@
-import { checkDescriptor, modelAlias, OpenWorkerError, type Tool, type ToolDescriptor } from "@openworker/tools-sdk";
+import { modelAlias, OpenWorkerError, type Tool, type ToolDescriptor } from "@openworker/tools-sdk";
 import { REGISTRY_ERROR_CODES as CODES } from "./codes.js";
 import { readConfigFile } from "./config-file.js";
 import {
@@ -9,7 +9,7 @@ import {
 } from "./provider-definition.js";
 import type { McpProviderDefinition } from "./provider.js";
 import { parseServersFile } from "./servers-file.js";
-import { snapshotDescriptor } from "./snapshot.js";
+import { isOpenWorkerError, messageOf, snapshotDescriptor } from "./snapshot.js";
 
 /**
  * A native tool as the registry holds it: the descriptor read once, frozen.
@@ -326,23 +326,29 @@ export class ToolRegistry {
   }
 
   #prepareNative(tool: Tool, options: RegisterOptions): RegisteredTool {
-    if (typeof tool !== "object" || tool === null || typeof tool.descriptor !== "function" || typeof tool.call !== "function") {
+    let describe: unknown;
+    let call: unknown;
+    try {
+      describe = typeof tool === "object" && tool !== null ? tool.descriptor : undefined;
+      call = typeof tool === "object" && tool !== null ? tool.call : undefined;
+    } catch (cause) {
+      throw new OpenWorkerError(CODES.toolInvalid, `register() could not read the tool's methods: ${messageOf(cause)}`, { cause });
+    }
+    if (typeof describe !== "function" || typeof call !== "function") {
       throw new OpenWorkerError(CODES.toolInvalid, "register() needs a Tool: an object with descriptor() and call() methods");
     }
     let raw: unknown;
     try {
-      raw = tool.descriptor();
+      raw = Reflect.apply(describe, tool, []);
     } catch (cause) {
-      if (OpenWorkerError.isInstance(cause)) throw cause;
-      throw new OpenWorkerError(
-        CODES.descriptorFailed,
-        `tool.descriptor() threw while registering a native tool: ${(cause as Error)?.message ?? String(cause)}`,
-        { cause },
-      );
+      if (isOpenWorkerError(cause)) throw cause;
+      throw new OpenWorkerError(CODES.descriptorFailed, `tool.descriptor() threw while registering a native tool: ${messageOf(cause)}`, {
+        cause,
+      });
     }
-    checkDescriptor(raw);
-    const descriptor = snapshotDescriptor(raw);
-    checkNativePlacement(descriptor.name, options.placement, (raw as unknown as Record<string, unknown>).placement);
+    // Read once, then check and store that same copy: a getter cannot pass the check and store something else.
+    const { descriptor, placement } = snapshotDescriptor(raw);
+    checkNativePlacement(descriptor.name, options.placement, placement);
     const classification = options.classification;
     if (classification !== undefined && (typeof classification !== "string" || classification.length === 0)) {
       throw new OpenWorkerError(

@@ -1,28 +1,190 @@
-import { OpenWorkerError, type JsonSchema, type ToolDescriptor } from "@openworker/tools-sdk";
+import { checkDescriptor, OpenWorkerError, type JsonSchema, type ToolDescriptor } from "@openworker/tools-sdk";
+import { REGISTRY_ERROR_CODES as CODES } from "./codes.js";
+
+/** What {@link snapshotDescriptor} read from a descriptor: the checked, frozen copy and its placement field. */
+export interface DescriptorSnapshot {
+  readonly descriptor: ToolDescriptor;
+  /** The descriptor's own `placement` field, read in the same pass (A4 checks it). */
+  readonly placement: unknown;
+}
+
+// Deeper than the SDK's canonicalJson goes (256), a schema could never be fingerprinted.
+const MAX_DEPTH = 256;
+// Shared sub-objects are copied once per use, as JSON would: bound the copy so a schema
+// that reuses one object at every level cannot make registration run for ever.
+const MAX_VALUES = 1_000_000;
 
 /**
- * A deep-frozen copy of a checked descriptor with only its four fields. The schema
- * goes through JSON, so what is fingerprinted, compiled and shown to the model is
- * exactly the JSON the model sees (TypeBox's symbol keys and `undefined`s drop out),
- * and a tool cannot change its schema after registration.
+ * Reads what `tool.descriptor()` returned exactly once and returns a deep-frozen plain
+ * copy of its four fields that has passed `checkDescriptor` (T1, N1, N3, N4). Checking and
+ * storing the same copy is the point: a getter or Proxy that answers differently on a
+ * second read cannot get an unchecked value stored.
+ *
+ * The schema must be plain JSON data: objects (plain or null-prototype), arrays, strings,
+ * finite numbers, booleans and `null`. Object members whose value is `undefined`, and
+ * symbol keys (TypeBox's `Kind`), are left out, as JSON leaves them out; anything JSON
+ * would silently change is refused with `DESCRIPTOR_INVALID` naming the tool and the field:
+ * an object with `toJSON`, a class instance (`Date`, `Map`, …), a function, a symbol or
+ * bigint value, `NaN`/`Infinity`, an `undefined` array item, a cycle. Any throw while
+ * reading (a throwing getter, a Proxy trap) is `DESCRIPTOR_FAILED`, naming the tool and field.
  */
-export function snapshotDescriptor(descriptor: ToolDescriptor): ToolDescriptor {
-  let inputSchema: JsonSchema;
-  try {
-    inputSchema = JSON.parse(JSON.stringify(descriptor.inputSchema)) as JsonSchema;
-  } catch (cause) {
-    throw new OpenWorkerError(
-      "DESCRIPTOR_INVALID",
-      `tool ${JSON.stringify(descriptor.name)}: field "inputSchema" is not JSON (${(cause as Error).message})`,
-      { cause, details: { name: descriptor.name } },
+export function snapshotDescriptor(raw: unknown): DescriptorSnapshot {
+  if (typeof raw !== "object" || raw === null) {
+    checkDescriptor(raw);
+  }
+  const reader = new Reader();
+  const source = raw as object;
+  const name = reader.read(source, "name");
+  reader.tool = typeof name === "string" ? name : "(unnamed)";
+  const description = reader.read(source, "description");
+  const version = reader.read(source, "version");
+  const schema = reader.read(source, "inputSchema");
+  const placement = reader.read(source, "placement");
+  // A schema that is not an object at all is left to checkDescriptor's message.
+  const inputSchema = typeof schema === "object" && schema !== null ? reader.copy(schema, "inputSchema", 0) : schema;
+  const copy = { name, description, inputSchema, version };
+  checkDescriptor(copy);
+  return Object.freeze({ descriptor: deepFreeze(copy as ToolDescriptor & { inputSchema: JsonSchema }), placement });
+}
+
+class Reader {
+  tool = "(unknown)";
+  #values = 0;
+  readonly #ancestors = new Set<object>();
+
+  /** One read of `source[key]`; a throw (getter, Proxy trap) becomes `DESCRIPTOR_FAILED` naming `field`. */
+  read(source: object, key: string, field = key): unknown {
+    try {
+      return (source as Record<string, unknown>)[key];
+    } catch (cause) {
+      throw this.#failed(field, cause);
+    }
+  }
+
+  /** A plain JSON copy of `value`, read once, with JSON's handling of objects (`__proto__` kept as an own key). */
+  copy(value: unknown, field: string, depth: number): unknown {
+    if (++this.#values > MAX_VALUES) {
+      throw this.#invalid(field, `has more than ${MAX_VALUES} values; a schema is not that large unless it reuses objects without end`);
+    }
+    switch (typeof value) {
+      case "string":
+      case "boolean":
+        return value;
+      case "number":
+        if (!Number.isFinite(value)) throw this.#invalid(field, `is ${String(value)}, which JSON cannot hold`);
+        return value === 0 ? 0 : value;
+      case "object":
+        break;
+      default:
+        throw this.#invalid(field, `is ${typeOfValue(value)}, which JSON cannot hold`);
+    }
+    if (value === null) return null;
+    if (depth >= MAX_DEPTH) throw this.#invalid(field, `nests deeper than ${MAX_DEPTH} levels`);
+    if (this.#ancestors.has(value)) throw this.#invalid(field, "is circular: it contains itself");
+    this.#ancestors.add(value);
+    try {
+      return this.#copyObject(value, field, depth);
+    } finally {
+      this.#ancestors.delete(value);
+    }
+  }
+
+  #copyObject(value: object, field: string, depth: number): unknown {
+    let isArray: boolean;
+    let prototype: object | null;
+    let plain: boolean;
+    let keys: string[];
+    let toJSON: unknown;
+    try {
+      isArray = Array.isArray(value);
+      prototype = Object.getPrototypeOf(value) as object | null;
+      plain = isArray || isPlainPrototype(prototype);
+      toJSON = (value as { toJSON?: unknown }).toJSON;
+      keys = plain && !isArray ? Object.keys(value) : [];
+    } catch (cause) {
+      throw this.#failed(field, cause);
+    }
+    if (typeof toJSON === "function") {
+      throw this.#invalid(field, "has a toJSON method, so JSON would show something else; give plain JSON data");
+    }
+    if (isArray) {
+      const length = this.read(value, "length", field) as number;
+      const items: unknown[] = [];
+      for (let index = 0; index < length; index++) {
+        const at = `${field}[${index}]`;
+        const item = this.read(value, String(index), at);
+        if (item === undefined) throw this.#invalid(at, "is undefined, which JSON would turn into null; give a JSON value");
+        items.push(this.copy(item, at, depth + 1));
+      }
+      return items;
+    }
+    if (!plain) {
+      throw this.#invalid(field, `is ${describePrototype(prototype)}, not a plain JSON object; give plain JSON data`);
+    }
+    const copy: Record<string, unknown> = {};
+    for (const key of keys) {
+      const at = `${field}.${key}`;
+      const item = this.read(value, key, at);
+      if (item === undefined) continue;
+      // defineProperty, as JSON.parse does: a "__proto__" key stays an own member.
+      Object.defineProperty(copy, key, { value: this.copy(item, at, depth + 1), enumerable: true, writable: true, configurable: true });
+    }
+    return copy;
+  }
+
+  #failed(field: string, cause: unknown): OpenWorkerError {
+    return new OpenWorkerError(
+      CODES.descriptorFailed,
+      `tool ${JSON.stringify(this.tool)}: reading field ${JSON.stringify(field)} of its descriptor threw: ${messageOf(cause)}; ` +
+        "descriptor() must return plain data",
+      { cause, details: { name: this.tool, field } },
     );
   }
-  return deepFreeze({
-    name: descriptor.name,
-    description: descriptor.description,
-    inputSchema,
-    version: descriptor.version,
-  });
+
+  #invalid(field: string, problem: string): OpenWorkerError {
+    return new OpenWorkerError("DESCRIPTOR_INVALID", `tool ${JSON.stringify(this.tool)}: field ${JSON.stringify(field)} ${problem}`, {
+      details: { name: this.tool, field },
+    });
+  }
+}
+
+// An object whose prototype is null or an Object.prototype (of any realm): what JSON.parse makes.
+function isPlainPrototype(prototype: object | null): boolean {
+  return prototype === null || prototype === Object.prototype || Object.getPrototypeOf(prototype) === null;
+}
+
+function describePrototype(prototype: object | null): string {
+  try {
+    const name = (prototype as { constructor?: { name?: unknown } } | null)?.constructor?.name;
+    if (typeof name === "string" && name.length > 0) return `a ${name}`;
+  } catch {
+    // A hostile prototype: the generic words below still say what is wrong.
+  }
+  return "an object with a custom prototype";
+}
+
+function typeOfValue(value: unknown): string {
+  if (typeof value === "function") return "a function";
+  if (typeof value === "undefined") return "undefined";
+  return `a ${typeof value}`;
+}
+
+/** `OpenWorkerError.isInstance`, false for a thrown value whose brand cannot even be read (a hostile Proxy). */
+export function isOpenWorkerError(cause: unknown): cause is OpenWorkerError {
+  try {
+    return OpenWorkerError.isInstance(cause);
+  } catch {
+    return false;
+  }
+}
+
+/** The message of whatever was thrown, without letting a hostile value throw again. */
+export function messageOf(cause: unknown): string {
+  try {
+    return cause instanceof Error ? cause.message : String(cause);
+  } catch {
+    return "(a value that cannot be printed)";
+  }
 }
 
 function deepFreeze<T>(value: T): T {

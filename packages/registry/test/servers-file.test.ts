@@ -113,6 +113,64 @@ describe("servers.json: the mcpServers shape other MCP clients use", () => {
   });
 });
 
+describe("servers.json: keys named like Object.prototype members", () => {
+  // Written as text: a "__proto__" key in a JavaScript object literal would set the prototype.
+  const OWN = `{"servers":{
+    "__proto__":{"transport":"stdio","command":"/bin/proto","env":{"__proto__":"p","constructor":"c","toString":"t"}},
+    "constructor":{"transport":"streamable_http","url":"http://127.0.0.1:1/mcp","headers":{"__proto__":"h","constructor":"k"}}
+  }}`;
+
+  it("M1 a server, env name or header named __proto__ or constructor is kept as its own key, never dropped", () => {
+    const providers = parse(OWN);
+    expect(providers.map((provider) => provider.namespace)).toEqual(["__proto__", "constructor"]);
+    const [proto, constructor] = providers;
+    if (proto?.transport !== "stdio" || constructor?.transport !== "streamable_http") throw new Error("wrong transports");
+    expect(Object.keys(proto.env!)).toEqual(["__proto__", "constructor", "toString"]);
+    expect(Object.entries(proto.env!)).toEqual([
+      ["__proto__", "p"],
+      ["constructor", "c"],
+      ["toString", "t"],
+    ]);
+    expect(Object.entries(constructor.headers!)).toEqual([
+      ["__proto__", "h"],
+      ["constructor", "k"],
+    ]);
+    // A spread (how the bridge builds a child's environment) keeps them too.
+    expect(Object.keys({ ...proto.env })).toEqual(["__proto__", "constructor", "toString"]);
+  });
+
+  it("M1 env and header maps find only their own keys", () => {
+    const [proto] = parse('{"mcpServers":{"x":{"command":"/bin/x","env":{"A":"1"}}}}');
+    const env = (proto as { env: Record<string, string> }).env;
+    expect(env.constructor).toBeUndefined();
+    expect(env.toString).toBeUndefined();
+    expect(env.A).toBe("1");
+  });
+
+  it("M1 the mcpServers shape keeps a __proto__ server and env name too", () => {
+    const [provider] = parse('{"mcpServers":{"__proto__":{"command":"/bin/p","env":{"__proto__":"v"}}}}');
+    expect(provider).toMatchObject({ namespace: "__proto__", program: "/bin/p" });
+    expect(Object.entries((provider as { env: object }).env)).toEqual([["__proto__", "v"]]);
+  });
+
+  it("M1 loadServersFile registers a provider named __proto__ from a real file", async () => {
+    const file = path.join(root, "proto.json");
+    writeFileSync(file, OWN);
+    const registry = new ToolRegistry();
+    await registry.loadServersFile(file);
+    expect(registry.providers().map((provider) => provider.namespace)).toEqual(["__proto__", "constructor"]);
+    expect(registry.namespaceOwner("__proto__")).toBe("mcp");
+  });
+
+  it("M1 registerMcp keeps a __proto__ env name given in code", () => {
+    const env = JSON.parse('{"__proto__":"v","PATH":"/bin"}') as Record<string, string>;
+    const registry = new ToolRegistry();
+    registry.registerMcp({ namespace: "acer", program: "/bin/acer", env });
+    const provider = registry.provider("acer");
+    expect(Object.keys((provider as { env: object }).env)).toEqual(["__proto__", "PATH"]);
+  });
+});
+
 describe("ToolRegistry.loadServersFile", () => {
   it("M1 registers every provider of a real file", async () => {
     mkdirSync(path.dirname(FILE), { recursive: true });
