@@ -29,6 +29,16 @@ describe("tools list / tools check (the built example host)", () => {
     expect(conflict.stderr).toMatch(/^error NAMESPACE_CONFLICT: .*example/m);
   });
 
+  it("B6 tools check lists every problem of a tools.json that does not parse: each bad entry, and what resolving the rest finds", async () => {
+    const bundle = writeBundle(path.join(temp.dir, "many-problems"), JSON.stringify({ version: 3, tools: ["example.web_serch", "nosuch.tool", "example.web_search", "notification"] }));
+    const result = await runHost(["tools", "check", "--bundle", bundle, "--json"]);
+    expect(result.code).toBe(1);
+    const { ok, problems } = JSON.parse(result.stdout) as { ok: boolean; problems: { code: string; message: string }[] };
+    expect(ok).toBe(false);
+    expect(problems.map((problem) => problem.code).sort()).toEqual(["NAMESPACE_UNKNOWN", "NAME_NOT_QUALIFIED", "TOOL_NOT_REGISTERED"]);
+    expect(problems.find((problem) => problem.code === "TOOL_NOT_REGISTERED")!.message).toContain("example.web_serch");
+  });
+
   it("B2 tools list --bundle shows exactly the selection; MCP tools are not discovered unless asked (no process starts)", async () => {
     const result = await runHost(["tools", "list", "--bundle", COWORKER, "--json"]);
     expect(result.code).toBe(0);

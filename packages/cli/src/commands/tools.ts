@@ -1,4 +1,5 @@
 import type { McpProviderDefinition, RegisteredTool } from "@openworker/registry";
+import type { BundleSelection } from "@openworker/bundle-resolver";
 import { stringOption, type CommandContext, type CommandSpec } from "../cli/command.js";
 import { OpenWorkerError } from "@openworker/tools-sdk";
 import { CLI_ERROR_CODES, EXIT_CODES, usageError } from "../cli/errors.js";
@@ -61,9 +62,9 @@ export const toolsCheck: CommandSpec = {
       dir = bundle.dir;
       report = await inspectSelection(context.registry, bundle, { discover: true, signal: context.signal });
     } catch (error) {
-      // A bundle that does not load is one more problem to list, not a crash; a stop is not a problem of the bundle.
+      // A bundle that does not load is problems to list, not a crash; a stop is not a problem of the bundle.
       if (!OpenWorkerError.isInstance(error) || error.code === CLI_ERROR_CODES.INTERRUPTED) throw error;
-      report = { rows: [], problems: [{ code: error.code, message: error.message }], tools: [] };
+      report = { rows: [], problems: await loadProblems(context, error), tools: [] };
     }
     const ok = report.problems.length === 0;
     if (context.terminal.json) {
@@ -143,4 +144,19 @@ function safeUrl(url: string): string {
 
 function shortDigest(digest: string): string {
   return digest.startsWith("sha256:") && digest.length > 19 ? `${digest.slice(0, 19)}…` : digest;
+}
+
+/**
+ * Every problem of a bundle that did not load: each bad entry of tools.json (the bundle
+ * resolver collects them in `details.problems`), and what resolving its good entries finds.
+ */
+async function loadProblems(context: CommandContext, error: OpenWorkerError): Promise<SelectionProblem[]> {
+  const entries = Array.isArray(error.details.problems) ? (error.details.problems as unknown[]) : [error];
+  const problems = entries.map((problem) =>
+    OpenWorkerError.isInstance(problem) ? { code: problem.code, message: problem.message } : { code: error.code, message: String(problem) },
+  );
+  const rest = error.details.selection as BundleSelection | undefined;
+  if (rest === undefined) return problems;
+  const resolved = await inspectSelection(context.registry, { selection: rest }, { discover: true, signal: context.signal });
+  return [...problems, ...resolved.problems];
 }

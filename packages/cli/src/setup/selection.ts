@@ -37,7 +37,7 @@ export interface SelectionReport {
  * needs are started, discovered in parallel (M2) and closed again with verified cleanup
  * (M4); without it no process starts and MCP tools are listed as not discovered.
  */
-export async function inspectSelection(registry: ToolRegistry, bundle: Bundle, options: { discover: boolean; signal: AbortSignal }): Promise<SelectionReport> {
+export async function inspectSelection(registry: ToolRegistry, bundle: Pick<Bundle, "selection">, options: { discover: boolean; signal: AbortSignal }): Promise<SelectionReport> {
   const { checkSelection, providersNeeded, resolveSelection, withoutProviders } = await import("@openworker/bundle-resolver");
   registry.freeze();
   const needed = providersNeeded(registry, bundle.selection);
