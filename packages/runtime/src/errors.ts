@@ -12,7 +12,12 @@ export const RUNTIME_ERROR_CODES = Object.freeze({
   APPROVAL_DENIED: "APPROVAL_DENIED",
   /** A tool's alias is longer than the model provider accepts. */
   ALIAS_TOO_LONG_FOR_PROVIDER: "ALIAS_TOO_LONG_FOR_PROVIDER",
-  /** A bundle selects a name no registered native or provider namespace owns (N7). */
+  /**
+   * A bundle selects a name no registered native or provider namespace owns (N7) that the
+   * bundle resolver cannot classify. Usually the resolver's own code is thrown instead,
+   * as `tools check` reports it: `TOOL_NOT_REGISTERED` (the namespace's tools listed) or
+   * `NAMESPACE_UNKNOWN` (the registered namespaces listed).
+   */
   TOOL_NOT_FOUND: "TOOL_NOT_FOUND",
   /** A second turn was started while one is running in the same session. */
   TURN_IN_PROGRESS: "TURN_IN_PROGRESS",

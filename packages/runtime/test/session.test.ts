@@ -89,6 +89,10 @@ describe("sessions", () => {
     const runtime = await open(space.dir, [echo]);
     const attempt = runtime.openSession({ bundle: writeBundle(space.dir, ["test.echo", "test.missing"]) });
     await expect(attempt).rejects.toSatisfy((error: unknown) => OpenWorkerError.isInstance(error) && /test\.missing/.test(error.message));
+    // The same code and hint as `tools check` (the bundle resolver's): what the namespace has.
+    await expect(attempt).rejects.toMatchObject({ code: "TOOL_NOT_REGISTERED", message: expect.stringContaining('namespace "test" has: test.echo') });
+    const elsewhere = runtime.openSession({ bundle: writeBundle(space.dir, ["nowhere.tool"], "other") });
+    await expect(elsewhere).rejects.toMatchObject({ code: "NAMESPACE_UNKNOWN", message: expect.stringContaining("registered namespaces: test") });
   });
 
   it("L1 facts come from selected tools only, capped per tool and in total; a throwing or oversized hook contributes nothing", async () => {

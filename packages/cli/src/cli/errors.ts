@@ -75,6 +75,8 @@ const HINTS: readonly (readonly [prefix: string, hint: string])[] = [
   ["CLI_MCP_SDK_MISSING", "@openworker/cli needs @modelcontextprotocol/sdk installed beside it"],
   ["CLI_INTERRUPTED", "nothing it started is left running; sessions it opened are closed and journaled (`{program} journal sessions`)"],
   ["CLI_LISTEN_FAILED", "pick another port with --http PORT (0 picks a free one)"],
+  ["TOOL_NOT_REGISTERED", "names are exact; `{program} tools list` shows the registered tools"],
+  ["NAMESPACE_UNKNOWN", "`{program} tools list` shows the registered namespaces (native tools and MCP providers)"],
   ["JOURNAL_LOCKED", "another process writes this journal: `{program} journal …` commands read beside it; to write, stop that process or pass another --journal PATH"],
   ["JOURNAL_SESSION_EXISTS", "pick another --session-id, or leave it out for a fresh random one"],
   ["JOURNAL_", "check --journal PATH (default <workspace>/.openworker/journal.db)"],

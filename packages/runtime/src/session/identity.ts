@@ -1,4 +1,4 @@
-import type { Bundle } from "@openworker/bundle-resolver";
+import { BUNDLE_ERROR_CODES, checkSelection, type Bundle } from "@openworker/bundle-resolver";
 import { computeExecutionIdentity, type ExecutionIdentity, type SelectedTool } from "@openworker/journal";
 import type { ToolRegistry } from "@openworker/registry";
 import { modelAlias, OpenWorkerError, type JsonValue, type ToolDescriptor } from "@openworker/tools-sdk";
@@ -76,12 +76,17 @@ export function sessionIdentity(
   };
 }
 
+/**
+ * A selected name nobody owns, reported as `tools check` and turn preparation report it
+ * (one check, one set of codes): `TOOL_NOT_REGISTERED` naming what the namespace has, or
+ * `NAMESPACE_UNKNOWN` naming the registered namespaces; prefixed with the bundle's folder.
+ */
 function notFound(bundle: Bundle, name: string, namespace: string, registry: ToolRegistry): OpenWorkerError {
-  const known = [...new Set([...registry.natives().map((tool) => tool.name.split(".")[0]!), ...registry.providers().map((provider) => provider.namespace)])];
-  return new OpenWorkerError(
-    RUNTIME_ERROR_CODES.TOOL_NOT_FOUND,
-    `${bundle.dir}/tools.json: tool ${JSON.stringify(name)} is not registered: no native tool has that name and no MCP provider ` +
-      `owns namespace ${JSON.stringify(namespace)} (registered namespaces: ${known.sort().join(", ") || "none"})`,
-    { details: { tool: name, namespace } },
+  const problem = checkSelection(registry, { version: 3, tools: [name] }, []).find(
+    (candidate) => candidate.code === BUNDLE_ERROR_CODES.toolNotRegistered || candidate.code === BUNDLE_ERROR_CODES.namespaceUnknown,
   );
+  if (problem === undefined) {
+    return new OpenWorkerError(RUNTIME_ERROR_CODES.TOOL_NOT_FOUND, `bundle ${bundle.dir}: tool ${JSON.stringify(name)} is not registered`, { details: { tool: name, namespace } });
+  }
+  return new OpenWorkerError(problem.code, `bundle ${bundle.dir}: ${problem.message}`, { details: { ...problem.details, tool: name, namespace, bundleDir: bundle.dir } });
 }
