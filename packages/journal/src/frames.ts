@@ -20,6 +20,23 @@ export interface StoredRecord {
   readonly data: string;
 }
 
+/** One frame's place in its session: what the walk from a session's first frame reads. */
+export interface FrameLink {
+  readonly id: number;
+  readonly firstSeq: number;
+  readonly prevFrame: number | null;
+}
+
+/**
+ * A session's chain read from its first frame forward: `ids`, oldest first, as far as the
+ * links hold, and `next`, the session's first frame past them (where the chain resumes
+ * after a gap), if there is one.
+ */
+export interface ChainStart {
+  readonly ids: number[];
+  readonly next?: FrameLink;
+}
+
 /** Where a session's chain stands: its head frame and last `seq`/hash. */
 export interface ChainHead {
   readonly ref: number;
@@ -48,6 +65,7 @@ export class FrameReader {
   private readonly link;
   private readonly body;
   private readonly back;
+  private readonly links;
 
   constructor(db: Database.Database) {
     this.link = db.prepare<[number], { session_ref: number; prev_frame: number | null }>(
@@ -56,6 +74,9 @@ export class FrameReader {
     this.body = db.prepare<[number], { first_seq: number; body: string }>("SELECT first_seq, body FROM frames WHERE id = ?");
     this.back = db.prepare<[number, number], { prev_frame: number | null; body: string }>(
       "SELECT prev_frame, body FROM frames WHERE id = ? AND session_ref = ?",
+    );
+    this.links = db.prepare<[number], FrameLink>(
+      "SELECT id, first_seq AS firstSeq, prev_frame AS prevFrame FROM frames WHERE session_ref = ? ORDER BY id",
     );
   }
 
@@ -81,6 +102,40 @@ export class FrameReader {
     return { ids: ids.reverse() };
   }
 
+  /**
+   * The session's chain from its first frame forward, for a chain the walk back from its
+   * head could not finish (a frame gone, a link to another session): the frames before
+   * the break, and the frame the chain resumes at. Frames link only backwards, so this
+   * reads the link of every frame of the session, a scan of the table (there is no
+   * per-session index): only a damaged chain pays for it.
+   */
+  fromStart(ref: number): ChainStart {
+    const frames = this.sessionFrames(ref);
+    let first: number | undefined;
+    const successor = new Map<number, number>();
+    for (const frame of frames) {
+      if (frame.prevFrame === null) first ??= frame.id;
+      // The lowest id wins when two frames claim one predecessor (an inserted frame).
+      else if (frame.prevFrame < frame.id && !successor.has(frame.prevFrame)) successor.set(frame.prevFrame, frame.id);
+    }
+    const ids: number[] = [];
+    for (let id = first; id !== undefined; id = successor.get(id)) ids.push(id);
+    const last = ids.at(-1) ?? 0;
+    const next = frames.find((frame) => frame.id > last);
+    return next === undefined ? { ids } : { ids, next };
+  }
+
+  /** Every frame of the session, by id (a scan of the table). */
+  sessionFrames(ref: number): FrameLink[] {
+    return this.links.all(ref);
+  }
+
+  /** The session a frame belongs to and its link, or `undefined` when no such frame exists. */
+  linkOf(id: number): { sessionRef: number; prevFrame: number | null } | undefined {
+    const row = this.link.get(id);
+    return row === undefined ? undefined : { sessionRef: row.session_ref, prevFrame: row.prev_frame };
+  }
+
   /** The first `seq` and lines of one frame. */
   frame(id: number): { firstSeq: number; lines: string[] } | undefined {
     const row = this.body.get(id);
@@ -90,14 +145,17 @@ export class FrameReader {
   /**
    * The session's records in chain order, a frame at a time (frames are immutable once
    * written, so a writer committing meanwhile cannot tear the walk). For readers: a
-   * damaged chain ends the walk where it breaks; `verify()` says why.
+   * damaged chain ends the walk where it breaks (the records before a missing frame, not
+   * those after it, whose links cannot be checked); `verify()` says why.
    */
   *records(head: ChainHead): Generator<StoredRecord> {
+    const chain = this.chain(head);
+    const ids = chain.problem === undefined ? chain.ids : this.fromStart(head.ref).ids;
     let prevHash = GENESIS_HASH;
-    for (const id of this.chain(head).ids) {
+    let seq = 1;
+    for (const id of ids) {
       const frame = this.frame(id);
-      if (frame === undefined) return;
-      let seq = frame.firstSeq;
+      if (frame === undefined || frame.firstSeq !== seq) return;
       for (const line of frame.lines) {
         const parsed = parseFrameLine(line);
         if (parsed === undefined) return;

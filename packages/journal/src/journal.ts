@@ -13,6 +13,7 @@ import type {
   TurnFinishedInput,
   TurnPreparedInput,
 } from "./inputs.js";
+import { refuseNonRegularFile } from "./journal-path.js";
 import { LiveState } from "./live-state.js";
 import { type CallSummary, JournalReader, type SessionSummary } from "./reader.js";
 import type { JournalRecord } from "./records.js";
@@ -109,8 +110,11 @@ export class Journal {
   /**
    * Opens (creating and migrating if needed) a journal. A writer then recovers: every
    * call a crash left open is marked `interrupted` and listed in {@link recovered}.
-   * Throws `JOURNAL_OPEN_FAILED`, `JOURNAL_NOT_A_JOURNAL`, `JOURNAL_SCHEMA_TOO_NEW` or
-   * (reader of an old file) `JOURNAL_NEEDS_MIGRATION`.
+   * Throws `JOURNAL_OPEN_FAILED`, `JOURNAL_NOT_A_FILE` (the path is a directory, a device
+   * such as `/dev/null`, a FIFO), `JOURNAL_NOT_A_JOURNAL`, `JOURNAL_SCHEMA_TOO_NEW`, or for
+   * a reader `JOURNAL_NEEDS_MIGRATION` (an older schema), `JOURNAL_EMPTY` (an empty file)
+   * and `JOURNAL_FOLDER_READ_ONLY` (SQLite cannot create the `-shm` file it needs beside
+   * the journal).
    */
   static open(options: JournalOptions): Journal {
     const durability = options.durability ?? "grouped";
@@ -130,6 +134,7 @@ export class Journal {
         { field: "commitThread" },
       );
     }
+    refuseNonRegularFile(options.path);
     // A writer takes the lock (making the journal's folder) before it migrates, replays or
     // recovers anything.
     const lock = readonly ? undefined : WriterLock.acquire(options.path);

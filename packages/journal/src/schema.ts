@@ -1,6 +1,8 @@
+import { statSync } from "node:fs";
 import Database from "better-sqlite3";
 import { JOURNAL_ERRORS, journalError } from "./errors.js";
 import { writerPragmas } from "./group-writes.js";
+import { folderReadOnlyError } from "./journal-path.js";
 import type { CallPhase, OpenCallEntry } from "./live-state.js";
 import type { ApprovalDecider } from "./records.js";
 
@@ -162,6 +164,10 @@ export function openDatabase(file: string, mode: OpenMode): Database.Database {
     // Only an empty file takes a page size; see FRAME_PAGE_SIZE.
     if (!mode.readonly) db.pragma(`page_size = ${FRAME_PAGE_SIZE}`);
   } catch (cause) {
+    if (mode.readonly) {
+      const readOnlyFolder = folderReadOnlyError(file, cause);
+      if (readOnlyFolder !== undefined) throw readOnlyFolder;
+    }
     throw journalError(
       JOURNAL_ERRORS.OPEN_FAILED,
       `journal ${JSON.stringify(file)}: cannot open the database (${errorText(cause)}); check the path and its permissions`,
@@ -190,6 +196,14 @@ export function openDatabase(file: string, mode: OpenMode): Database.Database {
         { path: file },
       );
     }
+    if (version === 0 && mode.readonly) {
+      const size = statSync(file, { throwIfNoEntry: false })?.size ?? 0;
+      throw journalError(
+        JOURNAL_ERRORS.EMPTY,
+        `journal ${JSON.stringify(file)}: ${size === 0 ? "the file is empty (0 bytes)" : "the file is a SQLite database without tables"}, not a journal yet (a writer opening it would make it one); check the path`,
+        { path: file, bytes: size },
+      );
+    }
     if (version < SCHEMA_VERSION) {
       if (mode.readonly) {
         throw journalError(
@@ -204,6 +218,8 @@ export function openDatabase(file: string, mode: OpenMode): Database.Database {
   } catch (error) {
     db.close();
     if (isSqliteError(error)) {
+      const readOnlyFolder = mode.readonly ? folderReadOnlyError(file, error) : undefined;
+      if (readOnlyFolder !== undefined) throw readOnlyFolder;
       throw journalError(
         JOURNAL_ERRORS.OPEN_FAILED,
         `journal ${JSON.stringify(file)}: not a readable journal database (${errorText(error)})`,

@@ -130,10 +130,12 @@ describe("schema versions and frozen databases", () => {
     expect(await codeOf(() => Journal.open({ path: garbage }))).toBe(JOURNAL_ERRORS.OPEN_FAILED);
   });
 
-  it("a reader never migrates: it refuses an unmigrated file and a missing one", async () => {
+  it("a reader never migrates: it refuses an unmigrated file, an empty one and a missing one", async () => {
+    const unmigrated = copyOf("journal-v1.db");
+    expect(await codeOf(() => Journal.open({ path: unmigrated, readonly: true }))).toBe(JOURNAL_ERRORS.NEEDS_MIGRATION);
     const empty = folder.file("empty.db");
     new Database(empty).close();
-    expect(await codeOf(() => Journal.open({ path: empty, readonly: true }))).toBe(JOURNAL_ERRORS.NEEDS_MIGRATION);
+    expect(await codeOf(() => Journal.open({ path: empty, readonly: true }))).toBe(JOURNAL_ERRORS.EMPTY);
     expect(await codeOf(() => Journal.open({ path: folder.file("missing.db"), readonly: true }))).toBe(JOURNAL_ERRORS.OPEN_FAILED);
   });
 
