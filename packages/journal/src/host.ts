@@ -1,4 +1,4 @@
-import { readFile } from "node:fs/promises";
+import { readFile, stat } from "node:fs/promises";
 import { sha256Hex } from "@openworker/tools-sdk/validation";
 import { JOURNAL_ERRORS, journalError } from "./errors.js";
 
@@ -19,6 +19,8 @@ import { JOURNAL_ERRORS, journalError } from "./errors.js";
 export async function hostExecutableDigest(entryFile: string): Promise<{ executableBytesDigest: string; nodeVersion: string }> {
   let bytes: Uint8Array;
   try {
+    // A FIFO or a device would block the read for ever (or never end): only a file has bytes to pin.
+    if (!(await stat(entryFile)).isFile()) throw new Error("it is not a regular file");
     bytes = await readFile(entryFile);
   } catch (cause) {
     throw journalError(

@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import type { ToolDescriptor } from "@openworker/tools-sdk";
 import { afterEach, describe, expect, it } from "vitest";
@@ -156,5 +157,17 @@ describe("host executable digest (A2)", () => {
 
   it("A2 an unreadable entry file is a clear error", async () => {
     expect(await codeOf(() => hostExecutableDigest("/nonexistent/host.mjs"))).toBe(JOURNAL_ERRORS.HOST_ENTRY_UNREADABLE);
+  });
+
+  it("A2 an entry that is a FIFO or a device is refused at once, not read for ever", async () => {
+    const folder = temporaryFolder();
+    const fifo = folder.file("host.fifo");
+    execFileSync("mkfifo", [fifo]);
+    try {
+      expect(await codeOf(() => hostExecutableDigest(fifo))).toBe(JOURNAL_ERRORS.HOST_ENTRY_UNREADABLE);
+      expect(await codeOf(() => hostExecutableDigest("/dev/zero"))).toBe(JOURNAL_ERRORS.HOST_ENTRY_UNREADABLE);
+    } finally {
+      folder.remove();
+    }
   });
 });
