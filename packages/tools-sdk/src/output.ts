@@ -3,6 +3,8 @@ import type { JsonValue } from "./json.js";
 /**
  * An ephemeral image (T4): held in memory only for delivery to the model, never
  * written to the journal (only its digest is), never base64 inside JSON or text.
+ * The runtime copies it (fields read once, bytes copied) when the call returns: what it
+ * checked is what it delivers, whatever the object or its buffer become afterwards.
  */
 export interface ToolImage {
   /** One of `IMAGE_MIME_TYPES`: png, jpeg, gif or webp. */

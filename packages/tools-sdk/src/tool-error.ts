@@ -4,6 +4,16 @@ const TOOL_ERROR = Symbol.for("openworker.tool-error");
 const CODE_PATTERN = /^[A-Za-z0-9_.-]{1,64}$/;
 
 /**
+ * True when `value` is a valid `ToolError` code: 1–64 characters of `A-Z a-z 0-9 _ . -`.
+ * The constructor applies it, and the call boundary applies it again to a branded value
+ * from another copy of the package (or a forged one) before trusting its `code`.
+ */
+export function isToolErrorCode(value: unknown): value is string {
+  // The length test first: a 300,000-character string is refused without a regex run.
+  return typeof value === "string" && value.length <= 64 && CODE_PATTERN.test(value);
+}
+
+/**
  * An expected, recoverable failure of a tool call (T1). It goes back to the model as a
  * failed call and the turn continues. A tool may either **return** it or **throw** it;
  * the runtime treats both the same. Anything else a tool throws is a crash: the runtime
@@ -24,16 +34,25 @@ export class ToolError extends Error {
   readonly code: string;
 
   constructor(code: string, message: string) {
-    if (!CODE_PATTERN.test(code)) {
+    if (!isToolErrorCode(code)) {
       throw new TypeError(`ToolError code ${JSON.stringify(code)} must be 1-64 characters of A-Z a-z 0-9 _ . -`);
     }
     super(message);
     this.code = code;
   }
 
-  /** True for any `ToolError`, whichever copy of the package made it. */
+  /**
+   * True for any `ToolError`, whichever copy of the package made it. Never throws: a value
+   * whose brand cannot be read (a Proxy whose trap throws) is no `ToolError`. The brand says
+   * nothing about the fields; the call boundary still checks `code` and `message`.
+   */
   static isInstance(value: unknown): value is ToolError {
-    return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[TOOL_ERROR] === true;
+    if (typeof value !== "object" || value === null) return false;
+    try {
+      return (value as Record<symbol, unknown>)[TOOL_ERROR] === true;
+    } catch {
+      return false;
+    }
   }
 }
 

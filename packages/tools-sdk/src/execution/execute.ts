@@ -1,11 +1,12 @@
 import type { ProgressEvent, ProgressReporter, ToolContext } from "../context.js";
 import { LIMITS } from "../limits.js";
 import type { Tool } from "../tool.js";
-import { ToolError } from "../tool-error.js";
+import { isToolErrorCode, ToolError } from "../tool-error.js";
 import { onAbort, type AbortListenerRemover } from "./abort-listeners.js";
 import { boundErrorMessage, normalizeToolOutput } from "./normalize.js";
 import type { CallError, CallOutcome, LimitBreach, NormalizedOutput } from "./outcome.js";
 import { createBoundedProgress, type ProgressStats } from "./progress.js";
+import { describeThrown, typeWords } from "./describe.js";
 
 /** Where and how one call runs. */
 export interface ExecuteOptions {
@@ -52,7 +53,10 @@ type Settlement =
  * Runs one native call at the call boundary (E1–E4, T2–T4): builds its `ToolContext`,
  * bounds it in time (aborting the signal and no longer waiting for a tool that ignores
  * it), bounds its progress, and normalizes what it returns. It never throws and never
- * retries. Arguments must already be validated (E5); the runtime and the testing kit
+ * retries, whatever the tool returns or throws: each value of the tool's is read once,
+ * inside a guard, and one that cannot be read (a throwing getter, a Proxy, a forged
+ * `ToolError`) is a coded `crashed` outcome naming the tool (`TOOL_CRASHED`,
+ * `RESULT_INVALID`, `RESULT_NOT_JSON`). Arguments must already be validated (E5); the runtime and the testing kit
  * both call this, so a partner's unit test sees exactly what production will.
  *
  * @example
@@ -127,16 +131,9 @@ export async function executeTool(tool: Tool, args: unknown, options: ExecuteOpt
     case "cancelled":
       return finish({ outcome: "cancelled", error: { code: FAULT_CODES.cancelled, message: "the call was cancelled" } });
     case "thrown":
-      return finish(fromThrown(settlement.error));
-    case "value": {
-      if (ToolError.isInstance(settlement.value)) return finish(fromToolError(settlement.value));
-      const normalized = normalizeToolOutput(settlement.value);
-      if (normalized.ok) return finish({ outcome: "succeeded", output: normalized.output });
-      if ("breach" in normalized) {
-        return finish({ outcome: "limit_exceeded", breach: normalized.breach, error: { code: FAULT_CODES.limitExceeded, message: normalized.breach.message } });
-      }
-      return finish({ outcome: "crashed", error: normalized.invalid });
-    }
+      return finish(fromThrown(tool, settlement.error));
+    case "value":
+      return finish(fromValue(tool, settlement.value));
   }
 }
 
@@ -191,12 +188,69 @@ class CallContext implements ToolContext {
   }
 }
 
-function fromToolError(error: ToolError): Omit<ExecutionResult, "progress" | "durationMs"> {
-  return { outcome: "failed", error: { code: error.code, message: boundErrorMessage(String(error.message)) } };
+type Settled = Omit<ExecutionResult, "progress" | "durationMs">;
+
+/**
+ * What a tool resolved with: a `ToolError`, or a result to normalize. Normalization never
+ * throws; the guard is for whatever nobody foresaw, since `executeTool` must not throw.
+ */
+function fromValue(tool: Tool, value: unknown): Settled {
+  try {
+    if (ToolError.isInstance(value)) return fromToolError(tool, value, "returned");
+    const normalized = normalizeToolOutput(value);
+    if (normalized.ok) return { outcome: "succeeded", output: normalized.output };
+    if ("breach" in normalized) {
+      return { outcome: "limit_exceeded", breach: normalized.breach, error: { code: FAULT_CODES.limitExceeded, message: normalized.breach.message } };
+    }
+    return { outcome: "crashed", error: { code: normalized.invalid.code, message: boundErrorMessage(`${toolLabel(tool)}: ${normalized.invalid.message}`) } };
+  } catch (error) {
+    return crashed(tool, `resolved with a result that could not be read (${describeThrown(error)})`);
+  }
 }
 
-function fromThrown(error: unknown): Omit<ExecutionResult, "progress" | "durationMs"> {
-  if (ToolError.isInstance(error)) return fromToolError(error);
-  const detail = error instanceof Error ? `${error.name}: ${error.message}` : `non-Error value thrown (${typeof error})`;
-  return { outcome: "crashed", error: { code: FAULT_CODES.crashed, message: boundErrorMessage(`the tool threw ${detail}`) } };
+/**
+ * A branded `ToolError`, returned or thrown. The brand is only a claim (another copy of
+ * the package made it, or the tool forged it), so its `code` and `message` are read once
+ * each and checked as the constructor would; a value that fails is a crash, as any other
+ * thrown value, never a `failed` call with a code the journal and the model cannot trust.
+ */
+function fromToolError(tool: Tool, error: ToolError, how: "returned" | "threw"): Settled {
+  let code: unknown;
+  let message: unknown;
+  try {
+    code = error.code;
+    message = error.message;
+  } catch (readError) {
+    return crashed(tool, `${how} a ToolError whose code or message could not be read (${describeThrown(readError)})`);
+  }
+  if (!isToolErrorCode(code)) {
+    const shown = typeof code === "string" ? `${JSON.stringify(code.slice(0, 64))}${code.length > 64 ? `… (${code.length} characters)` : ""}` : typeWords(code);
+    return crashed(tool, `${how} a ToolError whose code is ${shown}, not 1-64 characters of A-Z a-z 0-9 _ . -`);
+  }
+  if (typeof message !== "string") return crashed(tool, `${how} a ToolError whose message is ${typeWords(message)}, not a string`);
+  return { outcome: "failed", error: { code, message: boundErrorMessage(message) } };
+}
+
+function fromThrown(tool: Tool, error: unknown): Settled {
+  if (ToolError.isInstance(error)) return fromToolError(tool, error, "threw");
+  return crashed(tool, `threw ${describeThrown(error)}`);
+}
+
+/** A crash (E4): the turn stops; `what` says what the tool did, after its name. */
+function crashed(tool: Tool, what: string): Settled {
+  return { outcome: "crashed", error: { code: FAULT_CODES.crashed, message: boundErrorMessage(`${toolLabel(tool)} ${what}`) } };
+}
+
+/**
+ * `tool "namespace.name"` for a message, or `the tool` when the descriptor cannot say:
+ * it is tool code too, and is asked only once a call has already gone wrong.
+ */
+function toolLabel(tool: Tool): string {
+  try {
+    const name: unknown = tool.descriptor().name;
+    if (typeof name === "string" && name.length <= LIMITS.nameBytes) return `tool ${JSON.stringify(name)}`;
+  } catch {
+    // The generic label below; the call's own failure is what the message is about.
+  }
+  return "the tool";
 }

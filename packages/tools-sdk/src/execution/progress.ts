@@ -21,7 +21,9 @@ export interface BoundedProgress {
 /**
  * Creates the bounded progress reporter of one call (E2): at most 64 events, 4 KB per
  * message, 16 KB of progress JSON. An event past a bound is dropped and counted, the
- * first breach of each limit is recorded; the tool never sees an exception.
+ * first breach of each limit is recorded; the tool never sees an exception. Each field
+ * of an event is read once; one that cannot be read (a throwing getter, a message whose
+ * `toString` throws) is dropped and counted under `progressJsonBytes`.
  *
  * @example
  * ```ts
@@ -63,16 +65,23 @@ class Bounded implements BoundedProgress, ProgressReporter {
     if (stats.accepted >= LIMITS.progressEvents) {
       return this.#breach("progressEvents", stats.accepted + 1, LIMITS.progressEvents, "too many progress events");
     }
-    const message = event?.message;
-    if (message !== undefined) {
-      const bytes = utf8Bytes(String(message));
+    let plain: ProgressEvent;
+    try {
+      plain = toPlainEvent(event);
+    } catch {
+      // A getter or a message's `toString` threw: the tool must not see it (E2), so the
+      // event is dropped and counted with the events that are not JSON.
+      return this.#breach("progressJsonBytes", 0, LIMITS.progressJsonBytes, "progress event could not be read");
+    }
+    if (plain.message !== undefined) {
+      const bytes = utf8Bytes(plain.message);
       if (bytes > LIMITS.progressMessageBytes) {
         return this.#breach("progressMessageBytes", bytes, LIMITS.progressMessageBytes, "progress message too long");
       }
     }
     let serialized: string;
     try {
-      serialized = JSON.stringify(toPlainEvent(event));
+      serialized = JSON.stringify(plain);
     } catch {
       return this.#breach("progressJsonBytes", 0, LIMITS.progressJsonBytes, "progress event is not JSON");
     }
@@ -93,11 +102,16 @@ class Bounded implements BoundedProgress, ProgressReporter {
   }
 }
 
+/**
+ * The fields of a progress event, each read once (a getter could answer differently on a
+ * second read). Throws what a getter or a message's `toString` throws.
+ */
 function toPlainEvent(event: ProgressEvent): ProgressEvent {
+  const { message, progress, total, data } = event;
   const plain: { message?: string; progress?: number; total?: number; data?: ProgressEvent["data"] } = {};
-  if (event.message !== undefined) plain.message = String(event.message);
-  if (typeof event.progress === "number" && Number.isFinite(event.progress)) plain.progress = event.progress;
-  if (typeof event.total === "number" && Number.isFinite(event.total)) plain.total = event.total;
-  if (event.data !== undefined) plain.data = event.data;
+  if (message !== undefined) plain.message = String(message);
+  if (typeof progress === "number" && Number.isFinite(progress)) plain.progress = progress;
+  if (typeof total === "number" && Number.isFinite(total)) plain.total = total;
+  if (data !== undefined) plain.data = data;
   return plain;
 }

@@ -1,0 +1,460 @@
+import { describe, expect, it } from "vitest";
+import { createBoundedProgress, executeTool, gatherModelContext } from "../src/execution/index.js";
+import { LIMITS, ToolError, type ProgressEvent, type Tool, type ToolImage } from "../src/index.js";
+import { runTool } from "../src/testing/index.js";
+
+// Values a tool hands the call boundary that misbehave when read: throwing getters, getters
+// that answer differently the second time, Proxies, forged ToolErrors. Each becomes a coded
+// outcome; none makes executeTool, runTool, gatherModelContext or report throw.
+
+const TOOL_ERROR_BRAND = Symbol.for("openworker.tool-error");
+const schema = { type: "object", properties: {}, additionalProperties: true } as const;
+const options = { sessionId: "s", turnId: "t", callId: "c", workspace: "/tmp" };
+const png = () => new Uint8Array([0x89, 0x50, 0x4e, 0x47, 1, 2, 3, 4]);
+
+function hostileTool(call: () => unknown, extra: Partial<Tool> = {}): Tool {
+  return {
+    descriptor: () => ({ name: "hostile.tool", description: "test", inputSchema: schema, version: "1" }),
+    call: call as Tool["call"],
+    ...extra,
+  };
+}
+
+/** A Proxy whose every trap throws; `then` may be left readable, or the Promise a tool resolves with rejects first. */
+function throwingProxy(target: object = {}, { thenable = true } = {}): object {
+  const trap = () => {
+    throw new Error("trap");
+  };
+  const get = (_target: object, key: string | symbol) => {
+    if (key === "then" && !thenable) return undefined;
+    return trap();
+  };
+  return new Proxy(target, { get, has: trap, ownKeys: trap, getPrototypeOf: trap, getOwnPropertyDescriptor: trap });
+}
+
+describe("hostile values at the call boundary", () => {
+  it("E4 a result whose json or images getter throws is a RESULT_INVALID crash naming the tool", async () => {
+    const json = await executeTool(
+      hostileTool(async () => ({
+        get json() {
+          throw new Error("json getter");
+        },
+      })),
+      {},
+      options,
+    );
+    expect(json.outcome).toBe("crashed");
+    expect(json.error?.code).toBe("RESULT_INVALID");
+    expect(json.error?.message).toBe(`tool "hostile.tool": reading the result's json threw Error: json getter`);
+    const images = await executeTool(
+      hostileTool(async () => ({
+        json: 1,
+        get images() {
+          throw new Error("images getter");
+        },
+      })),
+      {},
+      options,
+    );
+    expect(images.outcome).toBe("crashed");
+    expect(images.error).toEqual({ code: "RESULT_INVALID", message: `tool "hostile.tool": reading the result's images threw Error: images getter` });
+  });
+
+  it("E3 a getter inside the JSON that throws is RESULT_NOT_JSON, with where it is", async () => {
+    const result = await executeTool(
+      hostileTool(async () => ({
+        json: {
+          list: [
+            {
+              get a() {
+                throw new Error("inner getter");
+              },
+            },
+          ],
+        },
+      })),
+      {},
+      options,
+    );
+    expect(result.outcome).toBe("crashed");
+    expect(result.error?.code).toBe("RESULT_NOT_JSON");
+    expect(result.error?.message).toBe(`tool "hostile.tool": result is not JSON: at /list/0/a could not be read (Error: inner getter)`);
+  });
+
+  it("E3 a getter that answers differently on a second read: the checked snapshot is what comes out", async () => {
+    let reads = 0;
+    const original = {
+      get a() {
+        return reads++ === 0 ? 1 : 10n;
+      },
+    };
+    const result = await executeTool(hostileTool(async () => ({ json: original })), {}, options);
+    expect(result.outcome).toBe("succeeded");
+    expect(reads).toBe(1);
+    expect(result.output?.json).toEqual({ a: 1 });
+    // Not `.not.toBe(original)`: its failure message would read the getter.
+    expect(result.output?.json === original).toBe(false);
+    // The output is plain data: reading it again reads no getter of the tool's.
+    expect((result.output!.json as { a: unknown }).a).toBe(1);
+    expect(result.output?.text).toBe('{"a":1}');
+    expect(reads).toBe(1);
+  });
+
+  it("E3 the normalized result is a copy: changing the tool's object afterwards changes nothing", async () => {
+    const original: { list: number[]; __proto__?: unknown } = JSON.parse('{"list":[1,2],"__proto__":{"kept":true}}');
+    const result = await executeTool(hostileTool(async () => ({ json: original })), {}, options);
+    original.list.push(3);
+    expect(result.output?.json).toEqual(JSON.parse('{"list":[1,2],"__proto__":{"kept":true}}'));
+    // An own "__proto__" key stays a key: the copy's prototype is untouched.
+    expect(Object.getPrototypeOf(result.output?.json)).toBe(Object.prototype);
+    expect(result.output?.text).toBe('{"list":[1,2],"__proto__":{"kept":true}}');
+  });
+
+  it("E3 a result of many megabytes of strings is a breach found without serializing it", async () => {
+    const blob = "z".repeat(8 * 1024 * 1024);
+    const result = await executeTool(hostileTool(async () => ({ json: { a: blob, b: blob } })), {}, options);
+    expect(result.outcome).toBe("limit_exceeded");
+    expect(result.breach).toMatchObject({ limit: "resultBytes", actual: 16 * 1024 * 1024 + 2, max: LIMITS.resultBytes });
+    expect(result.breach?.message).toContain("characters in its strings and keys alone");
+  });
+
+  it("E4 a Proxy result, or a Proxy inside the JSON, whose traps throw is a coded crash", async () => {
+    const outer = await executeTool(hostileTool(async () => throwingProxy({ json: 1 }, { thenable: false })), {}, options);
+    expect(outer.outcome).toBe("crashed");
+    expect(outer.error).toEqual({ code: "RESULT_INVALID", message: `tool "hostile.tool": reading the result's json threw Error: trap` });
+    // Resolving the tool's Promise reads `then` first: that throw rejects the call itself.
+    const rejected = await executeTool(hostileTool(async () => throwingProxy({ json: 1 })), {}, options);
+    expect(rejected.error).toEqual({ code: "TOOL_CRASHED", message: `tool "hostile.tool" threw Error: trap` });
+    const inner = await executeTool(hostileTool(async () => ({ json: { nested: throwingProxy() } })), {}, options);
+    expect(inner.outcome).toBe("crashed");
+    expect(inner.error?.code).toBe("RESULT_NOT_JSON");
+    expect(inner.error?.message).toContain("at /nested could not be read (Error: trap)");
+    const array = await executeTool(hostileTool(async () => ({ json: new Proxy([1, 2], { get: (target, key) => (key === "length" ? {} : Reflect.get(target, key)) }) })), {}, options);
+    expect(array.error?.code).toBe("RESULT_NOT_JSON");
+    expect(array.error?.message).toContain("is an array whose length is an object");
+  });
+
+  it("E4 a thrown Proxy, or an Error whose message is a Symbol or a throwing getter, is TOOL_CRASHED", async () => {
+    const proxy = await executeTool(
+      hostileTool(async () => {
+        throw throwingProxy();
+      }),
+      {},
+      options,
+    );
+    expect(proxy.outcome).toBe("crashed");
+    expect(proxy.error).toEqual({ code: "TOOL_CRASHED", message: `tool "hostile.tool" threw a non-Error value (object)` });
+    const symbolMessage = await executeTool(
+      hostileTool(async () => {
+        const error = new Error("x");
+        Object.defineProperty(error, "message", { value: Symbol("s") });
+        throw error;
+      }),
+      {},
+      options,
+    );
+    expect(symbolMessage.error).toEqual({ code: "TOOL_CRASHED", message: `tool "hostile.tool" threw Error: (its message is a symbol, not a string)` });
+    const getter = await executeTool(
+      hostileTool(() => {
+        const error = new TypeError("x");
+        Object.defineProperty(error, "message", {
+          get() {
+            throw new Error("getter");
+          },
+        });
+        throw error;
+      }),
+      {},
+      options,
+    );
+    expect(getter.error).toEqual({ code: "TOOL_CRASHED", message: `tool "hostile.tool" threw TypeError: (its name or message could not be read)` });
+  });
+
+  it("T1 E4 a branded ToolError with a bad code or a message that is not a string is a crash, not a failed call", async () => {
+    const forged = {
+      numberCode: { [TOOL_ERROR_BRAND]: true, code: 42, message: "m" },
+      hugeCode: { [TOOL_ERROR_BRAND]: true, code: "C".repeat(300_000), message: "m" },
+      noCode: { [TOOL_ERROR_BRAND]: true, message: "m" },
+      messageToStringThrows: {
+        [TOOL_ERROR_BRAND]: true,
+        code: "X",
+        message: {
+          toString() {
+            throw new Error("toString");
+          },
+        },
+      },
+      codeGetterThrows: {
+        [TOOL_ERROR_BRAND]: true,
+        get code(): string {
+          throw new Error("code getter");
+        },
+        message: "m",
+      },
+    };
+    for (const [name, value] of Object.entries(forged)) {
+      for (const how of ["returned", "threw"] as const) {
+        const result = await executeTool(
+          hostileTool(async () => {
+            if (how === "threw") throw value;
+            return value;
+          }),
+          {},
+          options,
+        );
+        expect(result.outcome, `${name} ${how}`).toBe("crashed");
+        expect(result.error?.code, `${name} ${how}`).toBe("TOOL_CRASHED");
+        expect(result.error?.message, `${name} ${how}`).toMatch(new RegExp(`^tool "hostile.tool" ${how} a ToolError whose `));
+        expect(result.error!.message.length, `${name} ${how}`).toBeLessThanOrEqual(LIMITS.errorMessageBytes);
+      }
+    }
+    const huge = await executeTool(hostileTool(async () => forged.hugeCode), {}, options);
+    expect(huge.error?.message).toContain("(300000 characters), not 1-64 characters of A-Z a-z 0-9 _ . -");
+    // A genuine one whose code was changed after construction is checked the same way.
+    const changed = new ToolError("FINE", "m");
+    (changed as { code: unknown }).code = "has space";
+    expect((await executeTool(hostileTool(async () => changed), {}, options)).error?.code).toBe("TOOL_CRASHED");
+    // A branded one from another copy of the package, well formed, is still a failed call.
+    const foreign = Object.assign(new Error("said no"), { [TOOL_ERROR_BRAND]: true, code: "NOPE" });
+    expect((await executeTool(hostileTool(async () => foreign), {}, options)).error).toEqual({ code: "NOPE", message: "said no" });
+  });
+
+  it("T1 ToolError refuses a code that is not a string, even one that looks like a valid code once coerced", () => {
+    expect(() => new ToolError(42 as unknown as string, "m")).toThrow(TypeError);
+    expect(ToolError.isInstance(throwingProxy())).toBe(false);
+  });
+
+  it("T7 runTool resolves, never rejects, for every hostile value", async () => {
+    const cases: Array<() => unknown> = [
+      async () => ({
+        get json() {
+          throw new Error("g");
+        },
+      }),
+      async () => throwingProxy({ json: 1 }),
+      async () => throwingProxy({ json: 1 }, { thenable: false }),
+      async () => {
+        throw throwingProxy();
+      },
+      async () => ({ [TOOL_ERROR_BRAND]: true, code: 42, message: "m" }),
+      async () => ({
+        json: 1,
+        images: [
+          {
+            data: png(),
+            get mimeType() {
+              throw new Error("mime getter");
+            },
+          },
+        ],
+      }),
+      async () => ({ json: 1, images: throwingProxy([]) }),
+      async () => ({ json: { a: throwingProxy([]) } }),
+    ];
+    for (const call of cases) {
+      const result = await runTool(hostileTool(call), {});
+      expect(result.outcome).toBe("crashed");
+      expect(["TOOL_CRASHED", "RESULT_INVALID", "RESULT_NOT_JSON"]).toContain(result.error?.code);
+    }
+  });
+});
+
+describe("hostile images (T4)", () => {
+  it("T4 an image whose mimeType getter throws is RESULT_INVALID", async () => {
+    const result = await executeTool(
+      hostileTool(async () => ({
+        json: 1,
+        images: [
+          {
+            data: png(),
+            get mimeType() {
+              throw new Error("mime getter");
+            },
+          },
+        ],
+      })),
+      {},
+      options,
+    );
+    expect(result.outcome).toBe("crashed");
+    expect(result.error).toEqual({ code: "RESULT_INVALID", message: `tool "hostile.tool": images[0] could not be read (Error: mime getter)` });
+  });
+
+  it("T4 each image is copied and checked once: a consent recheck that swaps the tool's bytes and type changes nothing delivered", async () => {
+    const original = png();
+    let calledOnOwnImage = false;
+    const image: { mimeType: string; data: Uint8Array; description: string; recheckConsent(): boolean } = {
+      mimeType: "image/png",
+      data: original,
+      description: "a chart",
+      recheckConsent() {
+        calledOnOwnImage = this === image;
+        image.data = new Uint8Array(6 * 1024 * 1024).fill(7);
+        image.mimeType = "application/x-sh";
+        original.fill(0);
+        return true;
+      },
+    };
+    const result = await executeTool(hostileTool(async () => ({ json: "shot", images: [image] })), {}, options);
+    expect(result.outcome).toBe("succeeded");
+    const [copy] = result.output!.images;
+    expect(copy).not.toBe(image);
+    expect(copy!.data).not.toBe(original);
+    expect(await copy!.recheckConsent!()).toBe(true);
+    // The recheck ran on the tool's own image, and could not reach the copy.
+    expect(calledOnOwnImage).toBe(true);
+    expect(copy!.mimeType).toBe("image/png");
+    expect([...copy!.data]).toEqual([...png()]);
+    expect(copy!.description).toBe("a chart");
+  });
+
+  it("T4 the fields of an image are read once: a data getter cannot pass a small image and deliver a large one", async () => {
+    let reads = 0;
+    const result = await executeTool(
+      hostileTool(async () => ({
+        json: null,
+        images: [
+          {
+            mimeType: "image/png",
+            get data() {
+              return reads++ === 0 ? png() : new Uint8Array(6 * 1024 * 1024);
+            },
+          },
+        ],
+      })),
+      {},
+      options,
+    );
+    expect(result.outcome).toBe("succeeded");
+    expect(reads).toBe(1);
+    expect(result.output!.images[0]!.data.byteLength).toBe(8);
+  });
+
+  it("T4 a Proxy, a disguised Float64Array, a lying byteLength or a detached buffer cannot pass for image bytes", async () => {
+    const proxy = await executeTool(hostileTool(async () => ({ json: null, images: [{ mimeType: "image/png", data: new Proxy(png(), {}) }] })), {}, options);
+    expect(proxy.error?.code).toBe("RESULT_INVALID");
+    const big = new Uint8Array(LIMITS.imageBytes + 1);
+    Object.defineProperty(big, "byteLength", { value: 4 });
+    const lying = await executeTool(hostileTool(async () => ({ json: null, images: [{ mimeType: "image/png", data: big }] as ToolImage[] })), {}, options);
+    expect(lying.outcome).toBe("limit_exceeded");
+    expect(lying.breach).toMatchObject({ limit: "imageBytes", actual: LIMITS.imageBytes + 1 });
+    const floats = Object.setPrototypeOf(new Float64Array(2), Uint8Array.prototype) as Uint8Array;
+    const disguised = await executeTool(hostileTool(async () => ({ json: null, images: [{ mimeType: "image/png", data: floats }] })), {}, options);
+    expect(disguised.error?.code).toBe("RESULT_INVALID");
+    const detached = png();
+    structuredClone(detached.buffer, { transfer: [detached.buffer] });
+    const gone = await executeTool(hostileTool(async () => ({ json: null, images: [{ mimeType: "image/png", data: detached }] })), {}, options);
+    expect(gone.error).toMatchObject({ code: "RESULT_INVALID", message: expect.stringContaining("images[0].data could not be copied") });
+  });
+
+  it("T4 a description that is not a string, or a recheckConsent that is not a function, is RESULT_INVALID", async () => {
+    const description = await executeTool(hostileTool(async () => ({ json: null, images: [{ mimeType: "image/png", data: png(), description: {} }] })), {}, options);
+    expect(description.error).toMatchObject({ code: "RESULT_INVALID", message: expect.stringContaining("images[0].description must be a string") });
+    const recheck = await executeTool(hostileTool(async () => ({ json: null, images: [{ mimeType: "image/png", data: png(), recheckConsent: true }] })), {}, options);
+    expect(recheck.error).toMatchObject({ code: "RESULT_INVALID", message: expect.stringContaining("recheckConsent must be a function") });
+  });
+});
+
+describe("hostile progress events (E2)", () => {
+  it("E2 a message whose toString throws, a throwing getter or a Proxy is dropped and counted, never thrown into the tool", () => {
+    const accepted: ProgressEvent[] = [];
+    const progress = createBoundedProgress((event) => accepted.push(event));
+    const hostile = [
+      {
+        message: {
+          toString() {
+            throw new Error("toString");
+          },
+        },
+      },
+      {
+        get progress() {
+          throw new Error("getter");
+        },
+      },
+      throwingProxy(),
+      undefined,
+    ] as unknown as ProgressEvent[];
+    for (const event of hostile) expect(progress.reporter.report(event)).toBe(false);
+    expect(progress.reporter.report({ message: "fine" })).toBe(true);
+    expect(progress.stats).toMatchObject({ accepted: 1, dropped: hostile.length });
+    expect(progress.stats.breaches).toEqual([{ limit: "progressJsonBytes", actual: 0, max: LIMITS.progressJsonBytes, message: "progress event could not be read" }]);
+    expect(accepted).toEqual([{ message: "fine" }]);
+  });
+
+  it("E2 each field of an event is read once: a message getter cannot pass the size check and deliver more", () => {
+    const accepted: ProgressEvent[] = [];
+    const progress = createBoundedProgress((event) => accepted.push(event));
+    let reads = 0;
+    const event = {
+      get message() {
+        return reads++ === 0 ? "short" : "x".repeat(LIMITS.progressMessageBytes + 1);
+      },
+    };
+    expect(progress.reporter.report(event)).toBe(true);
+    expect(reads).toBe(1);
+    expect(accepted).toEqual([{ message: "short" }]);
+  });
+});
+
+describe("hostile modelContext facts (L1)", () => {
+  const withFacts = (modelContext: unknown): Tool => hostileTool(async () => ({ json: null }), { modelContext: modelContext as Tool["modelContext"] });
+
+  it("L1 facts with no JSON form (a function, a Symbol) contribute nothing, with the reason", () => {
+    expect(gatherModelContext(withFacts(() => () => 1), "s")).toEqual({ ok: false, reason: "modelContext facts are not JSON: a function has no JSON form" });
+    expect(gatherModelContext(withFacts(() => Symbol("s")), "s")).toEqual({ ok: false, reason: "modelContext facts are not JSON: a symbol has no JSON form" });
+  });
+
+  it("L1 a then getter, a toJSON or a Proxy that throws contributes nothing, with the reason", () => {
+    const thenGetter = withFacts(() => ({
+      // oxlint-disable-next-line unicorn/no-thenable -- the hostile value under test
+      get then() {
+        throw new Error("then getter");
+      },
+    }));
+    expect(gatherModelContext(thenGetter, "s")).toEqual({ ok: false, reason: "modelContext facts are not JSON: then getter" });
+    const toJSON = withFacts(() => ({
+      toJSON() {
+        throw new Error("toJSON");
+      },
+    }));
+    expect(gatherModelContext(toJSON, "s")).toEqual({ ok: false, reason: "modelContext facts are not JSON: toJSON" });
+    expect(gatherModelContext(withFacts(() => throwingProxy()), "s")).toEqual({ ok: false, reason: "modelContext facts are not JSON: trap" });
+    const thenThrowsWhenCalled = withFacts(() => ({
+      // oxlint-disable-next-line unicorn/no-thenable -- the hostile value under test
+      then() {
+        throw new Error("then");
+      },
+    }));
+    expect(gatherModelContext(thenThrowsWhenCalled, "s")).toMatchObject({ ok: false, reason: expect.stringContaining("synchronous") });
+  });
+
+  it("L1 a modelContext getter that throws, a hook that is not a function, or a thrown non-Error object contributes nothing", () => {
+    const tool = withFacts(undefined);
+    Object.defineProperty(tool, "modelContext", {
+      get() {
+        throw new Error("hook getter");
+      },
+    });
+    expect(gatherModelContext(tool, "s")).toEqual({ ok: false, reason: "reading modelContext threw: hook getter" });
+    expect(gatherModelContext(withFacts({}), "s")).toEqual({ ok: false, reason: "modelContext is an object, not a function" });
+    const nullProto = withFacts(() => {
+      throw Object.create(null);
+    });
+    expect(gatherModelContext(nullProto, "s")).toEqual({ ok: false, reason: "modelContext threw: a non-Error value (object)" });
+  });
+
+  it("L1 the facts are a copy: a getter that answers differently later changes nothing", () => {
+    let reads = 0;
+    const facts = gatherModelContext(
+      withFacts(() => ({
+        get battery() {
+          return reads++ === 0 ? 80 : 10n;
+        },
+      })),
+      "s",
+    );
+    expect(facts).toEqual({ ok: true, facts: { battery: 80 }, bytes: 14 });
+    expect(reads).toBe(1);
+  });
+});
