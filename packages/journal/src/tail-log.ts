@@ -128,9 +128,14 @@ export class TailLog {
    * the collector to account. A short write, rare on a regular file, finishes from bytes.
    */
   private write(lines: string[], from: number, to: number): void {
-    const part = from === 0 && to === lines.length ? lines : lines.slice(from, to);
+    const whole = from === 0 && to === lines.length;
+    const part = whole ? lines : lines.slice(from, to);
     part.push("");
     const text = part.join("\n");
+    // The caller's array must not keep the empty line: `append` goes on reading it, and a
+    // piece that ended exactly at its last line used to write a stray blank line the
+    // commit thread then counted as one line too many (JOURNAL_WRITE_FAILED under load).
+    if (whole) lines.pop();
     const fd = this.fds[this.current]!;
     const length = Buffer.byteLength(text, "utf8");
     let written = writeSync(fd, text, this.position, "utf8");

@@ -24,4 +24,21 @@ describe("tail log writes", () => {
       tail.close(true);
     }
   });
+
+  it("A3 a batch whose piece ends exactly at its last line is written with no stray blank line", () => {
+    const file = folder.file("journal.db-tail");
+    const tail = TailLog.open(file);
+    try {
+      // 16 lines of 4,095 characters: with their line feeds, exactly one 64 Ki-character piece.
+      const lines = Array.from({ length: 16 }, (_, index) => `${String(index).padStart(2, "0")}${"x".repeat(4_093)}`);
+      const expected = [...lines];
+      tail.append(lines);
+      const text = readFileSync(tail.paths[0], "utf8");
+      expect(text).toBe(`${expected.join("\n")}\n`);
+      expect(text.split("\n").filter((line) => line === "")).toHaveLength(1); // only after the last line's feed
+      expect(tail.groupRange(new Int32Array(16)).end).toBe(Buffer.byteLength(text));
+    } finally {
+      tail.close(true);
+    }
+  });
 });
