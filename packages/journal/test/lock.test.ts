@@ -67,6 +67,38 @@ describe("one writer at a time (A3)", () => {
     journal.close();
   });
 
+  it("A3 four writers starting at once over a dead writer's lock: exactly one takes it over, the others are refused", async () => {
+    expect(existsSync(dist), "build the package first (the children import dist/)").toBe(true);
+    const file = folder.file("journal.db");
+    Journal.open({ path: file }).close();
+    for (let round = 0; round < 5; round += 1) {
+      writeFileSync(`${file}-lock`, "999999\n"); // a writer that no longer runs
+      const at = Date.now() + 600;
+      const script = `
+        import { Journal } from ${JSON.stringify(dist)};
+        while (Date.now() < ${at}) {}
+        try {
+          const journal = Journal.open({ path: ${JSON.stringify(file)}, commitThread: "never" });
+          process.stdout.write("OPEN\\n");
+          await new Promise((resolve) => setTimeout(resolve, 800));
+          journal.close();
+        } catch (error) {
+          process.stdout.write(\`REFUSED \${error.code}\\n\`);
+        }
+      `;
+      const outputs = await Promise.all(
+        Array.from({ length: 4 }, () => {
+          const child = spawn(process.execPath, ["--input-type=module", "-e", script], { stdio: ["ignore", "pipe", "inherit"] });
+          let output = "";
+          child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
+          return new Promise<string>((resolve) => child.on("close", () => resolve(output.trim())));
+        }),
+      );
+      expect(outputs.filter((output) => output === "OPEN"), `round ${round}: ${outputs.join(", ")}`).toHaveLength(1);
+      expect(outputs.filter((output) => output === `REFUSED ${JOURNAL_ERRORS.LOCKED}`)).toHaveLength(3);
+    }
+  });
+
   it("A3 a lock file without a pid is taken over once it is old, and refused while it is new", async () => {
     const file = folder.file("journal.db");
     writeFileSync(`${file}-lock`, "");
