@@ -193,6 +193,15 @@ describe("calls", () => {
     await session.close();
   });
 
+  it("E4 a JSON-RPC error answer of code -32000 is a failed call with the server's message, not a crash; the connection stays", async () => {
+    const session = bridge.openSession("server-error");
+    await session.discover(["malformed"]);
+    const refused = await session.callTool("malformed", "server_error", {}, {});
+    expect(refused).toMatchObject({ outcome: "failed", error: { code: MCP_ERROR_CODES.requestFailed, message: expect.stringContaining("bad token: the service refused it") } });
+    expect(await session.callTool("malformed", "good", {}, {})).toMatchObject({ outcome: "succeeded" });
+    await session.close();
+  });
+
   it("E2 asks the server for progress only when the caller listens", async () => {
     const session = bridge.openSession("progress-token");
     await session.discover(["malformed"]);

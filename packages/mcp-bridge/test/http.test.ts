@@ -54,6 +54,7 @@ class LocalService {
     };
     const server = new McpServer({ name: "local-service", version: "1.0.0" });
     server.registerTool("echo", { description: "Echoes.", inputSchema: { text: z.string() } }, async ({ text }) => ({ content: [{ type: "text", text }] }));
+    server.registerTool("big", { description: "Answers with about 600 KB of text.", inputSchema: {} }, async () => ({ content: [{ type: "text", text: "x".repeat(600 * 1024) }] }));
     server.registerTool("drop", { description: "The service drops the connection.", inputSchema: {} }, async () => {
       request.socket.destroy();
       this.server?.closeAllConnections();
@@ -82,7 +83,7 @@ describe("streamable HTTP providers", () => {
     const session = bridge.openSession("http");
     const { catalogs, unavailable } = await session.discover(["local"]);
     expect(unavailable).toEqual([]);
-    expect(catalogs[0]?.tools.map((tool) => tool.name).sort()).toEqual(["drop", "echo"]);
+    expect(catalogs[0]?.tools.map((tool) => tool.name).sort()).toEqual(["big", "drop", "echo"]);
     const result = await session.callTool("local", "echo", { text: "over http" }, {});
     expect(result.output?.text).toBe("over http");
     expect(service.sessions.size).toBe(1);
@@ -117,6 +118,20 @@ describe("streamable HTTP providers", () => {
     } finally {
       service.failDelete = false;
     }
+  });
+
+  it("E3 an HTTP answer over maxMessageBytes is dropped as it streams in and its call fails at once as a limit breach", async () => {
+    const bridge = new McpBridge([provider(TOKEN)], { maxMessageBytes: 256 * 1024 });
+    const session = bridge.openSession("big");
+    await session.discover(["local"]);
+    const started = Date.now();
+    const result = await session.callTool("local", "big", {}, { timeoutMs: 60_000 });
+    expect(result).toMatchObject({ outcome: "limit_exceeded", breach: { limit: "resultBytes" } });
+    expect(result.error?.message).toContain("over the 262144-byte message bound");
+    // Answered by the bound, not by the call's 60 s time bound.
+    expect(Date.now() - started).toBeLessThan(30_000);
+    expect((await session.callTool("local", "echo", { text: "still here" }, {})).output?.text).toBe("still here");
+    await bridge.dispose();
   });
 
   it("E4 a service dropping the connection mid-call fails the call as crashed; the next discovery reconnects", async () => {

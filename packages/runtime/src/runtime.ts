@@ -93,13 +93,13 @@ export class Runtime {
   #host: Promise<{ executableBytesDigest: string; nodeVersion: string }> | undefined;
   #closing: Promise<void> | undefined;
 
-  private constructor(registry: ToolRegistry, journal: Journal, ownsJournal: boolean, options: RuntimeOptions) {
+  private constructor(registry: ToolRegistry, journal: Journal, ownsJournal: boolean, options: RuntimeOptions, secrets: readonly string[]) {
     this.registry = registry;
     this.journal = journal;
     this.#ownsJournal = ownsJournal;
     this.#options = options;
     this.#bridge = new McpBridge(registry.providers(), options.mcp);
-    this.#redactor = Redactor.fromSources(registry.providers(), process.env, options.secrets);
+    this.#redactor = Redactor.fromSources(registry.providers(), process.env, secrets);
   }
 
   /**
@@ -108,6 +108,8 @@ export class Runtime {
    */
   static async openWithRegistry(registry: ToolRegistry, options: RuntimeOptions = {}): Promise<Runtime> {
     const workspace = path.resolve(options.workspace ?? process.cwd());
+    // Known before anything opens: a provider whose credentials cannot be listed leaves nothing open.
+    const secrets = [...(options.secrets ?? []), ...modelSecrets(options.models ?? [])];
     const given = options.journal;
     // Opened before the registry freezes: a journal that cannot open (locked, unreadable)
     // leaves the host's registry as it was, to fix and try again.
@@ -120,7 +122,7 @@ export class Runtime {
             commitThread: given?.commitThread ?? "auto",
           });
     registry.freeze();
-    return new Runtime(registry, journal, !(given instanceof Journal), { ...options, workspace });
+    return new Runtime(registry, journal, !(given instanceof Journal), { ...options, workspace }, secrets);
   }
 
   /** Opens a session on a bundle: loads it, computes and journals its execution identity (A2). */
@@ -295,4 +297,20 @@ function withRegistryClassifications(policy: ApprovalPolicy, registry: ToolRegis
     (fromRegistry ??= {})[tool.name] = tool.classification;
   }
   return fromRegistry === undefined ? policy : { ...policy, classifications: { ...fromRegistry, ...policy.classifications } };
+}
+
+/** The credentials the model providers were handed (E6: redacted like every other secret). */
+function modelSecrets(providers: readonly ModelProvider[]): string[] {
+  const secrets: string[] = [];
+  for (const provider of providers) {
+    let listed: readonly string[];
+    try {
+      listed = provider.secrets?.() ?? [];
+    } catch (cause) {
+      // Fail closed: a runtime that cannot know a provider's credentials cannot keep them out of what it writes.
+      throw new OpenWorkerError(RUNTIME_ERROR_CODES.OPTIONS_INVALID, `model provider ${JSON.stringify(provider.id)}: secrets() failed, so its credentials could not be redacted (E6)`, { cause });
+    }
+    for (const secret of listed) if (typeof secret === "string" && secret !== "") secrets.push(secret);
+  }
+  return secrets;
 }

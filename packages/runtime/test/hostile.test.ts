@@ -207,6 +207,35 @@ describe("secrets (E6)", () => {
   });
 });
 
+describe("model provider credentials (E6)", () => {
+  it("E6 a model provider's own key, echoed by the model in its text or a tool call, reaches no event, text, message or journal record", async () => {
+    const key = "sk-model-key-0123456789";
+    const model = new ScriptedProvider([{ text: `my key is ${key}`, toolCalls: [{ name: "test__echo", arguments: JSON.stringify({ text: key }) }] }, { text: `done, ${key}` }]);
+    Object.assign(model, { secrets: () => [key] });
+    runtime = await openRuntime(space.dir, [echo], { models: [model] });
+    const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.echo"]), policy: bypass });
+    const events: RuntimeEvent[] = [];
+    session.subscribe((event) => events.push(event));
+    const turn = await session.runTurn("go");
+    expect(turn.text).toBe("done, [redacted]");
+    expect(JSON.stringify(events)).not.toContain(key);
+    expect(JSON.stringify(session.messages)).not.toContain(key);
+    expect(JSON.stringify(runtime.journal.records(session.id))).not.toContain(key);
+  });
+
+  it("E6 a model provider whose secrets() throws is refused before anything opens (fail closed)", async () => {
+    const model = new ScriptedProvider([]);
+    Object.assign(model, {
+      secrets: () => {
+        throw new Error("vault unreachable");
+      },
+    });
+    const registry = new ToolRegistry();
+    await expect(Runtime.openWithRegistry(registry, { workspace: space.dir, journal: { path: path.join(space.dir, "journal.db") }, models: [model] })).rejects.toMatchObject({ code: "OPTIONS_INVALID" });
+    expect(registry.frozen).toBe(false);
+  });
+});
+
 describe("host-driven calls take JSON, by exact name", () => {
   it("E5 host arguments are their JSON: NaN fails the schema, toJSON cannot dodge the size bound, BigInt is invalid, undefined is {}", async () => {
     let received: unknown;

@@ -1,4 +1,4 @@
-import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import type { ProgressReporter } from "@openworker/tools-sdk";
 import { LIMITS } from "@openworker/tools-sdk";
 import { boundErrorMessage, FAULT_CODES } from "@openworker/tools-sdk/execution";
@@ -59,7 +59,10 @@ function settleFault(call: ProviderCall, settlement: Exclude<ChannelSettlement, 
     case "crashed":
       return crashed(call);
     case "error": {
-      if (settlement.code === ErrorCode.ConnectionClosed || !connection.live) return crashed(call);
+      // An error answer came from the server, whatever its code: -32000 is the usual generic
+      // server error of JSON-RPC libraries (and also the SDK's local "connection closed",
+      // which never arrives as an answer). Only a connection that is gone makes it a crash.
+      if (!connection.live) return crashed(call);
       const error = new McpError(settlement.code, settlement.message, settlement.data);
       if (settlement.code === OVERSIZED_RESPONSE_CODE) {
         // E3: the transport dropped the response line for its size and answered for it.

@@ -9,7 +9,8 @@ import { MCP_ERROR_CODES } from "../codes.js";
 import { CallChannel } from "../call/call-channel.js";
 import { listAllTools, type ListingBounds } from "../catalog/list.js";
 import type { ResolvedOptions } from "../options.js";
-import { ChildProcessTransport } from "../process/stdio-transport.js";
+import { ChildProcessTransport, OVERSIZED_RESPONSE_CODE } from "../process/stdio-transport.js";
+import { boundedFetch } from "./bounded-fetch.js";
 import { redact } from "../redact.js";
 import type { McpCatalogTool } from "../types.js";
 
@@ -92,7 +93,15 @@ export class ProviderConnection {
       } catch (cause) {
         throw new OpenWorkerError(MCP_ERROR_CODES.providerInvalid, `MCP provider "${namespace}": url is not a valid URL`, { cause, details: { namespace } });
       }
-      const http = new StreamableHTTPClientTransport(url, { requestInit: { headers: { ...definition.headers } } });
+      // One response or event past maxMessageBytes ends that response (memory stays bounded),
+      // and the requests it answered get an error answer at once, as for stdio's dropped lines.
+      const answerOversized = (ids: readonly (string | number)[], message: string) => {
+        for (const id of ids) http.onmessage?.({ jsonrpc: "2.0", id, error: { code: OVERSIZED_RESPONSE_CODE, message } });
+      };
+      const http: StreamableHTTPClientTransport = new StreamableHTTPClientTransport(url, {
+        requestInit: { headers: { ...definition.headers } },
+        fetch: boundedFetch(options.maxMessageBytes, answerOversized),
+      });
       transport = http;
       closeRemote = async () => {
         let failure: CleanupFailure | undefined;

@@ -92,4 +92,10 @@ export interface ModelProvider {
   listModels(): readonly ModelCatalogRow[];
   /** Current readiness of one model (I1): synchronous, no I/O. */
   readModelReadiness?(model: string): ModelReadiness | undefined;
+  /**
+   * The credentials this provider was handed (an API key, header values): the runtime
+   * redacts them from everything it writes, as it does the MCP providers' (E6). Read once,
+   * when the runtime opens.
+   */
+  secrets?(): readonly string[];
 }

@@ -6,7 +6,7 @@ import type { CallEnvironment } from "../call/environment.js";
 import { releaseImages, type PendingImage } from "../call/images.js";
 import { runGovernedCall, type CallReport } from "../call/pipeline.js";
 import { RUNTIME_ERROR_CODES } from "../errors.js";
-import type { ModelMessage, ModelProvider } from "../model/types.js";
+import type { ModelMessage, ModelProvider, ModelResponse } from "../model/types.js";
 import { gatherFacts } from "./facts.js";
 import { prepareTurn, type PreparedTurn } from "./prepare.js";
 
@@ -98,9 +98,12 @@ export async function runTurn(context: TurnContext, turnId: string, input: strin
       if (signal.aborted) return end("cancelled", "");
       return end("model_error", "", { code: RUNTIME_ERROR_CODES.MODEL_FAILED, message: environment.redactor.text(describe(error).message) });
     }
-    context.messages.push({ role: "assistant", content: response.text, toolCalls: response.toolCalls });
-    if (response.text) events.emit({ type: "message", sessionId, turnId, text: response.text });
-    if (response.toolCalls.length === 0) return end("answered", response.text);
+    // A model can echo a secret it was shown or guessed (its API key, say): what the runtime
+    // hands on (events, the turn's text, the session's messages) is redacted (E6).
+    const text = environment.redactor.text(response.text);
+    context.messages.push({ role: "assistant", content: text, toolCalls: redactedCalls(environment, response.toolCalls) });
+    if (text) events.emit({ type: "message", sessionId, turnId, text });
+    if (response.toolCalls.length === 0) return end("answered", text);
 
     for (const [index, toolCall] of response.toolCalls.entries()) {
       const callId = context.nextCallId();
@@ -175,6 +178,15 @@ export function settleTools(context: Pick<TurnContext, "environment">, tools: re
       // A hook's failure must not keep the turn from ending; the journal has the turn's end.
     }
   }
+}
+
+/** The model's tool calls as the session's history keeps them: arguments redacted (E6); the same array when nothing changed. */
+function redactedCalls(environment: CallEnvironment, calls: ModelResponse["toolCalls"]): ModelResponse["toolCalls"] {
+  if (environment.redactor.empty || calls.length === 0) return calls;
+  return calls.map((call) => {
+    const args = typeof call.arguments === "string" ? environment.redactor.text(call.arguments) : environment.redactor.json(call.arguments);
+    return args === call.arguments ? call : { ...call, arguments: args };
+  });
 }
 
 /** `promise`, or a rejection as soon as `signal` aborts (the promise is then left to itself). */
