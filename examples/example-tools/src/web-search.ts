@@ -56,11 +56,22 @@ async function searchSearxng(endpoint: string, query: string, limit: number, sig
     throw new ToolError("SEARCH_UNREACHABLE", `the search endpoint at ${url.origin} did not answer`);
   }
   if (!response.ok) throw new ToolError("SEARCH_FAILED", `the search endpoint answered HTTP ${response.status}`);
-  const body = (await response.json()) as { results?: Array<{ title?: unknown; url?: unknown; content?: unknown }> };
-  if (!Array.isArray(body.results)) throw new ToolError("SEARCH_FAILED", "the search endpoint's answer has no results list");
-  return body.results.slice(0, limit).map((hit) => ({
-    title: String(hit.title ?? ""),
-    url: String(hit.url ?? ""),
-    snippet: String(hit.content ?? "").slice(0, 500),
-  }));
+  let body: { results?: unknown };
+  try {
+    body = (await response.json()) as { results?: unknown };
+  } catch (error) {
+    if (signal.aborted) throw error;
+    // An HTML captcha page, a cut-off body: the endpoint failed, the tool did not. The body is not echoed.
+    throw new ToolError("SEARCH_FAILED", "the search endpoint's answer is not JSON (or was cut off)");
+  }
+  if (typeof body !== "object" || body === null || !Array.isArray(body.results)) throw new ToolError("SEARCH_FAILED", "the search endpoint's answer has no results list");
+  return body.results.slice(0, limit).map((hit: unknown) => {
+    const fields = (typeof hit === "object" && hit !== null ? hit : {}) as { title?: unknown; url?: unknown; content?: unknown };
+    return { title: text(fields.title), url: text(fields.url), snippet: text(fields.content).slice(0, 500) };
+  });
+}
+
+/** A hit's field as text: strings and numbers as they are, anything else (an object, null) empty. */
+function text(value: unknown): string {
+  return typeof value === "string" ? value : typeof value === "number" ? String(value) : "";
 }

@@ -16,7 +16,17 @@ beforeAll(async () => {
       response.writeHead(404).end();
       return;
     }
-    queries.push(url.searchParams.get("q") ?? "");
+    const query = url.searchParams.get("q") ?? "";
+    queries.push(query);
+    if (query === "captcha") {
+      response.writeHead(200, { "content-type": "text/html" }).end("<html>captcha: prove you are human</html>");
+      return;
+    }
+    if (query === "odd") {
+      response.writeHead(200, { "content-type": "application/json" });
+      response.end(JSON.stringify({ results: [{ title: { nested: true }, url: null, content: 42 }, "not a hit"] }));
+      return;
+    }
     response.writeHead(200, { "content-type": "application/json" });
     response.end(JSON.stringify({ results: [{ title: "Live", url: "https://live.example", content: "from the endpoint" }] }));
   });
@@ -45,6 +55,18 @@ describe("example.web_search", () => {
     const result = await runTool(createWebSearch({ searxngUrl: `${baseUrl}/missing/` }), { query: "x" });
     expect(result.outcome).toBe("failed");
     expect(result.error?.code).toBe("SEARCH_FAILED");
+  });
+
+  it("T1 an endpoint answering HTML (a captcha page) is a ToolError that does not echo the page", async () => {
+    const result = await runTool(createWebSearch({ searxngUrl: baseUrl }), { query: "captcha" });
+    expect(result.outcome).toBe("failed");
+    expect(result.error?.code).toBe("SEARCH_FAILED");
+    expect(result.error?.message).not.toContain("captcha");
+  });
+
+  it("T1 hits with fields of the wrong type become empty text, not \"[object Object]\"", async () => {
+    const result = await runTool(createWebSearch({ searxngUrl: baseUrl }), { query: "odd" });
+    expect(result.output?.json).toMatchObject({ results: [{ title: "", url: "", snippet: "42" }, { title: "", url: "", snippet: "" }] });
   });
 
   it("E5 refuses unknown or empty arguments before searching", async () => {

@@ -248,6 +248,31 @@ describe("OpenAICompatibleProvider.complete", () => {
     expect(error.message).toContain("tool_calls[0] has no function name");
   });
 
+  it("fails with reason truncated when the answer stopped at the token limit: a cut answer is not an answer, its calls do not run", async () => {
+    const cut = (reply: Parameters<typeof chatCompletion>[0], finishReason: string): FakeScriptStep => () => {
+      const completion = chatCompletion(reply) as { choices: Array<Record<string, unknown>> };
+      completion.choices[0]!.finish_reason = finishReason;
+      return completion;
+    };
+    const server = await serve([
+      cut({ content: "The answer is tru" }, "length"),
+      cut({ toolCalls: [{ name: "example__web_search", arguments: '{"query":"wea' }] }, "length"),
+      cut({ content: null }, "content_filter"),
+      cut({ content: "Complete." }, "stop"),
+    ]);
+    const model = provider(server);
+
+    const text = await rejection(model.complete(request()));
+    expect(text.code).toBe("MODEL_REQUEST_FAILED");
+    expect(text.details).toMatchObject({ reason: "truncated", finishReason: "length" });
+    expect(text.message).toContain('finish_reason "length"');
+    const calls = await rejection(model.complete(request({ tools: [WEB_SEARCH] })));
+    expect(calls.details).toMatchObject({ reason: "truncated" });
+    const filtered = await rejection(model.complete(request()));
+    expect(filtered.details).toMatchObject({ reason: "content-filter", finishReason: "content_filter" });
+    expect((await model.complete(request())).text).toBe("Complete.");
+  });
+
   it("fills a missing tool call id and accepts arguments sent as a JSON object", async () => {
     const server = await serve([
       () => ({
@@ -413,6 +438,34 @@ describe("OpenAICompatibleProvider catalog and readiness", () => {
     expect(server.headers[0]?.authorization).toBe("Bearer not-needed");
   });
 
+  it("E6 secrets() lists the key from the option and every non-empty header value, and never the keyless placeholder", () => {
+    const configured = new OpenAICompatibleProvider({
+      baseURL: "http://127.0.0.1:9/v1",
+      model: "m",
+      apiKey: API_KEY,
+      headers: { "x-gateway-token": "gw-token-123456", "x-short": "v1", "x-empty": "" },
+    });
+    expect(configured.secrets()).toEqual([API_KEY, "gw-token-123456", "v1"]);
+    expect(new OpenAICompatibleProvider({ baseURL: "http://127.0.0.1:9/v1", model: "m", apiKey: null }).secrets()).toEqual([]);
+  });
+
+  it("E6 secrets() lists the key read from OPENAI_API_KEY and the values of OPENAI_CUSTOM_HEADERS the client sends", async () => {
+    await withEnv({ OPENAI_API_KEY: "sk-from-env-0123456789", OPENAI_CUSTOM_HEADERS: "X-Gateway-Key: gw-env-secret-42\nX-Other: x" }, () => {
+      const provider = new OpenAICompatibleProvider({ baseURL: "http://127.0.0.1:9/v1", model: "m" });
+      expect(provider.secrets()).toEqual(["sk-from-env-0123456789", "gw-env-secret-42", "x"]);
+    });
+    await withEnv({ OPENAI_API_KEY: undefined, OPENAI_CUSTOM_HEADERS: undefined }, () => {
+      expect(new OpenAICompatibleProvider({ baseURL: "http://127.0.0.1:9/v1", model: "m" }).secrets()).toEqual([]);
+    });
+  });
+
+  it("E6 a value of OPENAI_CUSTOM_HEADERS is redacted from server text like a configured header", async () => {
+    const server = await serve([() => errorReply(400, "bad gateway key gw-env-secret-42")]);
+    const error = await withEnv({ OPENAI_CUSTOM_HEADERS: "X-Gateway-Key: gw-env-secret-42" }, () => rejection(provider(server).complete(request())));
+    expect(server.headers[0]?.["x-gateway-key"]).toBe("gw-env-secret-42");
+    expect(inspect(error, { depth: 10 })).not.toContain("gw-env-secret-42");
+  });
+
   it("refuses unusable options with MODEL_PROVIDER_CONFIG_INVALID naming the field", () => {
     const invalid = (options: OpenAICompatibleOptions): OpenWorkerError => {
       try {
@@ -431,6 +484,9 @@ describe("OpenAICompatibleProvider catalog and readiness", () => {
     expect(invalid({ baseURL: "http://127.0.0.1/v1", model: "m", maxToolNameLength: 0 }).details).toEqual({ field: "maxToolNameLength" });
     expect(invalid({ baseURL: "http://127.0.0.1/v1", model: "m", maxRetries: -1 }).details).toEqual({ field: "maxRetries" });
     expect(invalid({ baseURL: "http://127.0.0.1/v1", model: "m", timeoutMs: 1.5 }).details).toEqual({ field: "timeoutMs" });
+    // Node's timers overflow past 2^31 - 1 ms and fire after 1 ms: such a deadline would end every request at once.
+    expect(invalid({ baseURL: "http://127.0.0.1/v1", model: "m", timeoutMs: 2 ** 31 }).message).toContain("at most 2147483647");
+    expect(invalid({ baseURL: "http://127.0.0.1/v1", model: "m", maxResponseBytes: 0 }).details).toEqual({ field: "maxResponseBytes" });
     expect(invalid({ baseURL: "http://127.0.0.1/v1", model: "m", models: [""] }).details).toEqual({ field: "models[0]" });
   });
 });

@@ -1,15 +1,19 @@
+import { setTimeout as delay } from "node:timers/promises";
 import { OpenWorkerError, utf8Bytes } from "@openworker/tools-sdk";
 import { OpenAI } from "openai";
 import type { ChatCompletionCreateParamsNonStreaming } from "openai/resources/chat/completions";
 import {
   cancelledError,
+  incompleteCompletionError,
   OPENAI_PROVIDER_CODES,
+  retryDelayMs,
+  timeoutError,
   toProviderError,
   unreadableCompletionError,
   type EndpointFacts,
 } from "./openai-errors.js";
 import { toChatMessages, toChatTools } from "./openai-request.js";
-import { readCompletion } from "./openai-response.js";
+import { boundedFetch, readCompletion } from "./openai-response.js";
 import type {
   ModelCatalogRow,
   ModelProvider,
@@ -43,22 +47,39 @@ export interface OpenAICompatibleOptions {
   readonly models?: readonly string[];
   /** Longest tool name the endpoint accepts. Default 64 (OpenAI's limit). */
   readonly maxToolNameLength?: number;
-  /** Bound of one request, in milliseconds. Default 120 000. */
+  /**
+   * Deadline of one `complete`, in milliseconds: connecting, waiting for the answer,
+   * reading its body and any retries all fit in it. Default 120 000; at most 2 147 483 647
+   * (Node's longest timer).
+   */
   readonly timeoutMs?: number;
+  /**
+   * Largest response body read, in bytes. Default 33 554 432 (32 MiB). A longer answer
+   * fails the attempt (`details.reason: "too-large"`) instead of being buffered.
+   */
+  readonly maxResponseBytes?: number;
   /**
    * Retries of a request that got no usable response (connection error, 408/409/429/5xx).
    * Default 0. A retry happens inside one `complete` call, before anything reaches the
    * runtime, so no tool call is ever replayed (E4); it may bill twice on a server that
-   * did the work but failed to answer.
+   * did the work but failed to answer. Retries and their waits stay within `timeoutMs`.
    */
   readonly maxRetries?: number;
-  /** Extra HTTP headers on every request. Their values are treated as secrets in error text. */
+  /** Extra HTTP headers on every request. Their values are secrets: see `secrets()`. */
   readonly headers?: Readonly<Record<string, string>>;
   /** The provider id in catalog rows. Default `"openai"`; set it to tell two endpoints apart. */
   readonly id?: string;
 }
 
-const DEFAULTS = Object.freeze({ maxToolNameLength: 64, timeoutMs: 120_000, maxRetries: 0, id: "openai" });
+const DEFAULTS = Object.freeze({
+  maxToolNameLength: 64,
+  timeoutMs: 120_000,
+  maxResponseBytes: 32 * 1024 * 1024,
+  maxRetries: 0,
+  id: "openai",
+});
+// Node's timers hold at most a signed 32-bit count of milliseconds; a longer one fires after 1 ms.
+const MAX_TIMER_MS = 2 ** 31 - 1;
 const KEYLESS_PLACEHOLDER = "not-needed";
 // Header values this short are content types and versions, not credentials; redacting them would garble messages.
 const MIN_SECRET_HEADER_LENGTH = 8;
@@ -87,15 +108,21 @@ export class OpenAICompatibleProvider implements ModelProvider {
   readonly #client: OpenAI;
   readonly #models: readonly string[];
   readonly #readiness: ModelReadiness;
-  readonly #secrets: readonly string[];
+  readonly #timeoutMs: number;
+  readonly #maxRetries: number;
+  /** Every credential handed to the provider, for `secrets()`. */
+  readonly #handed: readonly string[];
+  /** Those redacted from error text: the key, and header values long enough to be credentials. */
+  readonly #redacted: readonly string[];
 
   constructor(options: OpenAICompatibleOptions) {
     const url = parseBaseURL(options.baseURL);
     this.id = nonEmpty(options.id ?? DEFAULTS.id, "id");
     this.defaultModel = nonEmpty(options.model, "model");
     this.maxToolNameLength = positiveInteger(options.maxToolNameLength ?? DEFAULTS.maxToolNameLength, "maxToolNameLength");
-    const timeoutMs = positiveInteger(options.timeoutMs ?? DEFAULTS.timeoutMs, "timeoutMs");
-    const maxRetries = nonNegativeInteger(options.maxRetries ?? DEFAULTS.maxRetries, "maxRetries");
+    this.#timeoutMs = positiveInteger(options.timeoutMs ?? DEFAULTS.timeoutMs, "timeoutMs", MAX_TIMER_MS);
+    const maxResponseBytes = positiveInteger(options.maxResponseBytes ?? DEFAULTS.maxResponseBytes, "maxResponseBytes");
+    this.#maxRetries = nonNegativeInteger(options.maxRetries ?? DEFAULTS.maxRetries, "maxRetries");
     this.origin = url.origin;
     this.#models = catalogModels(this.defaultModel, options.models);
 
@@ -104,10 +131,13 @@ export class OpenAICompatibleProvider implements ModelProvider {
     // Readiness is fixed here so that reading it later is synchronous and does no I/O (I1).
     this.#readiness = Object.freeze({ accountType: configuredKey === undefined ? "local" : "api-key" });
     const headers = { ...options.headers };
-    this.#secrets = [
-      ...(configuredKey === undefined ? [] : [configuredKey]),
-      ...Object.values(headers).filter((value) => value.length >= MIN_SECRET_HEADER_LENGTH),
-    ];
+    // The client adds OPENAI_CUSTOM_HEADERS to every request (it offers no way to stop it): those values are handed to us too.
+    const headerValues = [...Object.values(headers), ...customHeaderValues(process.env.OPENAI_CUSTOM_HEADERS)].filter(
+      (value): value is string => typeof value === "string" && value.length > 0,
+    );
+    const key = configuredKey === undefined ? [] : [configuredKey];
+    this.#handed = Object.freeze([...new Set([...key, ...headerValues])]);
+    this.#redacted = Object.freeze([...new Set([...key, ...headerValues.filter((value) => value.length >= MIN_SECRET_HEADER_LENGTH)])]);
 
     this.#client = new OpenAI({
       baseURL: url.href,
@@ -118,8 +148,10 @@ export class OpenAICompatibleProvider implements ModelProvider {
       organization: null,
       project: null,
       webhookSecret: null,
-      timeout: timeoutMs,
-      maxRetries,
+      timeout: this.#timeoutMs,
+      // Retries are ours (#send): the client's would wait whatever Retry-After says, past any deadline.
+      maxRetries: 0,
+      fetch: boundedFetch(maxResponseBytes),
       defaultHeaders: headers,
       // Errors reach the runtime as OpenWorkerError; the client's own console output would bypass it.
       logLevel: "off",
@@ -127,13 +159,14 @@ export class OpenAICompatibleProvider implements ModelProvider {
   }
 
   /**
-   * Runs one attempt: one chat-completions request, aborted with `request.signal`.
+   * Runs one attempt: one chat-completions request (and its retries, if any), aborted with
+   * `request.signal` or when `timeoutMs` has passed since the call, whichever comes first.
    * Rejects with `ALIAS_TOO_LONG_FOR_PROVIDER` (nothing sent), `MODEL_REQUEST_CANCELLED`
    * or `MODEL_REQUEST_FAILED`.
    */
   async complete(request: ModelRequest): Promise<ModelResponse> {
     const model = request.model.length > 0 ? request.model : this.defaultModel;
-    const endpoint: EndpointFacts = { origin: this.origin, model, secrets: this.#secrets };
+    const endpoint: EndpointFacts = { origin: this.origin, model, secrets: this.#redacted };
     this.#refuseLongAliases(request.tools);
     if (request.signal.aborted) throw cancelledError(endpoint, request.signal.reason);
 
@@ -143,15 +176,39 @@ export class OpenAICompatibleProvider implements ModelProvider {
       // The API rejects `tool_choice` without tools.
       ...(request.tools.length > 0 ? { tools: toChatTools(request.tools), tool_choice: "auto" as const } : {}),
     };
+    // One deadline for the whole request: the client's own timeout stops at the headers,
+    // and a body that trickles in byte by byte would otherwise hold the attempt for ever.
+    const deadline = new AbortController();
+    const deadlineAt = Date.now() + this.#timeoutMs;
+    const timer = setTimeout(() => deadline.abort(), this.#timeoutMs);
+    const forwardAbort = (): void => deadline.abort(request.signal.reason);
+    request.signal.addEventListener("abort", forwardAbort, { once: true });
     let completion: unknown;
     try {
-      completion = await this.#client.chat.completions.create(body, { signal: request.signal });
+      completion = await this.#send(body, deadline.signal, deadlineAt);
     } catch (error) {
-      throw toProviderError(error, request.signal, endpoint);
+      if (request.signal.aborted) throw cancelledError(endpoint, request.signal.reason);
+      if (deadline.signal.aborted) throw timeoutError(endpoint, this.#timeoutMs);
+      throw toProviderError(error, endpoint);
+    } finally {
+      clearTimeout(timer);
+      request.signal.removeEventListener("abort", forwardAbort);
     }
     const reading = readCompletion(completion);
     if (!reading.ok) throw unreadableCompletionError(endpoint, reading.problem);
+    const incomplete = incompleteCompletionError(endpoint, reading.finishReason);
+    if (incomplete !== undefined) throw incomplete;
     return reading.response;
+  }
+
+  /**
+   * The credentials this provider was handed: the API key (from `apiKey` or
+   * `OPENAI_API_KEY`) and the value of every header it sends (`headers`, and
+   * `OPENAI_CUSTOM_HEADERS`, which the client adds). The runtime redacts them from
+   * everything it writes (E6). The keyless placeholder is not a secret and is not listed.
+   */
+  secrets(): readonly string[] {
+    return this.#handed;
   }
 
   /** The configured models (I1). No I/O: the endpoint is not asked. */
@@ -166,6 +223,24 @@ export class OpenAICompatibleProvider implements ModelProvider {
    */
   readModelReadiness(model: string): ModelReadiness | undefined {
     return this.#models.includes(model) ? this.#readiness : undefined;
+  }
+
+  /**
+   * Sends the request, retrying what {@link retryDelayMs} allows up to `maxRetries` times
+   * (E4). A wait that would end past the deadline is not taken: the error that asked for
+   * it is the attempt's, at once, instead of a sleep the deadline would cut anyway.
+   */
+  async #send(body: ChatCompletionCreateParamsNonStreaming, signal: AbortSignal, deadlineAt: number): Promise<unknown> {
+    for (let retry = 0; ; retry += 1) {
+      try {
+        return await this.#client.chat.completions.create(body, { signal });
+      } catch (error) {
+        if (signal.aborted || retry >= this.#maxRetries) throw error;
+        const wait = retryDelayMs(error, retry);
+        if (wait === undefined || Date.now() + wait >= deadlineAt) throw error;
+        await delay(wait, undefined, { signal });
+      }
+    }
   }
 
   #refuseLongAliases(tools: readonly ModelToolDefinition[]): void {
@@ -198,6 +273,16 @@ function parseBaseURL(baseURL: string): URL {
   return url;
 }
 
+/** The values of `OPENAI_CUSTOM_HEADERS` (`Name: value` lines), parsed as the openai client parses them. */
+function customHeaderValues(text: string | undefined): string[] {
+  if (text === undefined) return [];
+  return text
+    .trim()
+    .split("\n")
+    .filter((line) => line.includes(":"))
+    .map((line) => line.slice(line.indexOf(":") + 1).trim());
+}
+
 function catalogModels(model: string, models: readonly string[] | undefined): readonly string[] {
   for (const [index, name] of (models ?? []).entries()) nonEmpty(name, `models[${index}]`);
   return Object.freeze([...new Set([model, ...(models ?? [])])]);
@@ -212,8 +297,10 @@ function nonEmptyOrUndefined(value: string | undefined): string | undefined {
   return value === undefined || value.length === 0 ? undefined : value;
 }
 
-function positiveInteger(value: number, field: string): number {
-  if (!Number.isSafeInteger(value) || value <= 0) throw configError(`${field} must be a positive integer (got ${value})`, field);
+function positiveInteger(value: number, field: string, max = Number.MAX_SAFE_INTEGER): number {
+  if (!Number.isSafeInteger(value) || value <= 0 || value > max) {
+    throw configError(`${field} must be a positive integer${max === Number.MAX_SAFE_INTEGER ? "" : ` of at most ${max}`} (got ${value})`, field);
+  }
   return value;
 }
 

@@ -1,9 +1,86 @@
 import { randomUUID } from "node:crypto";
 import type { JsonValue } from "@openworker/tools-sdk";
+import type { ClientOptions } from "openai";
 import type { ModelResponse, ModelToolCall } from "./types.js";
 
-/** A completion read into a response, or why it could not be (words for the error message). */
-export type CompletionReading = { readonly ok: true; readonly response: ModelResponse } | { readonly ok: false; readonly problem: string };
+/**
+ * A completion read into a response (with `choices[0].finish_reason` when the server sent
+ * one), or why it could not be read (words for the error message).
+ */
+export type CompletionReading =
+  | { readonly ok: true; readonly response: ModelResponse; readonly finishReason: string | undefined }
+  | { readonly ok: false; readonly problem: string };
+
+type Fetch = NonNullable<ClientOptions["fetch"]>;
+
+/**
+ * At most this much of an error response's body is read (the message keeps 500
+ * characters of it); the rest is dropped unread.
+ */
+export const MAX_ERROR_BODY_BYTES = 64 * 1024;
+
+/** The error a response body is ended with once it passes `maxResponseBytes`. */
+export class ResponseTooLargeError extends Error {
+  constructor(readonly limit: number) {
+    super(`the response body passed ${limit} bytes (maxResponseBytes) and was dropped`);
+    this.name = "ResponseTooLargeError";
+  }
+}
+
+/**
+ * `fetch` for the openai client with a bound on what one response may make us buffer:
+ * a successful response whose body passes `maxResponseBytes` ends with
+ * {@link ResponseTooLargeError} (at once when its Content-Length says so), and an error
+ * response is cut at {@link MAX_ERROR_BODY_BYTES}. Either way the rest is never read and
+ * the connection is dropped. A body with a Content-Length within the bound and no
+ * Content-Encoding passes untouched: fetch never delivers more than the declared length,
+ * only a compressed body can grow past it.
+ */
+export function boundedFetch(maxResponseBytes: number, base: Fetch = fetch): Fetch {
+  return async (input, init) => {
+    const response = await base(input, init);
+    const body = response.body;
+    if (body === null) return response;
+    if (!response.ok) return withBody(response, body.pipeThrough(firstBytes(Math.min(maxResponseBytes, MAX_ERROR_BODY_BYTES))));
+    const declared = Number(response.headers.get("content-length") ?? Number.NaN);
+    if (declared > maxResponseBytes) {
+      void body.cancel().catch(() => {});
+      throw new ResponseTooLargeError(maxResponseBytes);
+    }
+    const encoding = response.headers.get("content-encoding");
+    const plain = encoding === null || encoding.trim().toLowerCase() === "identity";
+    if (Number.isSafeInteger(declared) && plain) return response;
+    return withBody(response, body.pipeThrough(byteBound(maxResponseBytes)));
+  };
+}
+
+function withBody(response: Response, body: ReadableStream<Uint8Array>): Response {
+  return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+}
+
+/** Passes bytes through and errors the stream (which cancels the source) once they pass `limit`. */
+function byteBound(limit: number): TransformStream<Uint8Array, Uint8Array> {
+  let seen = 0;
+  return new TransformStream({
+    transform(chunk, controller) {
+      seen += chunk.byteLength;
+      if (seen > limit) controller.error(new ResponseTooLargeError(limit));
+      else controller.enqueue(chunk);
+    },
+  });
+}
+
+/** Passes the first `limit` bytes and ends the stream there (which cancels the source). */
+function firstBytes(limit: number): TransformStream<Uint8Array, Uint8Array> {
+  let left = limit;
+  return new TransformStream({
+    transform(chunk, controller) {
+      controller.enqueue(chunk.byteLength <= left ? chunk : chunk.subarray(0, left));
+      left -= Math.min(left, chunk.byteLength);
+      if (left === 0) controller.terminate();
+    },
+  });
+}
 
 /**
  * Reads `choices[0].message` of a chat completion into a {@link ModelResponse}. A compatible
@@ -35,7 +112,8 @@ export function readCompletion(completion: unknown): CompletionReading {
     if (typeof call === "string") return problem(`choices[0].message.tool_calls[${index}] ${call}`);
     toolCalls.push(call);
   }
-  return { ok: true, response: { text, toolCalls } };
+  const finishReason = typeof first.finish_reason === "string" ? first.finish_reason : undefined;
+  return { ok: true, response: { text, toolCalls }, finishReason };
 }
 
 function readToolCall(raw: unknown): ModelToolCall | string {
