@@ -202,6 +202,14 @@ describe("calls", () => {
     await session.close();
   });
 
+  it("E1 an answer under the call's id sent back as a string settles the call (not at its time bound)", async () => {
+    const session = bridge.openSession("string-id");
+    await session.discover(["malformed"]);
+    const answered = await session.callTool("malformed", "string_id", {}, { timeoutMs: 20_000 });
+    expect(answered).toMatchObject({ outcome: "succeeded", output: { text: "answered with a string id" } });
+    await session.close();
+  });
+
   it("E2 asks the server for progress only when the caller listens", async () => {
     const session = bridge.openSession("progress-token");
     await session.discover(["malformed"]);

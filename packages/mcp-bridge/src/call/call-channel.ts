@@ -123,7 +123,11 @@ export class CallChannel {
 
   // True when the message was about one of this channel's calls (handled or stale).
   private receive(message: JSONRPCMessage): boolean {
-    const id = (message as { id?: unknown }).id;
+    const raw = (message as { id?: unknown }).id;
+    // Some servers echo a numeric id as a string ("1000000011"); JSON-RPC only asks that it
+    // come back as sent, and the SDK's own client accepts it: so does the channel, instead
+    // of leaving the call to wait out its time bound.
+    const id = typeof raw === "string" && NUMERIC_ID.test(raw) ? Number(raw) : raw;
     if (typeof id === "number") {
       if (id < FIRST_CALL_ID || "method" in message) return false;
       const response = message as { result?: unknown; error?: { code?: unknown; message?: unknown; data?: unknown } };
@@ -156,6 +160,8 @@ export class CallChannel {
     return false;
   }
 }
+
+const NUMERIC_ID = /^[1-9]\d{0,9}$/;
 
 function timeOut(channel: CallChannel, id: number): void {
   channel.stop(id, { kind: "timed_out" }, "the call ran past its time bound");
