@@ -2,11 +2,11 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import { inspect } from "node:util";
 import { gzipSync } from "node:zlib";
-import { OpenWorkerError } from "@openworker/tools-sdk";
 import { afterEach, describe, expect, it } from "vitest";
 import { OpenAICompatibleProvider, type OpenAICompatibleOptions } from "../src/model/openai-provider.js";
 import type { ModelRequest } from "../src/model/types.js";
 import { chatCompletion } from "./support/fake-openai-server.js";
+import { rejection } from "./support/rejection.js";
 
 // A hostile or broken endpoint (E1-style bounds, E6): every answer it can give ends the
 // attempt with a coded error within the provider's bounds, and no error carries the key.
@@ -86,17 +86,6 @@ function provider(endpoint: RawEndpoint, options: Partial<OpenAICompatibleOption
 
 function request(signal = new AbortController().signal): ModelRequest {
   return { model: "", instructions: "", facts: {}, messages: [{ role: "user", content: "hello" }], tools: [], signal };
-}
-
-async function rejection(promise: Promise<unknown>): Promise<OpenWorkerError> {
-  const error = await promise.then(
-    () => {
-      throw new Error("expected the promise to reject");
-    },
-    (reason: unknown) => reason,
-  );
-  if (!OpenWorkerError.isInstance(error)) throw new Error(`expected an OpenWorkerError, got ${inspect(error)}`);
-  return error;
 }
 
 function json(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {

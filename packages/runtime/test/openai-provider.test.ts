@@ -5,6 +5,7 @@ import { LIVE_FACTS_HEADING, systemPrompt } from "../src/model/openai-request.js
 import { OpenAICompatibleProvider, type OpenAICompatibleOptions } from "../src/model/openai-provider.js";
 import type { ModelMessage, ModelRequest, ModelToolDefinition } from "../src/model/types.js";
 import { chatCompletion, errorReply, startFakeOpenAI, type FakeOpenAIServer, type FakeScriptStep } from "./support/fake-openai-server.js";
+import { rejection } from "./support/rejection.js";
 
 const API_KEY = "sk-test-0123456789abcdef-SECRET";
 
@@ -40,17 +41,6 @@ function request(overrides: Partial<ModelRequest> = {}): ModelRequest {
     signal: new AbortController().signal,
     ...overrides,
   };
-}
-
-async function rejection(promise: Promise<unknown>): Promise<OpenWorkerError> {
-  const error = await promise.then(
-    () => {
-      throw new Error("expected the promise to reject");
-    },
-    (reason: unknown) => reason,
-  );
-  if (!OpenWorkerError.isInstance(error)) throw new Error(`expected an OpenWorkerError, got ${inspect(error)}`);
-  return error;
 }
 
 /** Runs `body` with environment variables set, restoring them afterwards. */
