@@ -49,14 +49,53 @@ export async function loadBundle(dir: string): Promise<Bundle> {
   const folder = await bundleFolder(path.resolve(dir));
   const manifestFile = path.join(folder, BUNDLE_FILES.manifest);
   const toolsFile = path.join(folder, BUNDLE_FILES.tools);
-  const manifestContents = await readBundleFile(manifestFile, CODES.manifestMissing);
-  const toolsContents = await readBundleFile(toolsFile, CODES.toolsJsonMissing);
-  return Object.freeze({
-    dir: folder,
-    manifest: parseManifest(manifestContents.text, manifestFile),
-    selection: parseToolsJson(toolsContents.text, toolsFile),
-    manifestBytes: manifestContents.bytes,
-    toolsJsonBytes: toolsContents.bytes,
+  // Both files are read and parsed even when the first fails, so a bundle with problems in
+  // both reports them together (`tools check` lists every one).
+  const manifestPart = await attempt(async () => {
+    const contents = await readBundleFile(manifestFile, CODES.manifestMissing);
+    return { contents, manifest: parseManifest(contents.text, manifestFile) };
+  });
+  const toolsPart = await attempt(async () => {
+    const contents = await readBundleFile(toolsFile, CODES.toolsJsonMissing);
+    return { contents, selection: parseToolsJson(contents.text, toolsFile) };
+  });
+  if ("value" in manifestPart && "value" in toolsPart) {
+    return Object.freeze({
+      dir: folder,
+      manifest: manifestPart.value.manifest,
+      selection: toolsPart.value.selection,
+      manifestBytes: manifestPart.value.contents.bytes,
+      toolsJsonBytes: toolsPart.value.contents.bytes,
+    });
+  }
+  throw bundleProblems(manifestPart, toolsPart);
+}
+
+type Attempt<T> = { readonly value: T } | { readonly error: OpenWorkerError };
+
+async function attempt<T>(read: () => Promise<T>): Promise<Attempt<T>> {
+  try {
+    return { value: await read() };
+  } catch (error) {
+    if (!OpenWorkerError.isInstance(error)) throw error;
+    return { error };
+  }
+}
+
+/**
+ * The bundle's first problem, counting the others, with every problem of both files in
+ * `details.problems` and, when tools.json parsed (or partly), `details.selection`: what
+ * `tools check` resolves to report the rest (see tools.json's own entry problems).
+ */
+function bundleProblems(manifest: Attempt<unknown>, tools: Attempt<{ selection: BundleSelection }>): OpenWorkerError {
+  const toolsProblems = "error" in tools ? ((tools.error.details.problems as readonly OpenWorkerError[] | undefined) ?? [tools.error]) : [];
+  const selection = "value" in tools ? tools.value.selection : (tools.error.details.selection as BundleSelection | undefined);
+  if (!("error" in manifest)) return (tools as { error: OpenWorkerError }).error;
+  const problems = [manifest.error, ...toolsProblems];
+  const more = toolsProblems.length === 0 ? "" : ` (and ${toolsProblems.length} more problem${toolsProblems.length === 1 ? "" : "s"} in tools.json)`;
+  return new OpenWorkerError(manifest.error.code, `${manifest.error.message}${more}`, {
+    cause: manifest.error.cause,
+    details: { ...manifest.error.details, problems: Object.freeze(problems), ...(selection === undefined ? {} : { selection }) },
   });
 }
 

@@ -118,4 +118,16 @@ describe("loadBundle", () => {
     expect((error.details.problems as unknown[]).length).toBe(2);
     expect(error.details.selection).toEqual({ version: 3, tools: ["ok.c"] });
   });
+
+  it("B6 a bad manifest does not hide tools.json's problems: both files' problems come together", async () => {
+    const both = await rejected(loadBundle(bundle("both-bad", { manifest: "no front matter here\n", tools: '{"version":3,"tools":["a","b","ok.c"]}' })));
+    expect(both.code).toMatch(/^MANIFEST_/);
+    expect(both.message).toContain("(and 2 more problems in tools.json)");
+    expect((both.details.problems as { code: string }[]).map((problem) => problem.code)).toEqual([both.code, "NAME_NOT_QUALIFIED", "NAME_NOT_QUALIFIED"]);
+    expect(both.details.selection).toEqual({ version: 3, tools: ["ok.c"] });
+    // A good tools.json beside a bad manifest is still handed on, for resolution.
+    const manifestOnly = await rejected(loadBundle(bundle("manifest-bad", { manifest: "no front matter here\n", tools: TOOLS })));
+    expect(manifestOnly.details.problems).toHaveLength(1);
+    expect(manifestOnly.details.selection).toMatchObject({ version: expect.any(Number) });
+  });
 });

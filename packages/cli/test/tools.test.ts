@@ -39,6 +39,15 @@ describe("tools list / tools check (the built example host)", () => {
     expect(problems.find((problem) => problem.code === "TOOL_NOT_REGISTERED")!.message).toContain("example.web_serch");
   });
 
+  it("B6 tools check lists a bad manifest's problem and tools.json's together", async () => {
+    const bundle = writeBundle(path.join(temp.dir, "both-bad"), JSON.stringify({ version: 3, tools: ["example.web_serch", "bad"] }), "no front matter\n");
+    const result = await runHost(["tools", "check", "--bundle", bundle, "--json"]);
+    expect(result.code).toBe(1);
+    const codes = (JSON.parse(result.stdout) as { problems: { code: string }[] }).problems.map((problem) => problem.code);
+    expect(codes[0]).toMatch(/^MANIFEST_/);
+    expect(codes.slice(1).sort()).toEqual(["NAME_NOT_QUALIFIED", "TOOL_NOT_REGISTERED"]);
+  });
+
   it("B2 tools list --bundle shows exactly the selection; MCP tools are not discovered unless asked (no process starts)", async () => {
     const result = await runHost(["tools", "list", "--bundle", COWORKER, "--json"]);
     expect(result.code).toBe(0);
