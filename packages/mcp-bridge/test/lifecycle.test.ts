@@ -38,6 +38,24 @@ describe("process lifecycle (M4)", () => {
     await bridge.joinCleanup();
   });
 
+  it("M4 a setsid daemon of a provider that then exits on its own is ended at close, though no link leads to it any more", async () => {
+    const pidFile = path.join(scratch, "daemon.pid");
+    const bridge = new McpBridge([{ transport: "stdio", namespace: "daemon", program: fixture("daemon-then-exit.sh"), args: [], env: { PID_FILE: pidFile } }], { closeGraceMs: 200 });
+    const session = bridge.openSession("daemon");
+    const { catalogs } = await session.discover(["daemon"]);
+    expect(catalogs[0]?.tools.map((tool) => tool.name)).toEqual(["noop"]);
+    const daemon = Number(readFileSync(pidFile, "utf8").trim());
+    expect(isRunning(daemon)).toBe(true);
+    // The provider exits on its own; the daemon is re-parented away from its tree.
+    for (let waited = 0; session.connected("daemon") && waited < 10_000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(session.connected("daemon")).toBe(false);
+    await session.close();
+    await session.joinCleanup();
+    expect(isRunning(daemon)).toBe(false);
+    await bridge.dispose();
+    await bridge.joinCleanup();
+  });
+
   it("M4 a grandchild whose main thread exited while another runs is not taken for gone: it is ended too", async (context) => {
     if (spawnSync("python3", ["-c", "import ctypes, threading"], { stdio: "ignore" }).status !== 0) {
       context.skip("needs python3 (with ctypes) to end a main thread while another runs");

@@ -151,6 +151,7 @@ export class ProviderConnection {
       if (outcome === "timeout") throw this.connectError(MCP_ERROR_CODES.connectTimeout, `did not finish initialize within ${timeoutMs} ms`);
       if (!this.live) throw this.connectError(MCP_ERROR_CODES.connectFailed, this.endReason ?? "the connection closed during initialize");
       this.calls.attach();
+      this.noteDescendants();
     } catch (error) {
       void this.close();
       if (OpenWorkerError.isInstance(error)) throw error;
@@ -202,6 +203,7 @@ export class ProviderConnection {
       this.listing = listAllTools(this.client, this.namespace, { ...bounds, signal })
         .then((tools) => {
           this.listedAtChange = changesAtStart;
+          this.noteDescendants();
           return tools;
         })
         .finally(() => {
@@ -209,6 +211,11 @@ export class ProviderConnection {
         });
     }
     return this.listing;
+  }
+
+  /** Notes a stdio provider's process tree as it is now, so that closing ends all of it (M4). */
+  private noteDescendants(): void {
+    if (this.transport instanceof ChildProcessTransport) this.transport.noteDescendants();
   }
 
   /** Marks the connection broken (an unreachable HTTP provider) and ends it. */

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { liveTree, type ProcessIdentity } from "./probe.js";
 import { guardGroup, terminateTree, type TerminationReport } from "./terminate.js";
 
 /** What to start and how. */
@@ -64,6 +65,8 @@ export class ChildProcessTransport implements Transport {
   private flushQueued = false;
   private closed = false;
   private termination: Promise<TerminationReport> | undefined;
+  /** Descendants noted while the provider ran (see {@link noteDescendants}). */
+  private seen: readonly ProcessIdentity[] = [];
 
   constructor(private readonly launch: ChildLaunch) {}
 
@@ -153,11 +156,24 @@ export class ChildProcessTransport implements Transport {
     await this.terminate();
   }
 
+  /**
+   * Remembers the provider's descendants as they are now (pid and start time, from
+   * `/proc`), so that ending the tree later also finds one that has since lost every link
+   * to it: a daemon started with `setsid` whose parents then exited on their own. The
+   * connection calls it once the provider has answered (after `initialize`, after a
+   * listing): a walk of `/proc`, never per call.
+   */
+  noteDescendants(): void {
+    const pid = this.child?.pid;
+    if (pid === undefined || this.termination) return;
+    this.seen = liveTree(pid, pid, this.seen);
+  }
+
   /** Ends the process tree and reports whether it is confirmed gone. Idempotent. */
   terminate(): Promise<TerminationReport> {
     if (!this.termination) {
       const child = this.child;
-      this.termination = child ? terminateTree(child, this.launch.closeGraceMs) : Promise.resolve({ confirmed: true, step: "stdin", survivors: [] });
+      this.termination = child ? terminateTree(child, this.launch.closeGraceMs, this.seen) : Promise.resolve({ confirmed: true, step: "stdin", survivors: [] });
       this.launch.onTermination(this.termination);
       void this.termination.then(() => this.finish());
     }

@@ -43,13 +43,15 @@ export function guardGroup(pgid: number): void {
  * Ends a provider's whole process tree and verifies it (M4): close stdin and wait
  * `graceMs` for a polite exit, then SIGTERM the group (and any descendant that left it)
  * and wait `graceMs`, then SIGKILL and wait until the kernel has removed them. The
- * report says whether every process is confirmed gone; it never throws.
+ * report says whether every process is confirmed gone; it never throws. `seen` are
+ * members noted earlier (see `ChildProcessTransport.noteDescendants`).
  */
-export async function terminateTree(child: ChildProcess, graceMs: number): Promise<TerminationReport> {
+export async function terminateTree(child: ChildProcess, graceMs: number, seen: readonly ProcessIdentity[] = []): Promise<TerminationReport> {
   const pgid = child.pid;
   if (pgid === undefined) return { confirmed: true, step: "stdin", survivors: [] };
-  // Snapshot before anything exits: a grandchild reparented later is still ours.
-  let known = liveTree(pgid, pgid);
+  // Snapshot before anything exits: a grandchild reparented later is still ours, and so is
+  // one seen earlier (`seen`, same pid and start time) that no link leads to any more.
+  let known = liveTree(pgid, pgid, seen);
   try {
     child.stdin?.end();
   } catch {
