@@ -1,4 +1,4 @@
-import type { Static, TSchema } from "typebox";
+import type { Static, TObject } from "typebox";
 import type { ToolContext } from "./context.js";
 import type { ToolDescriptor } from "./descriptor.js";
 import type { JsonSchema, JsonValue } from "./json.js";
@@ -7,7 +7,7 @@ import type { Tool } from "./tool.js";
 import type { ToolError } from "./tool-error.js";
 
 /** What {@link defineTool} takes: a descriptor, a typed `call`, and optional T5 hooks. */
-export interface ToolDefinition<Schema extends TSchema> {
+export interface ToolDefinition<Schema extends TObject> {
   /** Qualified name, `namespace.tool`. */
   readonly name: string;
   readonly description: string;
@@ -38,7 +38,7 @@ export interface ToolDefinition<Schema extends TSchema> {
  * });
  * ```
  */
-export function defineTool<Schema extends TSchema>(definition: ToolDefinition<Schema>): Tool {
+export function defineTool<Schema extends TObject>(definition: ToolDefinition<Schema>): Tool {
   const descriptor: ToolDescriptor = Object.freeze({
     name: definition.name,
     description: definition.description,

@@ -317,6 +317,18 @@ describe("the call boundary (runTool applies the runtime's rules)", () => {
     expect(tool.descriptor().inputSchema).toMatchObject({ type: "object", required: ["a", "b"] });
   });
 
+  it("T6 defineTool takes an object schema only, at type level (tools take named arguments)", () => {
+    const definition = {
+      name: "example.bad",
+      description: "Not an object schema.",
+      version: "1",
+      inputSchema: Type.String(),
+      call: () => ({ json: null }),
+    };
+    // @ts-expect-error: a string schema is refused by the type checker, before registration would refuse it.
+    expect(() => defineTool(definition).descriptor()).not.toThrow();
+  });
+
   it("T7 createTestContext captures progress and can be aborted", async () => {
     const test = createTestContext({ sessionId: "s" });
     test.context.progress.report({ message: "one", progress: 1, total: 2 });
