@@ -1,4 +1,3 @@
-import { createInterface } from "node:readline";
 import { OpenWorkerError } from "@openworker/tools-sdk";
 
 /**
@@ -33,7 +32,9 @@ type Message = { jsonrpc?: unknown; id?: unknown; method?: unknown; params?: unk
  * Used by `serve --stdio` and by {@link HarnessClient}.
  */
 export class JsonRpcPeer {
+  readonly #input: NodeJS.ReadableStream;
   readonly #output: NodeJS.WritableStream;
+  #waitingForDrain = false;
   readonly #pending = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
   readonly #handlers: JsonRpcHandlers;
   readonly closed: Promise<void>;
@@ -41,17 +42,23 @@ export class JsonRpcPeer {
   #open = true;
 
   constructor(input: NodeJS.ReadableStream, output: NodeJS.WritableStream, handlers: JsonRpcHandlers) {
+    this.#input = input;
     this.#output = output;
     this.#handlers = handlers;
-    const lines = createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY });
-    lines.on("line", (line) => this.#receive(line));
+    // A write to a side that went away (EPIPE) must not crash the process: its end shows as the input closing.
+    output.on("error", () => undefined);
     this.closed = new Promise((resolve) => {
-      lines.on("close", () => {
-        this.#open = false;
-        for (const pending of this.#pending.values()) pending.reject(new OpenWorkerError("JSON_RPC_CLOSED", "the connection closed before the answer came"));
-        this.#pending.clear();
-        resolve();
-      });
+      readLines(
+        input,
+        (line) => this.#receive(line),
+        (bytes) => this.#send({ jsonrpc: "2.0", id: null, error: { code: JSON_RPC_ERRORS.INVALID_REQUEST, message: `a line of ${bytes} bytes or more was dropped: messages are limited to ${MAX_LINE_BYTES} bytes` } }),
+        () => {
+          this.#open = false;
+          for (const pending of this.#pending.values()) pending.reject(new OpenWorkerError("JSON_RPC_CLOSED", "the connection closed before the answer came"));
+          this.#pending.clear();
+          resolve();
+        },
+      );
     });
   }
 
@@ -85,7 +92,16 @@ export class JsonRpcPeer {
   }
 
   #send(message: unknown): void {
-    this.#output.write(`${JSON.stringify(message)}\n`);
+    // Backpressure: a peer that does not read what it is sent stops being read from, until
+    // it drains; answers and events never pile up in memory without bound.
+    if (!this.#output.write(`${JSON.stringify(message)}\n`) && !this.#waitingForDrain) {
+      this.#waitingForDrain = true;
+      this.#input.pause();
+      this.#output.once("drain", () => {
+        this.#waitingForDrain = false;
+        this.#input.resume();
+      });
+    }
   }
 
   #receive(line: string): void {
@@ -143,4 +159,66 @@ function fromWireError(error: unknown): OpenWorkerError {
 /** A request error with a JSON-RPC code of its own (unknown method, bad params). */
 export function rpcError(rpcCode: number, code: string, message: string): OpenWorkerError {
   return new OpenWorkerError(code, message, { details: { rpcCode } });
+}
+
+/**
+ * The longest line (one message) a peer accepts: a host's request holds at most a call's
+ * arguments (256 KB) and a session's policy; an answer, a turn's report. Longer lines are
+ * dropped as they stream in, never held whole, and answered with an error.
+ */
+export const MAX_LINE_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Splits `input` into UTF-8 lines (`\n`, an optional `\r` before it removed), holding at
+ * most {@link MAX_LINE_BYTES} of a line: a longer one is skipped up to its newline and
+ * reported once through `tooLong`. `end` runs once when the input ends or fails.
+ */
+function readLines(input: NodeJS.ReadableStream, line: (text: string) => void, tooLong: (bytes: number) => void, end: () => void): void {
+  let parts: Buffer[] = [];
+  let size = 0;
+  let skipping = false;
+  const emit = (chunk: Buffer) => {
+    const text = Buffer.concat([...parts, chunk]).toString("utf8");
+    parts = [];
+    size = 0;
+    line(text.endsWith("\r") ? text.slice(0, -1) : text);
+  };
+  input.on("data", (data: Buffer | string) => {
+    let chunk = typeof data === "string" ? Buffer.from(data, "utf8") : data;
+    for (let newline = chunk.indexOf(10); newline !== -1; newline = chunk.indexOf(10)) {
+      const head = chunk.subarray(0, newline);
+      chunk = chunk.subarray(newline + 1);
+      if (skipping) {
+        skipping = false;
+        continue;
+      }
+      if (size + head.length > MAX_LINE_BYTES) {
+        tooLong(size + head.length);
+        parts = [];
+        size = 0;
+        continue;
+      }
+      emit(head);
+    }
+    if (chunk.length === 0 || skipping) return;
+    if (size + chunk.length > MAX_LINE_BYTES) {
+      tooLong(size + chunk.length);
+      parts = [];
+      size = 0;
+      skipping = true;
+      return;
+    }
+    parts.push(chunk);
+    size += chunk.length;
+  });
+  let ended = false;
+  const finish = () => {
+    if (ended) return;
+    ended = true;
+    if (size > 0 && !skipping) emit(Buffer.alloc(0));
+    end();
+  };
+  input.on("end", finish);
+  input.on("close", finish);
+  input.on("error", finish);
 }
