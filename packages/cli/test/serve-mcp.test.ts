@@ -6,7 +6,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, describe, expect, it } from "vitest";
-import { collect, COWORKER, DEMO_POLICY, HOST, tempDir, waitForOutput } from "./helpers.js";
+import { collect, COWORKER, DEMO_POLICY, FIXTURE_HOST, HOST, runEntry, tempDir, waitForOutput, writeBundle } from "./helpers.js";
 
 const temp = tempDir("mcp");
 afterAll(() => temp.cleanup());
@@ -75,6 +75,35 @@ describe("serve --mcp", () => {
       expect(foreignOrigin.status).toBe(403);
       const wrongPort = await post(port, { host: `localhost:${port + 1}` });
       expect(wrongPort.status).toBe(403);
+    } finally {
+      child.kill("SIGTERM");
+    }
+    expect((await done).code).toBe(0);
+  });
+});
+
+describe("serve --mcp over HTTP bounds what clients can open", () => {
+  it("M4 a refused initialize opens no session, and past --max-sessions new clients get 503; the journal holds only the accepted ones", async () => {
+    const bundle = writeBundle(path.join(temp.dir, "whoami"), JSON.stringify({ version: 3, tools: ["fixture.whoami"] }));
+    const journal = path.join(temp.dir, "bounded.db");
+    const child = spawn(process.execPath, [FIXTURE_HOST, "serve", "--mcp", "--http", "0", "--max-sessions", "2", "--bundle", bundle, "--approve", "yes", "--journal", journal], {
+      stdio: ["ignore", "ignore", "pipe"],
+      env: { ...process.env, NO_COLOR: "1" },
+    });
+    const done = collect(child);
+    try {
+      const banner = await waitForOutput(child.stderr!, (text) => /127\.0\.0\.1:\d+\/mcp/.test(text));
+      const port = Number(/127\.0\.0\.1:(\d+)\/mcp/.exec(banner)![1]);
+      const host = `127.0.0.1:${port}`;
+      // Refused by the transport (it must accept event streams): no session id comes back, so none may be opened.
+      for (let index = 0; index < 5; index += 1) expect((await post(port, { host, accept: "application/json" })).status).toBe(406);
+      expect((await post(port, { host })).status).toBe(200);
+      expect((await post(port, { host })).status).toBe(200);
+      const third = await post(port, { host });
+      expect(third.status).toBe(503);
+      expect(third.body).toContain("too many MCP sessions (2");
+      const listed = await runEntry(FIXTURE_HOST, ["journal", "sessions", "--json", "--journal", journal]);
+      expect(JSON.parse(listed.stdout)).toHaveLength(2);
     } finally {
       child.kill("SIGTERM");
     }

@@ -26,6 +26,7 @@ export async function serveMcp(context: CommandContext): Promise<number> {
   if (mode === "ask" && httpPort === undefined) {
     throw usageError("serve --mcp: --approve ask needs a terminal, and on stdio stdin is the MCP transport; use --approve yes|no, or --http PORT");
   }
+  if (httpPort === undefined && stringOption(context, "max-sessions") !== undefined) throw usageError("serve --mcp: --max-sessions applies to --http (stdio serves one client)");
   const bundle = await loadBundleDir(requiredOption(context, "bundle"));
   const policyFile = stringOption(context, "policy");
   const policy = policyFile === undefined ? {} : await readPolicyFile(policyFile);
@@ -39,7 +40,7 @@ export async function serveMcp(context: CommandContext): Promise<number> {
   const openSession = () => runtime.openSession({ bundle, policy });
   try {
     if (httpPort === undefined) await serveStdio(sdk, await openSession(), context);
-    else await serveHttp(sdk, await servedTools(context, bundle), openSession, context, httpPort);
+    else await serveHttp(sdk, await servedTools(context, bundle), openSession, context, httpPort, maxSessionsOption(stringOption(context, "max-sessions")));
     return EXIT_CODES.ok;
   } finally {
     reader?.close();
@@ -86,6 +87,7 @@ async function serveHttp(
   openSession: () => Promise<Session>,
   context: CommandContext,
   requestedPort: number,
+  maxSessions: number,
 ): Promise<void> {
   type Entry = { transport: InstanceType<McpSdk["StreamableHTTPServerTransport"]>; session: Promise<Session> };
   const entries = new Map<string, Entry>();
@@ -128,16 +130,23 @@ async function serveHttp(
       reply(response, 400, -32000, "no MCP session: the first request must be initialize");
       return;
     }
-    const session = openSession();
+    if (entries.size >= maxSessions) {
+      reply(response, 503, -32000, `too many MCP sessions (${maxSessions}, each with its own OpenWorker session and MCP processes); end one with DELETE, or restart with a higher --max-sessions`);
+      return;
+    }
+    // The OpenWorker session opens only once the transport accepted the initialize: one it
+    // refuses (406, 415) gives the client no session id to end, so nothing may be left open.
+    let session: Promise<Session> | undefined;
+    const sessionOf = () => (session ??= openSession());
     const transport: Entry["transport"] = new sdk.StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
-      onsessioninitialized: (id) => void entries.set(id, { transport, session }),
+      onsessioninitialized: (id) => void entries.set(id, { transport, session: sessionOf() }),
     });
     transport.onclose = () => {
       if (transport.sessionId) entries.delete(transport.sessionId);
-      void session.then((opened) => opened.close()).catch(() => undefined);
+      void session?.then((opened) => opened.close()).catch(() => undefined);
     };
-    await createToolServer(sdk, tools, () => session).connect(transport);
+    await createToolServer(sdk, tools, sessionOf).connect(transport);
     await transport.handleRequest(request, response, body);
   }
 
@@ -156,6 +165,16 @@ async function serveHttp(
   await Promise.all([...entries.values()].map((entry) => entry.transport.close()));
   http.closeAllConnections();
   await new Promise<void>((resolve) => http.close(() => resolve()));
+}
+
+/** Concurrent MCP sessions over HTTP, by default: each holds an OpenWorker session and its own MCP processes (M4). */
+export const DEFAULT_MAX_SESSIONS = 32;
+
+function maxSessionsOption(text: string | undefined): number {
+  if (text === undefined) return DEFAULT_MAX_SESSIONS;
+  const value = /^\d{1,6}$/.test(text) ? Number(text) : Number.NaN;
+  if (!Number.isInteger(value) || value < 1) throw usageError(`--max-sessions must be a whole number of at least 1, got ${JSON.stringify(text)}`);
+  return value;
 }
 
 function portOption(text: string | undefined): number | undefined {
