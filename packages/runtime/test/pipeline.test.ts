@@ -160,6 +160,11 @@ describe("the governed call pipeline", () => {
     const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.echo"]) });
     const turn = await session.runTurn("go");
     expect(turn.calls[0]).toMatchObject({ outcome: "denied", message: expect.stringContaining(reason) });
+    // A3: a denial nobody decided is journaled as the fail-closed rule, not as a person's answer.
+    if (_label !== "answers garbage") {
+      const decided = runtime.journal.timeline({ sessionId: session.id, callId: turn.calls[0]!.callId }).find((record) => record.kind === "approval_decided");
+      expect(decided).toMatchObject({ decision: "denied", by: "policy", who: "runtime (fail closed)" });
+    }
   });
 
   it("A1 a policy rule can allow or deny a classification without asking; bypass never overrides a deny", async () => {

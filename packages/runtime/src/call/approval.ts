@@ -125,12 +125,12 @@ async function askApprover(
     const timeout = new Promise<ApprovalAnswer>((resolve) => {
       timer = setTimeout(() => {
         controller.abort();
-        resolve({ approved: false, reason: `no decision within ${environment.approvalTimeoutMs} ms` });
+        resolve(failClosed(`no decision within ${environment.approvalTimeoutMs} ms`));
       }, environment.approvalTimeoutMs);
     });
     const aborted = new Promise<ApprovalAnswer>((resolve) => {
-      if (call.signal.aborted) resolve({ approved: false, reason: "the turn was cancelled" });
-      call.signal.addEventListener("abort", () => resolve({ approved: false, reason: "the turn was cancelled" }), { once: true });
+      if (call.signal.aborted) resolve(failClosed("the turn was cancelled"));
+      call.signal.addEventListener("abort", () => resolve(failClosed("the turn was cancelled")), { once: true });
     });
     const asked = Promise.resolve()
       .then(() =>
@@ -147,12 +147,21 @@ async function askApprover(
         }),
       )
       .then(readAnswer)
-      .then(undefined, (error: unknown): ApprovalAnswer => ({ approved: false, reason: `the approver failed: ${describeError(error)}` }));
+      .then(undefined, (error: unknown): ApprovalAnswer => failClosed(`the approver failed: ${describeError(error)}`));
     return await Promise.race([asked, timeout, aborted]);
   } finally {
     clearTimeout(timer);
     call.signal.removeEventListener("abort", stop);
   }
+}
+
+/**
+ * A denial nobody decided: no answer in time, a cancelled turn, a failing approver. It is
+ * journaled as the runtime's fail-closed rule (`by: "policy"`, `who: "runtime (fail
+ * closed)"`), not as a person's decision (A1, A3: by whom or which policy).
+ */
+function failClosed(reason: string): ApprovalAnswer {
+  return { approved: false, decidedBy: "policy", who: "runtime (fail closed)", reason };
 }
 
 /**
