@@ -26,6 +26,29 @@ describe("the JSON-RPC peer under a hostile or careless other side", () => {
     expect(answers.find((answer) => answer.id === 7)).toMatchObject({ result: [] });
   });
 
+  it("a request without jsonrpc gets its own id back; a batch and a second request under an id in flight are refused", async () => {
+    const input = new PassThrough();
+    const output = new PassThrough();
+    let answers = "";
+    output.setEncoding("utf8").on("data", (chunk: string) => (answers += chunk));
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    new JsonRpcPeer(input, output, { request: async () => held.then(() => "done") });
+    input.write(`${JSON.stringify({ id: 10, method: "models.list" })}\n`);
+    input.write(`${JSON.stringify([{ jsonrpc: "2.0", id: 11, method: "models.list" }])}\n`);
+    input.write(`${JSON.stringify({ jsonrpc: "2.0", id: 12, method: "slow" })}\n`);
+    input.write(`${JSON.stringify({ jsonrpc: "2.0", id: 12, method: "slow" })}\n`);
+    await new Promise((resolve) => setImmediate(resolve));
+    release();
+    await held;
+    await new Promise((resolve) => setImmediate(resolve));
+    const parsed = answers.trim().split("\n").map((line) => JSON.parse(line) as { id: unknown; error?: { message: string }; result?: unknown });
+    expect(parsed[0]).toMatchObject({ id: 10, error: { code: -32600 } });
+    expect(parsed[1]).toMatchObject({ id: null, error: { message: expect.stringContaining("batches are not supported") } });
+    expect(parsed[2]).toMatchObject({ id: 12, error: { message: expect.stringContaining("still in flight") } });
+    expect(parsed[3]).toMatchObject({ id: 12, result: "done" });
+  });
+
   it("a peer that does not read what it is sent stops being read from until it drains (backpressure)", async () => {
     const input = new PassThrough();
     const output = new PassThrough({ highWaterMark: 1024 });

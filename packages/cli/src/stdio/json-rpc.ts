@@ -35,6 +35,8 @@ export class JsonRpcPeer {
   readonly #input: NodeJS.ReadableStream;
   readonly #output: NodeJS.WritableStream;
   #waitingForDrain = false;
+  /** Ids of the other side's requests not answered yet. */
+  readonly #inFlight = new Set<number | string>();
   readonly #pending = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
   readonly #handlers: JsonRpcHandlers;
   readonly closed: Promise<void>;
@@ -113,8 +115,14 @@ export class JsonRpcPeer {
       this.#send({ jsonrpc: "2.0", id: null, error: { code: JSON_RPC_ERRORS.PARSE_ERROR, message: "the line is not JSON" } });
       return;
     }
+    if (Array.isArray(message)) {
+      this.#send({ jsonrpc: "2.0", id: null, error: { code: JSON_RPC_ERRORS.INVALID_REQUEST, message: "batches are not supported: send one message per line" } });
+      return;
+    }
     if (typeof message !== "object" || message === null || message.jsonrpc !== "2.0") {
-      this.#send({ jsonrpc: "2.0", id: null, error: { code: JSON_RPC_ERRORS.INVALID_REQUEST, message: 'not a JSON-RPC 2.0 message (needs "jsonrpc": "2.0")' } });
+      // Echo a usable id, so the sender can tell which request was refused.
+      const id = typeof message === "object" && message !== null && (typeof message.id === "number" || typeof message.id === "string") ? message.id : null;
+      this.#send({ jsonrpc: "2.0", id, error: { code: JSON_RPC_ERRORS.INVALID_REQUEST, message: 'not a JSON-RPC 2.0 message (needs "jsonrpc": "2.0")' } });
       return;
     }
     if (typeof message.method === "string") {
@@ -127,9 +135,22 @@ export class JsonRpcPeer {
         this.#send({ jsonrpc: "2.0", id: null, error: { code: JSON_RPC_ERRORS.INVALID_REQUEST, message: "id must be a number or a string" } });
         return;
       }
+      // Two requests under one id could not be told apart by their answers: the second is refused.
+      if (this.#inFlight.has(id)) {
+        this.#send({ jsonrpc: "2.0", id, error: { code: JSON_RPC_ERRORS.INVALID_REQUEST, message: `a request with id ${JSON.stringify(id)} is still in flight; use a new id` } });
+        return;
+      }
+      this.#inFlight.add(id);
+      const answered = () => void this.#inFlight.delete(id);
       this.#handlers.request(message.method, message.params, id).then(
-        (result) => this.#send({ jsonrpc: "2.0", id, result: result ?? null }),
-        (error: unknown) => this.#send({ jsonrpc: "2.0", id, error: toWireError(error) }),
+        (result) => {
+          answered();
+          this.#send({ jsonrpc: "2.0", id, result: result ?? null });
+        },
+        (error: unknown) => {
+          answered();
+          this.#send({ jsonrpc: "2.0", id, error: toWireError(error) });
+        },
       );
       return;
     }
