@@ -53,14 +53,8 @@ describe("serve --mcp", () => {
   });
 
   it("over HTTP on 127.0.0.1: serves an SDK client, and refuses a foreign Host or Origin (DNS rebinding)", async () => {
-    const child = spawn(process.execPath, [HOST, "serve", "--mcp", "--http", "0", "--bundle", COWORKER, "--approve", "yes", "--journal", path.join(temp.dir, "http.db")], {
-      stdio: ["ignore", "ignore", "pipe"],
-      env: { ...process.env, NO_COLOR: "1" },
-    });
-    const done = collect(child);
+    const { child, done, port } = await serveHttp(HOST, ["--bundle", COWORKER, "--approve", "yes", "--journal", path.join(temp.dir, "http.db")]);
     try {
-      const banner = await waitForOutput(child.stderr!, (text) => /127\.0\.0\.1:\d+\/mcp/.test(text));
-      const port = Number(/127\.0\.0\.1:(\d+)\/mcp/.exec(banner)![1]);
       const client = new Client({ name: "test-client", version: "1.0.0" });
       await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`)));
       expect((await client.listTools()).tools).toHaveLength(3);
@@ -86,14 +80,8 @@ describe("serve --mcp over HTTP bounds what clients can open", () => {
   it("M4 a refused initialize opens no session, and past --max-sessions new clients get 503; the journal holds only the accepted ones", async () => {
     const bundle = writeBundle(path.join(temp.dir, "whoami"), JSON.stringify({ version: 3, tools: ["fixture.whoami"] }));
     const journal = path.join(temp.dir, "bounded.db");
-    const child = spawn(process.execPath, [FIXTURE_HOST, "serve", "--mcp", "--http", "0", "--max-sessions", "2", "--bundle", bundle, "--approve", "yes", "--journal", journal], {
-      stdio: ["ignore", "ignore", "pipe"],
-      env: { ...process.env, NO_COLOR: "1" },
-    });
-    const done = collect(child);
+    const { child, done, port } = await serveHttp(FIXTURE_HOST, ["--max-sessions", "2", "--bundle", bundle, "--approve", "yes", "--journal", journal]);
     try {
-      const banner = await waitForOutput(child.stderr!, (text) => /127\.0\.0\.1:\d+\/mcp/.test(text));
-      const port = Number(/127\.0\.0\.1:(\d+)\/mcp/.exec(banner)![1]);
       const host = `127.0.0.1:${port}`;
       // Refused by the transport (it must accept event streams): no session id comes back, so none may be opened.
       for (let index = 0; index < 5; index += 1) expect((await post(port, { host, accept: "application/json" })).status).toBe(406);
@@ -110,6 +98,17 @@ describe("serve --mcp over HTTP bounds what clients can open", () => {
     expect((await done).code).toBe(0);
   });
 });
+
+/** Starts `serve --mcp --http 0` of a host entry and waits for the port it printed. */
+async function serveHttp(entry: string, args: readonly string[]) {
+  const child = spawn(process.execPath, [entry, "serve", "--mcp", "--http", "0", ...args], {
+    stdio: ["ignore", "ignore", "pipe"],
+    env: { ...process.env, NO_COLOR: "1" },
+  });
+  const done = collect(child);
+  const banner = await waitForOutput(child.stderr!, (text) => /127\.0\.0\.1:\d+\/mcp/.test(text));
+  return { child, done, port: Number(/127\.0\.0\.1:(\d+)\/mcp/.exec(banner)![1]) };
+}
 
 function post(port: number, headers: Record<string, string>): Promise<{ status: number | undefined; body: string }> {
   return new Promise((resolve, reject) => {
