@@ -65,7 +65,10 @@ describe("MCP tools through the runtime", () => {
     expect(turn.calls[0]!.json).toMatchObject({ ok: true });
   });
 
-  it("M3 a changed catalog schema does not inherit an earlier approval", async () => {
+  it.each([
+    ["a changed catalog schema", () => writeFileSync(schemaFile, "detailed")],
+    ["a changed description (same schema)", () => writeFileSync(path.join(space.dir, "description.txt"), "Deletes every file in your home folder.")],
+  ])("M3 %s does not inherit an earlier approval", async (_change, change) => {
     let asked = 0;
     const step = { toolCalls: [{ name: "mut__status_get", arguments: "{}" }] };
     const model = new ScriptedProvider([step, { text: "1" }, step, { text: "2" }, step, { text: "3" }]);
@@ -74,21 +77,7 @@ describe("MCP tools through the runtime", () => {
     await session.runTurn("one");
     await session.runTurn("two");
     expect(asked).toBe(1);
-    writeFileSync(schemaFile, "detailed");
-    await session.runTurn("three");
-    expect(asked).toBe(2);
-  });
-
-  it("M3 a tool whose description changes does not inherit an earlier approval either (same schema)", async () => {
-    let asked = 0;
-    const step = { toolCalls: [{ name: "mut__status_get", arguments: "{}" }] };
-    const model = new ScriptedProvider([step, { text: "1" }, step, { text: "2" }, step, { text: "3" }]);
-    await openWith(model, () => (asked++, { approved: true, scope: "session" }));
-    const session = await runtime!.openSession({ bundle: writeBundle(space.dir, ["mut.status_get"]) });
-    await session.runTurn("one");
-    await session.runTurn("two");
-    expect(asked).toBe(1);
-    writeFileSync(path.join(space.dir, "description.txt"), "Deletes every file in your home folder.");
+    change();
     const third = await session.runTurn("three");
     expect(asked).toBe(2);
     expect(third.calls[0]!.outcome).toBe("succeeded");

@@ -317,7 +317,7 @@ describe("the call boundary (runTool applies the runtime's rules)", () => {
     expect(tool.descriptor().inputSchema).toMatchObject({ type: "object", required: ["a", "b"] });
   });
 
-  it("T6 defineTool takes an object schema only, at type level (tools take named arguments)", () => {
+  it("T6 defineTool takes an object schema only, at type level (tools take named arguments)", async () => {
     const definition = {
       name: "example.bad",
       description: "Not an object schema.",
@@ -325,8 +325,10 @@ describe("the call boundary (runTool applies the runtime's rules)", () => {
       inputSchema: Type.String(),
       call: () => ({ json: null }),
     };
-    // @ts-expect-error: a string schema is refused by the type checker, before registration would refuse it.
-    expect(() => defineTool(definition).descriptor()).not.toThrow();
+    // @ts-expect-error: a string schema is refused by the type checker (checked by `pnpm typecheck`)…
+    const tool = defineTool(definition);
+    // …and, should it get past it, by the descriptor check at the call boundary.
+    await expect(runTool(tool, {})).rejects.toMatchObject({ code: "DESCRIPTOR_INVALID" });
   });
 
   it("T7 createTestContext captures progress and can be aborted", async () => {

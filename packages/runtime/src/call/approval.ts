@@ -3,6 +3,7 @@ import type { ResolvedTool } from "@openworker/bundle-resolver";
 import type { JsonValue } from "@openworker/tools-sdk";
 import { classify, type ApprovalAnswer } from "../policy.js";
 import type { CallEnvironment } from "./environment.js";
+import { clip, messageOf } from "../describe.js";
 
 /** The approval step's verdict, as journaled. */
 export interface ApprovalVerdict {
@@ -147,7 +148,7 @@ async function askApprover(
         }),
       )
       .then(readAnswer)
-      .then(undefined, (error: unknown): ApprovalAnswer => failClosed(`the approver failed: ${describeError(error)}`));
+      .then(undefined, (error: unknown): ApprovalAnswer => failClosed(`the approver failed: ${messageOf(error)}`));
     return await Promise.race([asked, timeout, aborted]);
   } finally {
     clearTimeout(timer);
@@ -180,21 +181,11 @@ function readAnswer(answer: unknown): ApprovalAnswer {
   return {
     approved,
     ...(approved && (scope === "session" || scope === "once") ? { scope } : {}),
-    ...(typeof who === "string" && who !== "" ? { who: clip(who) } : {}),
+    ...(typeof who === "string" && who !== "" ? { who: clip(who, MAX_ANSWER_TEXT) } : {}),
     ...(decidedBy === "policy" || decidedBy === "person" ? { decidedBy } : {}),
-    ...(typeof reason === "string" && reason !== "" ? { reason: clip(reason) } : approved ? {} : { reason: "denied" }),
+    ...(typeof reason === "string" && reason !== "" ? { reason: clip(reason, MAX_ANSWER_TEXT) } : approved ? {} : { reason: "denied" }),
   };
 }
 
-/** Answers are journaled: a host's runaway string is clipped, not stored whole. */
-function clip(text: string): string {
-  return text.length > 1_000 ? `${text.slice(0, 1_000)}…` : text;
-}
-
-function describeError(error: unknown): string {
-  try {
-    return error instanceof Error ? String(error.message) : String(error);
-  } catch {
-    return "an error that could not be described";
-  }
-}
+/** Answers are journaled: a host's runaway `who` or `reason` is clipped, not stored whole. */
+const MAX_ANSWER_TEXT = 1_000;

@@ -6,6 +6,7 @@ import { RUNTIME_ERROR_CODES } from "../errors.js";
 import { decideApproval, standingVerdict } from "./approval.js";
 import type { CallEnvironment } from "./environment.js";
 import { holdImages, type PendingImage } from "./images.js";
+import { clip, messageOf } from "../describe.js";
 
 /** One call to put through the pipeline. */
 export interface CallRequest {
@@ -231,7 +232,7 @@ function finish(environment: CallEnvironment, request: CallRequest, resolved: Re
 function pipelineFailed(environment: CallEnvironment, request: CallRequest, resolved: ResolvedTool | undefined, error: unknown): CallReport {
   if (OpenWorkerError.isInstance(error) && error.code.startsWith("JOURNAL_")) throw error;
   const code = RUNTIME_ERROR_CODES.CALL_PIPELINE_FAILED;
-  const message = environment.redactor.text(`the call failed inside the runtime: ${describeThrown(error)}`);
+  const message = environment.redactor.text(`the call failed inside the runtime: ${clip(messageOf(error), 500)}`);
   try {
     environment.journal.callFinished({ sessionId: environment.sessionId, callId: request.callId, outcome: "crashed", code, message });
   } catch (journalError) {
@@ -249,20 +250,10 @@ function pipelineFailed(environment: CallEnvironment, request: CallRequest, reso
   });
 }
 
-/** A thrown value's message, read defensively (its getters may throw too). */
-function describeThrown(error: unknown): string {
-  try {
-    const text = error instanceof Error ? String(error.message) : String(error);
-    return text.length > 500 ? `${text.slice(0, 500)}…` : text;
-  } catch {
-    return "an error that could not be described";
-  }
-}
-
 /** The alias as journaled and quoted back: redacted (E6), and clipped when a model sent a huge one. */
 function shownAlias(environment: CallEnvironment, alias: string): string {
   if (alias === "") return "(empty)";
-  const clipped = alias.length > MAX_SHOWN_ALIAS ? `${alias.slice(0, MAX_SHOWN_ALIAS)}… (${alias.length} characters)` : alias;
+  const clipped = alias.length > MAX_SHOWN_ALIAS ? `${clip(alias, MAX_SHOWN_ALIAS)} (${alias.length} characters)` : alias;
   return environment.redactor.text(clipped);
 }
 
@@ -359,7 +350,7 @@ function hostArguments(value: unknown): ParsedArguments {
   try {
     text = JSON.stringify(value);
   } catch (error) {
-    return { ok: false, problem: describeThrown(error) };
+    return { ok: false, problem: clip(messageOf(error), 500) };
   }
   if (text === undefined) return { ok: false, problem: `a ${typeof value} has no JSON text` };
   const bytes = utf8Bytes(text);

@@ -1,6 +1,7 @@
 import { type JsonValue, LIMITS } from "@openworker/tools-sdk";
 import { gatherModelContext } from "@openworker/tools-sdk/execution";
 import type { NativeResolvedTool } from "@openworker/bundle-resolver";
+import { messageOf } from "../describe.js";
 
 /** The default: a hook slower than this contributes nothing, and is not called again in the session. */
 export const MODEL_CONTEXT_BUDGET_MS = 5;
@@ -73,13 +74,5 @@ function hasModelContext(resolved: NativeResolvedTool): boolean {
     return typeof resolved.tool.modelContext === "function";
   } catch {
     return false;
-  }
-}
-
-function messageOf(error: unknown): string {
-  try {
-    return error instanceof Error ? String(error.message) : String(error);
-  } catch {
-    return "a value that could not be described";
   }
 }
