@@ -1,4 +1,4 @@
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -54,6 +54,32 @@ describe("process lifecycle (M4)", () => {
     expect(isRunning(daemon)).toBe(false);
     await bridge.dispose();
     await bridge.joinCleanup();
+  });
+
+  it("M4 a daemon forked after the last note, whose parent then exits, is found by the mark its environment carries and ended at close", async () => {
+    const pidFile = path.join(scratch, "late-daemon.pid");
+    const bridge = new McpBridge([{ transport: "stdio", namespace: "late", program: process.execPath, args: [fixture("daemon-after-list.mjs")], env: { PID_FILE: pidFile } }], { closeGraceMs: 200 });
+    // A process of this machine started after the provider, carrying no mark: left alone.
+    const bystander = spawn("sleep", ["600"], { detached: true, stdio: "ignore" });
+    let daemon = 0;
+    try {
+      const session = bridge.openSession("late");
+      const { catalogs } = await session.discover(["late"]);
+      expect(catalogs[0]?.tools.map((tool) => tool.name)).toEqual(["noop"]);
+      for (let waited = 0; session.connected("late") && waited < 10_000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(session.connected("late")).toBe(false);
+      daemon = Number(readFileSync(pidFile, "utf8").trim());
+      expect(isRunning(daemon)).toBe(true);
+      expect(readFileSync(`/proc/${daemon}/environ`, "latin1")).toContain("OPENWORKER_PROVIDER_TREE=");
+      await session.close();
+      await session.joinCleanup();
+      expect(isRunning(daemon)).toBe(false);
+      expect(isRunning(bystander.pid as number)).toBe(true);
+    } finally {
+      await bridge.dispose();
+      if (daemon > 0 && isRunning(daemon)) process.kill(daemon, "SIGKILL");
+      bystander.kill("SIGKILL");
+    }
   });
 
   it("M4 a grandchild whose main thread exited while another runs is not taken for gone: it is ended too", async (context) => {

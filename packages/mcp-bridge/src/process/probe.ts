@@ -6,6 +6,22 @@ export interface ProcessIdentity {
   readonly startTime: string;
 }
 
+/**
+ * The mark every process of one provider's tree carries from its start: an environment
+ * entry (`OPENWORKER_PROVIDER_TREE=<random id>`) that children inherit, read back from
+ * `/proc/<pid>/environ`. It finds a daemon that lost every parent link (`setsid`, then
+ * its parents exited) whenever it was forked. `since` (start time, clock ticks after
+ * boot) skips every process older than the provider without reading its environment.
+ */
+export interface TreeMark {
+  readonly name: string;
+  readonly value: string;
+  readonly since: number;
+}
+
+/** The environment entry that marks a provider's tree (see {@link TreeMark}). */
+export const TREE_MARK_VARIABLE = "OPENWORKER_PROVIDER_TREE";
+
 interface ProcStat {
   readonly pid: number;
   readonly state: string;
@@ -82,7 +98,7 @@ function hasLiveThread(pid: number): boolean {
  * Without `/proc` (macOS), only the group is known: one entry per live group is not
  * available, so it returns `[{ pid: -pgid }]` while the group exists.
  */
-export function liveTree(pgid: number, rootPid: number, known: readonly ProcessIdentity[] = []): ProcessIdentity[] {
+export function liveTree(pgid: number, rootPid: number, known: readonly ProcessIdentity[] = [], mark?: TreeMark): ProcessIdentity[] {
   if (!HAS_PROC) return groupExists(pgid) ? [{ pid: -pgid, startTime: "" }] : [];
   const stats = allStats();
   const byParent = new Map<number, ProcStat[]>();
@@ -103,6 +119,15 @@ export function liveTree(pgid: number, rootPid: number, known: readonly ProcessI
   }
   const root = stats.find((stat) => stat.pid === rootPid);
   if (root) found.set(rootPid, root);
+  // Processes carrying the tree's mark, however they left it (forked after the last note,
+  // every parent since gone). Only those started since the provider are read.
+  if (mark) {
+    const needle = `${mark.name}=${mark.value}\0`;
+    for (const stat of stats) {
+      if (found.has(stat.pid) || Number(stat.startTime) < mark.since) continue;
+      if (carriesMark(stat.pid, needle)) found.set(stat.pid, stat);
+    }
+  }
   // Members seen earlier stay tracked even once reparented away from the tree.
   for (const identity of known) {
     if (found.has(identity.pid)) continue;
@@ -110,6 +135,24 @@ export function liveTree(pgid: number, rootPid: number, known: readonly ProcessI
     if (stat && stat.startTime === identity.startTime) found.set(stat.pid, stat);
   }
   return [...found.values()].filter(isRunning).map(({ pid, startTime }) => ({ pid, startTime }));
+}
+
+/** The start time (clock ticks after boot) of `pid`, or undefined without `/proc`. */
+export function startTimeOf(pid: number): number | undefined {
+  if (!HAS_PROC) return undefined;
+  const stat = readStat(pid);
+  return stat === undefined ? undefined : Number(stat.startTime);
+}
+
+// `/proc/<pid>/environ` is the environment the process was started with; another user's
+// process (or one that is not dumpable) cannot be read, and is not ours anyway.
+function carriesMark(pid: number, needle: string): boolean {
+  try {
+    const environ = readFileSync(`/proc/${pid}/environ`);
+    return environ.indexOf(needle) === 0 || environ.includes(`\0${needle}`);
+  } catch {
+    return false;
+  }
 }
 
 /** Which of `identities` are still running (same pid and start time, not a zombie). */

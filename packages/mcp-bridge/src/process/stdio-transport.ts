@@ -1,7 +1,8 @@
 import { spawn, type ChildProcess } from "node:child_process";
+import { randomUUID } from "node:crypto";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
-import { liveTree, type ProcessIdentity } from "./probe.js";
+import { liveTree, startTimeOf, TREE_MARK_VARIABLE, type ProcessIdentity, type TreeMark } from "./probe.js";
 import { guardGroup, terminateTree, type TerminationReport } from "./terminate.js";
 
 /** What to start and how. */
@@ -67,6 +68,9 @@ export class ChildProcessTransport implements Transport {
   private termination: Promise<TerminationReport> | undefined;
   /** Descendants noted while the provider ran (see {@link noteDescendants}). */
   private seen: readonly ProcessIdentity[] = [];
+  /** The environment entry every process of this tree inherits (see {@link TreeMark}). */
+  private readonly markValue = randomUUID();
+  private mark: TreeMark | undefined;
 
   constructor(private readonly launch: ChildLaunch) {}
 
@@ -79,7 +83,7 @@ export class ChildProcessTransport implements Transport {
     if (this.child) return Promise.reject(new Error("ChildProcessTransport already started"));
     return new Promise((resolve, reject) => {
       const child = spawn(this.launch.program, [...this.launch.args], {
-        env: { ...this.launch.env },
+        env: { ...this.launch.env, [TREE_MARK_VARIABLE]: this.markValue },
         cwd: this.launch.cwd,
         detached: true,
         stdio: ["pipe", "pipe", this.launch.onStderr ? "pipe" : "ignore"],
@@ -90,7 +94,11 @@ export class ChildProcessTransport implements Transport {
       let started = false;
       child.once("spawn", () => {
         started = true;
-        if (child.pid !== undefined) guardGroup(child.pid);
+        if (child.pid !== undefined) {
+          guardGroup(child.pid);
+          // Without the provider's start time (it already ended), every process is read.
+          this.mark = { name: TREE_MARK_VARIABLE, value: this.markValue, since: startTimeOf(child.pid) ?? 0 };
+        }
         resolve();
       });
       child.once("error", (error) => {
@@ -173,7 +181,7 @@ export class ChildProcessTransport implements Transport {
   terminate(): Promise<TerminationReport> {
     if (!this.termination) {
       const child = this.child;
-      this.termination = child ? terminateTree(child, this.launch.closeGraceMs, this.seen) : Promise.resolve({ confirmed: true, step: "stdin", survivors: [] });
+      this.termination = child ? terminateTree(child, this.launch.closeGraceMs, this.seen, this.mark) : Promise.resolve({ confirmed: true, step: "stdin", survivors: [] });
       this.launch.onTermination(this.termination);
       void this.termination.then(() => this.finish());
     }

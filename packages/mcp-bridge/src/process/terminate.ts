@@ -1,6 +1,6 @@
 import { spawnSync, type ChildProcess } from "node:child_process";
 import { setTimeout as sleep } from "node:timers/promises";
-import { groupRunning, liveTree, signalTree, stillRunning, type ProcessIdentity } from "./probe.js";
+import { groupRunning, liveTree, signalTree, stillRunning, type ProcessIdentity, type TreeMark } from "./probe.js";
 
 /** What ending one provider's process tree took, and whether it is confirmed gone (M4). */
 export interface TerminationReport {
@@ -44,14 +44,15 @@ export function guardGroup(pgid: number): void {
  * `graceMs` for a polite exit, then SIGTERM the group (and any descendant that left it)
  * and wait `graceMs`, then SIGKILL and wait until the kernel has removed them. The
  * report says whether every process is confirmed gone; it never throws. `seen` are
- * members noted earlier (see `ChildProcessTransport.noteDescendants`).
+ * members noted earlier (see `ChildProcessTransport.noteDescendants`); `mark` finds the
+ * processes that carry the tree's environment mark, whatever became of their parents.
  */
-export async function terminateTree(child: ChildProcess, graceMs: number, seen: readonly ProcessIdentity[] = []): Promise<TerminationReport> {
+export async function terminateTree(child: ChildProcess, graceMs: number, seen: readonly ProcessIdentity[] = [], mark?: TreeMark): Promise<TerminationReport> {
   const pgid = child.pid;
   if (pgid === undefined) return { confirmed: true, step: "stdin", survivors: [] };
   // Snapshot before anything exits: a grandchild reparented later is still ours, and so is
   // one seen earlier (`seen`, same pid and start time) that no link leads to any more.
-  let known = liveTree(pgid, pgid, seen);
+  let known = liveTree(pgid, pgid, seen, mark);
   try {
     child.stdin?.end();
   } catch {
@@ -60,13 +61,13 @@ export async function terminateTree(child: ChildProcess, graceMs: number, seen: 
   if (process.platform === "win32") return terminateOnWindows(child, graceMs);
 
   if (await waitUntilGone(pgid, known, graceMs)) return done("stdin");
-  known = merge(known, liveTree(pgid, pgid, known));
+  known = merge(known, liveTree(pgid, pgid, known, mark));
   signalTree(pgid, known, "SIGTERM");
   if (await waitUntilGone(pgid, known, graceMs)) return done("sigterm");
-  known = merge(known, liveTree(pgid, pgid, known));
+  known = merge(known, liveTree(pgid, pgid, known, mark));
   signalTree(pgid, known, "SIGKILL");
   if (await waitUntilGone(pgid, known, Math.max(graceMs, KILL_CONFIRM_MS))) return done("sigkill");
-  const survivors = liveTree(pgid, pgid, known).map((identity) => identity.pid);
+  const survivors = liveTree(pgid, pgid, known, mark).map((identity) => identity.pid);
   return { confirmed: false, step: "sigkill", survivors };
 
   function done(step: TerminationReport["step"]): TerminationReport {
