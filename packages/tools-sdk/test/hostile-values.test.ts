@@ -397,6 +397,32 @@ describe("hostile progress events (E2)", () => {
   });
 });
 
+describe("a host whose progress sink throws (E2)", () => {
+  it("E2 the tool never sees the host's exception: the event counts as accepted and the call goes on", async () => {
+    let sawReport: unknown;
+    let sinkCalls = 0;
+    const tool: Tool = {
+      descriptor: () => ({ name: "hostile.tool", description: "test", inputSchema: schema, version: "1" }),
+      call: async (context) => {
+        sawReport = context.progress.report({ message: "half way" });
+        return { json: { done: true } };
+      },
+    };
+    const result = await executeTool(tool, {}, {
+      ...options,
+      onProgress: () => {
+        sinkCalls++;
+        throw new Error("JOURNAL_WRITE_FAILED: the journal file was deleted");
+      },
+    });
+    expect(sinkCalls).toBe(1);
+    expect(sawReport).toBe(true);
+    expect(result.outcome).toBe("succeeded");
+    expect(result.output?.json).toEqual({ done: true });
+    expect(result.progress).toMatchObject({ accepted: 1, dropped: 0 });
+  });
+});
+
 describe("hostile modelContext facts (L1)", () => {
   const withFacts = (modelContext: unknown): Tool => hostileTool(async () => ({ json: null }), { modelContext: modelContext as Tool["modelContext"] });
 

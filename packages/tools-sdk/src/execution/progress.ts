@@ -21,7 +21,8 @@ export interface BoundedProgress {
 /**
  * Creates the bounded progress reporter of one call (E2): at most 64 events, 4 KB per
  * message, 16 KB of progress JSON. An event past a bound is dropped and counted, the
- * first breach of each limit is recorded; the tool never sees an exception. Each field
+ * first breach of each limit is recorded; the tool never sees an exception, not even
+ * one thrown by `onEvent` (the host's sink: the event still counts as accepted). Each field
  * of an event is read once; one that cannot be read (a throwing getter, a message whose
  * `toString` throws) is dropped and counted under `progressJsonBytes`.
  *
@@ -91,7 +92,12 @@ class Bounded implements BoundedProgress, ProgressReporter {
     }
     stats.accepted++;
     stats.jsonBytes += bytes;
-    this.#onEvent?.(JSON.parse(serialized) as ProgressEvent);
+    try {
+      this.#onEvent?.(JSON.parse(serialized) as ProgressEvent);
+    } catch {
+      // The host's sink failed (its journal, its event listener): the event was within
+      // bounds, and what the host could not record is the host's to report, not the tool's.
+    }
     return true;
   }
 
