@@ -17,6 +17,9 @@ describe("error model", () => {
   it("T1 refuses an empty or malformed ToolError code", () => {
     expect(() => new ToolError("", "m")).toThrow(TypeError);
     expect(() => new ToolError("has space", "m")).toThrow(/A-Z a-z 0-9/);
+    // The usual slip from other error classes: the message alone. The error says the order.
+    const messageOnly = ToolError as unknown as new (message: string) => ToolError;
+    expect(() => new messageOnly("no note named x")).toThrow('the code comes first, then the message: new ToolError("NOT_FOUND"');
   });
 
   it("OpenWorkerError keeps code, details and cause", () => {
