@@ -2,7 +2,7 @@ import path from "node:path";
 import { ToolRegistry } from "@openworker/registry";
 import { Journal } from "@openworker/journal";
 import type { Tool, ToolImage } from "@openworker/tools-sdk";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { Runtime, type RuntimeEvent } from "../src/index.js";
 import { ScriptedProvider } from "../src/testing/index.js";
 import { echo, nativeTool, openRuntime, scratch, writeBundle, writeHostEntry } from "./support/harness.js";
@@ -47,6 +47,29 @@ describe("hostile values never leave a call without its terminal record", () => 
     expect(kinds(session.id, turn.calls[0]!.callId)).toEqual(["call_requested", "approval_decided", "call_started", "call_finished"]);
     await session.close();
     expect(runtime.sessions).toEqual([]);
+    expect(runtime.journal.verify().ok).toBe(true);
+  });
+
+  it("A3 E4 E6 a fault inside the runtime after the request was journaled ends the call crashed (CALL_PIPELINE_FAILED) with one terminal record, redacted", async () => {
+    const model = new ScriptedProvider([{ toolCalls: [{ name: "test__echo", arguments: '{"text":"hi"}' }] }, { text: "never" }]);
+    runtime = await openRuntime(space.dir, [echo], { models: [model], secrets: ["a-configured-secret"] });
+    const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.echo"]), policy: bypass });
+    // No hostile value reaches this net any more; a bug between two journal writes is
+    // simulated instead: recording the decision throws once, as a defect would.
+    const decided = vi.spyOn(runtime.journal, "approvalDecided").mockImplementationOnce(() => {
+      throw new TypeError("defect holding a-configured-secret");
+    });
+    const turn = await session.runTurn("go");
+    decided.mockRestore();
+    expect(turn.reason).toBe("fault");
+    expect(turn.calls[0]).toMatchObject({ outcome: "crashed", code: "CALL_PIPELINE_FAILED", stopsTurn: true });
+    expect(turn.calls[0]!.message).toContain("the call failed inside the runtime: defect holding");
+    expect(turn.calls[0]!.message).not.toContain("a-configured-secret");
+    const records = runtime.journal.timeline({ sessionId: session.id, callId: turn.calls[0]!.callId });
+    expect(records.map((record) => record.kind)).toEqual(["call_requested", "call_finished"]);
+    expect(records[1]).toMatchObject({ outcome: "crashed", code: "CALL_PIPELINE_FAILED" });
+    expect(JSON.stringify(records)).not.toContain("a-configured-secret");
+    await session.close();
     expect(runtime.journal.verify().ok).toBe(true);
   });
 
