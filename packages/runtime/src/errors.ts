@@ -8,6 +8,12 @@ export const RUNTIME_ERROR_CODES = Object.freeze({
   ARGUMENTS_TOO_LARGE: "ARGUMENTS_TOO_LARGE",
   /** The model asked for more tool calls in one attempt than the runtime runs; the rest were not run. */
   TOO_MANY_CALLS: "TOO_MANY_CALLS",
+  /**
+   * A model answer asked for more tool calls than any answer may hold (8 × the calls run
+   * per answer): the whole answer is dropped, nothing of it runs or is journaled as a
+   * call, and the turn stops as a model failure.
+   */
+  MODEL_TOO_MANY_CALLS: "MODEL_TOO_MANY_CALLS",
   /** The approval step said no (a person, a policy, a timeout or an error: fail closed). */
   APPROVAL_DENIED: "APPROVAL_DENIED",
   /** A tool's alias is longer than the model provider accepts. */

@@ -223,6 +223,24 @@ describe("the governed call pipeline", () => {
     expect(runtime.journal.calls(session.id).map((call) => call.outcome)).toEqual(["succeeded", "succeeded", "failed", "failed"]);
   });
 
+  it("A3 a runaway answer (more than 8 × the cap) is dropped whole: nothing runs or is journaled as a call, and the conversation goes on without it", async () => {
+    let ran = 0;
+    const counted = nativeTool("test.counted", async () => (ran++, { json: "ran" }));
+    const calls = Array.from({ length: 17 }, () => ({ name: "test__counted", arguments: "{}" }));
+    const model = new ScriptedProvider([{ text: "thinking", toolCalls: calls }, { text: "sorry, one at a time" }]);
+    runtime = await openRuntime(space.dir, [counted], { models: [model], maxCallsPerAttempt: 2 });
+    const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.counted"]), policy: bypass });
+    const turn = await session.runTurn("go");
+    expect(turn).toMatchObject({ completed: false, reason: "model_error", calls: [], error: { code: "MODEL_TOO_MANY_CALLS" } });
+    expect(turn.error!.message).toContain("17 tool calls; an answer may hold at most 16 (2 run)");
+    expect(ran).toBe(0);
+    expect(runtime.journal.calls(session.id)).toEqual([]);
+    // The next turn's conversation holds no tool call without its answer.
+    const next = await session.runTurn("again");
+    expect(next).toMatchObject({ completed: true, text: "sorry, one at a time" });
+    expect(JSON.stringify(model.requests[1]!.messages)).not.toContain("test__counted");
+  });
+
   it("E5 arguments over 256 KB are refused unread; the journal keeps their size, not the bytes", async () => {
     const huge = JSON.stringify({ text: "z".repeat(300 * 1024) });
     const model = new ScriptedProvider([{ toolCalls: [{ name: "test__echo", arguments: huge }] }, { text: "ok" }]);

@@ -10,6 +10,9 @@ import type { ModelMessage, ModelProvider, ModelResponse } from "../model/types.
 import { gatherFacts } from "./facts.js";
 import { prepareTurn, type PreparedTurn } from "./prepare.js";
 
+/** An answer with more than this many times `maxCallsPerAttempt` tool calls is dropped whole. */
+const ANSWER_CALLS_FACTOR = 8;
+
 /** Why a turn ended. */
 export type TurnStopReason = "answered" | "fault" | "cancelled" | "model_error" | "attempts_exhausted" | "preparation_failed";
 
@@ -97,6 +100,14 @@ export async function runTurn(context: TurnContext, turnId: string, input: strin
     } catch (error) {
       if (signal.aborted) return end("cancelled", "");
       return end("model_error", "", { code: RUNTIME_ERROR_CODES.MODEL_FAILED, message: environment.redactor.text(describe(error).message) });
+    }
+    // A few calls past the bound are refused one by one, each journaled and answered; an
+    // answer far past it (a runaway model: a 32 MiB answer can hold 500,000 calls) is
+    // dropped whole, before any of it runs, is journaled or joins the conversation.
+    const mostCalls = context.maxCallsPerAttempt * ANSWER_CALLS_FACTOR;
+    if (response.toolCalls.length > mostCalls) {
+      const message = `the model answered with ${response.toolCalls.length} tool calls; an answer may hold at most ${mostCalls} (${context.maxCallsPerAttempt} run); the answer was dropped and none of it ran`;
+      return end("model_error", "", { code: RUNTIME_ERROR_CODES.MODEL_TOO_MANY_CALLS, message });
     }
     // A model can echo a secret it was shown or guessed (its API key, say): what the runtime
     // hands on (events, the turn's text, the session's messages) is redacted (E6).
