@@ -36,7 +36,7 @@ export class ToolError extends Error {
   constructor(code: string, message: string) {
     if (!isToolErrorCode(code)) {
       throw new TypeError(
-        `ToolError code ${JSON.stringify(code)} must be 1-64 characters of A-Z a-z 0-9 _ . -; the code comes first, then the message: new ToolError("NOT_FOUND", "no note named \"x\"")`,
+        `ToolError code ${JSON.stringify(code)} must be 1-64 characters of A-Z a-z 0-9 _ . -; the code comes first, then the message: new ToolError("NOT_FOUND", "no note named x")`,
       );
     }
     super(message);
