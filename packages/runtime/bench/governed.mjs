@@ -56,6 +56,26 @@ const threadTicks = () => {
   }
   return ticks;
 };
+// CPU ticks (1/100 s) of this process's child processes (the MCP servers), from /proc.
+// The side not being measured is idle, so its server adds nothing to the other's figure.
+const childTicks = () => {
+  let ticks = 0;
+  try {
+    for (const pid of readdirSync("/proc")) {
+      if (!/^\d+$/.test(pid)) continue;
+      try {
+        const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+        const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+        if (Number(fields[1]) === process.pid) ticks += Number(fields[11]) + Number(fields[12]);
+      } catch {
+        // Gone while we looked.
+      }
+    }
+  } catch {
+    // Not Linux: no server figures.
+  }
+  return ticks;
+};
 // "main thread 0.95 cores, other threads 0.47" over `seconds`.
 const threadShares = (before, after, seconds) => {
   if (after.size === 0) return "";
@@ -124,7 +144,9 @@ const mcpSession = await runtime.openSession({ bundle: mcpBundle, policy });
 await mcpSession.callTool("mut.status_get", {});
 const raw = new Client({ name: "bench", version: "1" });
 await raw.connect(new StdioClientTransport({ command: process.execPath, args: [server] }));
-const MCP_CALLS = Number(process.env.BENCH_MCP_CALLS ?? 4000);
+// Slices of 2,000 calls: with 400 (the first version) a slice lasted 40 ms and the ratio
+// swung from 0.6 to 0.9 between runs on this machine.
+const MCP_CALLS = Number(process.env.BENCH_MCP_CALLS ?? 20000);
 const SLICES = Number(process.env.BENCH_SLICES ?? 10);
 // Both sides run in interleaved slices (raw, governed, then governed, raw, …) so that a
 // busy moment on this shared machine falls on both, not on one side's whole run.
@@ -138,6 +160,8 @@ const sides = [
     times: [],
     seconds: 0,
     calls: 0,
+    clientMicros: 0,
+    serverTicks: 0,
   },
   {
     label: "MCP governed via runtime",
@@ -148,6 +172,8 @@ const sides = [
     times: [],
     seconds: 0,
     calls: 0,
+    clientMicros: 0,
+    serverTicks: 0,
   },
 ];
 for (const side of sides) for (let i = 0; i < 200; i++) await side.call();
@@ -160,16 +186,22 @@ for (let slice = 0; slice < SLICES; slice++) {
     }
     const parallel = MCP_CALLS / SLICES;
     let next = 0;
+    const servers = childTicks();
+    const client = process.cpuUsage();
     const t0 = performance.now();
     await Promise.all(Array.from({ length: 32 }, async () => {
       while (next++ < parallel) await side.call();
     }));
     side.seconds += (performance.now() - t0) / 1000;
+    const used = process.cpuUsage(client);
+    side.clientMicros += used.user + used.system;
+    side.serverTicks += childTicks() - servers;
     side.calls += parallel;
   }
 }
 for (const side of sides) {
-  console.log(`${side.label}: p50 ${(percentile(side.times, 0.5) * 1000).toFixed(0)} µs sequential; ${fmt(side.calls / side.seconds)} calls/s with 32 in flight`);
+  const cpu = `client CPU ${(side.clientMicros / side.calls).toFixed(1)} µs a call` + (side.serverTicks > 0 ? `, server ${((side.serverTicks * 10_000) / side.calls).toFixed(1)} µs` : "");
+  console.log(`${side.label}: p50 ${(percentile(side.times, 0.5) * 1000).toFixed(0)} µs sequential; ${fmt(side.calls / side.seconds)} calls/s with 32 in flight (${cpu})`);
 }
 const [rawSide, governedSide] = sides;
 console.log(`MCP governed/raw throughput: ${(governedSide.calls / governedSide.seconds / (rawSide.calls / rawSide.seconds)).toFixed(2)}× (${SLICES} interleaved slices)`);
