@@ -28,7 +28,7 @@ import { JournalWriter } from "./writer.js";
  * How hard each group commit holds on (see the package README for the full contract):
  * - `grouped` (default): a start is made durable by one `write()` of the queued records
  *   to the tail log (`<path>-tail`); groups commit to a WAL with `synchronous=NORMAL`
- *   within 2 ms. Every acknowledged start and everything committed survives a process
+ *   within 10 ms. Every acknowledged start and everything committed survives a process
  *   crash (kill -9; the tail log is replayed at the next open); on power loss the last
  *   records before the WAL was synced may be lost, never torn.
  * - `strict`: WAL with `synchronous=FULL`: each group commit is fsynced before it is
