@@ -82,6 +82,31 @@ describe("process lifecycle (M4)", () => {
     }
   });
 
+  it("M4 a host that exits without dispose() takes its providers' trees with it, a setsid grandchild included (exit hook, tree mark)", async () => {
+    expect(existsSync(path.resolve(fixture("exit-without-dispose.mjs"), "../../../dist/index.js")), "build the bridge first (pnpm turbo run build)").toBe(true);
+    const pidFile = path.join(scratch, "exit-hook.pids");
+    const host = spawnSync(process.execPath, [fixture("exit-without-dispose.mjs"), fixture("wrapper-grandchild.sh"), pidFile], { encoding: "utf8", timeout: 30_000 });
+    expect(host.status, host.stderr).toBe(0);
+    const pids: Record<string, number> = Object.fromEntries(
+      readFileSync(pidFile, "utf8")
+        .trim()
+        .split("\n")
+        .map((line) => line.split(" "))
+        .map(([kind, pid]) => [kind, Number(pid)]),
+    );
+    expect(Object.keys(pids).sort()).toEqual(["ignores-term", "plain", "setsid"]);
+    try {
+      // SIGKILL is sent before the host is gone; the kernel takes a moment to tear down.
+      const left = await Promise.race([
+        eventually(() => (Object.values(pids).some(isRunning) ? undefined : [])),
+        new Promise<number[]>((resolve) => setTimeout(() => resolve(Object.values(pids).filter(isRunning)), 5_000)),
+      ]);
+      expect(left).toEqual([]);
+    } finally {
+      for (const pid of Object.values(pids)) if (isRunning(pid)) process.kill(pid, "SIGKILL");
+    }
+  });
+
   it("M4 a grandchild whose main thread exited while another runs is not taken for gone: it is ended too", async (context) => {
     if (spawnSync("python3", ["-c", "import ctypes, threading"], { stdio: "ignore" }).status !== 0) {
       context.skip("needs python3 (with ctypes) to end a main thread while another runs");

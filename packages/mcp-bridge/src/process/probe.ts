@@ -121,13 +121,7 @@ export function liveTree(pgid: number, rootPid: number, known: readonly ProcessI
   if (root) found.set(rootPid, root);
   // Processes carrying the tree's mark, however they left it (forked after the last note,
   // every parent since gone). Only those started since the provider are read.
-  if (mark) {
-    const needle = `${mark.name}=${mark.value}\0`;
-    for (const stat of stats) {
-      if (found.has(stat.pid) || Number(stat.startTime) < mark.since) continue;
-      if (carriesMark(stat.pid, needle)) found.set(stat.pid, stat);
-    }
-  }
+  if (mark) for (const stat of carrying(stats, [mark])) if (!found.has(stat.pid)) found.set(stat.pid, stat);
   // Members seen earlier stay tracked even once reparented away from the tree.
   for (const identity of known) {
     if (found.has(identity.pid)) continue;
@@ -144,15 +138,34 @@ export function startTimeOf(pid: number): number | undefined {
   return stat === undefined ? undefined : Number(stat.startTime);
 }
 
+/**
+ * The running processes that carry any of `marks` (see {@link TreeMark}), by pid: what
+ * the host's exit hook ends when the host exits without closing its providers. Empty
+ * without `/proc`.
+ */
+export function processesCarrying(marks: readonly TreeMark[]): number[] {
+  if (!HAS_PROC || marks.length === 0) return [];
+  return carrying(allStats(), marks)
+    .filter(isRunning)
+    .map((stat) => stat.pid);
+}
+
+function carrying(stats: readonly ProcStat[], marks: readonly TreeMark[]): ProcStat[] {
+  const since = Math.min(...marks.map((mark) => mark.since));
+  const needles = marks.map((mark) => `${mark.name}=${mark.value}\0`);
+  return stats.filter((stat) => Number(stat.startTime) >= since && carriesMark(stat.pid, needles));
+}
+
 // `/proc/<pid>/environ` is the environment the process was started with; another user's
 // process (or one that is not dumpable) cannot be read, and is not ours anyway.
-function carriesMark(pid: number, needle: string): boolean {
+function carriesMark(pid: number, needles: readonly string[]): boolean {
+  let environ: Buffer;
   try {
-    const environ = readFileSync(`/proc/${pid}/environ`);
-    return environ.indexOf(needle) === 0 || environ.includes(`\0${needle}`);
+    environ = readFileSync(`/proc/${pid}/environ`);
   } catch {
     return false;
   }
+  return needles.some((needle) => environ.indexOf(needle) === 0 || environ.includes(`\0${needle}`));
 }
 
 /** Which of `identities` are still running (same pid and start time, not a zombie). */

@@ -95,9 +95,9 @@ export class ChildProcessTransport implements Transport {
       child.once("spawn", () => {
         started = true;
         if (child.pid !== undefined) {
-          guardGroup(child.pid);
           // Without the provider's start time (it already ended), every process is read.
           this.mark = { name: TREE_MARK_VARIABLE, value: this.markValue, since: startTimeOf(child.pid) ?? 0 };
+          guardGroup(child.pid, this.mark);
         }
         resolve();
       });

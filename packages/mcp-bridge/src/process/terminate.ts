@@ -1,6 +1,6 @@
 import { spawnSync, type ChildProcess } from "node:child_process";
 import { setTimeout as sleep } from "node:timers/promises";
-import { groupRunning, liveTree, signalTree, stillRunning, type ProcessIdentity, type TreeMark } from "./probe.js";
+import { groupRunning, liveTree, processesCarrying, signalTree, stillRunning, type ProcessIdentity, type TreeMark } from "./probe.js";
 
 /** What ending one provider's process tree took, and whether it is confirmed gone (M4). */
 export interface TerminationReport {
@@ -15,27 +15,34 @@ export interface TerminationReport {
 // SIGKILL cannot be refused, but the kernel needs a moment to tear a process down.
 const KILL_CONFIRM_MS = 2_000;
 
-const liveGroups = new Set<number>();
+/** Live process groups, each with its tree's mark (none on Windows). */
+const liveGroups = new Map<number, TreeMark | undefined>();
 let exitGuardInstalled = false;
 
 /**
  * Remembers a started process group so that, should the host exit without disposing
- * the bridge, the group is killed on the way out instead of being orphaned (M4).
+ * the bridge, the group is killed on the way out instead of being orphaned (M4), and so
+ * is every process carrying its tree's mark (a `setsid` daemon has left the group).
  * Installed lazily by the first spawn, never at import.
  */
-export function guardGroup(pgid: number): void {
-  liveGroups.add(pgid);
+export function guardGroup(pgid: number, mark?: TreeMark): void {
+  liveGroups.set(pgid, mark);
   if (exitGuardInstalled) return;
   exitGuardInstalled = true;
   process.once("exit", () => {
-    for (const group of liveGroups) {
+    const kill = (pid: number) => {
       try {
-        if (process.platform === "win32") spawnSync("taskkill", ["/T", "/F", "/PID", String(group)], { stdio: "ignore" });
-        else process.kill(-group, "SIGKILL");
+        process.kill(pid, "SIGKILL");
       } catch {
         // Already gone.
       }
+    };
+    for (const group of liveGroups.keys()) {
+      if (process.platform === "win32") spawnSync("taskkill", ["/T", "/F", "/PID", String(group)], { stdio: "ignore" });
+      else kill(-group);
     }
+    const marks = [...liveGroups.values()].filter((mark) => mark !== undefined);
+    for (const pid of processesCarrying(marks)) kill(pid);
   });
 }
 
