@@ -1,5 +1,4 @@
-import { randomBytes } from "node:crypto";
-import { closeSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
+import { closeSync, fstatSync, mkdirSync, openSync, readSync, rmSync, statSync, writeSync } from "node:fs";
 import path from "node:path";
 import { JOURNAL_ERRORS, journalError } from "./errors.js";
 
@@ -10,10 +9,13 @@ import { JOURNAL_ERRORS, journalError } from "./errors.js";
  * instead of assigning the same frame ids and emptying the first writer's tail log. A
  * lock left by a process that no longer runs (a crash) is taken over.
  *
- * Taking over a stale lock renames it away first (one starter wins the rename) and checks
- * that what it moved is the dead writer's; many starters racing for one stale lock end
- * with one writer (measured: 4 starters, 45 rounds). A lock file with no pid yet that is
- * over two seconds old counts as stale.
+ * Taking over a stale lock needs the takeover mutex (`<journal>-lock.takeover`, created
+ * exclusively): its holder looks at the lock again and removes it only if it is still the
+ * dead writer's; nobody else removes a lock but its owner, and nobody can create one
+ * while the name is taken, so what the holder saw cannot change under it. Then every
+ * starter races to create the lock, and one wins. Starters that find the mutex taken wait
+ * for it (up to about 100 ms) and look again. A lock file with no pid yet, or a mutex, that
+ * is over two seconds old counts as stale (a writer that crashed right there).
  *
  * Limits, stated in the README: the liveness check is by pid on this machine, so a
  * writer in another pid namespace (another container on a shared volume) is not seen,
@@ -27,7 +29,7 @@ export class WriterLock {
 
   static acquire(journalFile: string): WriterLock {
     const file = `${journalFile}-lock`;
-    for (let attempt = 0; attempt < 3; attempt += 1) {
+    for (let attempt = 0; attempt < ATTEMPTS; attempt += 1) {
       try {
         mkdirSync(path.dirname(file), { recursive: true });
         const fd = openSync(file, "wx");
@@ -63,31 +65,15 @@ export class WriterLock {
           { path: journalFile, lockFile: file, pid: holder },
         );
       }
-      // Left by a writer that no longer runs: take it over, atomically. Removing it by name
-      // could remove a lock another starter made since we read this one (two writers then
-      // both held "the" lock): rename it away instead, which only one starter can do, and
-      // check that what was moved is the dead writer's lock before going on.
-      const moved = `${file}.stale-${process.pid}-${randomBytes(4).toString("hex")}`;
-      try {
-        renameSync(file, moved);
-      } catch {
-        continue; // another starter moved it first; try to create ours again
-      }
-      if (holderOf(moved) !== holder) {
-        // A live starter's fresh lock: put it back (unless a third one made a lock meanwhile) and let it win.
-        try {
-          linkSync(moved, file);
-        } catch {
-          // The name is taken again: that starter's lock stands.
-        }
-        rmSync(moved, { force: true });
-        continue;
-      }
-      rmSync(moved, { force: true });
+      // Left by a writer that no longer runs: take it over. Only the starter holding the
+      // takeover mutex removes a lock, and only one it has just seen to be stale: renaming
+      // or removing by name without it could move a lock another starter made meanwhile
+      // (two writers then both held "the" lock: 15 rounds in 30, six starters at once).
+      if (!takeOver(file, holder)) pause(TAKEOVER_PAUSE_MS);
     }
     throw journalError(
       JOURNAL_ERRORS.LOCKED,
-      `journal ${JSON.stringify(journalFile)}: its writer lock ${JSON.stringify(file)} kept reappearing; another writer is starting`,
+      `journal ${JSON.stringify(journalFile)}: its writer lock ${JSON.stringify(file)} is being taken over, or kept reappearing: another writer is starting; one writer at a time`,
       { path: journalFile, lockFile: file },
     );
   }
@@ -99,19 +85,71 @@ export class WriterLock {
   }
 }
 
-function holderOf(file: string): number | undefined {
+const ATTEMPTS = 24;
+const TAKEOVER_PAUSE_MS = 5;
+const STALE_AFTER_MS = 2000;
+
+/**
+ * Removes `file` if it is still the lock of `holder` (a dead writer, or `undefined`: an
+ * empty lock over two seconds old), holding the takeover mutex. False when another
+ * starter holds the mutex (a mutex over two seconds old is removed: its starter crashed).
+ */
+function takeOver(file: string, holder: number | undefined): boolean {
+  const mutex = `${file}.takeover`;
+  let fd: number;
   try {
-    const pid = Number.parseInt(readFileSync(file, "utf8"), 10);
-    return Number.isSafeInteger(pid) && pid > 0 ? pid : undefined;
+    fd = openSync(mutex, "wx");
+  } catch {
+    if (!isFresh(mutex)) rmSync(mutex, { force: true });
+    return false;
+  }
+  try {
+    closeSync(fd);
+    // The lock exists, so nobody can create another under its name, and under the mutex
+    // nobody else removes it: if it is still the dead writer's, removing it is safe. No
+    // lock at all: nothing to remove (a starter may be creating one right now).
+    const lock = readLock(file);
+    const stale = lock !== undefined && lock.pid === holder && (holder === undefined ? lock.ageMs >= STALE_AFTER_MS : !isRunning(holder));
+    if (stale) rmSync(file, { force: true });
+  } finally {
+    rmSync(mutex, { force: true });
+  }
+  return true;
+}
+
+/** Waits `ms` without returning to the event loop (opening a journal is synchronous). */
+function pause(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+function holderOf(file: string): number | undefined {
+  return readLock(file)?.pid;
+}
+
+/** The lock's pid (undefined: none written yet) and age, read from one open file; undefined when there is no lock. */
+function readLock(file: string): { pid: number | undefined; ageMs: number } | undefined {
+  let fd: number;
+  try {
+    fd = openSync(file, "r");
   } catch {
     return undefined;
+  }
+  try {
+    const ageMs = Date.now() - fstatSync(fd).mtimeMs;
+    const buffer = Buffer.alloc(32);
+    const pid = Number.parseInt(buffer.toString("utf8", 0, readSync(fd, buffer, 0, buffer.length, 0)), 10);
+    return { pid: Number.isSafeInteger(pid) && pid > 0 ? pid : undefined, ageMs };
+  } catch {
+    return undefined;
+  } finally {
+    closeSync(fd);
   }
 }
 
 /** A lock file without a pid yet, made in the last two seconds: its writer is still writing it. */
 function isFresh(file: string): boolean {
   try {
-    return Date.now() - statSync(file).mtimeMs < 2000;
+    return Date.now() - statSync(file).mtimeMs < STALE_AFTER_MS;
   } catch {
     return false;
   }
