@@ -1,4 +1,5 @@
 import path from "node:path";
+import type { SandboxLauncher } from "@openworker/mcp-bridge";
 import type { ToolRegistry } from "@openworker/registry";
 import { OpenWorkerError } from "@openworker/tools-sdk";
 import { globalOptions, type CommandContext, type CommandSpec } from "./cli/command.js";
@@ -29,6 +30,12 @@ export interface MainOptions {
   readonly stderr?: NodeJS.WritableStream & { isTTY?: boolean };
   /** Stops the command as Ctrl-C would (for hosts that wrap the CLI). */
   readonly signal?: AbortSignal;
+  /**
+   * Starts MCP providers registered with `placement: "sandbox"` (see the bridge's
+   * `SandboxLauncher`). Without it such providers are never started: they are reported
+   * unavailable with `MCP_SANDBOX_UNAVAILABLE`.
+   */
+  readonly sandbox?: SandboxLauncher;
 }
 
 /**
@@ -98,6 +105,7 @@ export async function runCli(registry: ToolRegistry, options: MainOptions = {}):
       stdin: options.stdin ?? process.stdin,
       stdout,
       signal: stops.signal,
+      sandbox: options.sandbox,
       stops,
     };
     return await command.run(context);

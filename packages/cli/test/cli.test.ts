@@ -5,7 +5,9 @@ import { PassThrough } from "node:stream";
 import { ToolRegistry } from "@openworker/registry";
 import { codeTool } from "@openworker/tools-sdk";
 import { afterAll, describe, expect, it } from "vitest";
+import type { SandboxLauncher } from "@openworker/mcp-bridge";
 import { EXIT_CODES, runCli } from "../src/index.js";
+import { FIXTURES, writeBundle } from "./helpers.js";
 
 const COMMAND_WORDS = [["tools", "list"], ["tools", "check"], ["call"], ["run"], ["serve"], ["journal", "sessions"], ["journal", "show"], ["journal", "verify"], ["journal", "export"]];
 
@@ -15,14 +17,14 @@ function registry(): ToolRegistry {
   return tools;
 }
 
-async function cli(argv: string[], options: { tty?: boolean; stderrTty?: boolean; env?: NodeJS.ProcessEnv } = {}) {
+async function cli(argv: string[], options: { tty?: boolean; stderrTty?: boolean; env?: NodeJS.ProcessEnv; tools?: ToolRegistry; sandbox?: SandboxLauncher } = {}) {
   const stdout = Object.assign(new PassThrough(), { isTTY: options.tty ?? false });
   const stderr = Object.assign(new PassThrough(), { isTTY: options.stderrTty ?? options.tty ?? false });
   let out = "";
   let err = "";
   stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
   stderr.on("data", (chunk: Buffer) => (err += chunk.toString()));
-  const code = await runCli(registry(), { argv, programName: "host", env: options.env ?? {}, stdout, stderr, stdin: new PassThrough() });
+  const code = await runCli(options.tools ?? registry(), { argv, programName: "host", env: options.env ?? {}, stdout, stderr, stdin: new PassThrough(), ...(options.sandbox ? { sandbox: options.sandbox } : {}) });
   return { code, stdout: out, stderr: err };
 }
 
@@ -126,3 +128,26 @@ describe("what the command line refuses instead of ignoring", () => {
   });
 });
 
+describe('providers with placement "sandbox" (A4)', () => {
+  const scratch = mkdtempSync(path.join(os.tmpdir(), "ow-cli-sandbox-"));
+  afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+  // A stdio provider the host wants isolated; a real `sh` wrapper stands in for the sandbox.
+  const sandboxed = () => {
+    const tools = new ToolRegistry();
+    tools.registerProvider({ transport: "stdio", namespace: "boxed", program: path.join(FIXTURES, "where-server.sh"), placement: "sandbox" });
+    return tools;
+  };
+  const wrap: SandboxLauncher = ({ program, args, env }) => ({ program: "/bin/sh", args: ["-c", 'SANDBOXED=yes exec "$@"', "sandbox", program, ...args], env });
+
+  it("A4 without the host's launcher tools check reports MCP_SANDBOX_UNAVAILABLE; with it, call runs the provider inside the launcher's command", async () => {
+    const bundle = writeBundle(path.join(scratch, "boxed"), JSON.stringify({ version: 3, tools: ["boxed.where"] }));
+    const refused = await cli(["tools", "check", "--bundle", bundle], { tools: sandboxed() });
+    expect(refused.code).toBe(EXIT_CODES.failed);
+    expect(refused.stdout + refused.stderr).toContain("MCP_SANDBOX_UNAVAILABLE");
+    const checked = await cli(["tools", "check", "--bundle", bundle], { tools: sandboxed(), sandbox: wrap });
+    expect(checked.code, checked.stderr).toBe(EXIT_CODES.ok);
+    const called = await cli(["call", "boxed.where", "--bundle", bundle, "--approve", "yes", "--json", "--workspace", scratch, "--journal", path.join(scratch, "boxed.db")], { tools: sandboxed(), sandbox: wrap });
+    expect(called.code, called.stderr).toBe(EXIT_CODES.ok);
+    expect(called.stdout).toContain("sandboxed=yes");
+  });
+});

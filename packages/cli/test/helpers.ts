@@ -8,7 +8,8 @@ export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "
 /** The built example host: what a user runs. */
 export const HOST = path.join(REPO, "apps/example-host/dist/host.js");
 /** A host whose main registers `fixture.whoami` and `fixture.wait`. */
-export const FIXTURE_HOST = path.join(REPO, "packages/cli/test/fixtures/fixture-host.mjs");
+export const FIXTURES = path.join(REPO, "packages/cli/test/fixtures");
+export const FIXTURE_HOST = path.join(FIXTURES, "fixture-host.mjs");
 export const COWORKER = path.join(REPO, "examples/coworker");
 export const DEMO_SCRIPT = path.join(COWORKER, "demo/script.json");
 export const DEMO_POLICY = path.join(COWORKER, "demo/policy.json");

@@ -15,6 +15,10 @@ export const MCP_ERROR_CODES = Object.freeze({
   providerDuplicate: "MCP_PROVIDER_DUPLICATE",
   /** A provider definition is malformed (no program, bad URL, unknown transport). */
   providerInvalid: "MCP_PROVIDER_INVALID",
+  /** A provider with `placement: "sandbox"` and no sandbox launcher: never started as host code. */
+  sandboxUnavailable: "MCP_SANDBOX_UNAVAILABLE",
+  /** The sandbox launcher threw or returned something unusable: the provider was not started. */
+  sandboxFailed: "MCP_SANDBOX_FAILED",
   /** The stdio program could not be started (missing, not executable). */
   spawnFailed: "MCP_SPAWN_FAILED",
   /** The provider did not finish `initialize` within `connectTimeoutMs`. */

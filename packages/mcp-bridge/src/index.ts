@@ -4,6 +4,7 @@ export type { McpSession } from "./session.js";
 export { MCP_ERROR_CODES } from "./codes.js";
 export { providerSecrets } from "./redact.js";
 export { safeBaseEnv, SAFE_ENV_NAMES, type McpBridgeOptions } from "./options.js";
+export type { SandboxCommand, SandboxLaunch, SandboxLauncher } from "./process/placement.js";
 export {
   assignSafeServerNames,
   type McpInventoryRequest,

@@ -1,5 +1,6 @@
 import { availableParallelism } from "node:os";
 import { LIMITS } from "@openworker/tools-sdk";
+import type { SandboxLauncher } from "./process/placement.js";
 
 /** How the bridge connects, discovers and cleans up. Every field has a default. */
 export interface McpBridgeOptions {
@@ -42,6 +43,12 @@ export interface McpBridgeOptions {
    * discarded (it may echo the child's environment, E6).
    */
   readonly onStderr?: (namespace: string, text: string) => void;
+  /**
+   * Starts providers registered with `placement: "sandbox"` (see {@link SandboxLauncher}).
+   * Without it such a provider is never started: it is unavailable with
+   * `MCP_SANDBOX_UNAVAILABLE` (fail closed).
+   */
+  readonly sandbox?: SandboxLauncher;
 }
 
 /** {@link McpBridgeOptions} with every default applied. */
@@ -57,6 +64,7 @@ export interface ResolvedOptions {
   readonly clientInfo: { readonly name: string; readonly version: string };
   readonly maxMessageBytes: number;
   readonly onStderr: ((namespace: string, text: string) => void) | undefined;
+  readonly sandbox: SandboxLauncher | undefined;
   readonly callTimeoutMs: number;
 }
 
@@ -127,6 +135,11 @@ function atLeastOne(value: number | undefined, fallback: number, name: string): 
   return value;
 }
 
+function launcher(value: SandboxLauncher | undefined): SandboxLauncher | undefined {
+  if (value !== undefined && typeof value !== "function") throw new TypeError(`McpBridgeOptions.sandbox must be a function (a sandbox launcher), got ${value === null ? "null" : typeof value}`);
+  return value;
+}
+
 /** Applies the defaults of {@link McpBridgeOptions}. */
 export function resolveOptions(options: McpBridgeOptions = {}): ResolvedOptions {
   return {
@@ -141,6 +154,7 @@ export function resolveOptions(options: McpBridgeOptions = {}): ResolvedOptions 
     clientInfo: options.clientInfo ?? { name: "openworker-mcp-bridge", version: "0.0.0" },
     maxMessageBytes: positive(options.maxMessageBytes, 32 * 1024 * 1024, "maxMessageBytes"),
     onStderr: options.onStderr,
+    sandbox: launcher(options.sandbox),
     callTimeoutMs: LIMITS.callTimeoutMs,
   };
 }

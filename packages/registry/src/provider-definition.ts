@@ -155,6 +155,15 @@ function normalizeHttp(
   label: string,
   placement: ProviderPlacement | undefined,
 ): StreamableHttpProviderDefinition {
+  if (placement === "sandbox") {
+    // The bridge starts no process for a service it only connects to: it cannot place one
+    // in a sandbox, and accepting the field would promise isolation nobody provides.
+    throw new OpenWorkerError(
+      CODES.placementInvalid,
+      `${label}: field "placement" "sandbox" applies to stdio providers, which the host starts; a streamable_http provider is a service running on its own: isolate that service yourself and leave placement out (or "host")`,
+      { details: { field: "placement", placement, namespace } },
+    );
+  }
   const allowRemote = fields.allowRemote;
   if (allowRemote !== undefined && typeof allowRemote !== "boolean") {
     throw fieldError(label, "allowRemote", "must be true or false when present", allowRemote);

@@ -18,6 +18,16 @@ describe("ToolRegistry: MCP providers", () => {
     expect(Object.isFrozen(registry.provider("acer"))).toBe(true);
   });
 
+  it("A4 refuses sandbox placement for a streamable_http provider: the host starts no process it could place", () => {
+    const registry = new ToolRegistry();
+    const error = thrown(() => registry.registerProvider({ transport: "streamable_http", namespace: "svc", url: "http://127.0.0.1:8123/mcp", placement: "sandbox" }));
+    expect(error.code).toBe("PLACEMENT_INVALID");
+    expect(error.message).toContain('MCP provider "svc": field "placement" "sandbox" applies to stdio providers');
+    expect(registry.provider("svc")).toBeUndefined();
+    registry.registerProvider({ transport: "streamable_http", namespace: "svc", url: "http://127.0.0.1:8123/mcp", placement: "host" });
+    expect(registry.provider("svc")?.placement).toBe("host");
+  });
+
   it("N5 refuses two providers on one namespace and names both", () => {
     const registry = new ToolRegistry();
     registry.registerMcp({ namespace: "acer", program: "bin/acer-a" });

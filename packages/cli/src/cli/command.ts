@@ -1,4 +1,5 @@
 import path from "node:path";
+import type { SandboxLauncher } from "@openworker/mcp-bridge";
 import type { ToolRegistry } from "@openworker/registry";
 import { usageError } from "./errors.js";
 import type { StopRequests } from "./stop-requests.js";
@@ -49,6 +50,8 @@ export interface CommandContext {
   readonly signal: AbortSignal;
   /** Where `run` takes Ctrl-C over (cancel the turn first, quit on the second). */
   readonly stops: StopRequests;
+  /** The host's sandbox launcher for `placement: "sandbox"` providers, if it gave one. */
+  readonly sandbox: SandboxLauncher | undefined;
 }
 
 /** A command: its words, help, options, and what it does (returns the exit code). */

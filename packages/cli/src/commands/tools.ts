@@ -27,7 +27,7 @@ export const toolsList: CommandSpec = {
     if (bundleDir === undefined && context.options.discover === true) throw usageError("tools list: --discover applies to a bundle's selection; pass --bundle DIR");
     if (bundleDir === undefined) return listRegistered(context);
     const bundle = await loadBundleDir(bundleDir);
-    const report = await inspectSelection(context.registry, bundle, { discover: context.options.discover === true, signal: context.signal });
+    const report = await inspectSelection(context.registry, bundle, { discover: context.options.discover === true, signal: context.signal, sandbox: context.sandbox });
     if (context.terminal.json) {
       context.terminal.printJson({ bundle: bundle.dir, version: bundle.selection.version, tools: report.rows, problems: report.problems });
       return report.problems.length > 0 ? EXIT_CODES.failed : EXIT_CODES.ok;
@@ -60,7 +60,7 @@ export const toolsCheck: CommandSpec = {
     try {
       const bundle = await loadBundleDir(bundleDir);
       dir = bundle.dir;
-      report = await inspectSelection(context.registry, bundle, { discover: true, signal: context.signal });
+      report = await inspectSelection(context.registry, bundle, { discover: true, signal: context.signal, sandbox: context.sandbox });
     } catch (error) {
       // A bundle that does not load is problems to list, not a crash; a stop is not a problem of the bundle.
       if (!OpenWorkerError.isInstance(error) || error.code === CLI_ERROR_CODES.INTERRUPTED) throw error;
@@ -157,6 +157,6 @@ async function loadProblems(context: CommandContext, error: OpenWorkerError): Pr
   );
   const rest = error.details.selection as BundleSelection | undefined;
   if (rest === undefined) return problems;
-  const resolved = await inspectSelection(context.registry, { selection: rest }, { discover: true, signal: context.signal });
+  const resolved = await inspectSelection(context.registry, { selection: rest }, { discover: true, signal: context.signal, sandbox: context.sandbox });
   return [...problems, ...resolved.problems];
 }

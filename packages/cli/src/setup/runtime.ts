@@ -27,6 +27,7 @@ export async function openRuntime(context: CommandContext, needs: RuntimeNeeds):
     journal: { path: context.globals.journalPath },
     models,
     ...(needs.approver ? { approver: needs.approver } : {}),
+    ...(context.sandbox ? { mcp: { sandbox: context.sandbox } } : {}),
     secrets,
   });
 }

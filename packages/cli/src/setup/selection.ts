@@ -1,4 +1,5 @@
 import type { Bundle, BundleSelection, ResolvedTool } from "@openworker/bundle-resolver";
+import type { SandboxLauncher } from "@openworker/mcp-bridge";
 import type { ToolRegistry } from "@openworker/registry";
 import { modelAlias, OpenWorkerError } from "@openworker/tools-sdk";
 
@@ -37,7 +38,11 @@ export interface SelectionReport {
  * needs are started, discovered in parallel (M2) and closed again with verified cleanup
  * (M4); without it no process starts and MCP tools are listed as not discovered.
  */
-export async function inspectSelection(registry: ToolRegistry, bundle: Pick<Bundle, "selection">, options: { discover: boolean; signal: AbortSignal }): Promise<SelectionReport> {
+export async function inspectSelection(
+  registry: ToolRegistry,
+  bundle: Pick<Bundle, "selection">,
+  options: { discover: boolean; signal: AbortSignal; sandbox?: SandboxLauncher | undefined },
+): Promise<SelectionReport> {
   const { checkSelection, providersNeeded, resolveSelection, withoutProviders } = await import("@openworker/bundle-resolver");
   registry.freeze();
   const needed = providersNeeded(registry, bundle.selection);
@@ -45,7 +50,7 @@ export async function inspectSelection(registry: ToolRegistry, bundle: Pick<Bund
   let catalogs: readonly import("@openworker/bundle-resolver").McpCatalogInput[] = [];
   let skipped = new Set(needed);
   if (options.discover && needed.length > 0) {
-    const discovery = await discoverCatalogs(registry, needed, options.signal);
+    const discovery = await discoverCatalogs(registry, needed, options.signal, options.sandbox);
     // Stopped (Ctrl-C, SIGTERM): the providers are closed and verified; report the stop, not "cancelled" problems.
     if (options.signal.aborted) throw options.signal.reason;
     catalogs = discovery.catalogs;
@@ -64,9 +69,9 @@ export async function inspectSelection(registry: ToolRegistry, bundle: Pick<Bund
   return { rows, problems, tools: resolved.tools };
 }
 
-async function discoverCatalogs(registry: ToolRegistry, namespaces: readonly string[], signal: AbortSignal) {
+async function discoverCatalogs(registry: ToolRegistry, namespaces: readonly string[], signal: AbortSignal, sandbox: SandboxLauncher | undefined) {
   const { McpBridge } = await import("@openworker/mcp-bridge");
-  const bridge = new McpBridge(registry.providers());
+  const bridge = new McpBridge(registry.providers(), sandbox ? { sandbox } : {});
   try {
     return await bridge.openSession("openworker-cli-tools").discover(namespaces, { signal });
   } finally {

@@ -9,6 +9,7 @@ import { MCP_ERROR_CODES } from "../codes.js";
 import { CallChannel } from "../call/call-channel.js";
 import { listAllTools, type ListingBounds } from "../catalog/list.js";
 import type { ResolvedOptions } from "../options.js";
+import { placedCommand } from "../process/placement.js";
 import { ChildProcessTransport, OVERSIZED_RESPONSE_CODE } from "../process/stdio-transport.js";
 import { boundedFetch } from "./bounded-fetch.js";
 import { redact } from "../redact.js";
@@ -61,11 +62,17 @@ export class ProviderConnection {
     let transport: Transport;
     let closeRemote: () => Promise<CleanupFailure | undefined>;
     if (definition.transport === "stdio") {
+      // A sandboxed provider starts through the host's launcher, or not at all (fail closed).
+      const command = placedCommand(
+        { namespace, program: definition.program, args: definition.args, env: { ...options.baseEnv, ...definition.env }, cwd: definition.cwd },
+        definition.placement,
+        options.sandbox,
+      );
       const stdio = new ChildProcessTransport({
-        program: definition.program,
-        args: definition.args,
-        env: { ...options.baseEnv, ...definition.env },
-        ...(definition.cwd === undefined ? {} : { cwd: definition.cwd }),
+        program: command.program,
+        args: command.args,
+        env: command.env,
+        ...(command.cwd === undefined ? {} : { cwd: command.cwd }),
         maxMessageBytes: options.maxMessageBytes,
         closeGraceMs: options.closeGraceMs,
         ...(options.onStderr ? { onStderr: (text: string) => options.onStderr?.(namespace, text) } : {}),
