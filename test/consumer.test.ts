@@ -117,9 +117,10 @@ describe("consumer outside the workspace (issue 8)", () => {
     expect(esm["@openworker/cli"]).toEqual(expect.arrayContaining(["mainWithRegistry", "HarnessClient"]));
   }, 60_000);
 
-  it("b) the partner tool (ESM), the host and a CommonJS consumer type-check against the packed declarations with skipLibCheck: false", async () => {
-    const config = JSON.parse(readFileSync(path.join(project.dir, "tsconfig.check.json"), "utf8")) as { compilerOptions: { skipLibCheck: boolean } };
+  it("b) the partner tool (ESM), the host and a CommonJS consumer type-check against the packed declarations with skipLibCheck: false and exactOptionalPropertyTypes", async () => {
+    const config = JSON.parse(readFileSync(path.join(project.dir, "tsconfig.check.json"), "utf8")) as { compilerOptions: { skipLibCheck: boolean; exactOptionalPropertyTypes: boolean } };
     expect(config.compilerOptions.skipLibCheck).toBe(false);
+    expect(config.compilerOptions.exactOptionalPropertyTypes).toBe(true);
     const cjsPackage = JSON.parse(readFileSync(path.join(project.checks, "cjs-consumer", "package.json"), "utf8")) as { type: string };
     expect(cjsPackage.type).toBe("commonjs");
     const result = await typeCheck;

@@ -22,14 +22,16 @@ export type ScriptStep =
 export class ScriptedProvider implements ModelProvider {
   readonly id = "scripted";
   readonly defaultModel = "scripted-1";
-  readonly maxToolNameLength: number | undefined;
+  // Optional, not `number | undefined`: under `exactOptionalPropertyTypes` a declared
+  // `undefined` does not implement `ModelProvider`'s optional property.
+  readonly maxToolNameLength?: number;
   readonly requests: ModelRequest[] = [];
   readonly #steps: ScriptStep[];
   #calls = 0;
 
   constructor(steps: readonly ScriptStep[], options: { maxToolNameLength?: number } = {}) {
     this.#steps = [...steps];
-    this.maxToolNameLength = options.maxToolNameLength;
+    if (options.maxToolNameLength !== undefined) this.maxToolNameLength = options.maxToolNameLength;
   }
 
   async complete(request: ModelRequest): Promise<ModelResponse> {
