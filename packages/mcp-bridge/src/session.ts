@@ -1,7 +1,7 @@
 import { setMaxListeners } from "node:events";
 import type { McpProviderDefinition } from "@openworker/registry";
 import { OpenWorkerError, type ProgressReporter } from "@openworker/tools-sdk";
-import { createBoundedProgress } from "@openworker/tools-sdk/execution";
+import { createBoundedProgress, onAbort } from "@openworker/tools-sdk/execution";
 import { callProvider } from "./call/call-tool.js";
 import type { SettledCall } from "./call/result.js";
 import { buildCatalog } from "./catalog/catalog.js";
@@ -80,7 +80,7 @@ type Discovered =
 export class BridgeSession implements McpSession {
   readonly ledger: CleanupLedger;
   private readonly connections = new Map<string, ProviderConnection>();
-  private readonly connecting = new Map<string, Promise<ProviderConnection>>();
+  private readonly connecting = new Map<string, PendingStart>();
   private readonly current = new Map<string, CurrentCatalog>();
   // The last catalog discovered per namespace, kept across failures and reconnects so
   // that changedTools always compares with what the session last saw (M3).
@@ -127,21 +127,27 @@ export class BridgeSession implements McpSession {
         `no MCP provider is registered for namespace "${namespace}" (registered: ${registered.length > 0 ? registered.join(", ") : "none"})`,
       );
     }
-    const signal = callerSignal ? AbortSignal.any([callerSignal, this.closer.signal]) : this.closer.signal;
+    // Cancelled before it began: nothing starts (M4).
+    if (callerSignal?.aborted) return unavailable(namespace, MCP_ERROR_CODES.discoveryCancelled, `discovery of MCP provider "${namespace}" was cancelled before it began`);
     let connection: ProviderConnection | undefined;
     try {
-      connection = await this.connection(definition, signal);
+      connection = await this.connection(definition, callerSignal);
       const previous = this.baseline.get(namespace);
       const reusable = this.current.get(namespace);
       let catalog: McpCatalog;
       if (reusable && reusable.connection === connection && connection.catalogCurrent) {
         catalog = buildCatalog(namespace, reusable.catalog.tools, previous, true);
       } else {
-        const tools = await this.withDeadline(namespace, signal, (listingSignal) =>
-          (connection as ProviderConnection).listTools(
-            { maxPages: this.host.options.maxCatalogPages, maxTools: this.host.options.maxCatalogTools, timeoutMs: this.host.options.discoveryTimeoutMs },
-            listingSignal,
+        // The listing is shared by concurrent discoveries and runs under the session's
+        // signal; a caller who cancels stops waiting for it at once.
+        const tools = await untilCancelled(
+          this.withDeadline(namespace, this.closer.signal, (listingSignal) =>
+            (connection as ProviderConnection).listTools(
+              { maxPages: this.host.options.maxCatalogPages, maxTools: this.host.options.maxCatalogTools, timeoutMs: this.host.options.discoveryTimeoutMs },
+              listingSignal,
+            ),
           ),
+          callerSignal,
         );
         catalog = buildCatalog(namespace, tools, previous, false);
       }
@@ -153,8 +159,10 @@ export class BridgeSession implements McpSession {
     } catch (error) {
       this.current.delete(namespace);
       const secrets = this.host.secrets(namespace);
+      // The caller's own cancellation first: its reason may be any error of the caller's.
+      if (callerSignal?.aborted) return unavailable(namespace, MCP_ERROR_CODES.discoveryCancelled, `discovery of MCP provider "${namespace}" was cancelled`);
       if (OpenWorkerError.isInstance(error)) return unavailable(namespace, error.code, redact(error.message, secrets));
-      if (callerSignal?.aborted || this.closed) {
+      if (this.closed) {
         return unavailable(namespace, MCP_ERROR_CODES.discoveryCancelled, `discovery of MCP provider "${namespace}" was cancelled`);
       }
       const reason = connection ? connection.describe(error) : redact(String(error), secrets);
@@ -187,28 +195,40 @@ export class BridgeSession implements McpSession {
     }
   }
 
-  private async connection(definition: McpProviderDefinition, signal: AbortSignal): Promise<ProviderConnection> {
+  /**
+   * The session's connection to a provider, started once however many discoveries need it
+   * at the same time. The start runs under its own signal, not a caller's: one caller
+   * cancelling stops waiting at once and leaves the start to the others; it is abandoned
+   * (its process ended) only when no caller waits for it any more, or the session closes.
+   */
+  private connection(definition: McpProviderDefinition, callerSignal: AbortSignal | undefined): Promise<ProviderConnection> {
     const namespace = definition.namespace;
     const existing = this.connections.get(namespace);
-    if (existing?.live) return existing;
+    if (existing?.live) return Promise.resolve(existing);
     let pending = this.connecting.get(namespace);
     if (!pending) {
-      const open = () => ProviderConnection.open(definition, this.host.options, this.ledger, this.host.secrets(namespace), signal);
-      pending = (definition.transport === "stdio" ? this.host.starts.run(signal, open) : open()).then(
-        async (connection) => {
-          if (this.closed) {
-            await connection.close();
-            throw new OpenWorkerError(MCP_ERROR_CODES.sessionClosed, `session "${this.sessionId}" closed while provider "${namespace}" was starting`);
-          }
-          this.connections.set(namespace, connection);
-          return connection;
-        },
-      );
-      const cleared = () => this.connecting.delete(namespace);
-      pending.then(cleared, cleared);
-      this.connecting.set(namespace, pending);
+      const start = new AbortController();
+      const stopOnClose = onAbort(this.closer.signal, (reason) => start.abort(reason));
+      if (this.closer.signal.aborted) start.abort(this.closer.signal.reason);
+      const open = () => ProviderConnection.open(definition, this.host.options, this.ledger, this.host.secrets(namespace), start.signal);
+      const promise = (definition.transport === "stdio" ? this.host.starts.run(start.signal, open) : open()).then(async (connection) => {
+        if (this.closed) {
+          await connection.close();
+          throw new OpenWorkerError(MCP_ERROR_CODES.sessionClosed, `session "${this.sessionId}" closed while provider "${namespace}" was starting`);
+        }
+        this.connections.set(namespace, connection);
+        return connection;
+      });
+      const started: PendingStart = { promise, start, waiting: 0 };
+      const cleared = () => {
+        stopOnClose();
+        if (this.connecting.get(namespace) === started) this.connecting.delete(namespace);
+      };
+      promise.then(cleared, cleared);
+      this.connecting.set(namespace, started);
+      pending = started;
     }
-    return pending;
+    return waitForStart(pending, callerSignal);
   }
 
   connected(namespace: string): boolean {
@@ -277,7 +297,7 @@ export class BridgeSession implements McpSession {
       this.closer.abort(new Error("session closed"));
       for (const connection of this.connections.values()) connection.calls.cancelAll("the session closed during the call");
       this.closing = (async () => {
-        const starting = [...this.connecting.values()].map((pending) => pending.then((connection) => connection.close(), () => undefined));
+        const starting = [...this.connecting.values()].map((pending) => pending.promise.then((connection) => connection.close(), () => undefined));
         await Promise.all([...[...this.connections.values()].map((connection) => connection.close()), ...starting]);
         this.host.sessionClosed(this);
       })();
@@ -313,4 +333,63 @@ function notPublished(namespace: string, remoteName: string, entry: CurrentCatal
   const names = [...entry.names];
   const shown = names.slice(0, 10).join(", ") + (names.length > 10 ? `, … (${names.length} in all)` : "");
   return `MCP tool "${namespace}.${remoteName}" was not called: provider "${namespace}" does not publish "${remoteName}" in this session's catalog (published: ${shown || "none"})`;
+}
+
+/** A provider start shared by the discoveries waiting for it (see `connection`). */
+interface PendingStart {
+  readonly promise: Promise<ProviderConnection>;
+  /** Aborted by the session's close, or when the last waiting caller cancels. */
+  readonly start: AbortController;
+  waiting: number;
+}
+
+/**
+ * Waits for a shared start on behalf of one caller: a caller that cancels rejects at once
+ * with its signal's reason; the last one to leave abandons the start.
+ */
+function waitForStart(pending: PendingStart, callerSignal: AbortSignal | undefined): Promise<ProviderConnection> {
+  pending.waiting += 1;
+  if (callerSignal === undefined) return pending.promise;
+  return new Promise<ProviderConnection>((resolve, reject) => {
+    const stopListening = onAbort(callerSignal, (reason) => {
+      pending.waiting -= 1;
+      if (pending.waiting === 0) pending.start.abort(reason);
+      reject(reason as Error);
+    });
+    pending.promise.then(
+      (connection) => {
+        stopListening();
+        resolve(connection);
+      },
+      (error: unknown) => {
+        stopListening();
+        reject(error as Error);
+      },
+    );
+  });
+}
+
+/** `work`, or a rejection with the caller's reason as soon as its signal aborts (the work goes on for others). */
+function untilCancelled<T>(work: Promise<T>, callerSignal: AbortSignal | undefined): Promise<T> {
+  if (callerSignal === undefined) return work;
+  if (callerSignal.aborted) {
+    work.then(undefined, () => undefined);
+    return Promise.reject(callerSignal.reason as Error);
+  }
+  return new Promise<T>((resolve, reject) => {
+    const stopListening = onAbort(callerSignal, (reason) => {
+      work.then(undefined, () => undefined);
+      reject(reason as Error);
+    });
+    work.then(
+      (value) => {
+        stopListening();
+        resolve(value);
+      },
+      (error: unknown) => {
+        stopListening();
+        reject(error as Error);
+      },
+    );
+  });
 }

@@ -145,7 +145,9 @@ export class ProviderConnection {
   private async handshake(timeoutMs: number, signal: AbortSignal | undefined): Promise<void> {
     const controller = new AbortController();
     const onAbort = () => controller.abort(new Error("discovery was cancelled"));
-    signal?.addEventListener("abort", onAbort, { once: true });
+    // A listener added to a signal that already aborted never fires.
+    if (signal?.aborted) onAbort();
+    else signal?.addEventListener("abort", onAbort, { once: true });
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<"timeout">((resolve) => {
       timer = setTimeout(() => {

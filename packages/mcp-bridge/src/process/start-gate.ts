@@ -26,6 +26,8 @@ export class StartGate {
 
   /** Runs `start` once a turn is free; the turn passes on when it settles (either way) or after `maxTurnMs`. */
   async run<T>(signal: AbortSignal, start: () => Promise<T>): Promise<T> {
+    // A start cancelled before it asked takes no turn, free or not (nothing is spawned).
+    if (signal.aborted) throw signal.reason;
     if (this.running < this.limit) this.running += 1;
     else await this.turn(signal);
     let held = true;

@@ -1,7 +1,7 @@
 import type { ResolvedSelection, ResolvedTool } from "@openworker/bundle-resolver";
 import { LIMITS, OpenWorkerError, utf8Bytes, type JsonValue, type ProgressEvent } from "@openworker/tools-sdk";
 import { JOURNAL_ERRORS } from "@openworker/journal";
-import { executeTool, type CallOutcome, type ExecutionResult } from "@openworker/tools-sdk/execution";
+import { executeTool, FAULT_CODES, type CallOutcome, type ExecutionResult } from "@openworker/tools-sdk/execution";
 import { RUNTIME_ERROR_CODES } from "../errors.js";
 import { decideApproval, standingVerdict } from "./approval.js";
 import type { CallEnvironment } from "./environment.js";
@@ -152,10 +152,20 @@ async function decideAndRun(
     });
   }
 
+  // Cancelled while it was decided (a session closing in the same tick): it never starts,
+  // and the journal does not say it did.
+  if (request.signal.aborted) return finish(environment, request, resolved, notCalled("the call was cancelled before it started"));
   await journal.callStarted({ sessionId, callId });
+  // Cancelled while its start was made durable: the record stands, the tool is not called.
+  if (request.signal.aborted) return finish(environment, request, resolved, notCalled("the call was cancelled as it started; the tool was not called"));
   if (environment.events.active) environment.events.emit({ type: "call_started", sessionId, turnId: request.turnId, callId, qualifiedName: resolved.qualifiedName });
   const result = await execute(environment, resolved, parsed.value, request);
   return finish(environment, request, resolved, result);
+}
+
+/** The result of a call cancelled before its tool was called. */
+function notCalled(message: string): ExecutionResult {
+  return { outcome: "cancelled", error: { code: FAULT_CODES.cancelled, message }, progress: { accepted: 0, dropped: 0, jsonBytes: 0, breaches: [] }, durationMs: 0 };
 }
 
 function execute(

@@ -10,6 +10,7 @@ import type { RuntimeEventListener } from "../events.js";
 import type { ModelMessage, ModelProvider } from "../model/types.js";
 import { prepareTurn, type PreparedTurn } from "../turn/prepare.js";
 import { runTurn, settleTools, type TurnResult } from "../turn/run-turn.js";
+import { untilAborted } from "../until-aborted.js";
 
 /** What a session is built from (made by `Runtime.openSession`). */
 export interface SessionParts {
@@ -149,7 +150,8 @@ export class Session {
     const call =
       prepared !== undefined && this.#reachable(prepared, alias, qualifiedName)
         ? this.#callTool(prepared.selection, qualifiedName, alias, args, signal, undefined)
-        : this.#prepareShared().then((fresh) =>
+        : // The shared preparation runs on for the others; a caller who cancels stops waiting at once.
+          untilAborted(this.#prepareShared(), signal).then((fresh) =>
             signal.aborted ? Promise.reject(signal.reason) : this.#callTool(fresh.selection, qualifiedName, alias, args, signal, refusalFor(fresh, qualifiedName)),
           );
     return this.#track(call);
@@ -196,7 +198,11 @@ export class Session {
    * resolution problem (a missing tool, an invalid schema, an alias collision).
    */
   prepare(options: { signal?: AbortSignal } = {}): Promise<ResolvedSelection> {
-    this.#assertOpen();
+    try {
+      this.#assertOpen();
+    } catch (error) {
+      return Promise.reject(error);
+    }
     const signal = options.signal ? AbortSignal.any([options.signal, this.#closeSignal.signal]) : this.#closeSignal.signal;
     return this.#track(this.#prepareTurn(signal).then((prepared) => prepared.selection));
   }

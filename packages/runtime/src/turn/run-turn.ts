@@ -9,6 +9,7 @@ import { RUNTIME_ERROR_CODES } from "../errors.js";
 import type { ModelMessage, ModelProvider, ModelResponse } from "../model/types.js";
 import { gatherFacts } from "./facts.js";
 import { prepareTurn, type PreparedTurn } from "./prepare.js";
+import { ignoreRejection, untilAborted } from "../until-aborted.js";
 
 /** An answer with more than this many times `maxCallsPerAttempt` tool calls is dropped whole. */
 const ANSWER_CALLS_FACTOR = 8;
@@ -71,6 +72,8 @@ export async function runTurn(context: TurnContext, turnId: string, input: strin
     return { turnId, completed, reason, text, calls, ...(error ? { error } : {}) };
   };
 
+  // Cancelled before it began: nothing is prepared, so no provider starts for it (M4).
+  if (signal.aborted) return end("cancelled", "");
   try {
     prepared = await prepareTurn({ environment, registry: context.registry, bundle: context.bundle, turnId, maxToolNameLength: context.provider.maxToolNameLength, signal });
   } catch (error) {
@@ -117,6 +120,11 @@ export async function runTurn(context: TurnContext, turnId: string, input: strin
     if (response.toolCalls.length === 0) return end("answered", text);
 
     for (const [index, toolCall] of response.toolCalls.entries()) {
+      // A cancelled turn starts no further call and asks nobody to approve one.
+      if (signal.aborted) {
+        answerNotRun(context, response.toolCalls, index, "the turn was cancelled");
+        return end("cancelled", "");
+      }
       const callId = context.nextCallId();
       const args = typeof toolCall.arguments === "string" ? { text: toolCall.arguments } : { json: toolCall.arguments };
       const refusal =
@@ -131,12 +139,32 @@ export async function runTurn(context: TurnContext, turnId: string, input: strin
       context.messages.push({ role: "tool", toolCallId: toolCall.id, name: toolCall.name, content: report.modelText, isError: report.isError, images: [] });
       if (report.images.length > 0) pendingImages.set(toolCall.id, report.images);
       if (report.stopsTurn) {
+        answerNotRun(context, response.toolCalls, index + 1, signal.aborted ? "the turn was cancelled" : `the turn stopped at an earlier call (${report.code ?? report.outcome})`);
         if (signal.aborted) return end("cancelled", "");
         return end("fault", "", { code: report.code ?? "FAULT", message: report.modelText });
       }
     }
   }
   return end("attempts_exhausted", "", { code: RUNTIME_ERROR_CODES.TURN_ATTEMPTS_EXHAUSTED, message: `no final answer after ${context.maxAttempts} model attempts` });
+}
+
+/**
+ * Answers, in the conversation only, the tool calls of an answer that the turn stopped
+ * before: a provider needs an answer to every call id of an assistant message (an
+ * OpenAI-compatible endpoint refuses the next turn's request otherwise). They were never
+ * requested, so nothing is journaled for them.
+ */
+function answerNotRun(context: TurnContext, calls: ModelResponse["toolCalls"], from: number, why: string): void {
+  for (const toolCall of calls.slice(from)) {
+    context.messages.push({
+      role: "tool",
+      toolCallId: toolCall.id,
+      name: toolCall.name,
+      content: `Not run: ${why}. Ask for it again if it is still needed.`,
+      isError: true,
+      images: [],
+    });
+  }
 }
 
 /**
@@ -198,41 +226,6 @@ function redactedCalls(environment: CallEnvironment, calls: ModelResponse["toolC
     const args = typeof call.arguments === "string" ? environment.redactor.text(call.arguments) : environment.redactor.json(call.arguments);
     return args === call.arguments ? call : { ...call, arguments: args };
   });
-}
-
-/** `promise`, or a rejection as soon as `signal` aborts (the promise is then left to itself). */
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) {
-    ignoreRejection(promise);
-    return Promise.reject(signal.reason as Error);
-  }
-  return new Promise<T>((resolve, reject) => {
-    const abandon = () => {
-      ignoreRejection(promise);
-      reject(signal.reason as Error);
-    };
-    signal.addEventListener("abort", abandon, { once: true });
-    Promise.resolve(promise).then(
-      (value) => {
-        signal.removeEventListener("abort", abandon);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener("abort", abandon);
-        reject(error as Error);
-      },
-    );
-  });
-}
-
-/**
- * The hooks are typed `void`, but TypeScript accepts an `async` function there: a
- * rejection it returns would be unhandled and end the host process.
- */
-function ignoreRejection(result: unknown): void {
-  if (typeof result === "object" && result !== null && typeof (result as { then?: unknown }).then === "function") {
-    (result as PromiseLike<unknown>).then(undefined, () => undefined);
-  }
 }
 
 function describe(error: unknown): { code: string; message: string } {

@@ -1,0 +1,178 @@
+import { existsSync } from "node:fs";
+import path from "node:path";
+import { ToolRegistry } from "@openworker/registry";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { Runtime } from "../src/index.js";
+import { ScriptedProvider } from "../src/testing/index.js";
+import { nativeTool, openRuntime, scratch, writeBundle, writeHostEntry } from "./support/harness.js";
+
+// Cancellation at each stage a host meets it: a cancelled turn stops asking and starting,
+// a session closing races a call, and a caller who cancels stops waiting at once.
+
+let space: ReturnType<typeof scratch>;
+let runtime: Runtime | undefined;
+
+beforeEach(() => {
+  space = scratch();
+});
+afterEach(async () => {
+  vi.restoreAllMocks();
+  await runtime?.close();
+  runtime = undefined;
+  space.cleanup();
+});
+
+const bypass = { name: "test-bypass", mode: "bypass" } as const;
+const server = path.resolve(import.meta.dirname, "fixtures/mutable-server.mjs");
+
+/** The call ids of the model's tool calls, and of the answers, in the next request's conversation. */
+const askedIds = (model: ScriptedProvider) => model.requests[1]!.messages.flatMap((message) => (message.role === "assistant" ? (message.toolCalls ?? []).map((call) => call.id) : []));
+const toolAnswers = (model: ScriptedProvider) => model.requests[1]!.messages.filter((message) => message.role === "tool");
+const answeredIds = (model: ScriptedProvider) => toolAnswers(model).map((message) => (message.role === "tool" ? message.toolCallId : ""));
+
+function kinds(sessionId: string, callId: string): string[] {
+  return runtime!.journal.timeline({ sessionId, callId }).map((record) => record.kind);
+}
+
+describe("a cancelled turn", () => {
+  it("E4 T5 cancelled while a person decides: nobody else is asked, no further call starts, every call id gets an answer", async () => {
+    let ran = 0;
+    const slow = nativeTool("test.slow", async () => (ran++, { json: "ran" }));
+    const calls = ["a", "b", "c"].map(() => ({ name: "test__slow", arguments: "{}" }));
+    const model = new ScriptedProvider([{ toolCalls: calls }, { text: "understood" }]);
+    const turn = new AbortController();
+    const asked: boolean[] = [];
+    // The person takes their time; the host cancels the turn meanwhile.
+    const approver = (request: { signal: AbortSignal }) => {
+      asked.push(request.signal.aborted);
+      turn.abort();
+      return new Promise<never>(() => {});
+    };
+    runtime = await openRuntime(space.dir, [slow], { models: [model], approver });
+    const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.slow"]) });
+    const result = await session.runTurn("go", { signal: turn.signal });
+    expect(result.reason).toBe("cancelled");
+    expect(asked).toEqual([false]);
+    expect(ran).toBe(0);
+    expect(result.calls).toHaveLength(1);
+    expect(runtime.journal.calls(session.id)).toHaveLength(1);
+    // The next turn's conversation answers all three call ids (providers require it).
+    expect((await session.runTurn("again")).text).toBe("understood");
+    expect(answeredIds(model)).toEqual(askedIds(model));
+    expect(askedIds(model)).toHaveLength(3);
+    expect(toolAnswers(model)[1]!.content).toContain("Not run: the turn was cancelled");
+  });
+
+  it("E4 a fault stops the turn: the calls after it are answered in the conversation, never run nor journaled", async () => {
+    let ran = 0;
+    const crashes = nativeTool("test.crashes", async () => {
+      throw new Error("boom");
+    });
+    const counted = nativeTool("test.counted", async () => (ran++, { json: "ran" }));
+    const calls = [
+      { name: "test__crashes", arguments: "{}" },
+      { name: "test__counted", arguments: "{}" },
+    ];
+    const model = new ScriptedProvider([{ toolCalls: calls }, { text: "noted" }]);
+    runtime = await openRuntime(space.dir, [crashes, counted], { models: [model] });
+    const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.crashes", "test.counted"]), policy: bypass });
+    const result = await session.runTurn("go");
+    expect(result.reason).toBe("fault");
+    expect(ran).toBe(0);
+    expect(runtime.journal.calls(session.id)).toHaveLength(1);
+    await session.runTurn("again");
+    expect(answeredIds(model)).toEqual(askedIds(model));
+    expect(askedIds(model)).toHaveLength(2);
+    expect(toolAnswers(model)[1]!.content).toContain("Not run: the turn stopped at an earlier call (TOOL_CRASHED)");
+  });
+
+  it("M4 a turn cancelled before it began starts no MCP provider", async () => {
+    const started = path.join(space.dir, "started");
+    const registry = new ToolRegistry();
+    // A provider that would leave a mark the moment it started.
+    registry.registerMcp({ namespace: "late", program: process.execPath, args: ["-e", `require("node:fs").writeFileSync(${JSON.stringify(started)}, "x")`] });
+    runtime = await Runtime.openWithRegistry(registry, { workspace: space.dir, journal: { path: path.join(space.dir, "journal.db") }, hostEntry: writeHostEntry(space.dir), models: [new ScriptedProvider([{ text: "never" }])] });
+    const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["late.anything"]), policy: bypass });
+    const result = await session.runTurn("go", { signal: AbortSignal.abort() });
+    expect(result.reason).toBe("cancelled");
+    await session.close();
+    expect(existsSync(started)).toBe(false);
+  });
+});
+
+describe("host-driven calls and a closing session", () => {
+  it("A3 a call and the session's close in the same tick: the journal never says the tool was called when it was not", async () => {
+    let ran = 0;
+    const counted = nativeTool("test.counted", async () => (ran++, { json: "ran" }));
+    runtime = await openRuntime(space.dir, [counted]);
+    for (let round = 0; round < 5; round += 1) {
+      const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.counted"], `bundle-${round}`), policy: bypass });
+      await session.prepare();
+      const before = ran;
+      const call = session.callTool("test.counted", {});
+      const closed = session.close();
+      const report = await call;
+      await closed;
+      const records = runtime.journal.timeline({ sessionId: session.id, callId: report.callId });
+      const finished = records.at(-1) as { kind: string; outcome?: string; message?: string };
+      expect(finished.kind).toBe("call_finished");
+      if (ran === before) {
+        // Never called: not journaled as started, or, when the start was already durable,
+        // finished with a message that says the tool was not called.
+        expect(finished.outcome, `round ${round}`).toBe("cancelled");
+        if (records.some((record) => record.kind === "call_started")) expect(finished.message).toContain("the tool was not called");
+        else expect(finished.message).toContain("cancelled before it started");
+      }
+    }
+    expect(runtime.journal.verify().ok).toBe(true);
+  });
+
+  it("prepare() on a closed session rejects (it never throws where a host awaits it)", async () => {
+    runtime = await openRuntime(space.dir, []);
+    const session = await runtime.openSession({ bundle: writeBundle(space.dir, []), policy: bypass });
+    await session.close();
+    const prepared = session.prepare();
+    await expect(prepared).rejects.toMatchObject({ code: "SESSION_CLOSED" });
+  });
+
+  it("A1 a host call asked of a person leaves no listener behind on the session's signal", async () => {
+    const counted = nativeTool("test.counted", async () => ({ json: "ran" }));
+    runtime = await openRuntime(space.dir, [counted], { approver: () => ({ approved: true, scope: "once" }) });
+    const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.counted"]) });
+    await session.callTool("test.counted", {});
+    // Count the "abort" listeners each signal holds, as they come and go.
+    const live = new Map<EventTarget, number>();
+    const add = EventTarget.prototype.addEventListener;
+    const remove = EventTarget.prototype.removeEventListener;
+    vi.spyOn(EventTarget.prototype, "addEventListener").mockImplementation(function (this: EventTarget, type, listener, options) {
+      if (type === "abort") live.set(this, (live.get(this) ?? 0) + 1);
+      return add.call(this, type, listener, options);
+    });
+    vi.spyOn(EventTarget.prototype, "removeEventListener").mockImplementation(function (this: EventTarget, type, listener, options) {
+      if (type === "abort") live.set(this, (live.get(this) ?? 0) - 1);
+      return remove.call(this, type, listener, options);
+    });
+    for (let index = 0; index < 50; index += 1) expect((await session.callTool("test.counted", {})).outcome).toBe("succeeded");
+    expect(Math.max(0, ...live.values())).toBeLessThanOrEqual(1);
+  });
+
+  it("E4 a host call whose caller cancels while the shared preparation runs rejects at once; the preparation goes on for the others", async () => {
+    const ready = path.join(space.dir, "provider-ready");
+    const registry = new ToolRegistry();
+    // A provider slow to start, which marks the moment it is past its slow part.
+    registry.registerMcp({ namespace: "mut", program: "/bin/sh", args: ["-c", 'sleep 1.5; : > "$2"; exec "$0" "$1"', process.execPath, server, ready] });
+    runtime = await Runtime.openWithRegistry(registry, { workspace: space.dir, journal: { path: path.join(space.dir, "journal.db") }, hostEntry: writeHostEntry(space.dir) });
+    const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["mut.status_get"]), policy: bypass });
+    const caller = new AbortController();
+    let providerReadyWhenRejected: boolean | undefined;
+    const impatient = session.callTool("mut.status_get", {}, { signal: caller.signal }).then(
+      () => "answered",
+      () => ((providerReadyWhenRejected = existsSync(ready)), "rejected"),
+    );
+    const patient = session.callTool("mut.status_get", {});
+    setTimeout(() => caller.abort(), 100);
+    expect(await impatient).toBe("rejected");
+    expect(providerReadyWhenRejected).toBe(false);
+    expect((await patient).outcome).toBe("succeeded");
+  });
+});
