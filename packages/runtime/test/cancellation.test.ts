@@ -30,10 +30,6 @@ const askedIds = (model: ScriptedProvider) => model.requests[1]!.messages.flatMa
 const toolAnswers = (model: ScriptedProvider) => model.requests[1]!.messages.filter((message) => message.role === "tool");
 const answeredIds = (model: ScriptedProvider) => toolAnswers(model).map((message) => (message.role === "tool" ? message.toolCallId : ""));
 
-function kinds(sessionId: string, callId: string): string[] {
-  return runtime!.journal.timeline({ sessionId, callId }).map((record) => record.kind);
-}
-
 describe("a cancelled turn", () => {
   it("E4 T5 cancelled while a person decides: nobody else is asked, no further call starts, every call id gets an answer", async () => {
     let ran = 0;
