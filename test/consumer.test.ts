@@ -4,7 +4,8 @@ import path from "node:path";
 import { createInterface } from "node:readline";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runnableCommands } from "../tests/consumer/guides.js";
-import { createScratchProject, emit, type ScratchProject, tsc } from "../tests/consumer/scratch.js";
+import { builtinModules } from "node:module";
+import { bundle, createScratchProject, emit, type ScratchProject, tsc } from "../tests/consumer/scratch.js";
 import { childEnv, publishedPackages, ROOT, run } from "../tests/consumer/workspace.js";
 
 // Issue 8: a consumer outside the workspace installs the packed packages and succeeds
@@ -25,7 +26,7 @@ beforeAll(async () => {
     () => ({ ok: true as const }),
     (error: unknown) => ({ ok: false as const, failure: failureOf(error) }),
   );
-  await Promise.all([emit(project, project.host), emit(project, path.join(project.checks, "cjs-consumer"))]);
+  await Promise.all([bundle(project, project.host), emit(project, path.join(project.checks, "cjs-consumer"))]);
 }, 300_000);
 
 afterAll(() => {
@@ -144,6 +145,21 @@ describe("consumer outside the workspace (issue 8)", () => {
     expect(packed).toEqual(expect.arrayContaining(["dist/index.d.ts", "dist/index.js", "dist/lookup.js", "package.json"]));
     expect(packed.filter((file) => file.includes(".test."))).toEqual([]);
   }, 60_000);
+
+  it("A2 the guide's host is one file: partner and OpenWorker code are inside dist/host.js, only better-sqlite3 loads from node_modules", () => {
+    const host = readFileSync(path.join(project.host, "dist", "host.js"), "utf8");
+    expect(host.startsWith("#!/usr/bin/env node\n")).toBe(true);
+    // What the journal hashes as the host executable must hold the partner's tools and the runtime.
+    expect(host).toContain("Look terms up in the team glossary.");
+    expect(host).toContain("ALIAS_TOO_LONG_FOR_PROVIDER");
+    const builtins = new Set(builtinModules);
+    // Static imports (one per line in esbuild's output), import("…"), and esbuild's __require("…") for a
+    // require() it left to run time (ajv's generated-code templates say require("…") in strings).
+    const loaded = [...host.matchAll(/^import\s(?:[^;"]*\sfrom\s*)?"([\w@./:-]+)";$|(?:\bimport|\b__require)\("([\w@./:-]+)"\)/gm)].map((match) => (match[1] ?? match[2])!);
+    const outside = loaded.filter((specifier) => !specifier.startsWith("node:") && !builtins.has(specifier));
+    expect(outside.length).toBeGreaterThan(0);
+    expect(outside.filter((specifier) => !/^\.\.\/.*\/node_modules\/better-sqlite3\//.test(specifier))).toEqual([]);
+  });
 
   it("c) a host embeds the runtime (ESM), registers the partner tools and an MCP provider, and calls them through the runtime", async () => {
     const { stdout } = await expectSuccess(node(["dist/embed.js"], project.host));

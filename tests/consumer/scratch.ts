@@ -27,7 +27,7 @@ const OWN_DEPENDENCIES = {
   "@modelcontextprotocol/sdk": "1.32.2",
   zod: "4.6.7",
 };
-const OWN_DEV_DEPENDENCIES = { typescript: "5.9.3", "@types/node": "20.19.43" };
+const OWN_DEV_DEPENDENCIES = { typescript: "5.9.3", "@types/node": "20.19.43", tsup: "8.5.1" };
 
 /**
  * The one type-check of everything (slow with `skipLibCheck: false`, so done once), with
@@ -66,12 +66,14 @@ export async function createScratchProject(): Promise<ScratchProject> {
         packageManager: rootManifest.packageManager,
         dependencies: { ...fileSpecs, ...OWN_DEPENDENCIES },
         devDependencies: OWN_DEV_DEPENDENCIES,
-        pnpm: { overrides: fileSpecs, onlyBuiltDependencies: ["better-sqlite3"] },
+        pnpm: { overrides: fileSpecs },
       },
       null,
       2,
     ),
   );
+  // The host guide's pnpm settings: without them pnpm 10 skips better-sqlite3's build script.
+  cpSync(path.join(ROOT, "docs", "snippets", "host", "pnpm-workspace.yaml"), path.join(dir, "pnpm-workspace.yaml"));
   const { stdout, stderr } = await run(
     "pnpm",
     ["install", "--offline", "--config.side-effects-cache=true", "--reporter=append-only", "--config.confirm-modules-purge=false"],
@@ -96,6 +98,11 @@ export async function createScratchProject(): Promise<ScratchProject> {
 /** Runs the scratch project's own `tsc`. */
 export function tsc(project: ScratchProject, args: readonly string[]) {
   return run(path.join(project.dir, "node_modules", ".bin", "tsc"), [...args], { cwd: project.dir, env: childEnv(), maxBuffer: 64 * 1024 * 1024 });
+}
+
+/** Builds the guide's host as its `build` script does, minus the type-check (the one full check is separate). */
+export async function bundle(project: ScratchProject, folder: string): Promise<void> {
+  await run(path.join(project.dir, "node_modules", ".bin", "tsup"), [], { cwd: folder, env: childEnv(), maxBuffer: 64 * 1024 * 1024 });
 }
 
 /** Emits a project's JavaScript and declarations without type-checking (the one full check is separate). */

@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 import { mainWithRegistry } from "@openworker/cli";
 import { createRegistry } from "./registry.js";
 

@@ -1,0 +1,47 @@
+import { readdirSync } from "node:fs";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { defineConfig, type Options } from "tsup";
+
+type Plugin = NonNullable<Options["esbuildPlugins"]>[number];
+
+const outDir = path.resolve("dist");
+// Every program in src/ (the host, and any script beside it) becomes one file in dist/;
+// registry.ts is the module they share.
+const programs = readdirSync("src").filter((file) => file.endsWith(".ts") && file !== "registry.ts");
+// The journal's commit thread runs its own file, found beside the bundle: build it from the
+// journal package the CLI depends on.
+const fromCli = createRequire(createRequire(import.meta.url).resolve("@openworker/cli/package.json"));
+const commitWorker = path.join(path.dirname(fromCli.resolve("@openworker/journal/package.json")), "dist/journal-commit-worker.js");
+
+/** Native addons cannot be bundled: import better-sqlite3 by its path from dist/, where its importer found it. */
+const nativeBeside: Plugin = {
+  name: "native-beside",
+  setup(build) {
+    build.onResolve({ filter: /^better-sqlite3$/ }, (args) => {
+      const file = createRequire(path.join(args.resolveDir, "importer.js")).resolve(args.path);
+      return { path: path.relative(outDir, file).split(path.sep).join("/"), external: true };
+    });
+  },
+};
+
+// One file per program: its bytes are the "host executable" of each session's execution
+// identity, so the partner packages and OpenWorker's own code must be inside it.
+export default defineConfig({
+  entry: {
+    ...Object.fromEntries(programs.map((file) => [path.basename(file, ".ts"), `src/${file}`])),
+    "journal-commit-worker": commitWorker,
+  },
+  format: ["esm"],
+  target: "node20",
+  platform: "node",
+  clean: true,
+  sourcemap: true,
+  splitting: false,
+  noExternal: [/.*/],
+  esbuildPlugins: [nativeBeside],
+  banner: {
+    // Bundled CommonJS dependencies call require() for Node built-ins.
+    js: 'import { createRequire as __createRequire } from "node:module"; const require = __createRequire(import.meta.url);',
+  },
+});
