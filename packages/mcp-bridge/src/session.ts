@@ -1,7 +1,7 @@
 import { setMaxListeners } from "node:events";
 import type { McpProviderDefinition } from "@openworker/registry";
 import { OpenWorkerError, type ProgressReporter } from "@openworker/tools-sdk";
-import { createBoundedProgress, onAbort } from "@openworker/tools-sdk/execution";
+import { createBoundedProgress, onAbort, withProgressLimit } from "@openworker/tools-sdk/execution";
 import { callProvider } from "./call/call-tool.js";
 import type { SettledCall } from "./call/result.js";
 import { buildCatalog } from "./catalog/catalog.js";
@@ -239,8 +239,10 @@ export class BridgeSession implements McpSession {
     const started = performance.now();
     // Without a listener no progress token is requested, so nothing can be reported.
     const bounded = options.onProgress ? createBoundedProgress(options.onProgress) : undefined;
-    const settled = await this.settleCall(namespace, remoteName, args, options, bounded?.reporter);
+    const answered = await this.settleCall(namespace, remoteName, args, options, bounded?.reporter);
     bounded?.close();
+    // Progress past its bounds ends the call as a limit breach, as for native tools (E2, E4).
+    const settled = bounded ? withProgressLimit(answered, bounded.stats) : answered;
     const result: { -readonly [K in keyof McpCallResult]: McpCallResult[K] } = {
       outcome: settled.outcome,
       progress: bounded ? bounded.stats : { accepted: 0, dropped: 0, jsonBytes: 0, breaches: [] },

@@ -116,12 +116,13 @@ describe("calls", () => {
     await session.joinCleanup();
   });
 
-  it("E2 bounds a progress flood to 64 events and records the breaches; the call still succeeds", async () => {
+  it("E2 E4 bounds a progress flood to 64 events and records the breaches; the call then ends as a limit breach", async () => {
     const session = bridge.openSession("flood");
     await session.discover(["flood"]);
     let seen = 0;
     const result = await session.callTool("flood", "flood", { count: 500 }, { onProgress: () => seen++ });
-    expect(result.outcome).toBe("succeeded");
+    expect(result).toMatchObject({ outcome: "limit_exceeded", breach: { limit: "progressMessageBytes" }, error: { code: "LIMIT_EXCEEDED" } });
+    expect(result.output).toBeDefined();
     expect(result.progress.accepted).toBe(64);
     expect(seen).toBe(64);
     expect(result.progress.dropped).toBe(500 - 64);

@@ -57,19 +57,24 @@ describe("the governed call pipeline", () => {
     expect(records.at(-1)).toMatchObject({ kind: "call_finished", outcome: "timed_out", code: "TOOL_TIMEOUT" });
   });
 
-  it("E2 progress past its bounds is dropped and counted; the journal keeps the accepted events and records the breach", async () => {
+  it("E2 E4 progress past its bounds is dropped and counted; the call ends as a limit breach and the turn stops; the journal keeps the events, the breach and the result", async () => {
     const model = new ScriptedProvider([{ toolCalls: [{ name: "test__floods", arguments: "{}" }] }, { text: "done" }]);
     runtime = await openRuntime(space.dir, [hostileTools().floods!], { models: [model] });
     const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.floods"]), policy: bypass });
     const progressEvents: unknown[] = [];
     session.subscribe((event) => event.type === "call_progress" && progressEvents.push(event));
     const turn = await session.runTurn("go");
-    expect(turn.completed).toBe(true);
+    expect(turn).toMatchObject({ completed: false, reason: "fault" });
+    expect(turn.calls[0]).toMatchObject({ outcome: "limit_exceeded", code: "LIMIT_EXCEEDED", stopsTurn: true });
+    expect(turn.calls[0]!.modelText).toContain("The call ended limit exceeded (LIMIT_EXCEEDED: progress past its bounds");
     expect(progressEvents).toHaveLength(64);
     const progressRecords = runtime.journal.timeline({ sessionId: session.id, callId: turn.calls[0]!.callId }).filter((record) => record.kind === "call_progress");
     expect(progressRecords).toHaveLength(65);
     // The breach is recorded: how many events were dropped and which bound they broke.
     expect(progressRecords.at(-1)).toMatchObject({ event: { droppedEvents: 436, breaches: [{ limit: "progressEvents", max: 64 }] } });
+    const finished = runtime.journal.timeline({ sessionId: session.id, callId: turn.calls[0]!.callId }).at(-1);
+    expect(finished).toMatchObject({ kind: "call_finished", outcome: "limit_exceeded", breach: { limit: "progressEvents" } });
+    expect(finished).toHaveProperty("result");
   });
 
   it("E3 a 300 KB result is a limit breach that stops the turn, not a truncation", async () => {

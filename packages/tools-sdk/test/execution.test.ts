@@ -178,7 +178,7 @@ describe("the call boundary (runTool applies the runtime's rules)", () => {
     expect(result.outcome).toBe("cancelled");
   });
 
-  it("E2 drops progress past 64 events and counts the breach", async () => {
+  it("E2 E4 drops progress past 64 events and counts it; the call then ends as a limit breach, its result kept", async () => {
     const result = await runTool(
       nativeTool(async (context) => {
         for (let index = 0; index < 100; index++) context.progress.report({ message: `step ${index}` });
@@ -186,7 +186,10 @@ describe("the call boundary (runTool applies the runtime's rules)", () => {
       }),
       {},
     );
-    expect(result.outcome).toBe("succeeded");
+    expect(result.outcome).toBe("limit_exceeded");
+    expect(result.breach).toMatchObject({ limit: "progressEvents", max: LIMITS.progressEvents });
+    expect(result.error).toEqual({ code: "LIMIT_EXCEEDED", message: `progress past its bounds: too many progress events (${100 - LIMITS.progressEvents} updates dropped)` });
+    expect(result.output?.json).toBe("done");
     expect(result.progressEvents).toHaveLength(LIMITS.progressEvents);
     expect(result.progress.dropped).toBe(100 - LIMITS.progressEvents);
     expect(result.progress.breaches.map((breach) => breach.limit)).toEqual(["progressEvents"]);
@@ -205,9 +208,30 @@ describe("the call boundary (runTool applies the runtime's rules)", () => {
       {},
     );
     expect(accepted[0]).toBe(false);
+    expect(result).toMatchObject({ outcome: "limit_exceeded", breach: { limit: "progressMessageBytes" } });
     expect(result.progress.jsonBytes).toBeLessThanOrEqual(LIMITS.progressJsonBytes);
     expect(result.progressEvents.length).toBe(5);
     expect(result.progress.breaches.map((breach) => breach.limit)).toEqual(["progressMessageBytes", "progressJsonBytes"]);
+  });
+
+  it("E2 E4 a ToolError after a progress breach: the breach wins (the turn stops), the tool's answer is quoted; a call within bounds is untouched", async () => {
+    const flooded = await runTool(
+      nativeTool(async (context) => {
+        for (let index = 0; index <= LIMITS.progressEvents; index++) context.progress.report({ message: "tick" });
+        return toolError("NOT_FOUND", "no such note");
+      }),
+      {},
+    );
+    expect(flooded).toMatchObject({ outcome: "limit_exceeded", breach: { limit: "progressEvents" }, error: { code: "LIMIT_EXCEEDED" } });
+    expect(flooded.error?.message).toContain("the tool then answered NOT_FOUND: no such note");
+    const within = await runTool(
+      nativeTool(async (context) => {
+        for (let index = 0; index < LIMITS.progressEvents; index++) context.progress.report({ message: "tick" });
+        return { json: "done" };
+      }),
+      {},
+    );
+    expect(within.outcome).toBe("succeeded");
   });
 
   it("E3 a result over 256 KB is a limit breach, not a truncation", async () => {

@@ -5,7 +5,7 @@ import { isToolErrorCode, ToolError } from "../tool-error.js";
 import { onAbort, type AbortListenerRemover } from "./abort-listeners.js";
 import { boundErrorMessage, normalizeToolOutput } from "./normalize.js";
 import type { CallError, CallOutcome, LimitBreach, NormalizedOutput } from "./outcome.js";
-import { createBoundedProgress, type ProgressStats } from "./progress.js";
+import { createBoundedProgress, withProgressLimit, type ProgressStats } from "./progress.js";
 import { describeThrown, typeWords } from "./describe.js";
 
 /** Where and how one call runs. */
@@ -68,8 +68,10 @@ type Settlement =
 export async function executeTool(tool: Tool, args: unknown, options: ExecuteOptions): Promise<ExecutionResult> {
   const started = performance.now();
   const progress = createBoundedProgress(options.onProgress);
-  const finish = (fields: Omit<ExecutionResult, "progress" | "durationMs">): ExecutionResult => {
+  const finish = (settled: Omit<ExecutionResult, "progress" | "durationMs">): ExecutionResult => {
     progress.close();
+    // Progress past its bounds ends the call as a limit breach (E2, E4).
+    const fields = withProgressLimit(settled, progress.stats);
     // Built field by field: an object literal that spreads and then adds properties falls
     // off V8's fast path here (measured: about 2 µs, against 10 ns for this).
     const result: { -readonly [K in keyof ExecutionResult]: ExecutionResult[K] } = { outcome: fields.outcome } as ExecutionResult;

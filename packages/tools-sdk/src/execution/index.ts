@@ -6,4 +6,4 @@ export { executeTool, FAULT_CODES, type ExecuteOptions, type ExecutionResult } f
 export { gatherModelContext, type ModelContextFacts } from "./model-context.js";
 export { boundErrorMessage, normalizeToolOutput, type Normalization } from "./normalize.js";
 export type { CallError, CallOutcome, LimitBreach, LimitName, NormalizedOutput } from "./outcome.js";
-export { createBoundedProgress, type BoundedProgress, type ProgressStats } from "./progress.js";
+export { createBoundedProgress, withProgressLimit, type BoundedProgress, type ProgressStats, type SettledFields } from "./progress.js";

@@ -1,6 +1,6 @@
 import type { ProgressEvent, ProgressReporter } from "../context.js";
 import { LIMITS, utf8Bytes } from "../limits.js";
-import type { LimitBreach } from "./outcome.js";
+import type { CallError, CallOutcome, LimitBreach, NormalizedOutput } from "./outcome.js";
 
 /** What a call's progress reporter accepted and dropped (E2). */
 export interface ProgressStats {
@@ -120,4 +120,39 @@ function toPlainEvent(event: ProgressEvent): ProgressEvent {
   if (typeof total === "number" && Number.isFinite(total)) plain.total = total;
   if (data !== undefined) plain.data = data;
   return plain;
+}
+
+/** What a call settled as, before its progress is looked at (see {@link withProgressLimit}). */
+export interface SettledFields {
+  readonly outcome: CallOutcome;
+  readonly output?: NormalizedOutput;
+  readonly error?: CallError;
+  readonly breach?: LimitBreach;
+}
+
+/** The code of a limit breach, as the journal records it (`FAULT_CODES.limitExceeded`). */
+const LIMIT_EXCEEDED = "LIMIT_EXCEEDED";
+
+/**
+ * E2 with E4: progress past a bound is a limit breach, and a limit breach stops the turn.
+ * What went past the bound was dropped and counted while the call ran on; once it has
+ * settled, a call that succeeded or returned a `ToolError` ends `limit_exceeded` with the
+ * first breach. A succeeded call keeps its output (the journal keeps it: the call may
+ * have had effects; the model is told of the breach, not shown the result), a
+ * `ToolError` is quoted in the message. A call that already ended in a fault (timed out,
+ * cancelled, crashed, another limit) keeps its outcome; its breaches stay in `stats`.
+ * The MCP bridge applies the same rule to a provider's progress notifications.
+ */
+export function withProgressLimit<T extends SettledFields>(settled: T, stats: ProgressStats): T | SettledFields {
+  const first = stats.breaches[0];
+  if (first === undefined || (settled.outcome !== "succeeded" && settled.outcome !== "failed")) return settled;
+  const dropped = `${stats.dropped} update${stats.dropped === 1 ? "" : "s"} dropped`;
+  const answered = settled.outcome === "failed" && settled.error ? `; the tool then answered ${settled.error.code}: ${settled.error.message}` : "";
+  const limited: { -readonly [K in keyof SettledFields]: SettledFields[K] } = {
+    outcome: "limit_exceeded",
+    breach: first,
+    error: { code: LIMIT_EXCEEDED, message: `progress past its bounds: ${first.message} (${dropped})${answered}` },
+  };
+  if (settled.output !== undefined) limited.output = settled.output;
+  return limited;
 }
