@@ -175,7 +175,8 @@ export class Runtime {
 
   /**
    * The model catalog (I1): the configured providers' models, each with a readiness
-   * observation read synchronously with no I/O. Readiness is never authorization.
+   * observation read synchronously with no I/O. Readiness is never authorization. Once
+   * the runtime is closing or closed, every row's readiness is `undefined` (disposed).
    */
   modelCatalog(): ModelCatalogEntry[] {
     return (this.#options.models ?? []).flatMap((provider) => {
@@ -186,7 +187,9 @@ export class Runtime {
         // A provider that cannot list its models contributes no rows; the others still do.
         return [];
       }
-      return rows.map((row) => ({ ...row, readiness: observeReadiness(provider, row.model) }));
+      // A closed runtime's observations are disposed (seed 004: undefined for a missing,
+      // failed, superseded or disposed observation); its rows are still listed.
+      return rows.map((row) => ({ ...row, readiness: this.#closing ? undefined : observeReadiness(provider, row.model) }));
     });
   }
 

@@ -282,6 +282,9 @@ describe("sessions", () => {
     const catalog = runtime.modelCatalog();
     expect(catalog).toEqual([{ provider: "scripted", model: "scripted-1", readiness: { accountType: "scripted" } }]);
     expect(catalog[0]!.readiness).not.toBeInstanceOf(Promise);
+    // Closed, its observations are disposed: the rows stay, their readiness is undefined.
+    await runtime.close();
+    expect(runtime.modelCatalog()).toEqual([{ provider: "scripted", model: "scripted-1", readiness: undefined }]);
   });
 
   it("N4 an alias longer than the model provider accepts fails turn preparation with a clear error", async () => {
