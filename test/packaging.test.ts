@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -11,6 +12,7 @@ import { childEnv, packAll, publishedPackages, ROOT, run } from "../tests/consum
 // arethetypeswrong checks them (node16 profile: node10 subpath resolution is out of scope,
 // since every supported Node understands `exports`).
 const packages = publishedPackages();
+const APACHE_2_0_SHA256 = "cfc7749b96f63bd31c3c42b5c471bf756814053e847c10f3eb003417bc523d30";
 const attwBin = path.join(ROOT, "node_modules", ".bin", "attw");
 
 interface AttwProblem {
@@ -95,6 +97,10 @@ async function packedManifest(tarball: string): Promise<Record<string, unknown>>
 }
 
 describe("packaging (issue 8)", () => {
+  it("the repository's LICENSE is the Apache License 2.0 text, unmodified (SHA-256 of apache.org's LICENSE-2.0.txt)", () => {
+    expect(createHash("sha256").update(readFileSync(path.join(ROOT, "LICENSE"))).digest("hex")).toBe(APACHE_2_0_SHA256);
+  });
+
   it("every package under packages/ is published and has code entries", () => {
     expect(packages.map((pkg) => pkg.name).sort()).toEqual([
       "@openworker/bundle-resolver",
@@ -109,12 +115,16 @@ describe("packaging (issue 8)", () => {
   });
 
   describe.each(packages.map((pkg) => [pkg.name, pkg] as const))("%s", (name, pkg) => {
-    it("packs only package.json, README.md and dist/, with no workspace: ranges left", async () => {
+    it("packs only package.json, README.md, LICENSE and dist/, with no workspace: ranges left", async () => {
       const tarball = tarballs.get(name)!;
       const files = await listTarball(tarball);
-      expect(files.filter((file) => !/^package\/(package\.json|README\.md|dist\/.+)$/.test(file))).toEqual([]);
+      expect(files.filter((file) => !/^package\/(package\.json|README\.md|LICENSE|dist\/.+)$/.test(file))).toEqual([]);
       expect(files).toContain("package/README.md");
       const manifest = await packedManifest(tarball);
+      // The license the manifest names ships as its text: the repository's Apache 2.0 LICENSE.
+      expect(manifest.license).toBe("Apache-2.0");
+      expect(files).toContain("package/LICENSE");
+      expect((await run("tar", ["-xzOf", tarball, "package/LICENSE"])).stdout).toBe(readFileSync(path.join(ROOT, "LICENSE"), "utf8"));
       const ranges = { ...(manifest.dependencies as object), ...(manifest.peerDependencies as object) } as Record<string, string>;
       expect(Object.entries(ranges).filter(([, range]) => range.startsWith("workspace:"))).toEqual([]);
       for (const [dependency, range] of Object.entries(ranges)) {
