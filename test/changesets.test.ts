@@ -97,6 +97,15 @@ describe("changeset version (issue 8)", () => {
     }
   });
 
+  it("each published package's tarball carries the CHANGELOG.md the release wrote (files), and its LICENSE", async () => {
+    for (const { name, folder } of packages) {
+      // What `npm pack` would put in the tarball (the clone has no dist/; pnpm packs by the same rules).
+      const { stdout } = await run("npm", ["pack", "--dry-run", "--json"], { cwd: path.join(clone, folder), env: childEnv(), timeout: 60_000 });
+      const [{ files }] = JSON.parse(stdout) as [{ files: { path: string }[] }];
+      expect(files.map((file) => file.path), name).toEqual(expect.arrayContaining(["CHANGELOG.md", "LICENSE", "README.md", "package.json"]));
+    }
+  }, 60_000);
+
   it("private packages are neither versioned nor given a changelog", () => {
     for (const folder of PRIVATE_PACKAGES) {
       const manifest = JSON.parse(readFileSync(path.join(clone, folder, "package.json"), "utf8")) as { version: string; private: boolean };

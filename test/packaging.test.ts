@@ -115,10 +115,10 @@ describe("packaging (issue 8)", () => {
   });
 
   describe.each(packages.map((pkg) => [pkg.name, pkg] as const))("%s", (name, pkg) => {
-    it("packs only package.json, README.md, LICENSE and dist/, with no workspace: ranges left", async () => {
+    it("packs only package.json, README.md, LICENSE, CHANGELOG.md (once a release wrote it) and dist/, with no workspace: ranges left", async () => {
       const tarball = tarballs.get(name)!;
       const files = await listTarball(tarball);
-      expect(files.filter((file) => !/^package\/(package\.json|README\.md|LICENSE|dist\/.+)$/.test(file))).toEqual([]);
+      expect(files.filter((file) => !/^package\/(package\.json|README\.md|LICENSE|CHANGELOG\.md|dist\/.+)$/.test(file))).toEqual([]);
       expect(files).toContain("package/README.md");
       const manifest = await packedManifest(tarball);
       // The license the manifest names ships as its text: the repository's Apache 2.0 LICENSE.
