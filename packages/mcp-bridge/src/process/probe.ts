@@ -109,6 +109,11 @@ export function liveTree(pgid: number, rootPid: number, known: readonly ProcessI
   }
   const found = new Map<number, ProcStat>();
   for (const stat of stats) if (stat.pgrp === pgid) found.set(stat.pid, stat);
+  // Processes carrying the tree's mark that lost every link to it (forked after the last
+  // note, every parent since gone): an orphan is adopted by init or by a subreaper among
+  // the provider's ancestors, which are the host and its own ancestors. Only those, started
+  // since the provider, have their environment read; their descendants are walked too.
+  if (mark) for (const stat of carrying(stats.filter(adoptedBy(stats)), [mark])) found.set(stat.pid, stat);
   const queue = [rootPid, ...found.keys()];
   for (let next = queue.pop(); next !== undefined; next = queue.pop()) {
     for (const child of byParent.get(next) ?? []) {
@@ -119,9 +124,6 @@ export function liveTree(pgid: number, rootPid: number, known: readonly ProcessI
   }
   const root = stats.find((stat) => stat.pid === rootPid);
   if (root) found.set(rootPid, root);
-  // Processes carrying the tree's mark, however they left it (forked after the last note,
-  // every parent since gone). Only those started since the provider are read.
-  if (mark) for (const stat of carrying(stats, [mark])) if (!found.has(stat.pid)) found.set(stat.pid, stat);
   // Members seen earlier stay tracked even once reparented away from the tree.
   for (const identity of known) {
     if (found.has(identity.pid)) continue;
@@ -148,6 +150,14 @@ export function processesCarrying(marks: readonly TreeMark[]): number[] {
   return carrying(allStats(), marks)
     .filter(isRunning)
     .map((stat) => stat.pid);
+}
+
+/** Whether a process's parent is one an orphan of the provider's tree is given to: init, the host, or one of the host's ancestors (a subreaper). */
+function adoptedBy(stats: readonly ProcStat[]): (stat: ProcStat) => boolean {
+  const byPid = new Map(stats.map((stat) => [stat.pid, stat]));
+  const adopters = new Set([1]);
+  for (let pid: number | undefined = process.pid; pid !== undefined && pid > 1 && !adopters.has(pid); pid = byPid.get(pid)?.ppid) adopters.add(pid);
+  return (stat) => adopters.has(stat.ppid);
 }
 
 function carrying(stats: readonly ProcStat[], marks: readonly TreeMark[]): ProcStat[] {
