@@ -104,18 +104,23 @@ describe("architecture", () => {
     expect(problems).toEqual([]);
   });
 
-  it("published packages export named entries only, with types per condition and no wildcard", () => {
+  it("published packages export named entries only, with types per condition (and per subpath for node10) and no wildcard", () => {
     const problems: string[] = [];
     for (const { json } of manifests.filter((manifest) => !manifest.json.private)) {
       if (json.type !== "module") problems.push(`${json.name}: type must be module`);
       if (json.sideEffects !== false) problems.push(`${json.name}: sideEffects must be false`);
-      if (JSON.stringify(json.files) !== '["dist"]') problems.push(`${json.name}: files must be ["dist"]`);
+      if (JSON.stringify(json.files) !== '["dist","CHANGELOG.md"]') problems.push(`${json.name}: files must be ["dist", "CHANGELOG.md"]`);
       for (const [subpath, target] of Object.entries(json.exports as Record<string, unknown>)) {
         if (subpath.includes("*")) problems.push(`${json.name}: wildcard export ${subpath}`);
         if (subpath === "./package.json") continue;
         const conditions = target as Record<string, { types?: string; default?: string }>;
         for (const condition of ["import", "require"]) {
           if (!conditions[condition]?.types || !conditions[condition]?.default) problems.push(`${json.name} ${subpath}: ${condition} needs types and default`);
+        }
+        // moduleResolution node10 ignores exports: a subpath reaches it only through typesVersions.
+        const mapped = (json.typesVersions as Record<string, Record<string, string[]>> | undefined)?.["*"]?.[subpath.slice(2)];
+        if (subpath !== "." && JSON.stringify(mapped) !== JSON.stringify([conditions.import?.types])) {
+          problems.push(`${json.name} ${subpath}: typesVersions must map "${subpath.slice(2)}" to ["${conditions.import?.types}"]`);
         }
       }
     }
