@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import http from "node:http";
 import path from "node:path";
 // The MCP SDK's own client, as any MCP client would use it.
@@ -6,7 +7,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, describe, expect, it } from "vitest";
-import { collect, COWORKER, DEMO_POLICY, FIXTURE_HOST, HOST, runEntry, tempDir, waitForOutput, writeBundle } from "./helpers.js";
+import { collect, COWORKER, DEMO_POLICY, FIXTURE_HOST, HOST, REPO, runEntry, tempDir, waitForOutput, writeBundle } from "./helpers.js";
 
 const temp = tempDir("mcp");
 afterAll(() => temp.cleanup());
@@ -14,6 +15,23 @@ afterAll(() => temp.cleanup());
 type ToolResult = { isError?: boolean; content: { type: string; text?: string }[]; structuredContent?: Record<string, unknown> };
 
 describe("serve --mcp", () => {
+  it("answers initialize with the CLI package's own version (inlined at build time, so a bundled host reports it too)", async () => {
+    const { version } = JSON.parse(readFileSync(path.join(REPO, "packages/cli/package.json"), "utf8")) as { version: string };
+    const client = new Client({ name: "test-client", version: "1.0.0" });
+    await client.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [HOST, "serve", "--mcp", "--bundle", COWORKER, "--journal", path.join(temp.dir, "version.db")],
+        stderr: "ignore",
+      }),
+    );
+    try {
+      expect(client.getServerVersion()).toEqual({ name: "openworker", version });
+    } finally {
+      await client.close();
+    }
+  });
+
   it("B2 E5 A1 A3 over stdio: lists exactly the selection and governs every call (validation, policy, journal)", async () => {
     const journal = path.join(temp.dir, "stdio.db");
     const client = new Client({ name: "test-client", version: "1.0.0" });

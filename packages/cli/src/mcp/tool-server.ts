@@ -1,10 +1,13 @@
 import type { ResolvedTool } from "@openworker/bundle-resolver";
 import type { Session } from "@openworker/runtime";
 import type { JsonValue } from "@openworker/tools-sdk";
+// Read when the CLI is built (tsup inlines it into dist/, and a host bundle carries it on):
+// a package.json found at run time would be the host's in a bundled host.
+import cliPackage from "../../package.json" with { type: "json" };
 import type { McpSdk } from "./sdk.js";
 
-/** What the MCP server says about itself in `initialize`. */
-export const MCP_SERVER_INFO = Object.freeze({ name: "openworker", version: "0.1.0" });
+/** What the MCP server says about itself in `initialize`: this package's name and version. */
+export const MCP_SERVER_INFO = Object.freeze({ name: "openworker", version: cliPackage.version });
 
 /**
  * One MCP server over the bundle's selected tools. `tools/list` shows exactly the
