@@ -8,6 +8,17 @@ import { acerLauncher, eventually, fixture, isRunning, isZombieLeaderWithLiveThr
 
 const scratch = mkdtempSync(path.join(tmpdir(), "mcp-bridge-lifecycle-"));
 
+/** The pids wrapper-grandchild.sh wrote, by kind (plain, ignores-term, setsid). */
+function grandchildren(pidFile: string): Record<string, number> {
+  return Object.fromEntries(
+    readFileSync(pidFile, "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => line.split(" "))
+      .map(([kind, pid]) => [kind, Number(pid)]),
+  );
+}
+
 afterAll(() => {
   rmSync(scratch, { recursive: true, force: true });
 });
@@ -22,13 +33,7 @@ describe("process lifecycle (M4)", () => {
     const session = bridge.openSession("wrapped");
     const { catalogs } = await session.discover(["wrapped"]);
     expect(catalogs[0]?.tools).toHaveLength(3);
-    const pids: Record<string, number> = Object.fromEntries(
-      readFileSync(pidFile, "utf8")
-        .trim()
-        .split("\n")
-        .map((line) => line.split(" "))
-        .map(([kind, pid]) => [kind, Number(pid)]),
-    );
+    const pids = grandchildren(pidFile);
     expect(Object.keys(pids).sort()).toEqual(["ignores-term", "plain", "setsid"]);
     for (const pid of Object.values(pids)) expect(isRunning(pid)).toBe(true);
     await session.close();
@@ -87,13 +92,7 @@ describe("process lifecycle (M4)", () => {
     const pidFile = path.join(scratch, "exit-hook.pids");
     const host = spawnSync(process.execPath, [fixture("exit-without-dispose.mjs"), fixture("wrapper-grandchild.sh"), pidFile], { encoding: "utf8", timeout: 30_000 });
     expect(host.status, host.stderr).toBe(0);
-    const pids: Record<string, number> = Object.fromEntries(
-      readFileSync(pidFile, "utf8")
-        .trim()
-        .split("\n")
-        .map((line) => line.split(" "))
-        .map(([kind, pid]) => [kind, Number(pid)]),
-    );
+    const pids = grandchildren(pidFile);
     expect(Object.keys(pids).sort()).toEqual(["ignores-term", "plain", "setsid"]);
     try {
       // SIGKILL is sent before the host is gone; the kernel takes a moment to tear down.
