@@ -128,6 +128,54 @@ describe("what the command line refuses instead of ignoring", () => {
   });
 });
 
+describe("tools check against the model provider's tool-name limit (N4)", () => {
+  const scratch = mkdtempSync(path.join(os.tmpdir(), "ow-cli-alias-"));
+  afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+  // Aliases of 70 and 64 bytes: both fit the 80 of N4, only the second fits the 64 an OpenAI-compatible provider accepts.
+  const long = `limits.${"l".repeat(62)}`;
+  const atLimit = `limits.${"a".repeat(56)}`;
+  const longAlias = long.replace(".", "__");
+  const tools = () => {
+    const registry = new ToolRegistry();
+    for (const name of [long, atLimit, "limits.short"]) registry.register(codeTool(name, "Echo.", { type: "object" }, (args) => ({ ok: args })));
+    return registry;
+  };
+  const model = ["--base-url", "http://127.0.0.1:9/v1", "--model", "local-model"];
+  type Check = { ok: boolean; problems: { code: string; message: string }[] };
+
+  it("N4 with --base-url and --model, an alias longer than the provider's maxToolNameLength is ALIAS_TOO_LONG_FOR_PROVIDER, naming alias, bytes and limit", async () => {
+    const bundle = writeBundle(path.join(scratch, "long"), JSON.stringify({ version: 3, tools: [long, atLimit, "limits.short"] }));
+    const withoutModel = await cli(["tools", "check", "--bundle", bundle, "--json"], { tools: tools() });
+    expect(withoutModel.code, withoutModel.stderr).toBe(EXIT_CODES.ok);
+
+    const checked = await cli(["tools", "check", "--bundle", bundle, "--json", ...model], { tools: tools() });
+    expect(checked.code, checked.stderr).toBe(EXIT_CODES.failed);
+    const { ok, problems } = JSON.parse(checked.stdout) as Check;
+    expect(ok).toBe(false);
+    expect(problems.map((problem) => problem.code)).toEqual(["ALIAS_TOO_LONG_FOR_PROVIDER"]);
+    expect(problems[0]!.message).toContain(`"${longAlias}" (70 bytes)`);
+    expect(problems[0]!.message).toContain("longer than the 64 bytes");
+
+    // What the check reports is what a turn with the same options refuses, before any request is sent.
+    const turn = await cli(["run", "--bundle", bundle, "--message", "hi", "--approve", "no", "--workspace", scratch, "--journal", path.join(scratch, "long.db"), ...model], { tools: tools() });
+    expect(turn.code).toBe(EXIT_CODES.failed);
+    expect(turn.stdout + turn.stderr).toContain("ALIAS_TOO_LONG_FOR_PROVIDER");
+  });
+
+  it("N4 the provider's limit is listed beside the bundle's other problems; the scripted provider has no limit", async () => {
+    const bundle = writeBundle(path.join(scratch, "mixed"), JSON.stringify({ version: 3, tools: [long, "limits.nosuch"] }));
+    const checked = await cli(["tools", "check", "--bundle", bundle, "--json", ...model], { tools: tools() });
+    expect(checked.code).toBe(EXIT_CODES.failed);
+    const { problems } = JSON.parse(checked.stdout) as Check;
+    expect(problems.map((problem) => problem.code).sort()).toEqual(["ALIAS_TOO_LONG_FOR_PROVIDER", "TOOL_NOT_REGISTERED"]);
+    expect(problems.find((problem) => problem.code === "ALIAS_TOO_LONG_FOR_PROVIDER")!.message).toContain(longAlias);
+
+    const scripted = writeBundle(path.join(scratch, "scripted"), JSON.stringify({ version: 3, tools: [long] }));
+    const result = await cli(["tools", "check", "--bundle", scripted, "--provider", "scripted"], { tools: tools() });
+    expect(result.code, result.stderr).toBe(EXIT_CODES.ok);
+  });
+});
+
 describe('providers with placement "sandbox" (A4)', () => {
   const scratch = mkdtempSync(path.join(os.tmpdir(), "ow-cli-sandbox-"));
   afterAll(() => rmSync(scratch, { recursive: true, force: true }));

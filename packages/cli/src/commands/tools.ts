@@ -4,7 +4,9 @@ import { stringOption, type CommandContext, type CommandSpec } from "../cli/comm
 import { OpenWorkerError } from "@openworker/tools-sdk";
 import { CLI_ERROR_CODES, EXIT_CODES, usageError } from "../cli/errors.js";
 import { table } from "../cli/terminal.js";
+import type { ModelProvider } from "@openworker/runtime";
 import { loadBundleDir } from "../setup/bundle.js";
+import { commandLineModel } from "../setup/runtime.js";
 import { inspectSelection, type SelectionProblem, type SelectionReport } from "../setup/selection.js";
 
 /** `tools list`: registered natives and providers, or a bundle's resolved selection. */
@@ -51,20 +53,24 @@ export const toolsCheck: CommandSpec = {
   details:
     "Loads the bundle (B1, B6), starts the MCP providers it needs and discovers their catalogs (M2), resolves\n" +
     "every selected name (B4, B5, N4-N7) and lists every problem, not only the first. Providers are closed\n" +
-    "again and their cleanup verified (M4). Use it in CI: exit 0 means a session would resolve the bundle.",
+    "again and their cleanup verified (M4). Use it in CI: exit 0 means a session would resolve the bundle.\n" +
+    "With a model configured as for run (--base-url URL --model NAME, or --provider), every selected alias\n" +
+    "longer than that provider accepts is a problem too (ALIAS_TOO_LONG_FOR_PROVIDER; OpenAI-compatible: 64 bytes).",
   async run(context) {
     const bundleDir = stringOption(context, "bundle");
     if (bundleDir === undefined) throw usageError("tools check needs --bundle DIR");
+    // Built before the bundle is read: a wrong model option is a usage error, not a problem of the bundle.
+    const model = (await commandLineModel(context, undefined))?.model;
     let report: SelectionReport;
     let dir = bundleDir;
     try {
       const bundle = await loadBundleDir(bundleDir);
       dir = bundle.dir;
-      report = await inspectSelection(context.registry, bundle, { discover: true, signal: context.signal, sandbox: context.sandbox });
+      report = await inspectSelection(context.registry, bundle, { discover: true, signal: context.signal, sandbox: context.sandbox, model });
     } catch (error) {
       // A bundle that does not load is problems to list, not a crash; a stop is not a problem of the bundle.
       if (!OpenWorkerError.isInstance(error) || error.code === CLI_ERROR_CODES.INTERRUPTED) throw error;
-      report = { rows: [], problems: await loadProblems(context, error), tools: [] };
+      report = { rows: [], problems: await loadProblems(context, error, model), tools: [] };
     }
     const ok = report.problems.length === 0;
     if (context.terminal.json) {
@@ -150,13 +156,13 @@ function shortDigest(digest: string): string {
  * Every problem of a bundle that did not load: each bad entry of tools.json (the bundle
  * resolver collects them in `details.problems`), and what resolving its good entries finds.
  */
-async function loadProblems(context: CommandContext, error: OpenWorkerError): Promise<SelectionProblem[]> {
+async function loadProblems(context: CommandContext, error: OpenWorkerError, model: ModelProvider | undefined): Promise<SelectionProblem[]> {
   const entries = Array.isArray(error.details.problems) ? (error.details.problems as unknown[]) : [error];
   const problems = entries.map((problem) =>
     OpenWorkerError.isInstance(problem) ? { code: problem.code, message: problem.message } : { code: error.code, message: String(problem) },
   );
   const rest = error.details.selection as BundleSelection | undefined;
   if (rest === undefined) return problems;
-  const resolved = await inspectSelection(context.registry, { selection: rest }, { discover: true, signal: context.signal, sandbox: context.sandbox });
+  const resolved = await inspectSelection(context.registry, { selection: rest }, { discover: true, signal: context.signal, sandbox: context.sandbox, model });
   return [...problems, ...resolved.problems];
 }

@@ -33,10 +33,28 @@ export async function openRuntime(context: CommandContext, needs: RuntimeNeeds):
 }
 
 async function modelProviders(context: CommandContext, needs: RuntimeNeeds): Promise<{ models: ModelProvider[]; secrets: string[] }> {
+  if (providerName(context, needs.scriptFile) === "scripted" && needs.needsModel && needs.scriptFile === undefined) {
+    throw new OpenWorkerError(CLI_ERROR_CODES.MODEL_MISSING, `${context.command.words.join(" ")} needs a model: the scripted provider needs --script FILE`);
+  }
+  const configured = await commandLineModel(context, needs.scriptFile);
+  if (configured) return { models: [configured.model], secrets: configured.secrets };
+  if (needs.needsModel) {
+    throw new OpenWorkerError(CLI_ERROR_CODES.MODEL_MISSING, `${context.command.words.join(" ")} needs a model and none was given`);
+  }
+  return { models: [], secrets: [] };
+}
+
+/**
+ * The model provider the command line configures (`--provider`, `--base-url`, `--model`,
+ * `--api-key-env`, and `--script` for the scripted one), built the way `run` uses it, with
+ * the secrets it was handed; undefined when none is configured. `tools check` reads its
+ * tool-name limit from it.
+ */
+export async function commandLineModel(context: CommandContext, scriptFile: string | undefined): Promise<{ model: ModelProvider; secrets: string[] } | undefined> {
   const { globals } = context;
-  const provider = globals.provider ?? (needs.scriptFile !== undefined ? "scripted" : undefined);
+  const provider = providerName(context, scriptFile);
   if (provider === "openai") {
-    if (needs.scriptFile !== undefined) throw usageError("--script drives the scripted provider; drop it with --provider openai");
+    if (scriptFile !== undefined) throw usageError("--script drives the scripted provider; drop it with --provider openai");
     if (!globals.baseUrl) throw usageError("--provider openai needs --base-url URL (e.g. http://127.0.0.1:11434/v1)");
     if (!globals.model) throw usageError("--provider openai needs --model NAME");
     let apiKey: string | undefined;
@@ -49,18 +67,17 @@ async function modelProviders(context: CommandContext, needs: RuntimeNeeds): Pro
     const { OpenAICompatibleProvider } = await import("@openworker/runtime");
     // A keyless local endpoint must not receive OPENAI_API_KEY by accident: the key is only what --api-key-env names.
     const model = new OpenAICompatibleProvider({ baseURL: globals.baseUrl, model: globals.model, apiKey: apiKey ?? null });
-    return { models: [model], secrets: apiKey ? [apiKey] : [] };
+    return { model, secrets: apiKey ? [apiKey] : [] };
   }
-  if (provider === "scripted" || needs.scriptFile !== undefined) {
-    const steps = needs.scriptFile !== undefined ? await readScriptFile(needs.scriptFile) : [];
-    if (needs.needsModel && steps.length === 0 && needs.scriptFile === undefined) {
-      throw new OpenWorkerError(CLI_ERROR_CODES.MODEL_MISSING, `${context.command.words.join(" ")} needs a model: the scripted provider needs --script FILE`);
-    }
+  if (provider === "scripted") {
+    const steps = scriptFile !== undefined ? await readScriptFile(scriptFile) : [];
     const { ScriptedProvider } = await import("@openworker/runtime/testing");
-    return { models: [new ScriptedProvider(steps)], secrets: [] };
+    return { model: new ScriptedProvider(steps), secrets: [] };
   }
-  if (needs.needsModel) {
-    throw new OpenWorkerError(CLI_ERROR_CODES.MODEL_MISSING, `${context.command.words.join(" ")} needs a model and none was given`);
-  }
-  return { models: [], secrets: [] };
+  return undefined;
+}
+
+/** `--provider` (which `--base-url` alone sets to openai), else scripted when `--script` is given. */
+function providerName(context: CommandContext, scriptFile: string | undefined): "scripted" | "openai" | undefined {
+  return context.globals.provider ?? (scriptFile !== undefined ? "scripted" : undefined);
 }

@@ -1,7 +1,8 @@
 import type { Bundle, BundleSelection, ResolvedTool } from "@openworker/bundle-resolver";
 import type { SandboxLauncher } from "@openworker/mcp-bridge";
 import type { ToolRegistry } from "@openworker/registry";
-import { modelAlias, OpenWorkerError } from "@openworker/tools-sdk";
+import type { ModelProvider } from "@openworker/runtime";
+import { modelAlias, OpenWorkerError, utf8Bytes, validateQualifiedName } from "@openworker/tools-sdk";
 
 /** One selected tool as `tools list --bundle` and `tools check` show it. */
 export interface SelectionRow {
@@ -36,12 +37,14 @@ export interface SelectionReport {
  * Resolves a bundle's selection against the registry the way a turn does (B2, B4, B5,
  * N6, N7), but collecting every problem. With `discover`, the MCP providers the bundle
  * needs are started, discovered in parallel (M2) and closed again with verified cleanup
- * (M4); without it no process starts and MCP tools are listed as not discovered.
+ * (M4); without it no process starts and MCP tools are listed as not discovered. With a
+ * `model`, every selected alias longer than its `maxToolNameLength` is a problem too (N4),
+ * as a turn with that model would refuse it.
  */
 export async function inspectSelection(
   registry: ToolRegistry,
   bundle: Pick<Bundle, "selection">,
-  options: { discover: boolean; signal: AbortSignal; sandbox?: SandboxLauncher | undefined },
+  options: { discover: boolean; signal: AbortSignal; sandbox?: SandboxLauncher | undefined; model?: ModelProvider | undefined },
 ): Promise<SelectionReport> {
   const { checkSelection, providersNeeded, resolveSelection, withoutProviders } = await import("@openworker/bundle-resolver");
   registry.freeze();
@@ -59,8 +62,17 @@ export async function inspectSelection(
   }
   const reduced = withoutProviders(bundle.selection, skipped);
   for (const problem of checkSelection(registry, reduced, catalogs)) problems.push(describe(problem));
-  if (problems.length > 0) return { rows: [], problems, tools: [] };
+  const limit = options.model?.maxToolNameLength;
+  if (problems.length > 0) {
+    // Names the selection spells out are checked even so, so that one run lists every problem.
+    if (limit !== undefined) problems.push(...(await aliasProblems(namedTools(bundle.selection), options.model!, limit)));
+    return { rows: [], problems, tools: [] };
+  }
   const resolved = resolveSelection(registry, reduced, catalogs);
+  if (limit !== undefined) {
+    const tooLong = await aliasProblems(resolved.tools.map((tool) => tool.qualifiedName), options.model!, limit);
+    if (tooLong.length > 0) return { rows: [], problems: tooLong, tools: [] };
+  }
   const rows = resolved.tools.map(row);
   for (const name of skippedNames(bundle.selection, skipped)) {
     const namespace = name.slice(0, name.indexOf("."));
@@ -95,6 +107,50 @@ function row(tool: ResolvedTool): SelectionRow {
 function describe(problem: unknown): SelectionProblem {
   if (OpenWorkerError.isInstance(problem)) return { code: problem.code, message: problem.message };
   return { code: "INTERNAL", message: problem instanceof Error ? problem.message : String(problem) };
+}
+
+/**
+ * `ALIAS_TOO_LONG_FOR_PROVIDER` for each well-formed name whose model alias is longer than
+ * the model provider accepts: the check a turn makes before it asks the model (N4).
+ */
+async function aliasProblems(names: readonly string[], model: ModelProvider, limit: number): Promise<SelectionProblem[]> {
+  const { RUNTIME_ERROR_CODES } = await import("@openworker/runtime");
+  const problems: SelectionProblem[] = [];
+  for (const name of new Set(names)) {
+    if (!isQualifiedName(name)) continue;
+    const alias = modelAlias(name);
+    const bytes = utf8Bytes(alias);
+    if (bytes <= limit) continue;
+    problems.push({
+      code: RUNTIME_ERROR_CODES.ALIAS_TOO_LONG_FOR_PROVIDER,
+      message:
+        `tool ${JSON.stringify(name)} has the model alias ${JSON.stringify(alias)} (${bytes} bytes), longer than the ${limit} bytes ` +
+        `model provider ${JSON.stringify(model.id)} accepts (maxToolNameLength): every turn would fail; shorten the tool's qualified name or deselect it`,
+    });
+  }
+  return problems;
+}
+
+/** True when a name passes the naming rules (a bad one is reported as such, not as too long for a model). */
+function isQualifiedName(name: string): boolean {
+  try {
+    validateQualifiedName(name);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The tools a selection names one by one (v3, v2); a v1 server's tools are known only once resolved. */
+function namedTools(selection: BundleSelection): string[] {
+  switch (selection.version) {
+    case 3:
+      return [...selection.tools];
+    case 2:
+      return Object.entries(selection.mcpServers).flatMap(([server, tools]) => tools.map((tool) => `${server}.${tool}`));
+    case 1:
+      return [];
+  }
 }
 
 /** Names of the skipped providers' tools, as the bundle selects them (`acer.*` for a v1 server). */
