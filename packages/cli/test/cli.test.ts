@@ -182,7 +182,7 @@ describe('providers with placement "sandbox" (A4)', () => {
   // A stdio provider the host wants isolated; a real `sh` wrapper stands in for the sandbox.
   const sandboxed = () => {
     const tools = new ToolRegistry();
-    tools.registerProvider({ transport: "stdio", namespace: "boxed", program: path.join(FIXTURES, "where-server.sh"), placement: "sandbox" });
+    tools.registerProvider({ transport: "stdio", namespace: "boxed", program: path.join(FIXTURES, "where-server.sh"), args: [], placement: "sandbox" });
     return tools;
   };
   const wrap: SandboxLauncher = ({ program, args, env }) => ({ program: "/bin/sh", args: ["-c", 'SANDBOXED=yes exec "$@"', "sandbox", program, ...args], env });
