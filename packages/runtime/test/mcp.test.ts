@@ -126,6 +126,22 @@ describe("MCP tools through the runtime", () => {
     expect([...runtime!.journal.exportSession(session.id)].map((line) => JSON.parse(line)).filter((record) => record.kind === "turn_prepared")).toHaveLength(3);
   });
 
+  it("M2 a turn whose provider is down runs without its tools, and the model is told which selected tools it will not find", async () => {
+    const model = new ScriptedProvider([{ text: "the status tool is down" }, { text: "fine" }]);
+    await openWith(model);
+    const session = await runtime!.openSession({ bundle: writeBundle(space.dir, ["mut.status_get"]), policy: { mode: "bypass" } });
+    writeFileSync(downFile, "");
+    expect(await session.runTurn("status?")).toMatchObject({ completed: true });
+    expect(model.requests[0]!.tools).toEqual([]);
+    expect(model.requests[0]!.instructions).toContain("Unavailable this turn (their provider could not be reached; do not call them");
+    expect(model.requests[0]!.instructions).toContain("- mut__status_get");
+    // Reachable again: the tool is back and the notice is gone.
+    rmSync(downFile);
+    await session.runTurn("again");
+    expect(model.requests[1]!.tools.map((tool) => tool.name)).toEqual(["mut__status_get"]);
+    expect(model.requests[1]!.instructions).not.toContain("Unavailable this turn");
+  });
+
   it("M2 concurrent first host calls of a session share one preparation (one discovery)", async () => {
     await openWith(undefined);
     const session = await runtime!.openSession({ bundle: writeBundle(space.dir, ["mut.status_get"]), policy: { mode: "bypass" } });

@@ -1,7 +1,7 @@
 import { providersNeeded, resolveSelection, withoutProviders, type Bundle, type ResolvedSelection } from "@openworker/bundle-resolver";
 import type { UnavailableProvider } from "@openworker/mcp-bridge";
 import type { ToolRegistry } from "@openworker/registry";
-import { OpenWorkerError } from "@openworker/tools-sdk";
+import { modelAlias, OpenWorkerError } from "@openworker/tools-sdk";
 import type { CallEnvironment } from "../call/environment.js";
 import { RUNTIME_ERROR_CODES } from "../errors.js";
 import type { ModelToolDefinition } from "../model/types.js";
@@ -13,6 +13,11 @@ export interface PreparedTurn {
   readonly catalogFingerprints: Readonly<Record<string, string>>;
   /** Providers that could not be reached: their tools are not shown this turn. */
   readonly unavailable: readonly UnavailableProvider[];
+  /**
+   * What the model is told of them, after the coworker's instructions (undefined when
+   * every provider was reached): the selected tools it will not find this turn.
+   */
+  readonly unavailableNotice: string | undefined;
 }
 
 /**
@@ -57,5 +62,30 @@ export async function prepareTurn(input: {
     tools: selection.tools.map((tool) => ({ name: tool.alias, description: tool.descriptor.description, inputSchema: tool.descriptor.inputSchema })),
     catalogFingerprints,
     unavailable: discovery.unavailable,
+    unavailableNotice: unavailableNotice(bundle.selection, discovery.unavailable),
   };
+}
+
+/**
+ * The selected tools of unreachable providers, as the model would have called them: the
+ * tools are not in this turn's list, and the instructions may still name them, so the
+ * model is told rather than left to call an alias that is not there (UNKNOWN_TOOL).
+ */
+function unavailableNotice(selection: Bundle["selection"], unavailable: readonly UnavailableProvider[]): string | undefined {
+  const lines = unavailable.flatMap(({ namespace }) => {
+    const named = selectedOf(selection, namespace);
+    if (named === undefined) return [`- every tool of ${namespace} (${namespace}__*)`];
+    return named.length === 0 ? [] : [`- ${named.map(modelAlias).join(", ")}`];
+  });
+  return lines.length === 0 ? undefined : `${UNAVAILABLE_HEADING}\n${lines.join("\n")}`;
+}
+
+/** The heading of the notice of unreachable providers' tools, in the system prompt. */
+export const UNAVAILABLE_HEADING = "Unavailable this turn (their provider could not be reached; do not call them, and tell the user if the task needs them):";
+
+/** The qualified names a selection lists under `namespace`; undefined when it takes the provider whole. */
+function selectedOf(selection: Bundle["selection"], namespace: string): string[] | undefined {
+  if (selection.version === 3) return selection.tools.filter((name) => name.startsWith(`${namespace}.`));
+  if (selection.version === 2) return (Object.hasOwn(selection.mcpServers, namespace) ? selection.mcpServers[namespace]! : []).map((tool) => `${namespace}.${tool}`);
+  return undefined;
 }

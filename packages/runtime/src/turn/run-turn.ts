@@ -86,6 +86,8 @@ export async function runTurn(context: TurnContext, turnId: string, input: strin
   }
   context.messages.push({ role: "user", content: input });
   const pendingImages = new Map<string, readonly PendingImage[]>();
+  // Selected tools of providers that could not be reached are named to the model (M2).
+  const instructions = prepared.unavailableNotice === undefined ? context.instructions : `${context.instructions}\n\n${prepared.unavailableNotice}`;
   const nativeTools = natives(prepared);
 
   for (let attempt = 1; attempt <= context.maxAttempts; attempt++) {
@@ -99,7 +101,7 @@ export async function runTurn(context: TurnContext, turnId: string, input: strin
     let response;
     try {
       // A provider that ignores the signal is abandoned, not awaited: cancel and close must end the turn.
-      response = await untilAborted(context.provider.complete({ model: context.model, instructions: context.instructions, facts, messages, tools: prepared.tools, signal }), signal);
+      response = await untilAborted(context.provider.complete({ model: context.model, instructions, facts, messages, tools: prepared.tools, signal }), signal);
     } catch (error) {
       if (signal.aborted) return end("cancelled", "");
       return end("model_error", "", { code: RUNTIME_ERROR_CODES.MODEL_FAILED, message: environment.redactor.text(describe(error).message) });
