@@ -116,8 +116,8 @@ describe("host-driven calls and a closing session", () => {
         // Never called: not journaled as started, or, when the start was already durable,
         // finished with a message that says the tool was not called.
         expect(finished.outcome, `round ${round}`).toBe("cancelled");
+        expect(finished.message).toMatch(/the tool was not called|cancelled before it started/);
         if (records.some((record) => record.kind === "call_started")) expect(finished.message).toContain("the tool was not called");
-        else expect(finished.message).toContain("cancelled before it started");
       }
     }
     expect(runtime.journal.verify().ok).toBe(true);
@@ -170,5 +170,24 @@ describe("host-driven calls and a closing session", () => {
     expect(await impatient).toBe("rejected");
     expect(providerReadyWhenRejected).toBe(false);
     expect((await patient).outcome).toBe("succeeded");
+  });
+
+  it("T5 a host call cancelled during the shared preparation, then close: close waits for the preparation and revokes its tools", async () => {
+    const revoked: string[] = [];
+    const revocable = nativeTool("test.revocable", async () => ({ json: "ran" }), { revoke: (sessionId: string) => void revoked.push(sessionId) });
+    const registry = new ToolRegistry();
+    registry.register(revocable);
+    registry.registerMcp({ namespace: "mut", program: "/bin/sh", args: ["-c", 'sleep 1; exec "$0" "$1"', process.execPath, server] });
+    runtime = await Runtime.openWithRegistry(registry, { workspace: space.dir, journal: { path: path.join(space.dir, "journal.db") }, hostEntry: writeHostEntry(space.dir) });
+    const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.revocable", "mut.status_get"]), policy: bypass });
+    const caller = new AbortController();
+    const call = session.callTool("test.revocable", {}, { signal: caller.signal });
+    setTimeout(() => caller.abort(), 100);
+    await expect(call).rejects.toBeDefined();
+    await session.close();
+    expect(revoked).toEqual([session.id]);
+    await runtime.journal.flush();
+    const kinds = [...runtime.journal.exportSession(session.id)].map((line) => JSON.parse(line).kind);
+    expect(kinds).toContain("revoked");
   });
 });

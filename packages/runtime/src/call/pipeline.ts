@@ -152,11 +152,9 @@ async function decideAndRun(
     });
   }
 
-  // Cancelled while it was decided (a session closing in the same tick): it never starts,
-  // and the journal does not say it did.
-  if (request.signal.aborted) return finish(environment, request, resolved, notCalled("the call was cancelled before it started"));
   await journal.callStarted({ sessionId, callId });
-  // Cancelled while its start was made durable: the record stands, the tool is not called.
+  // Cancelled while its start was made durable (a session closing in the same tick): the
+  // record stands, the tool is not called, and the terminal record says so.
   if (request.signal.aborted) return finish(environment, request, resolved, notCalled("the call was cancelled as it started; the tool was not called"));
   if (environment.events.active) environment.events.emit({ type: "call_started", sessionId, turnId: request.turnId, callId, qualifiedName: resolved.qualifiedName });
   const result = await execute(environment, resolved, parsed.value, request);

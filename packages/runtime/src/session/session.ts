@@ -184,9 +184,13 @@ export class Session {
    */
   #prepareShared(): Promise<PreparedTurn> {
     if (this.#preparing === undefined) {
-      this.#preparing = this.#prepareTurn(this.#closeSignal.signal).finally(() => {
-        this.#preparing = undefined;
-      });
+      // Tracked on its own: a caller who cancels stops waiting for it, and close must still
+      // wait for it, or a preparation landing after close would leave its tools unrevoked (T5).
+      this.#preparing = this.#track(
+        this.#prepareTurn(this.#closeSignal.signal).finally(() => {
+          this.#preparing = undefined;
+        }),
+      );
     }
     return this.#preparing;
   }
