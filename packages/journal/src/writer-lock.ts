@@ -1,4 +1,5 @@
-import { closeSync, fstatSync, mkdirSync, openSync, readSync, rmSync, statSync, writeSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { closeSync, fstatSync, linkSync, mkdirSync, openSync, readSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
 import path from "node:path";
 import { JOURNAL_ERRORS, journalError } from "./errors.js";
 
@@ -100,7 +101,7 @@ function takeOver(file: string, holder: number | undefined): boolean {
   try {
     fd = openSync(mutex, "wx");
   } catch {
-    if (!isFresh(mutex)) rmSync(mutex, { force: true });
+    clearStaleMutex(mutex);
     return false;
   }
   try {
@@ -115,6 +116,34 @@ function takeOver(file: string, holder: number | undefined): boolean {
     rmSync(mutex, { force: true });
   }
   return true;
+}
+
+/**
+ * Removes a takeover mutex left by a starter that crashed holding it (over two seconds
+ * old). A mutex that is gone is not stale: its holder released it, and another may be
+ * creating one right now. The old one is renamed away and checked to be the file that was
+ * seen old (same inode); a fresh one moved by mistake is put back.
+ */
+function clearStaleMutex(mutex: string): void {
+  let seen: { ino: number; mtimeMs: number };
+  try {
+    seen = statSync(mutex);
+  } catch {
+    return;
+  }
+  if (Date.now() - seen.mtimeMs < STALE_AFTER_MS) return;
+  const moved = `${mutex}.stale-${process.pid}-${randomBytes(4).toString("hex")}`;
+  try {
+    renameSync(mutex, moved);
+  } catch {
+    return; // another starter cleared it first
+  }
+  try {
+    if (statSync(moved).ino !== seen.ino) linkSync(moved, mutex);
+  } catch {
+    // The name is taken again: that starter's mutex stands.
+  }
+  rmSync(moved, { force: true });
 }
 
 /** Waits `ms` without returning to the event loop (opening a journal is synchronous). */

@@ -115,4 +115,21 @@ describe("one writer at a time (A3)", () => {
     utimesSync(`${file}-lock`, old, old);
     Journal.open({ path: file }).close();
   });
+
+  it("A3 a takeover in progress (a fresh takeover mutex) makes a starter wait and then refuse; one left by a crashed starter is cleared", async () => {
+    const file = folder.file("journal.db");
+    Journal.open({ path: file }).close();
+    writeFileSync(`${file}-lock`, "999999\n"); // a writer that no longer runs
+    writeFileSync(`${file}-lock.takeover`, ""); // another starter is taking it over right now
+    const refused = await codeOf(() => Journal.open({ path: file }));
+    expect(refused).toBe(JOURNAL_ERRORS.LOCKED);
+    expect(existsSync(`${file}-lock.takeover`)).toBe(true); // a fresh mutex is never removed by another
+    // That starter crashed holding it: once it is old, the next starter clears it and takes over.
+    const old = new Date(Date.now() - 60_000);
+    utimesSync(`${file}-lock.takeover`, old, old);
+    const journal = Journal.open({ path: file });
+    openSession(journal, "after");
+    journal.close();
+    expect(existsSync(`${file}-lock.takeover`)).toBe(false);
+  });
 });
