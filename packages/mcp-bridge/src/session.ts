@@ -206,6 +206,8 @@ export class BridgeSession implements McpSession {
     const existing = this.connections.get(namespace);
     if (existing?.live) return Promise.resolve(existing);
     let pending = this.connecting.get(namespace);
+    // A start its last caller abandoned is ending: a new caller starts afresh, not on it.
+    if (pending?.start.signal.aborted) pending = undefined;
     if (!pending) {
       const start = new AbortController();
       const stopOnClose = onAbort(this.closer.signal, (reason) => start.abort(reason));
@@ -215,6 +217,11 @@ export class BridgeSession implements McpSession {
         if (this.closed) {
           await connection.close();
           throw new OpenWorkerError(MCP_ERROR_CODES.sessionClosed, `session "${this.sessionId}" closed while provider "${namespace}" was starting`);
+        }
+        if (start.signal.aborted) {
+          // Abandoned by every caller as it finished: it must not replace a newer start's connection.
+          await connection.close();
+          throw new OpenWorkerError(MCP_ERROR_CODES.discoveryCancelled, `discovery of MCP provider "${namespace}" was cancelled`);
         }
         this.connections.set(namespace, connection);
         return connection;

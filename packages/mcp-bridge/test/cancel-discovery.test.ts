@@ -72,4 +72,27 @@ describe("cancelling a discovery (M2, M4)", () => {
       await bridge.dispose();
     }
   });
+
+  it("M2 a discovery that comes just as the last caller abandons a start begins a new one and gets the catalog", async () => {
+    const tag = marker("restart");
+    const bridge = new McpBridge([slowProvider({ TEST_MARKER: tag })], { closeGraceMs: 200 });
+    try {
+      const session = bridge.openSession("restart");
+      const caller = new AbortController();
+      const abandoned = session.discover(["slow"], { signal: caller.signal });
+      await eventually(() => (processesWithMarker(tag).length > 0 ? true : undefined));
+      caller.abort();
+      const fresh = session.discover(["slow"]); // same tick as the abort
+      expect((await abandoned).unavailable[0]?.code).toBe(MCP_ERROR_CODES.discoveryCancelled);
+      const { catalogs, unavailable } = await fresh;
+      expect(unavailable).toEqual([]);
+      expect(catalogs[0]?.tools.map((tool) => tool.name)).toEqual(["where"]);
+      expect((await session.callTool("slow", "where", {}, {})).output?.text).toBe("sandboxed=no");
+      await session.close();
+      await session.joinCleanup();
+      expect(processesWithMarker(tag)).toEqual([]);
+    } finally {
+      await bridge.dispose();
+    }
+  });
 });
