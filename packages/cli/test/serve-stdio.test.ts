@@ -43,7 +43,9 @@ describe("serve --stdio (JSON-RPC harness driven by a test host over pipes)", ()
     });
     try {
       const models = await harness.models();
-      expect(models).toEqual([{ provider: "scripted", model: "scripted-1", readiness: { accountType: "scripted" } }]);
+      expect(models).toEqual([{ provider: "scripted", model: "scripted-1", nativeRuntime: "openworker" }]);
+      expect(await harness.readiness("scripted", "scripted-1")).toEqual({ accountType: "scripted" });
+      expect(await harness.readiness("scripted", "no-such-model")).toBeNull();
       const opened = await harness.openSession({ bundle: COWORKER, policy: { name: "ask-all", rules: { external: "ask" } } });
       expect(opened).toMatchObject({ sessionId: expect.stringMatching(/^ses_/), executionIdentity: expect.stringMatching(/^owid/), coworker: "Desk assistant" });
 

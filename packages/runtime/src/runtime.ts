@@ -61,10 +61,14 @@ export interface SessionOptions {
   readonly callTimeoutMs?: number;
 }
 
-/** A row of the model catalog (I1) with its readiness observation. */
+/**
+ * A row of the model catalog (I1, seed 004's `loadModelCatalog`): the provider and model,
+ * owned by this harness (`nativeRuntime`). No readiness: seed 004 says never to serialize
+ * it on catalog rows; ask {@link Runtime.readModelCatalogReadiness} at the moment of use.
+ */
 export interface ModelCatalogEntry extends ModelCatalogRow {
-  /** Synchronous, no I/O, never execution authorization; `undefined` when there is no current observation. */
-  readonly readiness: ModelReadiness | undefined;
+  /** The harness that owns the row's model selection: always `"openworker"`. */
+  readonly nativeRuntime: "openworker";
 }
 
 /**
@@ -174,23 +178,33 @@ export class Runtime {
   }
 
   /**
-   * The model catalog (I1): the configured providers' models, each with a readiness
-   * observation read synchronously with no I/O. Readiness is never authorization. Once
-   * the runtime is closing or closed, every row's readiness is `undefined` (disposed).
+   * The model catalog (I1, seed 004's `loadModelCatalog`): the configured providers'
+   * models, one row each, without readiness (ask {@link readModelCatalogReadiness}).
+   * A provider whose `listModels` throws contributes no rows; the others still do.
    */
-  modelCatalog(): ModelCatalogEntry[] {
+  loadModelCatalog(): ModelCatalogEntry[] {
     return (this.#options.models ?? []).flatMap((provider) => {
       let rows: readonly ModelCatalogRow[];
       try {
         rows = provider.listModels();
       } catch {
-        // A provider that cannot list its models contributes no rows; the others still do.
         return [];
       }
-      // A closed runtime's observations are disposed (seed 004: undefined for a missing,
-      // failed, superseded or disposed observation); its rows are still listed.
-      return rows.map((row) => ({ ...row, readiness: this.#closing ? undefined : observeReadiness(provider, row.model) }));
+      return rows.map((row) => ({ provider: row.provider, model: row.model, nativeRuntime: "openworker" as const }));
     });
+  }
+
+  /**
+   * The current readiness observation of one model (I1, seed 004's
+   * `readModelCatalogReadiness`): `{ accountType }`, read synchronously with no I/O from
+   * the provider that owns it, or `undefined` when there is none: an unknown provider or
+   * model, an observation that fails, or a runtime closing or closed (a disposed
+   * observation). Never execution authorization: every run-time check still applies.
+   */
+  readModelCatalogReadiness(params: { readonly provider: string; readonly model: string }): ModelReadiness | undefined {
+    if (this.#closing) return undefined;
+    const provider = (this.#options.models ?? []).find((candidate) => candidate.id === params?.provider);
+    return provider === undefined ? undefined : observeReadiness(provider, params.model);
   }
 
   /** The read-only MCP tool inventory (I2, M5): live connections only; never starts a process. */
@@ -250,7 +264,9 @@ export class Runtime {
 /** A failing observation reads as no current observation (I1: readiness is never a gate). */
 function observeReadiness(provider: ModelProvider, model: string): ModelReadiness | undefined {
   try {
-    return provider.readModelReadiness?.(model);
+    // Only `{ accountType }`, read once (seed 004): nothing else a provider adds travels on.
+    const accountType = provider.readModelReadiness?.(model)?.accountType;
+    return typeof accountType === "string" ? { accountType } : undefined;
   } catch {
     return undefined;
   }

@@ -318,9 +318,16 @@ describe("runtime options and inventories", () => {
       },
     });
     runtime = await openRuntime(space.dir, [echo], { models: [model] });
-    const catalog = runtime.modelCatalog();
+    const catalog = runtime.loadModelCatalog();
     expect(catalog.length).toBeGreaterThan(0);
-    for (const row of catalog) expect(row.readiness).toBeUndefined();
+    for (const row of catalog) expect(runtime.readModelCatalogReadiness(row)).toBeUndefined();
+  });
+
+  it("I1 readiness travels as { accountType } only: whatever else a provider's observation carries stays behind", async () => {
+    const model = new ScriptedProvider([]);
+    Object.assign(model, { readModelReadiness: () => ({ accountType: "api-key", token: "sk-secret", refreshAt: 1 }) });
+    runtime = await openRuntime(space.dir, [echo], { models: [model] });
+    expect(runtime.readModelCatalogReadiness({ provider: "scripted", model: "scripted-1" })).toEqual({ accountType: "api-key" });
   });
 
   it("A1 A2 a classification given at registration applies when the policy does not classify the tool, and enters the identity", async () => {

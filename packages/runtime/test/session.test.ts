@@ -277,14 +277,19 @@ describe("sessions", () => {
     expect(decided).toMatchObject({ decision: "approved", by: "policy", who: "ci flag" });
   });
 
-  it("I1 the model catalog lists configured models with a synchronous readiness observation", async () => {
+  it("I1 the model catalog lists configured models without readiness; readiness is a separate synchronous observation", async () => {
     const runtime = await open(space.dir, [echo], { models: [new ScriptedProvider([])] });
-    const catalog = runtime.modelCatalog();
-    expect(catalog).toEqual([{ provider: "scripted", model: "scripted-1", readiness: { accountType: "scripted" } }]);
-    expect(catalog[0]!.readiness).not.toBeInstanceOf(Promise);
-    // Closed, its observations are disposed: the rows stay, their readiness is undefined.
+    // Seed 004: rows never carry readiness; it is asked for at the moment of use.
+    expect(runtime.loadModelCatalog()).toEqual([{ provider: "scripted", model: "scripted-1", nativeRuntime: "openworker" }]);
+    const readiness = runtime.readModelCatalogReadiness({ provider: "scripted", model: "scripted-1" });
+    expect(readiness).toEqual({ accountType: "scripted" });
+    expect(readiness).not.toBeInstanceOf(Promise);
+    expect(runtime.readModelCatalogReadiness({ provider: "scripted", model: "other" })).toBeUndefined();
+    expect(runtime.readModelCatalogReadiness({ provider: "nobody", model: "scripted-1" })).toBeUndefined();
+    // Closed, its observations are disposed: the rows stay, readiness is undefined.
     await runtime.close();
-    expect(runtime.modelCatalog()).toEqual([{ provider: "scripted", model: "scripted-1", readiness: undefined }]);
+    expect(runtime.loadModelCatalog()).toHaveLength(1);
+    expect(runtime.readModelCatalogReadiness({ provider: "scripted", model: "scripted-1" })).toBeUndefined();
   });
 
   it("N4 an alias longer than the model provider accepts fails turn preparation with a clear error", async () => {

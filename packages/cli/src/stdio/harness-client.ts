@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import type { ApprovalAnswer, ApprovalRequest, CallReport, ModelCatalogEntry, RuntimeEvent, TurnResult } from "@openworker/runtime";
+import type { ApprovalAnswer, ApprovalRequest, CallReport, ModelCatalogEntry, ModelReadiness, RuntimeEvent, TurnResult } from "@openworker/runtime";
 import type { JsonValue } from "@openworker/tools-sdk";
 import { OpenWorkerError } from "@openworker/tools-sdk";
 import { JsonRpcPeer } from "./json-rpc.js";
@@ -101,6 +101,11 @@ export class HarnessClient {
 
   models() {
     return this.request("models.list") as Promise<ModelCatalogEntry[]>;
+  }
+
+  /** The current readiness of one model (`{ accountType }`), or `null` when there is no observation; never authorization. */
+  readiness(provider: string, model: string) {
+    return this.request("models.readiness", { provider, model }) as Promise<ModelReadiness | null>;
   }
 
   /** Closes stdin (the harness closes its runtime, verifying MCP cleanup) and waits for the exit code. */

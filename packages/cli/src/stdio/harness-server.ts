@@ -20,6 +20,7 @@ export const HARNESS_METHODS = Object.freeze([
   "session.close",
   "inventory.mcp",
   "models.list",
+  "models.readiness",
   "shutdown",
 ] as const);
 
@@ -112,7 +113,13 @@ export class HarnessServer {
       case "inventory.mcp":
         return runtime.mcpInventory(typeof input.sessionId === "string" ? { sessionId: input.sessionId } : {}) ?? null;
       case "models.list":
-        return runtime.modelCatalog();
+        return runtime.loadModelCatalog();
+      case "models.readiness": {
+        if (typeof input.provider !== "string" || typeof input.model !== "string") {
+          throw rpcError(JSON_RPC_ERRORS.INVALID_PARAMS, "PARAMS_INVALID", "models.readiness needs params {provider: string, model: string}");
+        }
+        return runtime.readModelCatalogReadiness({ provider: input.provider, model: input.model }) ?? null;
+      }
       case "shutdown":
         setImmediate(() => this.#stop());
         return { shuttingDown: true };
