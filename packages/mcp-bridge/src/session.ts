@@ -1,7 +1,7 @@
 import { setMaxListeners } from "node:events";
 import type { McpProviderDefinition } from "@openworker/registry";
 import { OpenWorkerError, type ProgressReporter } from "@openworker/tools-sdk";
-import { createBoundedProgress, onAbort, withProgressLimit } from "@openworker/tools-sdk/execution";
+import { createBoundedProgress, onAbort, untilAborted, withProgressLimit } from "@openworker/tools-sdk/execution";
 import { callProvider } from "./call/call-tool.js";
 import type { SettledCall } from "./call/result.js";
 import { buildCatalog } from "./catalog/catalog.js";
@@ -140,7 +140,7 @@ export class BridgeSession implements McpSession {
       } else {
         // The listing is shared by concurrent discoveries and runs under the session's
         // signal; a caller who cancels stops waiting for it at once.
-        const tools = await untilCancelled(
+        const tools = await untilAborted(
           this.withDeadline(namespace, this.closer.signal, (listingSignal) =>
             (connection as ProviderConnection).listTools(
               { maxPages: this.host.options.maxCatalogPages, maxTools: this.host.options.maxCatalogTools, timeoutMs: this.host.options.discoveryTimeoutMs },
@@ -369,31 +369,6 @@ function waitForStart(pending: PendingStart, callerSignal: AbortSignal | undefin
       (connection) => {
         stopListening();
         resolve(connection);
-      },
-      (error: unknown) => {
-        stopListening();
-        reject(error as Error);
-      },
-    );
-  });
-}
-
-/** `work`, or a rejection with the caller's reason as soon as its signal aborts (the work goes on for others). */
-function untilCancelled<T>(work: Promise<T>, callerSignal: AbortSignal | undefined): Promise<T> {
-  if (callerSignal === undefined) return work;
-  if (callerSignal.aborted) {
-    work.then(undefined, () => undefined);
-    return Promise.reject(callerSignal.reason as Error);
-  }
-  return new Promise<T>((resolve, reject) => {
-    const stopListening = onAbort(callerSignal, (reason) => {
-      work.then(undefined, () => undefined);
-      reject(reason as Error);
-    });
-    work.then(
-      (value) => {
-        stopListening();
-        resolve(value);
       },
       (error: unknown) => {
         stopListening();

@@ -1,6 +1,6 @@
 import { getEventListeners } from "node:events";
 import { describe, expect, it } from "vitest";
-import { onAbort } from "../src/execution/index.js";
+import { onAbort, untilAborted } from "../src/execution/index.js";
 
 describe("onAbort (one listener per signal for every call waiting on it)", () => {
   it("T7 calls waiting on one signal share one EventTarget listener; a removed call is not told, the others get the reason", () => {
@@ -39,5 +39,27 @@ describe("onAbort (one listener per signal for every call waiting on it)", () =>
     }
     expect(heard).toEqual([1, 3]);
     expect(thrown).toEqual([expect.objectContaining({ message: "listener bug" })]);
+  });
+});
+
+describe("untilAborted", () => {
+  it("E4 settles with the work, or rejects at once with the signal's reason while the work goes on unhandled-safe", async () => {
+    expect(await untilAborted(Promise.resolve(7), undefined)).toBe(7);
+    const controller = new AbortController();
+    expect(await untilAborted(Promise.resolve("done"), controller.signal)).toBe("done");
+    let fail!: (error: Error) => void;
+    const slow = new Promise<never>((_, reject) => (fail = reject));
+    const waiting = untilAborted(slow, controller.signal);
+    controller.abort(new Error("caller left"));
+    await expect(waiting).rejects.toThrow("caller left");
+    // The abandoned work rejecting later is handled: no unhandled rejection reaches the process.
+    const unhandled: unknown[] = [];
+    const record = (reason: unknown) => unhandled.push(reason);
+    process.on("unhandledRejection", record);
+    fail(new Error("late failure"));
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    process.off("unhandledRejection", record);
+    expect(unhandled).toEqual([]);
+    await expect(untilAborted(Promise.resolve(1), AbortSignal.abort(new Error("already")))).rejects.toThrow("already");
   });
 });

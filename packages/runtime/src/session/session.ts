@@ -10,7 +10,7 @@ import type { RuntimeEventListener } from "../events.js";
 import type { ModelMessage, ModelProvider } from "../model/types.js";
 import { prepareTurn, type PreparedTurn } from "../turn/prepare.js";
 import { runTurn, settleTools, type TurnResult } from "../turn/run-turn.js";
-import { untilAborted } from "../until-aborted.js";
+import { untilAborted } from "@openworker/tools-sdk/execution";
 
 /** What a session is built from (made by `Runtime.openSession`). */
 export interface SessionParts {

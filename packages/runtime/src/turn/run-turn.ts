@@ -1,6 +1,7 @@
 import type { NativeResolvedTool } from "@openworker/bundle-resolver";
 import type { ToolRegistry } from "@openworker/registry";
 import { OpenWorkerError, type Tool } from "@openworker/tools-sdk";
+import { untilAborted } from "@openworker/tools-sdk/execution";
 import type { Bundle } from "@openworker/bundle-resolver";
 import type { CallEnvironment } from "../call/environment.js";
 import { releaseImages, type PendingImage } from "../call/images.js";
@@ -9,7 +10,6 @@ import { RUNTIME_ERROR_CODES } from "../errors.js";
 import type { ModelMessage, ModelProvider, ModelResponse } from "../model/types.js";
 import { gatherFacts } from "./facts.js";
 import { prepareTurn, type PreparedTurn } from "./prepare.js";
-import { ignoreRejection, untilAborted } from "../until-aborted.js";
 
 /** An answer with more than this many times `maxCallsPerAttempt` tool calls is dropped whole. */
 const ANSWER_CALLS_FACTOR = 8;
@@ -228,6 +228,16 @@ function redactedCalls(environment: CallEnvironment, calls: ModelResponse["toolC
     const args = typeof call.arguments === "string" ? environment.redactor.text(call.arguments) : environment.redactor.json(call.arguments);
     return args === call.arguments ? call : { ...call, arguments: args };
   });
+}
+
+/**
+ * The hooks are typed `void`, but TypeScript accepts an `async` function there: a
+ * rejection it returns would be unhandled and end the host process.
+ */
+function ignoreRejection(result: unknown): void {
+  if (typeof result === "object" && result !== null && typeof (result as { then?: unknown }).then === "function") {
+    (result as PromiseLike<unknown>).then(undefined, () => undefined);
+  }
 }
 
 function describe(error: unknown): { code: string; message: string } {

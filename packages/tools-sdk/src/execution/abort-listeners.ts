@@ -33,6 +33,43 @@ export function onAbort(signal: AbortSignal, listener: (reason: unknown) => void
   return fanOut.add(listener);
 }
 
+/**
+ * `work`, or a rejection with `signal`'s reason as soon as it aborts. The work itself goes
+ * on, left to itself: its own later rejection is handled, never reported as unhandled. The
+ * listener goes through {@link onAbort} and is removed when `work` settles. Without a
+ * signal, `work` as a promise. For callers that stop waiting on shared work (a preparation,
+ * a provider start) or on a call they cannot interrupt (a model provider).
+ *
+ * @example
+ * ```ts
+ * const selection = await untilAborted(sharedPreparation, caller.signal);
+ * ```
+ */
+export function untilAborted<T>(work: PromiseLike<T>, signal: AbortSignal | undefined): Promise<T> {
+  const promise = Promise.resolve(work);
+  if (signal === undefined) return promise;
+  if (signal.aborted) {
+    promise.then(undefined, () => undefined);
+    return Promise.reject(signal.reason as Error);
+  }
+  return new Promise<T>((resolve, reject) => {
+    const stopListening = onAbort(signal, (reason) => {
+      promise.then(undefined, () => undefined);
+      reject(reason as Error);
+    });
+    promise.then(
+      (value) => {
+        stopListening();
+        resolve(value);
+      },
+      (error: unknown) => {
+        stopListening();
+        reject(error as Error);
+      },
+    );
+  });
+}
+
 const fanOuts = new WeakMap<AbortSignal, FanOut>();
 
 interface Entry {

@@ -1,7 +1,7 @@
 // Anything exported here is public API of @openworker/tools-sdk/execution.
 // The call boundary shared by the runtime and the testing kit: one implementation of
 // the time bound, the progress bounds, result normalization and model-context caps.
-export { onAbort, type AbortListenerRemover } from "./abort-listeners.js";
+export { onAbort, untilAborted, type AbortListenerRemover } from "./abort-listeners.js";
 export { executeTool, FAULT_CODES, type ExecuteOptions, type ExecutionResult } from "./execute.js";
 export { gatherModelContext, type ModelContextFacts } from "./model-context.js";
 export { boundErrorMessage, normalizeToolOutput, type Normalization } from "./normalize.js";
