@@ -123,6 +123,18 @@ describe("host-driven calls and a closing session", () => {
     expect(runtime.journal.verify().ok).toBe(true);
   });
 
+  it("A3 a host call whose signal has already aborted is never journaled as started", async () => {
+    let ran = 0;
+    const counted = nativeTool("test.counted", async () => (ran++, { json: "ran" }));
+    runtime = await openRuntime(space.dir, [counted]);
+    const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.counted"]), policy: bypass });
+    await session.prepare();
+    const report = await session.callTool("test.counted", {}, { signal: AbortSignal.abort() });
+    expect(report).toMatchObject({ outcome: "cancelled", message: "the call was cancelled before it started" });
+    expect(ran).toBe(0);
+    expect(runtime.journal.timeline({ sessionId: session.id, callId: report.callId }).map((record) => record.kind)).toEqual(["call_requested", "approval_decided", "call_finished"]);
+  });
+
   it("prepare() on a closed session rejects (it never throws where a host awaits it)", async () => {
     runtime = await openRuntime(space.dir, []);
     const session = await runtime.openSession({ bundle: writeBundle(space.dir, []), policy: bypass });

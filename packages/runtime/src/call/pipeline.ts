@@ -152,6 +152,9 @@ async function decideAndRun(
     });
   }
 
+  // Cancelled before it could start (a host call whose signal had already aborted, a session
+  // closing as it was decided): it never starts, and the journal does not say it did.
+  if (request.signal.aborted) return finish(environment, request, resolved, notCalled("the call was cancelled before it started"));
   await journal.callStarted({ sessionId, callId });
   // Cancelled while its start was made durable (a session closing in the same tick): the
   // record stands, the tool is not called, and the terminal record says so.
