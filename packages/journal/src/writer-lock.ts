@@ -89,6 +89,7 @@ export class WriterLock {
 const ATTEMPTS = 24;
 const TAKEOVER_PAUSE_MS = 5;
 const STALE_AFTER_MS = 2000;
+const MUTEX_HELD_AT_MOST_MS = 10_000;
 
 /**
  * Removes `file` if it is still the lock of `holder` (a dead writer, or `undefined`: an
@@ -105,7 +106,11 @@ function takeOver(file: string, holder: number | undefined): boolean {
     return false;
   }
   try {
-    closeSync(fd);
+    try {
+      writeSync(fd, `${process.pid}\n`);
+    } finally {
+      closeSync(fd);
+    }
     // The lock exists, so nobody can create another under its name, and under the mutex
     // nobody else removes it: if it is still the dead writer's, removing it is safe. No
     // lock at all: nothing to remove (a starter may be creating one right now).
@@ -119,31 +124,42 @@ function takeOver(file: string, holder: number | undefined): boolean {
 }
 
 /**
- * Removes a takeover mutex left by a starter that crashed holding it (over two seconds
- * old). A mutex that is gone is not stale: its holder released it, and another may be
- * creating one right now. The old one is renamed away and checked to be the file that was
- * seen old (same inode); a fresh one moved by mistake is put back.
+ * Removes a takeover mutex whose holder crashed holding it: its pid (written at once) no
+ * longer runs, or it has no pid and is over two seconds old. A mutex that is gone is not
+ * stale (its holder released it, and another may be creating one). The stale one is
+ * renamed away and read again: only when the moved file is still the dead holder's is it
+ * removed; a live starter's, moved by mistake in between, is put back. Liveness, not age
+ * or inode, decides: a file system reuses a freed inode at once.
  */
 function clearStaleMutex(mutex: string): void {
-  let seen: { ino: number; mtimeMs: number };
-  try {
-    seen = statSync(mutex);
-  } catch {
-    return;
-  }
-  if (Date.now() - seen.mtimeMs < STALE_AFTER_MS) return;
+  const seen = readLock(mutex);
+  if (seen === undefined || !isStale(seen)) return;
   const moved = `${mutex}.stale-${process.pid}-${randomBytes(4).toString("hex")}`;
   try {
     renameSync(mutex, moved);
   } catch {
     return; // another starter cleared it first
   }
-  try {
-    if (statSync(moved).ino !== seen.ino) linkSync(moved, mutex);
-  } catch {
-    // The name is taken again: that starter's mutex stands.
+  const got = readLock(moved);
+  if (got === undefined || got.pid !== seen.pid || !isStale(got)) {
+    try {
+      linkSync(moved, mutex);
+    } catch {
+      // The name is taken again: that starter's mutex stands.
+    }
   }
   rmSync(moved, { force: true });
+}
+
+/**
+ * A takeover mutex whose holder is gone: its pid does not run, it has none and is over two
+ * seconds old, or it is over ten seconds old whoever holds it (a holder keeps it for
+ * microseconds; a dead holder's pid since reused by another process must not lock the
+ * journal out for ever).
+ */
+function isStale(mutex: { pid: number | undefined; ageMs: number }): boolean {
+  if (mutex.pid === undefined) return mutex.ageMs >= STALE_AFTER_MS;
+  return !isRunning(mutex.pid) || mutex.ageMs >= MUTEX_HELD_AT_MOST_MS;
 }
 
 /** Waits `ms` without returning to the event loop (opening a journal is synchronous). */

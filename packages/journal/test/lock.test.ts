@@ -132,4 +132,22 @@ describe("one writer at a time (A3)", () => {
     journal.close();
     expect(existsSync(`${file}-lock.takeover`)).toBe(false);
   });
+
+  it("A3 a takeover mutex is judged by its holder's pid: a live holder's stands, a dead holder's is cleared at once", async () => {
+    const file = folder.file("journal.db");
+    Journal.open({ path: file }).close();
+    writeFileSync(`${file}-lock`, "999999\n"); // a writer that no longer runs
+    writeFileSync(`${file}-lock.takeover`, `${process.pid}\n`); // a live starter holds it
+    expect(await codeOf(() => Journal.open({ path: file }))).toBe(JOURNAL_ERRORS.LOCKED);
+    expect(existsSync(`${file}-lock.takeover`)).toBe(true);
+    // A live pid, but a mutex held far longer than any takeover takes (a reused pid): cleared.
+    const old = new Date(Date.now() - 60_000);
+    utimesSync(`${file}-lock.takeover`, old, old);
+    Journal.open({ path: file }).close();
+    expect(existsSync(`${file}-lock.takeover`)).toBe(false);
+    writeFileSync(`${file}-lock`, "999999\n");
+    writeFileSync(`${file}-lock.takeover`, "999998\n"); // its holder died holding it
+    Journal.open({ path: file }).close();
+    expect(existsSync(`${file}-lock.takeover`)).toBe(false);
+  });
 });
