@@ -306,6 +306,9 @@ export class BridgeSession implements McpSession {
       this.closer.abort(new Error("session closed"));
       for (const connection of this.connections.values()) connection.calls.cancelAll("the session closed during the call");
       this.closing = (async () => {
+        // Starts in progress. One abandoned and replaced by a newer start is not here: its
+        // handshake was aborted and its process tree is ended and tracked by the ledger,
+        // which `joinCleanup()` waits for.
         const starting = [...this.connecting.values()].map((pending) => pending.promise.then((connection) => connection.close(), () => undefined));
         await Promise.all([...[...this.connections.values()].map((connection) => connection.close()), ...starting]);
         this.host.sessionClosed(this);
