@@ -159,12 +159,11 @@ export class BridgeSession implements McpSession {
     } catch (error) {
       this.current.delete(namespace);
       const secrets = this.host.secrets(namespace);
+      const cancelled = () => unavailable(namespace, MCP_ERROR_CODES.discoveryCancelled, `discovery of MCP provider "${namespace}" was cancelled`);
       // The caller's own cancellation first: its reason may be any error of the caller's.
-      if (callerSignal?.aborted) return unavailable(namespace, MCP_ERROR_CODES.discoveryCancelled, `discovery of MCP provider "${namespace}" was cancelled`);
+      if (callerSignal?.aborted) return cancelled();
       if (OpenWorkerError.isInstance(error)) return unavailable(namespace, error.code, redact(error.message, secrets));
-      if (this.closed) {
-        return unavailable(namespace, MCP_ERROR_CODES.discoveryCancelled, `discovery of MCP provider "${namespace}" was cancelled`);
-      }
+      if (this.closed) return cancelled();
       const reason = connection ? connection.describe(error) : redact(String(error), secrets);
       return unavailable(namespace, MCP_ERROR_CODES.discoveryFailed, `MCP provider "${namespace}" failed tools/list: ${reason}; its tools are unavailable this turn`);
     }
@@ -362,21 +361,10 @@ interface PendingStart {
 function waitForStart(pending: PendingStart, callerSignal: AbortSignal | undefined): Promise<ProviderConnection> {
   pending.waiting += 1;
   if (callerSignal === undefined) return pending.promise;
-  return new Promise<ProviderConnection>((resolve, reject) => {
-    const stopListening = onAbort(callerSignal, (reason) => {
-      pending.waiting -= 1;
-      if (pending.waiting === 0) pending.start.abort(reason);
-      reject(reason as Error);
-    });
-    pending.promise.then(
-      (connection) => {
-        stopListening();
-        resolve(connection);
-      },
-      (error: unknown) => {
-        stopListening();
-        reject(error as Error);
-      },
-    );
+  const leave = onAbort(callerSignal, (reason) => {
+    pending.waiting -= 1;
+    if (pending.waiting === 0) pending.start.abort(reason);
   });
+  pending.promise.then(leave, leave);
+  return untilAborted(pending.promise, callerSignal);
 }

@@ -3,6 +3,7 @@ import type { Bundle, NativeResolvedTool, ResolvedSelection } from "@openworker/
 import type { UnavailableProvider } from "@openworker/mcp-bridge";
 import { modelAlias, OpenWorkerError, type JsonValue } from "@openworker/tools-sdk";
 import type { ToolRegistry } from "@openworker/registry";
+import { untilAborted } from "@openworker/tools-sdk/execution";
 import type { CallEnvironment } from "../call/environment.js";
 import { runGovernedCall, type CallReport, type CallRequest } from "../call/pipeline.js";
 import { RUNTIME_ERROR_CODES } from "../errors.js";
@@ -10,7 +11,6 @@ import type { RuntimeEventListener } from "../events.js";
 import type { ModelMessage, ModelProvider } from "../model/types.js";
 import { prepareTurn, type PreparedTurn } from "../turn/prepare.js";
 import { runTurn, settleTools, type TurnResult } from "../turn/run-turn.js";
-import { untilAborted } from "@openworker/tools-sdk/execution";
 
 /** What a session is built from (made by `Runtime.openSession`). */
 export interface SessionParts {
