@@ -119,6 +119,29 @@ describe("guides (issue 8)", () => {
     expect(checked).toBeGreaterThan(10);
   });
 
+  it("every package a snippet project imports is declared in its package.json (pnpm's strict layout hides the rest)", () => {
+    // The operate scripts are laid out in the host's src/ (see docs/operate.md).
+    const projects = [
+      { manifest: "docs/snippets/partner/package.json", folders: ["docs/snippets/partner"] },
+      { manifest: "docs/snippets/host/package.json", folders: ["docs/snippets/host", "docs/snippets/operate"] },
+    ];
+    const problems: string[] = [];
+    for (const project of projects) {
+      const manifest = JSON.parse(readFileSync(path.join(ROOT, project.manifest), "utf8")) as Record<string, Record<string, string> | undefined>;
+      const declared = new Set([...Object.keys(manifest.dependencies ?? {}), ...Object.keys(manifest.devDependencies ?? {})]);
+      const files = project.folders.flatMap((folder) => filesUnder(path.join(ROOT, folder))).filter((file) => /\.(?:ts|mjs)$/.test(file));
+      for (const file of files) {
+        for (const match of readFileSync(file, "utf8").matchAll(/^(?:import|export)\b[^;]*?\bfrom\s+"([^"]+)"/gm)) {
+          const specifier = match[1]!;
+          if (specifier.startsWith(".") || specifier.startsWith("node:")) continue;
+          const name = specifier.startsWith("@") ? specifier.split("/").slice(0, 2).join("/") : specifier.split("/")[0]!;
+          if (!declared.has(name)) problems.push(`${path.relative(ROOT, file)} imports ${name}, which ${project.manifest} does not declare`);
+        }
+      }
+    }
+    expect(problems).toEqual([]);
+  });
+
   it("the command check itself refuses an unknown command and an unknown option", () => {
     expect(cliProblems("node dist/host.js tools lsit")).toEqual(['unknown command "tools lsit"']);
     expect(cliProblems("node dist/host.js call x --aprove yes")).toEqual(['"call" has no option --aprove']);
