@@ -38,7 +38,14 @@ const FRONT_MATTER_FIELDS = ["name", "description"];
 const FIELD_LINE = /^([A-Za-z][A-Za-z0-9_-]*)[ \t]*:[ \t]*(.*)$/;
 const SKILL_HEADING = /^##[ \t]+Skill:[ \t]*(.*?)[ \t]*#*[ \t]*$/;
 const SKILL_NAME = /^[A-Za-z0-9_.-]{1,80}$/;
+/** A skill heading with a typo (case, indentation, no space), which would otherwise become instructions text. */
+const NEAR_SKILL_HEADING = /^[ \t]*##[ \t]*skill[ \t]*:/i;
 const FENCE = /^[ \t]{0,3}(`{3,}|~{3,})/;
+/** The longest coworker name accepted: a name is a label, not instructions. */
+const MAX_NAME_LENGTH = 200;
+// C0 (tab included: a label has no tab stops), DEL and C1.
+// oxlint-disable-next-line no-control-regex
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f-\u009f]/;
 
 /**
  * Parses `manifest.md` (format in the README): a front matter block between `---`
@@ -66,6 +73,9 @@ export function parseManifest(text: string, file: string): Manifest {
   const fields = parseFrontMatter(lines.slice(1, close), fail);
   const name = fields.get("name");
   if (name === undefined || name.trim().length === 0) throw fail('front matter needs "name: <coworker name>"');
+  if (name.trim().length > MAX_NAME_LENGTH) {
+    throw fail(`front matter field "name" is ${name.trim().length} characters; a coworker name may have at most ${MAX_NAME_LENGTH}`);
+  }
   const { instructions, skills } = parseBody(lines.slice(close + 1), close + 2, file, fail);
   if (instructions.length === 0) throw fail("has no system instructions after the front matter");
   const description = fields.get("description");
@@ -104,14 +114,24 @@ function frontMatterValue(
   line: number,
   fail: (problem: string, line?: number) => OpenWorkerError,
 ): string {
-  if (!raw.startsWith('"')) return raw;
-  try {
-    const value: unknown = JSON.parse(raw);
-    if (typeof value === "string") return value;
-  } catch {
-    // reported below
+  let value: string | undefined = raw;
+  if (raw.startsWith('"')) {
+    try {
+      const parsed: unknown = JSON.parse(raw);
+      value = typeof parsed === "string" ? parsed : undefined;
+    } catch {
+      value = undefined;
+    }
+    if (value === undefined) throw fail(`front matter field ${JSON.stringify(key)}: a quoted value must be one JSON string`, line);
   }
-  throw fail(`front matter field ${JSON.stringify(key)}: a quoted value must be one JSON string`, line);
+  // Names and descriptions are shown in terminals and UIs: an escape sequence or a line
+  // break (possible through a quoted "\u001b" or "\n") could fake or hide what is shown.
+  const control = CONTROL_CHARACTER.exec(value);
+  if (control) {
+    const code = `U+${control[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")}`;
+    throw fail(`front matter field ${JSON.stringify(key)} contains the control character ${code}; it must be one line of plain text`, line);
+  }
+  return value;
 }
 
 function parseBody(
@@ -125,12 +145,17 @@ function parseBody(
   ];
   let fence: string | undefined;
   lines.forEach((line, index) => {
-    const marker = FENCE.exec(line)?.[1];
+    const opening = FENCE.exec(line);
+    const marker = opening?.[1];
     if (marker !== undefined) {
       if (fence === undefined) fence = marker;
-      else if (marker[0] === fence[0] && marker.length >= fence.length) fence = undefined;
+      // As in CommonMark, a closing fence carries no info string: "```js" inside a fence opens nothing and closes nothing.
+      else if (marker[0] === fence[0] && marker.length >= fence.length && line.slice(opening![0].length).trim() === "") fence = undefined;
     }
     const heading = fence === undefined && marker === undefined ? SKILL_HEADING.exec(line) : null;
+    if (!heading && fence === undefined && marker === undefined && NEAR_SKILL_HEADING.test(line)) {
+      throw fail(`${JSON.stringify(line.trim())} looks like a skill heading but is not one; write it as "## Skill: <name>" at the start of the line`, firstLine + index);
+    }
     if (heading) sections.push({ name: heading[1] ?? "", line: firstLine + index, lines: [] });
     else sections.at(-1)!.lines.push(line);
   });

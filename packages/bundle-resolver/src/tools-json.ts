@@ -1,4 +1,4 @@
-import { findDuplicateJsonKey } from "@openworker/registry";
+import { findDuplicateJsonKey, jsonSyntaxProblem } from "@openworker/registry";
 import { OpenWorkerError, validateNamespace, validateQualifiedName } from "@openworker/tools-sdk";
 import { BUNDLE_ERROR_CODES as CODES } from "./codes.js";
 import { checkTextSize, stripBom } from "./text.js";
@@ -44,7 +44,7 @@ export function parseToolsJson(text: string, file: string): BundleSelection {
   try {
     document = JSON.parse(stripBom(text));
   } catch (cause) {
-    throw new OpenWorkerError(CODES.toolsJsonInvalidJson, `${file}: not valid JSON (${(cause as Error).message})`, {
+    throw new OpenWorkerError(CODES.toolsJsonInvalidJson, `${file}: not valid JSON, ${jsonSyntaxProblem(stripBom(text), cause)}`, {
       cause,
       details: { file },
     });
@@ -75,7 +75,7 @@ export function parseToolsJson(text: string, file: string): BundleSelection {
   if (!known) {
     throw new OpenWorkerError(
       CODES.versionUnknown,
-      `${file}: field "version" is ${JSON.stringify(version)}; supported versions are the numbers 3, 2 and 1`,
+      `${file}: field "version" is ${typeof version === "number" ? String(version) : JSON.stringify(version)}; supported versions are the numbers 3, 2 and 1`,
       { details: { file, field: "version", version } },
     );
   }

@@ -55,11 +55,26 @@ describe("manifest.md", () => {
     ["---\nname: x\n---\nHi\n## Skill: two words\nbody", "MANIFEST_INVALID", 'skill name "two words"'],
     ["---\nname: x\n---\nHi\n## Skill:\nbody", "MANIFEST_INVALID", 'skill name ""'],
     ["---\nname: x\n---\nHi\n## Skill: a\none\n## Skill: a\ntwo", "MANIFEST_SKILL_DUPLICATE", 'line 7: skill "a" is already defined at line 5'],
+    // Shown in terminals and UIs: no escape sequence or line break can fake what they show.
+    ['---\nname: "Evil\\u001b[31m RED\\nok: 3 selected tool(s) resolve"\n---\nHi', "MANIFEST_INVALID", 'line 2: front matter field "name" contains the control character U+001B'],
+    ['---\nname: x\ndescription: "a\\u0085b"\n---\nHi', "MANIFEST_INVALID", 'line 3: front matter field "description" contains the control character U+0085'],
+    [`---\nname: ${"n".repeat(201)}\n---\nHi`, "MANIFEST_INVALID", 'front matter field "name" is 201 characters; a coworker name may have at most 200'],
+    // A skill heading with a typo would silently become instructions text.
+    ["---\nname: x\n---\nHi\n## skill: a\nbody", "MANIFEST_INVALID", 'line 5: "## skill: a" looks like a skill heading but is not one'],
+    ["---\nname: x\n---\nHi\n  ## Skill: a\nbody", "MANIFEST_INVALID", "line 5: "],
+    ["---\nname: x\n---\nHi\n##Skill: a\nbody", "MANIFEST_INVALID", "looks like a skill heading"],
   ])("B6 rejects %j with %s", (text, code, fragment) => {
     const error = thrown(() => parseManifest(text, "coworker/manifest.md"));
     expect(error.code).toBe(code);
     expect(error.message).toContain("coworker/manifest.md");
     expect(error.message).toContain(fragment);
+  });
+
+  it("B1 a fence line with an info string does not close a fence (CommonMark), and sub-headings that mention skills stay text", () => {
+    const manifest = parseManifest("---\nname: x\n---\nHi\n```\n```js\n## Skill: inside\n```\n### Skill: example\n## Skills: what you can do\n", "manifest.md");
+    expect(manifest.skills).toEqual([]);
+    expect(manifest.instructions).toContain("## Skill: inside");
+    expect(manifest.instructions).toContain("### Skill: example");
   });
 
   it("B6 refuses manifest text over 1 MiB", () => {

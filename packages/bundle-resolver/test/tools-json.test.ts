@@ -30,6 +30,9 @@ describe("tools.json", () => {
 
   it.each([
     ["{", "TOOLS_JSON_INVALID_JSON", "not valid JSON"],
+    // E6: the text around a syntax error is never quoted (a tools.json linked to /proc/self/environ printed "SHELL=/bin").
+    ['{"version":3,"tools":[SHELL=/bin/bash]}', "TOOLS_JSON_INVALID_JSON", "tools.json: not valid JSON, line 1, column 23: unexpected character"],
+    ['{"version":1e400,"tools":[]}', "TOOLS_JSON_VERSION_UNKNOWN", 'field "version" is Infinity'],
     ["[]", "TOOLS_JSON_INVALID", "must be a JSON object"],
     ["null", "TOOLS_JSON_INVALID", "got null"],
     ['{"tools":[]}', "TOOLS_JSON_INVALID", 'field "version" is missing'],

@@ -92,7 +92,17 @@ export async function runCli(registry: ToolRegistry, options: MainOptions = {}):
     command = parsed.command;
     const globals = globalOptions(parsed.values, options.cwd ?? process.cwd());
     // servers.json registers providers: it must happen before any runtime freezes the registry (N8).
-    if (globals.servers !== undefined && !registry.frozen) await registry.loadServersFile(globals.servers);
+    if (globals.servers !== undefined) {
+      // A host that runs commands one after another in one process froze its registry with the first (N8).
+      if (registry.frozen) {
+        throw new OpenWorkerError(
+          "REGISTRY_FROZEN",
+          `--servers ${globals.servers}: cannot register its providers: a runtime already opened this registry in this process (N8); pass --servers to the first command only, or call registry.loadServersFile() before runCli`,
+          { details: { file: globals.servers } },
+        );
+      }
+      await registry.loadServersFile(globals.servers);
+    }
     const context: CommandContext = {
       registry,
       program,

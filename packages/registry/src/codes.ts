@@ -40,6 +40,18 @@ export const REGISTRY_ERROR_CODES = Object.freeze({
   urlNotLocal: "PROVIDER_URL_NOT_LOCAL",
   /** A servers file whose shape is wrong (the message names the entry and field). */
   serversFileInvalid: "SERVERS_FILE_INVALID",
-  /** A servers file that is not JSON. */
+  /** A servers file that is not JSON (the message gives the line and column, never the text). */
   serversFileJson: "SERVERS_FILE_INVALID_JSON",
+  /** `loadServersFile`: no file at the path. */
+  serversFileNotFound: "SERVERS_FILE_NOT_FOUND",
+  /** `loadServersFile`: the path is a folder. */
+  serversFileIsDirectory: "SERVERS_FILE_IS_DIRECTORY",
+  /** `loadServersFile`: a FIFO, socket or device, whose reading could wait for ever. */
+  serversFileNotAFile: "SERVERS_FILE_NOT_A_FILE",
+  /** `loadServersFile`: over the 1 MiB a configuration file may have. */
+  serversFileTooLarge: "SERVERS_FILE_TOO_LARGE",
+  /** `loadServersFile`: not UTF-8 text. */
+  serversFileNotUtf8: "SERVERS_FILE_NOT_UTF8",
+  /** `loadServersFile`: the file exists but cannot be opened or read (permissions, I/O). */
+  serversFileUnreadable: "SERVERS_FILE_UNREADABLE",
 });

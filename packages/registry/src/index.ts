@@ -7,12 +7,13 @@ export {
   type ConfigFileOptions,
 } from "./config-file.js";
 export { findDuplicateJsonKey, type DuplicateJsonKey } from "./duplicate-keys.js";
+export { jsonSyntaxProblem } from "./json-syntax.js";
 export type {
   McpProviderDefinition,
   ProviderPlacement,
   StdioProviderDefinition,
   StreamableHttpProviderDefinition,
 } from "./provider.js";
-export type { StdioProviderInput, StreamableHttpProviderInput } from "./provider-definition.js";
+export { urlForDisplay, type StdioProviderInput, type StreamableHttpProviderInput } from "./provider-definition.js";
 export { ToolRegistry, type RegisteredTool, type RegisterOptions } from "./registry.js";
 export { parseServersFile } from "./servers-file.js";

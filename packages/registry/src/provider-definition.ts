@@ -57,15 +57,37 @@ export interface DefinitionSource {
  * fields are left out. Throws an {@link OpenWorkerError} naming the provider and field.
  */
 export function normalizeProviderDefinition(definition: unknown, source?: DefinitionSource): McpProviderDefinition {
-  if (typeof definition !== "object" || definition === null || Array.isArray(definition)) {
-    throw new OpenWorkerError(CODES.providerInvalid, `MCP provider definition must be an object, got ${typeOf(definition)}`);
-  }
-  const fields = definition as Record<string, unknown>;
+  const fields = definitionFields(definition);
   try {
     return normalizeFields(fields);
   } catch (error) {
     if (!source || !OpenWorkerError.isInstance(error)) throw error;
     throw relabel(error, source, fields.namespace);
+  }
+}
+
+/**
+ * What `registerMcp`/`registerMcpHttp` hand on: the caller's fields with the transport
+ * tag (and `args` defaulting to `[]` for stdio). Untyped JavaScript may pass anything.
+ */
+export function withTransport(definition: unknown, transport: McpProviderDefinition["transport"]): Record<string, unknown> {
+  const fields = definitionFields(definition);
+  return transport === "stdio" ? { ...fields, transport, args: fields.args ?? [] } : { ...fields, transport };
+}
+
+/** A plain copy of a definition's own fields; a non-object, or one whose fields cannot be read (a throwing getter or Proxy trap), is PROVIDER_INVALID. */
+function definitionFields(definition: unknown): Record<string, unknown> {
+  if (typeof definition !== "object" || definition === null || Array.isArray(definition)) {
+    throw new OpenWorkerError(CODES.providerInvalid, `MCP provider definition must be an object, got ${typeOf(definition)}`);
+  }
+  try {
+    return { ...definition } as Record<string, unknown>;
+  } catch (cause) {
+    throw new OpenWorkerError(
+      CODES.providerInvalid,
+      `MCP provider definition could not be read (${cause instanceof Error ? cause.message : String(cause)}); pass a plain object`,
+      { cause },
+    );
   }
 }
 
@@ -81,10 +103,25 @@ function relabel(error: OpenWorkerError, source: DefinitionSource, namespace: un
   return new OpenWorkerError(error.code, `${source.label}: ${message}`, { cause: error, details: error.details });
 }
 
+const KNOWN_FIELDS = {
+  stdio: ["transport", "namespace", "program", "args", "env", "cwd", "placement"],
+  streamable_http: ["transport", "namespace", "url", "headers", "allowRemote", "placement"],
+} as const;
+
 function normalizeFields(fields: Record<string, unknown>): McpProviderDefinition {
   const namespace = checkProviderNamespace(fields.namespace);
   const label = `MCP provider ${JSON.stringify(namespace)}`;
   const placement = checkPlacement(fields.placement, label);
+  if (fields.transport === "stdio" || fields.transport === "streamable_http") {
+    // A misspelt field ("argz") would otherwise be dropped without a word, as the servers file refuses it.
+    const known: readonly string[] = KNOWN_FIELDS[fields.transport];
+    const unknown = Object.keys(fields).find((key) => !known.includes(key) && fields[key] !== undefined);
+    if (unknown !== undefined) {
+      throw new OpenWorkerError(CODES.providerInvalid, `${label}: field ${JSON.stringify(unknown)} is not known (known: ${known.join(", ")})`, {
+        details: { field: unknown, namespace },
+      });
+    }
+  }
   if (fields.transport === "stdio") return normalizeStdio(fields, namespace, label, placement);
   if (fields.transport === "streamable_http") return normalizeHttp(fields, namespace, label, placement);
   throw new OpenWorkerError(
@@ -187,9 +224,10 @@ function checkUrl(raw: unknown, label: string, allowRemote: boolean): string {
   try {
     url = new URL(raw);
   } catch (cause) {
-    throw new OpenWorkerError(CODES.providerInvalid, `${label}: field "url" ${JSON.stringify(raw)} is not a valid URL`, {
+    const shown = urlForDisplay(raw);
+    throw new OpenWorkerError(CODES.providerInvalid, `${label}: field "url" ${JSON.stringify(shown)} is not a valid URL (e.g. "http://127.0.0.1:8080/mcp")`, {
       cause,
-      details: { field: "url", url: raw },
+      details: { field: "url", url: shown },
     });
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") {
@@ -260,5 +298,26 @@ export function typeOf(value: unknown): string {
 export function describeProvider(provider: McpProviderDefinition): string {
   return provider.transport === "stdio"
     ? `stdio provider ${JSON.stringify(provider.namespace)} (program ${JSON.stringify(provider.program)})`
-    : `streamable_http provider ${JSON.stringify(provider.namespace)} (url ${JSON.stringify(provider.url)})`;
+    : `streamable_http provider ${JSON.stringify(provider.namespace)} (url ${JSON.stringify(urlForDisplay(provider.url))})`;
+}
+
+/**
+ * A provider URL as messages and listings show it: origin and path, without
+ * credentials, query or fragment, which may carry secrets (E6). A URL that does not
+ * parse keeps its shape with those parts replaced by `(redacted)`.
+ *
+ * @example
+ * ```ts
+ * urlForDisplay("http://127.0.0.1:8080/mcp?token=abc"); // "http://127.0.0.1:8080/mcp"
+ * urlForDisplay("http://admin:pw@127.0.0.1:99999/mcp"); // "http://(redacted)@127.0.0.1:99999/mcp"
+ * ```
+ */
+export function urlForDisplay(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.origin}${parsed.pathname}`;
+  } catch {
+    const shown = url.replace(/^([^/?#]*\/\/)[^/?#]*@/, "$1(redacted)@").replace(/[?#].*$/s, "?(redacted)");
+    return shown.length > 200 ? `${shown.slice(0, 200)}…` : shown;
+  }
 }

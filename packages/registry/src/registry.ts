@@ -6,6 +6,7 @@ import {
   normalizeProviderDefinition,
   type StdioProviderInput,
   type StreamableHttpProviderInput,
+  withTransport,
 } from "./provider-definition.js";
 import type { McpProviderDefinition } from "./provider.js";
 import { parseServersFile } from "./servers-file.js";
@@ -122,7 +123,7 @@ export class ToolRegistry {
    * ```
    */
   registerMcp(definition: StdioProviderInput): void {
-    this.registerProvider({ ...definition, transport: "stdio", args: definition.args ?? [] });
+    this.registerProvider(withTransport(definition, "stdio") as unknown as McpProviderDefinition);
   }
 
   /**
@@ -135,7 +136,7 @@ export class ToolRegistry {
    * ```
    */
   registerMcpHttp(definition: StreamableHttpProviderInput): void {
-    this.registerProvider({ ...definition, transport: "streamable_http" });
+    this.registerProvider(withTransport(definition, "streamable_http") as unknown as McpProviderDefinition);
   }
 
   /**

@@ -2,6 +2,7 @@ import path from "node:path";
 import { OpenWorkerError } from "@openworker/tools-sdk";
 import { REGISTRY_ERROR_CODES as CODES } from "./codes.js";
 import { findDuplicateJsonKey } from "./duplicate-keys.js";
+import { jsonSyntaxProblem } from "./json-syntax.js";
 import { normalizeProviderDefinition, typeOf } from "./provider-definition.js";
 import type { McpProviderDefinition } from "./provider.js";
 
@@ -29,7 +30,7 @@ export function parseServersFile(text: string, file: string): McpProviderDefinit
   try {
     document = JSON.parse(source);
   } catch (cause) {
-    throw new OpenWorkerError(CODES.serversFileJson, `${file}: not valid JSON (${(cause as Error).message})`, {
+    throw new OpenWorkerError(CODES.serversFileJson, `${file}: not valid JSON, ${jsonSyntaxProblem(source, cause)}`, {
       cause,
       details: { file },
     });

@@ -4,7 +4,7 @@ import { createServer, type Server } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { readConfigFile, ToolRegistry } from "../src/index.js";
+import { readConfigFile, REGISTRY_ERROR_CODES, ToolRegistry } from "../src/index.js";
 import { rejected } from "./helpers.js";
 
 const root = mkdtempSync(path.join(os.tmpdir(), "ow-config-file-"));
@@ -130,4 +130,29 @@ describe("readConfigFile: only regular files", () => {
     }
     expect([...codes].filter((code) => !["read", "SERVERS_FILE_NOT_A_FILE", "SERVERS_FILE_NOT_FOUND"].includes(code))).toEqual([]);
   }, 10_000);
+});
+
+describe("loadServersFile: every code it throws is listed in REGISTRY_ERROR_CODES", () => {
+  it("M1 not found, a folder, too large, not UTF-8, a FIFO and bad JSON each have a listed code", async () => {
+    const large = path.join(root, "large.json");
+    writeFileSync(large, " ".repeat(1024 * 1024 + 1));
+    const latin1 = path.join(root, "latin1.json");
+    writeFileSync(latin1, Buffer.from([0x7b, 0xe9, 0x7d]));
+    const broken = path.join(root, "broken.json");
+    writeFileSync(broken, "{servers:{}}");
+    const cases: [string, string][] = [
+      [path.join(root, "missing.json"), "SERVERS_FILE_NOT_FOUND"],
+      [root, "SERVERS_FILE_IS_DIRECTORY"],
+      [large, "SERVERS_FILE_TOO_LARGE"],
+      [latin1, "SERVERS_FILE_NOT_UTF8"],
+      [fifo("servers-codes.fifo"), "SERVERS_FILE_NOT_A_FILE"],
+      [broken, "SERVERS_FILE_INVALID_JSON"],
+    ];
+    const listed = new Set<string>(Object.values(REGISTRY_ERROR_CODES));
+    for (const [file, code] of cases) {
+      const error = await rejected(new ToolRegistry().loadServersFile(file));
+      expect(error.code).toBe(code);
+      expect(listed.has(error.code), `${code} is listed`).toBe(true);
+    }
+  });
 });

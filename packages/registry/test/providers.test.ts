@@ -111,6 +111,49 @@ describe("ToolRegistry: MCP providers", () => {
     );
   });
 
+  it("E6 a URL that does not parse is shown without its credentials or query", () => {
+    const registry = new ToolRegistry();
+    const error = thrown(() => registry.registerMcpHttp({ namespace: "l", url: "http://admin:S3cretPassw0rd@127.0.0.1:99999/mcp?token=T0KEN" }));
+    expect(error.code).toBe("PROVIDER_INVALID");
+    expect(error.message).toBe('MCP provider "l": field "url" "http://(redacted)@127.0.0.1:99999/mcp?(redacted)" is not a valid URL (e.g. "http://127.0.0.1:8080/mcp")');
+    expect(JSON.stringify(error.details)).not.toMatch(/S3cret|T0KEN/);
+  });
+
+  it("E6 a conflict message shows a provider's URL without its query", () => {
+    const registry = new ToolRegistry();
+    registry.registerMcpHttp({ namespace: "svc", url: "http://127.0.0.1:8123/mcp?token=T0KEN-1" });
+    const error = thrown(() => registry.registerMcpHttp({ namespace: "svc", url: "http://127.0.0.1:8124/mcp?token=T0KEN-2" }));
+    expect(error.code).toBe("DUPLICATE_PROVIDER");
+    expect(error.message).toContain('(url "http://127.0.0.1:8123/mcp")');
+    expect(error.message).not.toContain("T0KEN");
+  });
+
+  it("M1 a definition that is not an object, or cannot be read, is PROVIDER_INVALID (never a bare TypeError)", () => {
+    const registry = new ToolRegistry();
+    for (const bad of [undefined, null, "acer", [], 3]) {
+      expect(thrown(() => registry.registerMcp(bad as never)).code).toBe("PROVIDER_INVALID");
+      expect(thrown(() => registry.registerMcpHttp(bad as never)).code).toBe("PROVIDER_INVALID");
+      expect(thrown(() => registry.registerProvider(bad as never)).code).toBe("PROVIDER_INVALID");
+    }
+    const hostile = new Proxy({ namespace: "acer", program: "acer" }, { get: () => { throw new Error("trap"); } });
+    const error = thrown(() => registry.registerMcp(hostile as never));
+    expect(error.code).toBe("PROVIDER_INVALID");
+    expect(error.message).toContain("could not be read (trap)");
+    expect(registry.providers()).toEqual([]);
+  });
+
+  it("M1 a field the definition does not know is refused, as the servers file refuses it", () => {
+    const registry = new ToolRegistry();
+    const stdio = thrown(() => registry.registerMcp({ namespace: "acer", program: "acer", argz: ["--x"] } as never));
+    expect(stdio.code).toBe("PROVIDER_INVALID");
+    expect(stdio.message).toBe('MCP provider "acer": field "argz" is not known (known: transport, namespace, program, args, env, cwd, placement)');
+    const http = thrown(() => registry.registerMcpHttp({ namespace: "svc", url: "http://127.0.0.1:1/mcp", program: "x" } as never));
+    expect(http.message).toContain('field "program" is not known (known: transport, namespace, url, headers, allowRemote, placement)');
+    // An optional field given as undefined is as good as left out.
+    registry.registerMcp({ namespace: "acer", program: "acer", cwd: undefined });
+    expect(registry.provider("acer")).toEqual({ transport: "stdio", namespace: "acer", program: "acer", args: [] });
+  });
+
   it("M1 refuses an unknown transport", () => {
     const error = thrown(() => new ToolRegistry().registerProvider({ transport: "sse", namespace: "x", url: "http://127.0.0.1/" } as never));
     expect(error.code).toBe("PROVIDER_TRANSPORT_UNKNOWN");

@@ -142,6 +142,21 @@ describe("MCP tools through the runtime", () => {
     expect(model.requests[1]!.instructions).not.toContain("Unavailable this turn");
   });
 
+  it("M2 a model that calls a down provider's tool anyway is told the provider is unavailable, not that the tool is unknown", async () => {
+    const model = new ScriptedProvider([
+      { toolCalls: [{ name: "mut__status_get", arguments: {} }, { name: "mut__never_selected", arguments: {} }, { name: "other__tool", arguments: {} }] },
+      { text: "it is down" },
+    ]);
+    await openWith(model);
+    const session = await runtime!.openSession({ bundle: writeBundle(space.dir, ["mut.status_get"]), policy: { mode: "bypass" } });
+    writeFileSync(downFile, "");
+    const turn = await session.runTurn("status?");
+    expect(turn.completed).toBe(true);
+    // An alias under no down provider's namespace stays unknown.
+    expect(turn.calls.map((call) => call.code)).toEqual(["PROVIDER_UNAVAILABLE", "PROVIDER_UNAVAILABLE", "UNKNOWN_TOOL"]);
+    expect(turn.calls[0]!.modelText).toMatch(/^Error PROVIDER_UNAVAILABLE: MCP provider "mut" is unavailable \(.+\); the call was not made, try it again later/);
+  });
+
   it("M2 concurrent first host calls of a session share one preparation (one discovery)", async () => {
     await openWith(undefined);
     const session = await runtime!.openSession({ bundle: writeBundle(space.dir, ["mut.status_get"]), policy: { mode: "bypass" } });

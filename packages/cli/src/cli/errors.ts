@@ -88,6 +88,15 @@ const HINTS: readonly (readonly [prefix: string, hint: string])[] = [
   ["MODEL_", "check --provider, --base-url, --model and the endpoint; a key is sent only from the variable --api-key-env names"],
   ["OPENAI_", "check --base-url, --model and --api-key-env (the CLI sends a key only from the variable it names)"],
   ["REGISTRY_", "register every tool and provider before the runtime opens"],
+  // Provider definitions come from --servers or from the host's own registerMcp calls; the message names which.
+  ["PROVIDER_", "fix the MCP provider the message names: its entry in the --servers file or the host's registerMcp call (formats in the @openworker/registry README)"],
+  ["PLACEMENT_INVALID", "placement is \"host\" (default) or \"sandbox\", and \"sandbox\" only for stdio providers the host starts"],
+  ["DUPLICATE_PROVIDER", "each MCP provider needs its own namespace: rename one in the --servers file or in the host's registration"],
+  ["NAMESPACE_CONFLICT", "a namespace belongs to native tools or to one MCP provider, never both: rename the provider's namespace"],
+  ["NAMESPACE_", "namespaces use ASCII letters, digits, \"_\" and \"-\", are not \"openworker\", and leave room for \".tool\" within 80 bytes"],
+  // Name codes of the SDK: a tool name in tools.json (or given to a command) broke N1–N4.
+  ["NAME_", "tool names are \"namespace.tool\" in ASCII letters, digits, \"_\", \"-\" and \".\", at most 80 bytes; `{program} tools check --bundle DIR` lists every problem of a bundle"],
+  ["ALIAS_", "a name's model alias (each \".\" becomes \"__\") must fit 80 bytes; shorten the name; `{program} tools check --bundle DIR` lists every problem of a bundle"],
   ["MCP_", "check the MCP provider's program or URL; `{program} tools check --bundle DIR` starts it and reports"],
 ];
 

@@ -55,8 +55,18 @@ export class Terminal {
     for (const unwatch of this.#unwatch) unwatch();
   }
 
-  /** A result line on stdout. */
+  /**
+   * A result line on stdout. Control characters in it are shown escaped (`\u001b`): the
+   * text may come from a tool, a server, a model or a bundle, and a raw escape sequence
+   * could move the cursor, rewrite earlier lines or set the clipboard. Only the
+   * terminal's own colours pass.
+   */
   line(text = ""): void {
+    if (this.#stdoutOpen) this.#streams.stdout.write(`${printable(text, this.colour)}\n`);
+  }
+
+  /** A machine-readable line on stdout, written exactly (`journal export`: re-hashing needs every byte). */
+  data(text: string): void {
     if (this.#stdoutOpen) this.#streams.stdout.write(`${text}\n`);
   }
 
@@ -83,7 +93,7 @@ export class Terminal {
   #toStderr(text: string): void {
     if (!this.#stderrOpen) return;
     // Text is painted for stdout (callers paint before choosing the stream).
-    this.#streams.stderr.write(this.colour && !this.#errorColour ? text.replace(ESCAPES, "") : text);
+    this.#streams.stderr.write(printable(this.colour && !this.#errorColour ? text.replace(ESCAPES, "") : text, this.#errorColour));
   }
 
   paint(style: Style, text: string): string {
@@ -95,6 +105,18 @@ export class Terminal {
 
 // oxlint-disable-next-line no-control-regex
 const ESCAPES = /\u001b\[\d+m/g;
+
+// The colours `paint` writes, and every control character but tab and line feed (C0, DEL, C1).
+// oxlint-disable-next-line no-control-regex
+const CONTROL = /\u001b\[(?:1|2|22|31|32|33|36|39)m|[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
+
+/**
+ * Text as a terminal may show it: control characters written as `\u001b`, `\u000d`, …;
+ * where the stream has colour, the escape sequences `paint` writes are kept.
+ */
+export function printable(text: string, colour: boolean): string {
+  return text.replace(CONTROL, (match) => (match.length > 1 && colour ? match : `\\u${match.charCodeAt(0).toString(16).padStart(4, "0")}${match.slice(1)}`));
+}
 
 /** The callbacks of the terminals writing to a stream now (see {@link watchForClose}). */
 const WATCHERS = new WeakMap<object, Set<() => void>>();

@@ -1,3 +1,4 @@
+import { jsonSyntaxProblem } from "@openworker/registry";
 import type { JsonValue } from "@openworker/tools-sdk";
 import { OpenWorkerError } from "@openworker/tools-sdk";
 import { choiceOption, stringOption, type CommandSpec } from "../cli/command.js";
@@ -65,6 +66,6 @@ function parseArgsOption(text: string | undefined): JsonValue {
   try {
     return JSON.parse(text) as JsonValue;
   } catch (cause) {
-    throw new OpenWorkerError(CLI_ERROR_CODES.ARGUMENTS_INVALID, `--args is not JSON (${(cause as Error).message})`, { cause });
+    throw new OpenWorkerError(CLI_ERROR_CODES.ARGUMENTS_INVALID, `--args is not JSON, ${jsonSyntaxProblem(text, cause)}`, { cause });
   }
 }

@@ -118,7 +118,7 @@ export const journalExport: CommandSpec = {
     withJournal(context, (journal) => {
       const sessionId = context.positionals[0]!;
       if (!journal.session(sessionId)) throw unknownSession(sessionId);
-      for (const line of journal.exportSession(sessionId)) context.terminal.line(line);
+      for (const line of journal.exportSession(sessionId)) context.terminal.data(line);
       return EXIT_CODES.ok;
     }),
 };

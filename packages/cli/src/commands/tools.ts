@@ -1,4 +1,4 @@
-import type { McpProviderDefinition, RegisteredTool } from "@openworker/registry";
+import { urlForDisplay, type McpProviderDefinition, type RegisteredTool } from "@openworker/registry";
 import type { BundleSelection } from "@openworker/bundle-resolver";
 import { stringOption, type CommandContext, type CommandSpec } from "../cli/command.js";
 import { OpenWorkerError } from "@openworker/tools-sdk";
@@ -131,21 +131,11 @@ function nativeJson(tool: RegisteredTool) {
 function providerJson(provider: McpProviderDefinition) {
   return provider.transport === "stdio"
     ? { namespace: provider.namespace, transport: provider.transport, program: provider.program, args: provider.args, placement: provider.placement ?? "host" }
-    : { namespace: provider.namespace, transport: provider.transport, url: safeUrl(provider.url), placement: provider.placement ?? "host" };
+    : { namespace: provider.namespace, transport: provider.transport, url: urlForDisplay(provider.url), placement: provider.placement ?? "host" };
 }
 
 function launchOf(provider: McpProviderDefinition): string {
-  return provider.transport === "stdio" ? [provider.program, ...provider.args].join(" ") : safeUrl(provider.url);
-}
-
-/** A URL without credentials or query (they may carry secrets, E6). */
-function safeUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    return `${parsed.origin}${parsed.pathname}`;
-  } catch {
-    return "(invalid URL)";
-  }
+  return provider.transport === "stdio" ? [provider.program, ...provider.args].join(" ") : urlForDisplay(provider.url);
 }
 
 function shortDigest(digest: string): string {

@@ -1,4 +1,4 @@
-import { readConfigFile } from "@openworker/registry";
+import { jsonSyntaxProblem, readConfigFile } from "@openworker/registry";
 import { OpenWorkerError } from "@openworker/tools-sdk";
 
 /**
@@ -10,7 +10,7 @@ export async function readJsonFile(file: string, prefix: string): Promise<unknow
   try {
     return JSON.parse(text) as unknown;
   } catch (cause) {
-    throw new OpenWorkerError(`${prefix}_INVALID`, `${file}: is not JSON (${(cause as Error).message})`, { cause, details: { file } });
+    throw new OpenWorkerError(`${prefix}_INVALID`, `${file}: is not JSON, ${jsonSyntaxProblem(text, cause)}`, { cause, details: { file } });
   }
 }
 

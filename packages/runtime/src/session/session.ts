@@ -1,6 +1,5 @@
 import { setMaxListeners } from "node:events";
 import type { Bundle, NativeResolvedTool, ResolvedSelection } from "@openworker/bundle-resolver";
-import type { UnavailableProvider } from "@openworker/mcp-bridge";
 import { modelAlias, OpenWorkerError, type JsonValue } from "@openworker/tools-sdk";
 import type { ToolRegistry } from "@openworker/registry";
 import { untilAborted } from "@openworker/tools-sdk/execution";
@@ -9,7 +8,7 @@ import { runGovernedCall, type CallReport, type CallRequest } from "../call/pipe
 import { RUNTIME_ERROR_CODES } from "../errors.js";
 import type { RuntimeEventListener } from "../events.js";
 import type { ModelMessage, ModelProvider } from "../model/types.js";
-import { prepareTurn, type PreparedTurn } from "../turn/prepare.js";
+import { prepareTurn, unavailableRefusal, type PreparedTurn } from "../turn/prepare.js";
 import { runTurn, settleTools, type TurnResult } from "../turn/run-turn.js";
 
 /** What a session is built from (made by `Runtime.openSession`). */
@@ -152,7 +151,7 @@ export class Session {
         ? this.#callTool(prepared.selection, qualifiedName, alias, args, signal, undefined)
         : // The shared preparation runs on for the others; a caller who cancels stops waiting at once.
           untilAborted(this.#prepareShared(), signal).then((fresh) =>
-            signal.aborted ? Promise.reject(signal.reason) : this.#callTool(fresh.selection, qualifiedName, alias, args, signal, refusalFor(fresh, qualifiedName)),
+            signal.aborted ? Promise.reject(signal.reason) : this.#callTool(fresh.selection, qualifiedName, alias, args, signal, unavailableRefusal(fresh, { qualifiedName })),
           );
     return this.#track(call);
   }
@@ -160,7 +159,7 @@ export class Session {
   /** False when the tool's MCP provider was unavailable at `prepared`, or is not connected now (its process exited). */
   #reachable(prepared: PreparedTurn, alias: string, qualifiedName: string): boolean {
     const tool = prepared.selection.byAlias(alias);
-    if (tool === undefined) return prepared.unavailable.length === 0 || unavailableFor(prepared, qualifiedName) === undefined;
+    if (tool === undefined) return unavailableRefusal(prepared, { qualifiedName }) === undefined;
     return tool.kind !== "mcp" || this.#parts.environment.mcp.connected(tool.provider.namespace);
   }
 
@@ -278,22 +277,6 @@ export class Session {
   #assertOpen(): void {
     if (this.#closing) throw new OpenWorkerError(RUNTIME_ERROR_CODES.SESSION_CLOSED, `session ${this.id} is closed; open a new session`);
   }
-}
-
-/** The provider of `qualifiedName` if it was unavailable at `prepared` (namespaces are one provider's, N5). */
-function unavailableFor(prepared: PreparedTurn, qualifiedName: string): UnavailableProvider | undefined {
-  return prepared.unavailable.find((provider) => qualifiedName.startsWith(`${provider.namespace}.`));
-}
-
-/**
- * A host call's refusal when its provider is still down after preparing again: journaled
- * as a failed call that never ran, with the provider's own reason.
- */
-function refusalFor(prepared: PreparedTurn, qualifiedName: string): CallRequest["refusal"] {
-  const down = prepared.unavailable.length === 0 ? undefined : unavailableFor(prepared, qualifiedName);
-  if (down === undefined) return undefined;
-  const message = `MCP provider ${JSON.stringify(down.namespace)} is unavailable (${down.code}: ${down.message}); the call was not made, try it again later`;
-  return { code: RUNTIME_ERROR_CODES.PROVIDER_UNAVAILABLE, message };
 }
 
 function instructionsOf(bundle: Bundle): string {

@@ -80,6 +80,26 @@ function unavailableNotice(selection: Bundle["selection"], unavailable: readonly
   return lines.length === 0 ? undefined : `${UNAVAILABLE_HEADING}\n${lines.join("\n")}`;
 }
 
+/**
+ * The refusal of a call to a tool whose MCP provider was unavailable at `prepared`:
+ * journaled as a failed call that never ran, with the provider's own reason. The tool is
+ * named as the host names it (`qualifiedName`) or as the model does (`alias`); for an
+ * alias, only one the selection does not hold, under the namespace of a provider that
+ * is down (`acer__…`: a namespace is one provider's, N5).
+ */
+export function unavailableRefusal(prepared: PreparedTurn, tool: { qualifiedName: string } | { alias: string }): { code: string; message: string } | undefined {
+  if (prepared.unavailable.length === 0) return undefined;
+  const down =
+    "qualifiedName" in tool
+      ? prepared.unavailable.find((provider) => tool.qualifiedName.startsWith(`${provider.namespace}.`))
+      : prepared.selection.byAlias(tool.alias) === undefined
+        ? prepared.unavailable.find((provider) => tool.alias.startsWith(`${provider.namespace}__`))
+        : undefined;
+  if (down === undefined) return undefined;
+  const message = `MCP provider ${JSON.stringify(down.namespace)} is unavailable (${down.code}: ${down.message}); the call was not made, try it again later`;
+  return { code: RUNTIME_ERROR_CODES.PROVIDER_UNAVAILABLE, message };
+}
+
 /** The heading of the notice of unreachable providers' tools, in the system prompt. */
 export const UNAVAILABLE_HEADING = "Unavailable this turn (their provider could not be reached; do not call them, and tell the user if the task needs them):";
 

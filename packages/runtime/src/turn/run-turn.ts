@@ -9,7 +9,7 @@ import { runGovernedCall, type CallReport } from "../call/pipeline.js";
 import { RUNTIME_ERROR_CODES } from "../errors.js";
 import type { ModelMessage, ModelProvider, ModelResponse } from "../model/types.js";
 import { gatherFacts } from "./facts.js";
-import { prepareTurn, type PreparedTurn } from "./prepare.js";
+import { prepareTurn, unavailableRefusal, type PreparedTurn } from "./prepare.js";
 
 /** An answer with more than this many times `maxCallsPerAttempt` tool calls is dropped whole. */
 const ANSWER_CALLS_FACTOR = 8;
@@ -131,7 +131,7 @@ export async function runTurn(context: TurnContext, turnId: string, input: strin
       const args = typeof toolCall.arguments === "string" ? { text: toolCall.arguments } : { json: toolCall.arguments };
       const refusal =
         index < context.maxCallsPerAttempt
-          ? undefined
+          ? unavailableRefusal(prepared, { alias: toolCall.name })
           : {
               code: RUNTIME_ERROR_CODES.TOO_MANY_CALLS,
               message: `only ${context.maxCallsPerAttempt} tool calls run per model answer; this one was not run, ask for it again if it is still needed`,
