@@ -164,6 +164,29 @@ describe("host-driven calls and a closing session", () => {
     expect(Math.max(0, ...live.values())).toBeLessThanOrEqual(1);
   });
 
+  it("E4 a host's long-lived signal passed to every call keeps no link per call, and still cancels the call in flight", async () => {
+    let release: (() => void) | undefined;
+    const slow = nativeTool("test.slow", (context) => new Promise((resolve) => {
+      release = () => resolve({ json: "late" });
+      context.signal.addEventListener("abort", () => resolve({ json: "stopped" }));
+    }));
+    const counted = nativeTool("test.counted", async () => ({ json: "ran" }));
+    runtime = await openRuntime(space.dir, [counted, slow]);
+    const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.counted", "test.slow"]), policy: bypass });
+    const app = new AbortController();
+    for (let index = 0; index < 200; index += 1) expect((await session.callTool("test.counted", {}, { signal: app.signal })).outcome).toBe("succeeded");
+    for (let index = 0; index < 20; index += 1) await session.prepare({ signal: app.signal });
+    // AbortSignal.any on Node 20 left one entry per call on each source signal, never removed
+    // (nodejs/node#55351): about 80 bytes a call for the life of the process.
+    const dependants = Object.getOwnPropertySymbols(app.signal).find((symbol) => symbol.description === "kDependantSignals");
+    expect(dependants === undefined ? 0 : (app.signal as unknown as Record<symbol, Set<unknown>>)[dependants]!.size).toBe(0);
+    const inFlight = session.callTool("test.slow", {}, { signal: app.signal });
+    await vi.waitFor(() => expect(release).toBeDefined());
+    app.abort(new Error("the app is shutting down"));
+    expect(await inFlight).toMatchObject({ outcome: "cancelled" });
+    release!();
+  });
+
   it("E4 a host call whose caller cancels while the shared preparation runs rejects at once; the preparation goes on for the others", async () => {
     const ready = path.join(space.dir, "provider-ready");
     const registry = new ToolRegistry();

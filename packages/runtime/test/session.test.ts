@@ -3,7 +3,7 @@ import path from "node:path";
 import { ToolRegistry } from "@openworker/registry";
 import { OpenWorkerError, type JsonValue } from "@openworker/tools-sdk";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { Runtime } from "../src/index.js";
+import { Runtime, type ModelProvider, type ModelRequest } from "../src/index.js";
 import { ScriptedProvider } from "../src/testing/index.js";
 import { echo, nativeTool, openRuntime, scratch, writeBundle, writeHostEntry } from "./support/harness.js";
 
@@ -225,6 +225,45 @@ describe("sessions", () => {
     const finished = runtime.journal.timeline({ sessionId: session.id, callId: turn.calls[0]!.callId }).at(-1)!;
     expect(finished).toMatchObject({ imageDigests: [expect.stringMatching(/^sha256:[0-9a-f]{64}$/), expect.any(String)] });
     expect(exported).not.toContain(Buffer.from(png).toString("base64"));
+  });
+
+  it("T4 a model that reuses one tool-call id across attempts and turns gets each image once", async () => {
+    let produced = 0;
+    let checks = 0;
+    const camera = nativeTool("test.camera", async () => ({
+      json: { shot: ++produced },
+      images: [{ mimeType: "image/png", data: new Uint8Array([0x89, 0x50, produced]), description: `shot ${produced}`, recheckConsent: () => (checks++, true) }],
+    }));
+    // Ids as some servers send them: `call_0` in every answer.
+    const requests: ModelRequest[] = [];
+    let answers = 0;
+    const model: ModelProvider = {
+      id: "reuse",
+      defaultModel: "reuse-1",
+      complete: async (request) => {
+        requests.push({ ...request, messages: request.messages.map((message) => ({ ...message })) });
+        answers += 1;
+        return answers % 3 === 0 ? { text: "done", toolCalls: [] } : { text: "", toolCalls: [{ id: "call_0", name: "test__camera", arguments: {} }] };
+      },
+      listModels: () => [{ provider: "reuse", model: "reuse-1" }],
+      readModelReadiness: () => undefined,
+    };
+    const runtime = await open(space.dir, [camera], { models: [model] });
+    const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.camera"]), policy: { mode: "bypass" } });
+    for (let turn = 0; turn < 4; turn += 1) expect((await session.runTurn("again")).completed).toBe(true);
+    expect(produced).toBe(8);
+    expect(checks).toBe(8); // one consent check per image, never again for an older one
+    const delivered = requests.map((request) => request.messages.flatMap((message) => (message.role === "tool" ? message.images.map((image) => image.description) : [])));
+    // Each request after a call carries that call's image only.
+    expect(delivered.filter((images) => images.length > 0)).toEqual(Array.from({ length: 8 }, (_, index) => [`shot ${index + 1}`]));
+  });
+
+  it("ScriptedProvider with recordRequests: false answers as scripted and keeps no request", async () => {
+    const kept = new ScriptedProvider([{ text: "one" }], { recordRequests: false });
+    const runtime = await open(space.dir, [echo], { models: [kept] });
+    const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.echo"]), policy: { mode: "bypass" } });
+    expect(await session.runTurn("hi")).toMatchObject({ completed: true, text: "one" });
+    expect(kept.requests).toEqual([]);
   });
 
   it("many sessions run concurrently and hooks see their own session id", async () => {

@@ -10,6 +10,7 @@ import type { RuntimeEventListener } from "../events.js";
 import type { ModelMessage, ModelProvider } from "../model/types.js";
 import { prepareTurn, unavailableRefusal, type PreparedTurn } from "../turn/prepare.js";
 import { runTurn, settleTools, type TurnResult } from "../turn/run-turn.js";
+import { linkSignals } from "./linked-signal.js";
 
 /** What a session is built from (made by `Runtime.openSession`). */
 export interface SessionParts {
@@ -138,7 +139,7 @@ export class Session {
     } catch (error) {
       return Promise.reject(error);
     }
-    const signal = options.signal ? AbortSignal.any([options.signal, this.#closeSignal.signal]) : this.#closeSignal.signal;
+    const { signal, release } = options.signal ? linkSignals(options.signal, this.#closeSignal.signal) : { signal: this.#closeSignal.signal, release: undefined };
     // Not `async`: a call is a hot path, and each async layer that returns a promise
     // costs its caller extra turns of the microtask queue.
     const prepared = this.#prepared;
@@ -153,7 +154,7 @@ export class Session {
           untilAborted(this.#prepareShared(), signal).then((fresh) =>
             signal.aborted ? Promise.reject(signal.reason) : this.#callTool(fresh.selection, qualifiedName, alias, args, signal, unavailableRefusal(fresh, { qualifiedName })),
           );
-    return this.#track(call);
+    return this.#track(release === undefined ? call : call.finally(release));
   }
 
   /** False when the tool's MCP provider was unavailable at `prepared`, or is not connected now (its process exited). */
@@ -206,8 +207,9 @@ export class Session {
     } catch (error) {
       return Promise.reject(error);
     }
-    const signal = options.signal ? AbortSignal.any([options.signal, this.#closeSignal.signal]) : this.#closeSignal.signal;
-    return this.#track(this.#prepareTurn(signal).then((prepared) => prepared.selection));
+    if (!options.signal) return this.#track(this.#prepareTurn(this.#closeSignal.signal).then((prepared) => prepared.selection));
+    const { signal, release } = linkSignals(options.signal, this.#closeSignal.signal);
+    return this.#track(this.#prepareTurn(signal).then((prepared) => prepared.selection).finally(release));
   }
 
   async #prepareTurn(signal: AbortSignal): Promise<PreparedTurn> {

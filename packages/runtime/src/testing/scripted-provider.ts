@@ -8,7 +8,7 @@ export type ScriptStep =
 
 /**
  * A model provider that answers from a script, for tests and demos: each attempt takes
- * the next step. It records every request it saw (`requests`), honours cancellation,
+ * the next step. It records every request it saw (`requests`, unless `recordRequests: false`), honours cancellation,
  * and answers "(script finished)" once the script runs out.
  *
  * @example
@@ -29,13 +29,17 @@ export class ScriptedProvider implements ModelProvider {
   readonly #steps: ScriptStep[];
   #calls = 0;
 
-  constructor(steps: readonly ScriptStep[], options: { maxToolNameLength?: number } = {}) {
+  readonly #record: boolean;
+
+  /** `recordRequests: false` keeps `requests` empty: a long demo would otherwise hold every request, images included. */
+  constructor(steps: readonly ScriptStep[], options: { maxToolNameLength?: number; recordRequests?: boolean } = {}) {
     this.#steps = [...steps];
+    this.#record = options.recordRequests ?? true;
     if (options.maxToolNameLength !== undefined) this.maxToolNameLength = options.maxToolNameLength;
   }
 
   async complete(request: ModelRequest): Promise<ModelResponse> {
-    this.requests.push(request);
+    if (this.#record) this.requests.push(request);
     if (request.signal.aborted) throw request.signal.reason ?? new Error("aborted");
     let step: ScriptStep | undefined = this.#steps.shift();
     while (typeof step === "function") step = await step(request);

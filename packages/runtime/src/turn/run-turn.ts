@@ -85,7 +85,9 @@ export async function runTurn(context: TurnContext, turnId: string, input: strin
     events.emit({ type: "diagnostic", sessionId, code: RUNTIME_ERROR_CODES.PROVIDER_UNAVAILABLE, message: `${provider.namespace}: ${provider.message}` });
   }
   context.messages.push({ role: "user", content: input });
-  const pendingImages = new Map<string, readonly PendingImage[]>();
+  // Keyed by the tool message itself, not its call id: a model may reuse ids across
+  // attempts and turns (`call_0` every time), and an image must reach it once (T4).
+  const pendingImages = new Map<ModelMessage, readonly PendingImage[]>();
   // Selected tools of providers that could not be reached are named to the model (M2).
   const instructions = prepared.unavailableNotice === undefined ? context.instructions : `${context.instructions}\n\n${prepared.unavailableNotice}`;
   const nativeTools = natives(prepared);
@@ -138,8 +140,9 @@ export async function runTurn(context: TurnContext, turnId: string, input: strin
             };
       const report = await runGovernedCall(environment, prepared.selection, { turnId, callId, alias: toolCall.name, args, signal, ...(refusal ? { refusal } : {}) });
       calls.push(report);
-      context.messages.push({ role: "tool", toolCallId: toolCall.id, name: toolCall.name, content: report.modelText, isError: report.isError, images: [] });
-      if (report.images.length > 0) pendingImages.set(toolCall.id, report.images);
+      const answer: ModelMessage = { role: "tool", toolCallId: toolCall.id, name: toolCall.name, content: report.modelText, isError: report.isError, images: [] };
+      context.messages.push(answer);
+      if (report.images.length > 0) pendingImages.set(answer, report.images);
       if (report.stopsTurn) {
         answerNotRun(context, response.toolCalls, index + 1, signal.aborted ? "the turn was cancelled" : `the turn stopped at an earlier call (${report.code ?? report.outcome})`);
         if (signal.aborted) return end("cancelled", "");
@@ -175,7 +178,7 @@ function answerNotRun(context: TurnContext, calls: ModelResponse["toolCalls"], f
  */
 async function deliverImages(
   history: ModelMessage[],
-  pending: Map<string, readonly PendingImage[]>,
+  pending: Map<ModelMessage, readonly PendingImage[]>,
   environment: CallEnvironment,
   signal: AbortSignal,
 ): Promise<readonly ModelMessage[]> {
@@ -183,7 +186,7 @@ async function deliverImages(
   if (pending.size === 0) return history.slice();
   const view: ModelMessage[] = [];
   for (const message of history) {
-    const held = message.role === "tool" ? pending.get(message.toolCallId) : undefined;
+    const held = pending.get(message);
     if (!held || message.role !== "tool") {
       view.push(message);
       continue;
