@@ -4,6 +4,6 @@ export { BUNDLE_ERROR_CODES } from "./codes.js";
 export { BUNDLE_FILES, loadBundle, type Bundle } from "./load-bundle.js";
 export { parseManifest, type Manifest, type Skill } from "./manifest.js";
 export { checkSelection, providersNeeded, resolveSelection, type ResolvedSelection } from "./resolve.js";
-export type { McpResolvedTool, NativeResolvedTool, ResolvedTool } from "./resolved-tool.js";
+export { providerFingerprint, type McpResolvedTool, type NativeResolvedTool, type ResolvedTool } from "./resolved-tool.js";
 export { withoutProviders } from "./narrow.js";
 export { parseToolsJson, type BundleSelection } from "./tools-json.js";

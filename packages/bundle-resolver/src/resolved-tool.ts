@@ -1,6 +1,6 @@
 import type { McpProviderDefinition, RegisteredTool } from "@openworker/registry";
 import { canonicalJson, modelAlias, OpenWorkerError, type JsonSchema, type Tool, type ToolDescriptor } from "@openworker/tools-sdk";
-import { compileInputSchema, type ArgumentValidator } from "@openworker/tools-sdk/validation";
+import { compileInputSchema, sha256Hex, type ArgumentValidator } from "@openworker/tools-sdk/validation";
 import type { McpCatalogTool } from "./catalog.js";
 
 interface ResolvedToolCommon {
@@ -159,6 +159,29 @@ export function identityLine(tool: ResolvedTool): string {
     identityLines.set(tool, line);
   }
   return line;
+}
+
+const providerFingerprints = new WeakMap<McpProviderDefinition, string>();
+
+/**
+ * A digest of how an MCP provider is started or reached: transport, namespace, program,
+ * args, cwd and placement (or URL), never the values of `env` or `headers`, which may
+ * be credentials. The runtime binds remembered approvals of a provider's tools to it, so
+ * that a provider started from another program with the same catalog asks again (A2);
+ * the selection fingerprint holds the same fields.
+ *
+ * @example
+ * ```ts
+ * providerFingerprint(registry.provider("acer")!); // "sha256:…"
+ * ```
+ */
+export function providerFingerprint(provider: McpProviderDefinition): string {
+  let fingerprint = providerFingerprints.get(provider);
+  if (fingerprint === undefined) {
+    fingerprint = `sha256:${sha256Hex(providerKey(provider))}`;
+    providerFingerprints.set(provider, fingerprint);
+  }
+  return fingerprint;
 }
 
 function providerKey(provider: McpProviderDefinition): string {

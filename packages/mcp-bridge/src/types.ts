@@ -29,8 +29,9 @@ export interface McpCatalog {
   readonly fingerprint: string;
   /**
    * Remote names added or changed since this session's previous discovery of the
-   * namespace (M3): their earlier approvals must not carry over. On a session's first
-   * discovery, every tool.
+   * namespace, for hosts that show what changed. On a session's first discovery, every
+   * tool. Approvals do not need it: the runtime binds each one to the tool's fingerprint
+   * (M3), so a changed tool finds none.
    */
   readonly changedTools: readonly string[];
   /** Remote names published at the previous discovery and gone now. */

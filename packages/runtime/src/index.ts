@@ -16,6 +16,7 @@ export type {
 export { OPENAI_PROVIDER_CODES } from "./model/openai-errors.js";
 export { OpenAICompatibleProvider, type OpenAICompatibleOptions } from "./model/openai-provider.js";
 export {
+  checkApprovalPolicy,
   classify,
   DEFAULT_CLASSIFICATION,
   type ApprovalAnswer,

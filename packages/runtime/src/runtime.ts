@@ -8,7 +8,7 @@ import { OpenWorkerError } from "@openworker/tools-sdk";
 import { RUNTIME_ERROR_CODES } from "./errors.js";
 import { EventHub } from "./events.js";
 import type { ModelCatalogRow, ModelProvider, ModelReadiness } from "./model/types.js";
-import { policyForIdentity, type ApprovalPolicy, type Approver } from "./policy.js";
+import { checkApprovalPolicy, policyForIdentity, type ApprovalPolicy, type Approver } from "./policy.js";
 import { Redactor } from "./secrets.js";
 import { sessionIdentity } from "./session/identity.js";
 import { Session } from "./session/session.js";
@@ -135,7 +135,7 @@ export class Runtime {
     const sessionId = checkedSessionId(options.sessionId);
     const callTimeoutMs = checkedCallTimeout(options.callTimeoutMs);
     const bundle = typeof options.bundle === "string" ? await loadBundle(options.bundle) : options.bundle;
-    const policy = withRegistryClassifications(options.policy ?? {}, this.registry);
+    const policy = withRegistryClassifications(checkApprovalPolicy(options.policy ?? {}), this.registry);
     const host = await this.#hostDigest();
     // The runtime may have begun closing while the bundle loaded.
     this.#assertOpen();

@@ -310,6 +310,30 @@ describe("runtime options and inventories", () => {
     await expect(runtime.openSession({ bundle, sessionId: "ses_01J9:ok-1.2" })).resolves.toMatchObject({ id: "ses_01J9:ok-1.2" });
   });
 
+  it("A1 openSession checks the policy: a misspelt deny rule, an alias-form classification or an unknown mode is refused, never read as ask (which bypass approves)", async () => {
+    let ran = 0;
+    const pay = nativeTool("test.pay", async () => (ran++, { json: "paid" }));
+    runtime = await openRuntime(space.dir, [pay]);
+    const bundle = writeBundle(space.dir, ["test.pay"]);
+    const refused: [unknown, string][] = [
+      [{ mode: "bypass", rules: { external: "Deny" } }, 'policy: rules.external must be "ask", "allow" or "deny", got "Deny"'],
+      [{ mode: "bypass", rules: { external: " deny" } }, "rules.external must be"],
+      [{ mode: "bypass", classifications: { test__pay: "blocked" }, rules: { blocked: "deny" } }, '"test__pay" is not a qualified tool name (namespace.tool)'],
+      [{ mode: "bypass", classifications: { "test.pay": "toString" }, rules: { external: "ask" } }, 'is "toString", which no rule names'],
+      [{ mode: "yolo" }, '"mode" must be "normal" or "bypass", got "yolo"'],
+      [{ rule: { external: "deny" } }, 'unknown field "rule"'],
+      ["deny", "must be an object"],
+    ];
+    for (const [policy, message] of refused) {
+      const error = await runtime.openSession({ bundle, policy: policy as never }).then(() => undefined, (caught: unknown) => caught);
+      expect(error, JSON.stringify(policy)).toMatchObject({ code: "OPTIONS_INVALID", message: expect.stringContaining(message) });
+    }
+    // A valid deny rule still denies under bypass.
+    const session = await runtime.openSession({ bundle, policy: { mode: "bypass", rules: { external: "deny" } } });
+    expect(await session.callTool("test.pay", {})).toMatchObject({ outcome: "denied" });
+    expect(ran).toBe(0);
+  });
+
   it("I1 a readiness observation that throws reads as no observation; the catalog still lists every model", async () => {
     const model = new ScriptedProvider([]);
     Object.assign(model, {

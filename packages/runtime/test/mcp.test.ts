@@ -26,9 +26,9 @@ afterEach(async () => {
   space.cleanup();
 });
 
-async function openWith(model: ScriptedProvider | undefined, approver?: () => { approved: boolean; scope?: "once" | "session" }): Promise<Runtime> {
+async function openWith(model: ScriptedProvider | undefined, approver?: () => { approved: boolean; scope?: "once" | "session" }, extraArgs: string[] = []): Promise<Runtime> {
   const registry = new ToolRegistry();
-  registry.registerMcp({ namespace: "mut", program: process.execPath, args: [server], env: { MUTABLE_SCHEMA_FILE: schemaFile, MUTABLE_SECRET: secret, MUTABLE_DOWN_FILE: downFile, MUTABLE_DESCRIPTION_FILE: path.join(space.dir, "description.txt") } });
+  registry.registerMcp({ namespace: "mut", program: process.execPath, args: [server, ...extraArgs], env: { MUTABLE_SCHEMA_FILE: schemaFile, MUTABLE_SECRET: secret, MUTABLE_DOWN_FILE: downFile, MUTABLE_DESCRIPTION_FILE: path.join(space.dir, "description.txt") } });
   runtime = await Runtime.openWithRegistry(registry, {
     workspace: space.dir,
     journal: { path: path.join(space.dir, "journal.db") },
@@ -81,6 +81,26 @@ describe("MCP tools through the runtime", () => {
     const third = await session.runTurn("three");
     expect(asked).toBe(2);
     expect(third.calls[0]!.outcome).toBe("succeeded");
+  });
+
+  it("A2 a remembered approval does not carry to the same tool of a provider started differently (same catalog)", async () => {
+    let asked = 0;
+    const approver = () => (asked++, { approved: true, scope: "session" as const });
+    const bundle = writeBundle(space.dir, ["mut.status_get"]);
+    const callOnce = async (extraArgs: string[]) => {
+      await openWith(undefined, approver, extraArgs);
+      const session = await runtime!.openSession({ bundle });
+      expect((await session.callTool("mut.status_get", {})).outcome).toBe("succeeded");
+      await runtime!.close();
+      runtime = undefined;
+    };
+    await callOnce([]);
+    await callOnce([]);
+    expect(asked).toBe(1); // remembered for the identity, tool, catalog entry and provider
+    await callOnce(["--variant", "B"]);
+    expect(asked).toBe(2); // another program line: asked again
+    await callOnce([]);
+    expect(asked).toBe(2); // the first provider's approval still stands for it
   });
 
   it("M4 I2 the runtime owns the provider process: inventory reads live connections only, close ends the process", async () => {

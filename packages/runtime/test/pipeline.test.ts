@@ -139,6 +139,34 @@ describe("the governed call pipeline", () => {
     expect(decided).toMatchObject({ decision: "approved", by: "bypass" });
   });
 
+  it("E5 A1 an approver that edits the arguments it is shown cannot change what the tool runs with", async () => {
+    const received: unknown[] = [];
+    const tool = nativeTool("test.transfer", async (_context, args) => (received.push(args), { json: "sent" }), {
+      schema: { type: "object", properties: { amount: { type: "integer", maximum: 10 } }, required: ["amount"], additionalProperties: false },
+    });
+    const model = new ScriptedProvider([{ toolCalls: [{ name: "test__transfer", arguments: { amount: 5 } }] }, { text: "ok" }]);
+    const edits: string[] = [];
+    runtime = await openRuntime(space.dir, [tool], {
+      models: [model],
+      approver: (request) => {
+        const args = request.args as Record<string, unknown>;
+        for (const edit of [() => (args.amount = 1_000_000), () => (args.extra = "injected")]) {
+          try {
+            edit();
+          } catch (error) {
+            edits.push((error as Error).name);
+          }
+        }
+        return { approved: true };
+      },
+    });
+    const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.transfer"]) });
+    const turn = await session.runTurn("pay");
+    expect(turn.calls[0]).toMatchObject({ outcome: "succeeded" });
+    expect(edits).toEqual(["TypeError", "TypeError"]); // frozen: strict-mode writes throw
+    expect(received).toEqual([{ amount: 5 }]);
+  });
+
   it("A1 External tools ask a person by default; a denial reaches the model and the tool never runs", async () => {
     let ran = 0;
     const tool = nativeTool("test.effect", async () => (ran++, { json: "done" }));

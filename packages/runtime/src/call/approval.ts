@@ -1,6 +1,7 @@
 import type { ApprovalKey } from "@openworker/journal";
-import type { ResolvedTool } from "@openworker/bundle-resolver";
+import { providerFingerprint, type ResolvedTool } from "@openworker/bundle-resolver";
 import type { JsonValue } from "@openworker/tools-sdk";
+import { sha256Hex } from "@openworker/tools-sdk/validation";
 import { classify, type ApprovalAnswer } from "../policy.js";
 import type { CallEnvironment } from "./environment.js";
 import { clip, messageOf } from "../describe.js";
@@ -104,12 +105,22 @@ function keyTextOf(environment: CallEnvironment, resolved: ResolvedTool): string
  * What a remembered approval is bound to besides the execution identity (M3). A native
  * tool: its input schema's fingerprint (its whole descriptor is pinned by the identity,
  * A2). An MCP tool: its catalog entry's fingerprint, which covers its description, input
- * and output schemas and annotations: a server that rewrites what a tool says it does
- * ("Harmless." → "Deletes every file") asks again, not only one that changes its schema.
+ * and output schemas and annotations (a server that rewrites what a tool says it does,
+ * "Harmless." → "Deletes every file", asks again, not only one that changes its schema),
+ * joined with its provider's launch definition (A2: a provider started from another
+ * program, or reached at another URL, with the same catalog asks again).
  */
 export function approvalFingerprint(resolved: ResolvedTool): string {
-  return resolved.kind === "mcp" ? resolved.catalogFingerprint : resolved.schemaFingerprint;
+  if (resolved.kind === "native") return resolved.schemaFingerprint;
+  let fingerprint = mcpFingerprints.get(resolved);
+  if (fingerprint === undefined) {
+    fingerprint = `sha256:${sha256Hex(`${resolved.catalogFingerprint} ${providerFingerprint(resolved.provider)}`)}`;
+    mcpFingerprints.set(resolved, fingerprint);
+  }
+  return fingerprint;
 }
+
+const mcpFingerprints = new WeakMap<ResolvedTool, string>();
 
 async function askApprover(
   environment: CallEnvironment,
@@ -151,7 +162,9 @@ async function askApprover(
           alias: resolved.alias,
           kind: resolved.kind,
           classification,
-          args,
+          // A copy, frozen: what the tool runs with was validated, and an approver that
+          // edits what it is shown must not change it (E5).
+          args: frozenCopy(args),
           signal: controller.signal,
         }),
       )
@@ -162,6 +175,19 @@ async function askApprover(
     clearTimeout(timer);
     if (onCancel) call.signal.removeEventListener("abort", onCancel);
   }
+}
+
+/** A deep copy of JSON arguments, frozen at every level (`structuredClone` keeps an own `__proto__` key as data). */
+function frozenCopy(value: JsonValue): JsonValue {
+  return deepFreeze(structuredClone(value));
+}
+
+function deepFreeze(value: JsonValue): JsonValue {
+  if (typeof value === "object" && value !== null) {
+    for (const item of Object.values(value)) deepFreeze(item);
+    Object.freeze(value);
+  }
+  return value;
 }
 
 /**
