@@ -123,6 +123,74 @@ describe("stopping a command from outside (Ctrl-C, SIGTERM, a closed stdout)", (
   });
 });
 
+describe("journal commands on a long session stop when asked (A3 readers)", () => {
+  // One session of 6,000 calls: about 24,000 export lines, 9 MB.
+  const bigJournal = async (): Promise<string> => {
+    const file = path.join(temp.dir, "big.db");
+    if (existsSync(file)) return file;
+    const { argumentsDigest, Journal } = await import("@openworker/journal");
+    const journal = Journal.open({ path: file });
+    journal.sessionOpened({ sessionId: "ses_big", executionIdentity: "owid3:test", identityInputs: { note: "test" }, workspace: "/work" });
+    for (let index = 0; index < 6000; index += 1) {
+      const callId = `ses_big.c${index}`;
+      const args = { q: "x".repeat(100), index };
+      journal.callRequested({ sessionId: "ses_big", turnId: "t1", callId, alias: "demo__run", qualifiedName: "demo.run", args, argsDigest: argumentsDigest(args) });
+      journal.approvalDecided({ sessionId: "ses_big", callId, decision: "approved", by: "bypass", scope: "once", key: "k" });
+      await journal.callStarted({ sessionId: "ses_big", callId });
+      journal.callFinished({ sessionId: "ses_big", callId, outcome: "succeeded", result: { ok: "y".repeat(100) } });
+    }
+    journal.sessionClosed({ sessionId: "ses_big" });
+    journal.close();
+    return file;
+  };
+
+  it("journal export into a reader that goes away (| head) stops at once: exit 1, CLI_INTERRUPTED, no stack trace", async () => {
+    const journal = await bigJournal();
+    const child = spawn(process.execPath, [FIXTURE_HOST, "journal", "export", "ses_big", "--journal", journal], { env: { ...process.env, NO_COLOR: "1" }, stdio: ["ignore", "pipe", "pipe"] });
+    let stderr = "";
+    child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    const first = await new Promise<string>((resolve) => child.stdout!.once("data", (chunk: Buffer) => resolve(chunk.toString())));
+    expect(first.split("\n")[0]).toMatch(/^\{"at":/);
+    child.stdout!.destroy();
+    const code = await new Promise<number | null>((resolve) => child.once("close", resolve));
+    expect(code).toBe(1);
+    expect(stderr).toMatch(/^error CLI_INTERRUPTED: /m);
+    expect(stderr).not.toMatch(/EPIPE|Unhandled|at .*\(/);
+  });
+
+  it("journal export waits for a slow reader instead of buffering the session, and Ctrl-C stops it", async () => {
+    const journal = await bigJournal();
+    const child = spawn(process.execPath, [FIXTURE_HOST, "journal", "export", "ses_big", "--journal", journal], { env: { ...process.env, NO_COLOR: "1" }, stdio: ["ignore", "pipe", "pipe"] });
+    let stderr = "";
+    child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    // Read nothing yet: the pipe fills, and the export must wait for its reader.
+    child.stdout!.pause();
+    await new Promise((resolve) => setTimeout(resolve, 800));
+    child.kill("SIGINT");
+    await until(() => /^error CLI_INTERRUPTED: /m.test(stderr), "the interruption");
+    let received = 0;
+    child.stdout!.on("data", (chunk: Buffer) => (received += chunk.length));
+    child.stdout!.resume();
+    const code = await new Promise<number | null>((resolve) => child.once("close", resolve));
+    expect(code).toBe(1);
+    // What was written before the stop: the pipe's buffer and a chunk or two, not the ~9 MB session.
+    expect(received).toBeLessThan(1_000_000);
+  });
+
+  it("journal export to a reader that keeps up writes every line, exactly as the library exports them", async () => {
+    const journal = await bigJournal();
+    const ran = await runEntry(FIXTURE_HOST, ["journal", "export", "ses_big", "--journal", journal]);
+    const lines = ran.stdout.trimEnd().split("\n");
+    const { Journal } = await import("@openworker/journal");
+    const reader = Journal.open({ path: journal, readonly: true });
+    try {
+      expect(lines).toEqual([...reader.exportSession("ses_big")]);
+    } finally {
+      reader.close();
+    }
+  });
+});
+
 describe("serve --stdio ends after the requests it took", () => {
   it("A3 a request followed by the end of stdin is answered before the runtime closes", async () => {
     const journal = path.join(temp.dir, "eof.db");

@@ -65,9 +65,33 @@ export class Terminal {
     if (this.#stdoutOpen) this.#streams.stdout.write(`${printable(text, this.colour)}\n`);
   }
 
-  /** A machine-readable line on stdout, written exactly (`journal export`: re-hashing needs every byte). */
-  data(text: string): void {
-    if (this.#stdoutOpen) this.#streams.stdout.write(`${text}\n`);
+  /**
+   * Many lines on stdout, written as fast as its reader takes them: in chunks of about
+   * 64 KB, waiting for `drain` when the stream's buffer is full, and giving the event loop
+   * a turn between chunks, so that Ctrl-C, SIGTERM and a reader that went away (`| head`:
+   * EPIPE) stop the command (`signal`'s reason is thrown) instead of the whole output
+   * being built in memory first. `exact` writes the lines byte for byte (`journal
+   * export`: re-hashing needs every byte); otherwise as {@link line} does.
+   */
+  async stream(lines: Iterable<string>, options: { signal: AbortSignal; exact?: boolean }): Promise<void> {
+    const { signal } = options;
+    const stdout = this.#streams.stdout;
+    let chunk = "";
+    const flush = async (): Promise<void> => {
+      if (signal.aborted) throw signal.reason;
+      if (this.#stdoutOpen && chunk !== "") {
+        const room = stdout.write(chunk);
+        chunk = "";
+        if (!room) await drained(stdout, signal);
+      }
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      if (signal.aborted) throw signal.reason;
+    };
+    for (const line of lines) {
+      chunk += `${options.exact === true ? line : printable(line, this.colour)}\n`;
+      if (chunk.length >= STREAM_CHUNK) await flush();
+    }
+    await flush();
   }
 
   /** A JSON document on stdout (listing commands with `--json`). */
@@ -105,6 +129,26 @@ export class Terminal {
 
 // oxlint-disable-next-line no-control-regex
 const ESCAPES = /\u001b\[\d+m/g;
+
+/** How much {@link Terminal.stream} gathers before a write. */
+const STREAM_CHUNK = 64 * 1024;
+
+/** Resolves when `stream` drains or closes, or `signal` aborts (the caller checks which). */
+function drained(stream: NodeJS.WritableStream, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      stream.removeListener("drain", done);
+      stream.removeListener("close", done);
+      stream.removeListener("error", done);
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    stream.once("drain", done);
+    stream.once("close", done);
+    stream.once("error", done);
+    signal.addEventListener("abort", done, { once: true });
+  });
+}
 
 // The colours `paint` writes, and every control character but tab and line feed (C0, DEL, C1).
 // oxlint-disable-next-line no-control-regex

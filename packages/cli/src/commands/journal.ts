@@ -17,7 +17,7 @@ export const journalSessions: CommandSpec = {
   options: {},
   details: JOURNAL_DETAILS,
   run: (context) =>
-    withJournal(context, (journal) => {
+    withJournal(context, async (journal) => {
       const sessions = journal.sessions();
       if (context.terminal.json) {
         context.terminal.printJson(sessions);
@@ -31,7 +31,7 @@ export const journalSessions: CommandSpec = {
         String(session.openCalls),
         session.executionIdentity.slice(0, 23),
       ]);
-      for (const line of table([["session", "opened", "closed", "calls", "open calls", "identity"], ...rows])) context.terminal.line(line);
+      await context.terminal.stream(table([["session", "opened", "closed", "calls", "open calls", "identity"], ...rows]), { signal: context.signal });
       return EXIT_CODES.ok;
     }),
 };
@@ -46,7 +46,7 @@ export const journalShow: CommandSpec = {
   options: {},
   details: JOURNAL_DETAILS,
   run: (context) =>
-    withJournal(context, (journal) => {
+    withJournal(context, async (journal) => {
       const sessionId = context.positionals[0]!;
       const session = journal.session(sessionId);
       if (!session) throw unknownSession(sessionId);
@@ -69,7 +69,7 @@ export const journalShow: CommandSpec = {
         // A denied call has no call_finished: its denial is its terminal record.
         `${call.outcome ?? (call.decision === "denied" ? "denied" : call.started ? "running" : "-")}${call.code ? ` ${call.code}` : ""}`,
       ]);
-      for (const line of table([["call", "tool", "approval", "outcome"], ...rows])) terminal.line(line);
+      await terminal.stream(table([["call", "tool", "approval", "outcome"], ...rows]), { signal: context.signal });
       return EXIT_CODES.ok;
     }),
 };
@@ -115,15 +115,15 @@ export const journalExport: CommandSpec = {
     `${JOURNAL_DETAILS}\nOne record per line. To check a line: drop prevHash and hash, canonicalize, and\n` +
     "sha256(prevHash + text) is hash.",
   run: (context) =>
-    withJournal(context, (journal) => {
+    withJournal(context, async (journal) => {
       const sessionId = context.positionals[0]!;
       if (!journal.session(sessionId)) throw unknownSession(sessionId);
-      for (const line of journal.exportSession(sessionId)) context.terminal.data(line);
+      await context.terminal.stream(journal.exportSession(sessionId), { signal: context.signal, exact: true });
       return EXIT_CODES.ok;
     }),
 };
 
-async function withJournal(context: CommandContext, work: (journal: Journal) => number): Promise<number> {
+async function withJournal(context: CommandContext, work: (journal: Journal) => number | Promise<number>): Promise<number> {
   const file = context.globals.journalPath;
   if (!existsSync(file)) {
     throw new OpenWorkerError("JOURNAL_NOT_FOUND", `${file}: no journal here yet (sessions create it)`, { details: { file } });
@@ -131,7 +131,7 @@ async function withJournal(context: CommandContext, work: (journal: Journal) => 
   const { Journal } = await import("@openworker/journal");
   const journal = Journal.open({ path: file, readonly: true });
   try {
-    return work(journal);
+    return await work(journal);
   } finally {
     journal.close();
   }
