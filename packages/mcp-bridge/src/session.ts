@@ -157,11 +157,13 @@ export class BridgeSession implements McpSession {
       const diagnostics = connection.diagnostics().map((message) => ({ namespace, message }));
       return { ok: true, catalog, diagnostics };
     } catch (error) {
-      this.current.delete(namespace);
-      const secrets = this.host.secrets(namespace);
       const cancelled = () => unavailable(namespace, MCP_ERROR_CODES.discoveryCancelled, `discovery of MCP provider "${namespace}" was cancelled`);
       // The caller's own cancellation first: its reason may be any error of the caller's.
+      // It says nothing of the provider, so the catalog the session's calls use stands:
+      // dropping it failed the calls in flight with MCP_TOOL_NOT_PUBLISHED, unsent.
       if (callerSignal?.aborted) return cancelled();
+      this.current.delete(namespace);
+      const secrets = this.host.secrets(namespace);
       if (OpenWorkerError.isInstance(error)) return unavailable(namespace, error.code, redact(error.message, secrets));
       if (this.closed) return cancelled();
       const reason = connection ? connection.describe(error) : redact(String(error), secrets);

@@ -19,6 +19,25 @@ const slowProvider = (env: Record<string, string>) => ({
 });
 
 describe("cancelling a discovery (M2, M4)", () => {
+  it("M2 a discovery cancelled while it re-lists leaves the session's catalog: calls in flight and after are sent", async () => {
+    const bridge = new McpBridge([{ transport: "stdio", namespace: "relist", program: fixture("slow-relist.sh"), args: [] }]);
+    try {
+      const session = bridge.openSession("relist");
+      expect((await session.discover(["relist"])).catalogs).toHaveLength(1);
+      const caller = new AbortController();
+      const relisting = session.discover(["relist"], { signal: caller.signal });
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      caller.abort(new Error("the host gave up"));
+      expect((await relisting).unavailable).toEqual([expect.objectContaining({ code: MCP_ERROR_CODES.discoveryCancelled })]);
+      // The provider was never down: its tools stay callable.
+      const call = await session.callTool("relist", "ping", {});
+      expect({ outcome: call.outcome, code: call.error?.code }).toEqual({ outcome: "succeeded", code: undefined });
+      expect(session.connected("relist")).toBe(true);
+    } finally {
+      await bridge.dispose();
+    }
+  });
+
   it("M4 a discovery cancelled before it began starts nothing", async () => {
     const started = path.join(scratch, "never");
     const bridge = new McpBridge([{ transport: "stdio", namespace: "probe", program: fixture("sandbox-probe.sh"), args: [], env: { STARTED_FILE: started } }]);

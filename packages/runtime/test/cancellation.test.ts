@@ -187,6 +187,23 @@ describe("host-driven calls and a closing session", () => {
     release!();
   });
 
+  it("M2 a prepare() cancelled while it discovers rejects and leaves the session's latest preparation in place", async () => {
+    const registry = new ToolRegistry();
+    registry.registerMcp({ namespace: "relist", program: path.resolve(import.meta.dirname, "../../mcp-bridge/test/fixtures/slow-relist.sh") });
+    runtime = await Runtime.openWithRegistry(registry, { workspace: space.dir, journal: { path: path.join(space.dir, "relist.db") }, hostEntry: writeHostEntry(space.dir) });
+    const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["relist.ping"]), policy: bypass });
+    await session.prepare();
+    const caller = new AbortController();
+    const cancelled = session.prepare({ signal: caller.signal });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    caller.abort(new Error("the host gave up"));
+    await expect(cancelled).rejects.toThrow("the host gave up");
+    expect(await session.callTool("relist.ping", {})).toMatchObject({ outcome: "succeeded" });
+    await runtime.journal.flush();
+    const prepared = [...runtime.journal.exportSession(session.id)].map((line) => JSON.parse(line) as { kind: string }).filter((record) => record.kind === "turn_prepared");
+    expect(prepared).toHaveLength(1); // the cancelled one journaled nothing, and the call did not need to prepare again
+  });
+
   it("E4 a host call whose caller cancels while the shared preparation runs rejects at once; the preparation goes on for the others", async () => {
     const ready = path.join(space.dir, "provider-ready");
     const registry = new ToolRegistry();

@@ -127,6 +127,17 @@ describe("hooks and providers that misbehave", () => {
     }
   });
 
+  it("T5 A3 a revoke that throws at once is still journaled: the runtime revoked, the hook failed", async () => {
+    const throwing: Tool = { ...echo, revoke: () => { throw new Error("revoke failed"); } };
+    const model = new ScriptedProvider([{ toolCalls: [{ name: "test__echo", arguments: '{"text":"x"}' }] }, { text: "done" }]);
+    runtime = await openRuntime(space.dir, [throwing], { models: [model] });
+    const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.echo"]), policy: bypass });
+    expect(await session.runTurn("go")).toMatchObject({ completed: true });
+    await session.close();
+    const revoked = [...runtime.journal.exportSession(session.id)].map((line) => JSON.parse(line) as { kind: string; reason?: string }).filter((record) => record.kind === "revoked");
+    expect(revoked.map((record) => record.reason)).toEqual(["turn", "close"]);
+  });
+
   it("E4 a model provider that ignores cancellation is abandoned: cancel ends the turn, close resolves", async () => {
     let started!: () => void;
     const waiting = new Promise<void>((resolve) => (started = resolve));

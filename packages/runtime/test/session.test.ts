@@ -266,6 +266,19 @@ describe("sessions", () => {
     expect(kept.requests).toEqual([]);
   });
 
+  it("a host that starts the next turn from the turn_finished event is not refused TURN_IN_PROGRESS", async () => {
+    const model = new ScriptedProvider([{ text: "first" }, { text: "second" }]);
+    const runtime = await open(space.dir, [echo], { models: [model] });
+    const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.echo"]), policy: { mode: "bypass" } });
+    let next: Promise<unknown> | undefined;
+    const unsubscribe = session.subscribe((event) => {
+      if (event.type === "turn_finished" && next === undefined) next = session.runTurn("again");
+    });
+    expect(await session.runTurn("hi")).toMatchObject({ completed: true, text: "first" });
+    expect(await next).toMatchObject({ completed: true, text: "second" });
+    unsubscribe();
+  });
+
   it("many sessions run concurrently and hooks see their own session id", async () => {
     const seen = new Map<string, string[]>();
     const tool = nativeTool("test.who", async (context) => ({ json: context.sessionId }), {

@@ -1,5 +1,5 @@
 import { setMaxListeners } from "node:events";
-import type { Bundle, NativeResolvedTool, ResolvedSelection } from "@openworker/bundle-resolver";
+import { providersNeeded, resolveSelection, withoutProviders, type Bundle, type NativeResolvedTool, type ResolvedSelection } from "@openworker/bundle-resolver";
 import { modelAlias, OpenWorkerError, type JsonValue } from "@openworker/tools-sdk";
 import type { ToolRegistry } from "@openworker/registry";
 import { untilAborted } from "@openworker/tools-sdk/execution";
@@ -114,6 +114,9 @@ export class Session {
           slowFacts: this.#slowFacts,
           nextCallId: () => this.#nextCallId(),
           onPrepared: (prepared) => void (this.#prepared = prepared),
+          onEnded: () => {
+            if (this.#turn === controller) this.#turn = undefined;
+          },
         },
         turnId,
         input,
@@ -121,7 +124,8 @@ export class Session {
       ));
     } finally {
       options.signal?.removeEventListener("abort", forward);
-      this.#turn = undefined;
+      // A listener of `turn_finished` may have started the next turn already.
+      if (this.#turn === controller) this.#turn = undefined;
     }
   }
 
@@ -219,6 +223,19 @@ export class Session {
     return this.#prepared;
   }
 
+  /** The bundle's native tools: the latest preparation's, else resolved now (natives need no discovery). */
+  #selectedNatives(): NativeResolvedTool[] {
+    const isNative = (tool: ResolvedSelection["tools"][number]): tool is NativeResolvedTool => tool.kind === "native";
+    if (this.#prepared) return this.#prepared.selection.tools.filter(isNative);
+    const { registry } = this.#parts;
+    try {
+      return resolveSelection(registry, withoutProviders(this.bundle.selection, new Set(providersNeeded(registry, this.bundle.selection))), []).tools.filter(isNative);
+    } catch {
+      // The session opened on this selection, so its natives resolve; if not, there is nothing to revoke.
+      return [];
+    }
+  }
+
   /** Cancels the running turn, if any: its call is abandoned, tools are revoked (T5). */
   cancel(reason = "cancelled by the host"): void {
     this.#turn?.abort(new OpenWorkerError("TURN_CANCELLED", reason));
@@ -240,10 +257,9 @@ export class Session {
     // Cancelled work settles at once (abandoned calls are not awaited): wait for its terminal records.
     if (this.#running > 0) await new Promise<void>((resolve) => this.#whenIdle.push(resolve));
     const { environment } = this.#parts;
-    if (this.#prepared) {
-      const natives = this.#prepared.selection.tools.filter((tool): tool is NativeResolvedTool => tool.kind === "native");
-      settleTools({ environment }, natives, "close", false);
-    }
+    // T5: close revokes every selected native tool, prepared or not (a preparation the
+    // close cancelled never landed, and a tool's access may predate this process's turns).
+    settleTools({ environment }, this.#selectedNatives(), "close", false);
     try {
       await environment.mcp.close();
       await environment.mcp.joinCleanup();

@@ -40,6 +40,9 @@ export async function prepareTurn(input: {
   const { mcp, journal, sessionId } = input.environment;
   const namespaces = providersNeeded(registry, bundle.selection);
   const discovery = namespaces.length > 0 ? await mcp.discover(namespaces, { signal: input.signal }) : { catalogs: [], unavailable: [], diagnostics: [] };
+  // Cancelled while discovering: the providers it could not wait for are not down, so no
+  // selection without them may stand in for the session's latest (host calls use it).
+  if (input.signal.aborted) throw input.signal.reason;
   const down = new Set(discovery.unavailable.map((provider) => provider.namespace));
   const selection = resolveSelection(registry, withoutProviders(bundle.selection, down), discovery.catalogs);
   const limit = input.maxToolNameLength;

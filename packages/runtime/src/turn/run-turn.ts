@@ -50,6 +50,8 @@ export interface TurnContext {
   nextCallId(): string;
   /** Remembers the selection so host-driven calls and revocation use the latest turn's. */
   onPrepared(prepared: PreparedTurn): void;
+  /** The turn is over: called before `turn_finished` is emitted, so a listener may start the next one. */
+  onEnded(): void;
 }
 
 /**
@@ -68,6 +70,7 @@ export async function runTurn(context: TurnContext, turnId: string, input: strin
     const completed = reason === "answered";
     if (prepared) settleTools(context, natives(prepared), reason === "cancelled" ? "cancel" : "turn", completed);
     journal.turnFinished({ sessionId, turnId, completed, reason });
+    context.onEnded();
     events.emit({ type: "turn_finished", sessionId, turnId, completed, reason });
     return { turnId, completed, reason, text, calls, ...(error ? { error } : {}) };
   };
@@ -215,9 +218,11 @@ export function settleTools(context: Pick<TurnContext, "environment">, tools: re
         ignoreRejection(tool.turnFinished(sessionId, completed));
         continue;
       }
-      // Without turnFinished, the end of a turn revokes (the SDK's finishTurn default).
-      ignoreRejection(tool.revoke?.(sessionId));
-      if (tool.revoke) journal.revoked({ sessionId, tool: resolved.qualifiedName, reason });
+      // Without turnFinished, the end of a turn revokes (the SDK's finishTurn default). The
+      // journal records the runtime's revocation first: a hook that throws was still told.
+      if (!tool.revoke) continue;
+      journal.revoked({ sessionId, tool: resolved.qualifiedName, reason });
+      ignoreRejection(tool.revoke(sessionId));
     } catch {
       // A hook's failure must not keep the turn from ending; the journal has the turn's end.
     }
