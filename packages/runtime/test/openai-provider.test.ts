@@ -127,6 +127,71 @@ describe("OpenAICompatibleProvider.complete", () => {
     ]);
   });
 
+  it("a history tool call a server would refuse goes back repaired: bad JSON arguments as {}, a name outside the pattern with _ (the session keeps the original)", async () => {
+    const server = await serve([() => chatCompletion({ content: "ok" })]);
+    const messages: ModelMessage[] = [
+      { role: "user", content: "go" },
+      {
+        role: "assistant",
+        content: "",
+        toolCalls: [
+          { id: "call_1", name: "example__web_search", arguments: '{"text": "unterminated' },
+          { id: "call_2", name: "multi_tool_use.parallel", arguments: "" },
+          { id: "call_3", name: "example__web_search", arguments: "[1,2]" },
+          { id: "call_4", name: "x".repeat(70), arguments: '{"ok":true}' },
+        ],
+      },
+      { role: "tool", toolCallId: "call_1", name: "example__web_search", content: "Error ARGUMENTS_INVALID: …", isError: true, images: [] },
+      { role: "tool", toolCallId: "call_2", name: "multi_tool_use.parallel", content: "Error UNKNOWN_TOOL: …", isError: true, images: [] },
+      { role: "tool", toolCallId: "call_3", name: "example__web_search", content: "Error ARGUMENTS_INVALID: …", isError: true, images: [] },
+      { role: "tool", toolCallId: "call_4", name: "x".repeat(70), content: "Error UNKNOWN_TOOL: …", isError: true, images: [] },
+    ];
+    await provider(server).complete(request({ messages, tools: [WEB_SEARCH] }));
+    const sent = server.requests[0]!.messages[2] as { tool_calls: { function: { name: string; arguments: string } }[] };
+    expect(sent.tool_calls.map((call) => call.function)).toEqual([
+      { name: "example__web_search", arguments: "{}" },
+      { name: "multi_tool_use_parallel", arguments: "{}" },
+      { name: "example__web_search", arguments: "{}" },
+      { name: "x".repeat(64), arguments: '{"ok":true}' },
+    ]);
+    expect((messages[1] as { toolCalls: { arguments: unknown }[] }).toolCalls[0]!.arguments).toBe('{"text": "unterminated');
+  });
+
+  it("an object schema without properties is sent with empty properties (OpenAI refuses it otherwise)", async () => {
+    const server = await serve([() => chatCompletion({ content: "ok" })]);
+    const ping: ModelToolDefinition = { name: "srv__ping", description: "Ping.", inputSchema: { type: "object" } };
+    await provider(server).complete(request({ tools: [ping, WEB_SEARCH] }));
+    const tools = server.requests[0]!.tools as { function: { parameters: unknown } }[];
+    expect(tools[0]!.function.parameters).toEqual({ type: "object", properties: {} });
+    expect(tools[1]!.function.parameters).toEqual(WEB_SEARCH.inputSchema);
+    expect(ping.inputSchema).toEqual({ type: "object" }); // the definition itself is untouched
+  });
+
+  it("refuses more tools than maxTools (default 128, OpenAI's limit) before sending anything", async () => {
+    const server = await serve([() => chatCompletion({ content: "never" })]);
+    const tools = Array.from({ length: 129 }, (_, index) => ({ ...WEB_SEARCH, name: `srv__t${index}` }));
+    const error = await rejection(provider(server).complete(request({ tools })));
+    expect(error.code).toBe("MODEL_TOO_MANY_TOOLS");
+    expect(error.message).toContain("selects 129 tools");
+    expect(error.details).toMatchObject({ tools: 129, limit: 128 });
+    expect(server.requests).toHaveLength(0);
+    await expect(provider(server, { maxTools: 200 }).complete(request({ tools }))).resolves.toMatchObject({ text: "never" });
+  });
+
+  it("reads content sent as a list of text parts, and names the server's error in a 200 without choices", async () => {
+    const server = await serve([
+      () => {
+        const completion = chatCompletion({ content: "x" }) as { choices: Array<{ message: Record<string, unknown> }> };
+        completion.choices[0]!.message.content = [{ type: "text", text: "Hello" }, { type: "text", text: "from parts" }];
+        return completion;
+      },
+      () => ({ error: { message: "the server is overloaded", type: "server_error" } }),
+    ]);
+    await expect(provider(server).complete(request())).resolves.toMatchObject({ text: "Hello\nfrom parts" });
+    const error = await rejection(provider(server).complete(request()));
+    expect(error.message).toContain("no choices; the server said: the server is overloaded");
+  });
+
   it("B2 omits tools and tool_choice when no tool is selected, and the system message when there is nothing to say", async () => {
     const server = await serve([() => chatCompletion({ content: "hi" })]);
     const response = await provider(server).complete(request({ instructions: "" }));

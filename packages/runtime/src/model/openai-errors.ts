@@ -20,6 +20,8 @@ export const OPENAI_PROVIDER_CODES = Object.freeze({
   REQUEST_CANCELLED: "MODEL_REQUEST_CANCELLED",
   /** A tool alias is longer than the provider accepts; it is never sent. */
   ALIAS_TOO_LONG: "ALIAS_TOO_LONG_FOR_PROVIDER",
+  /** A turn selects more tools than the provider accepts in one request (`maxTools`); nothing is sent. */
+  TOO_MANY_TOOLS: "MODEL_TOO_MANY_TOOLS",
 } as const);
 
 /** Where a request went and what must never appear in an error about it. */

@@ -48,6 +48,12 @@ export interface OpenAICompatibleOptions {
   /** Longest tool name the endpoint accepts. Default 64 (OpenAI's limit). */
   readonly maxToolNameLength?: number;
   /**
+   * Most tools one request may carry. Default 128 (OpenAI's limit: it refuses more with
+   * `array_above_max_length`); a turn with more fails before anything is sent, naming the
+   * count, instead of with the server's 400.
+   */
+  readonly maxTools?: number;
+  /**
    * Deadline of one `complete`, in milliseconds: connecting, waiting for the answer,
    * reading its body and any retries all fit in it. Default 120 000; at most 2 147 483 647
    * (Node's longest timer).
@@ -73,6 +79,7 @@ export interface OpenAICompatibleOptions {
 
 const DEFAULTS = Object.freeze({
   maxToolNameLength: 64,
+  maxTools: 128,
   timeoutMs: 120_000,
   maxResponseBytes: 32 * 1024 * 1024,
   maxRetries: 0,
@@ -110,6 +117,7 @@ export class OpenAICompatibleProvider implements ModelProvider {
   readonly #readiness: ModelReadiness;
   readonly #timeoutMs: number;
   readonly #maxRetries: number;
+  readonly #maxTools: number;
   /** Every credential handed to the provider, for `secrets()`. */
   readonly #handed: readonly string[];
   /** Those redacted from error text: the key, and header values long enough to be credentials. */
@@ -123,6 +131,7 @@ export class OpenAICompatibleProvider implements ModelProvider {
     this.#timeoutMs = positiveInteger(options.timeoutMs ?? DEFAULTS.timeoutMs, "timeoutMs", MAX_TIMER_MS);
     const maxResponseBytes = positiveInteger(options.maxResponseBytes ?? DEFAULTS.maxResponseBytes, "maxResponseBytes");
     this.#maxRetries = nonNegativeInteger(options.maxRetries ?? DEFAULTS.maxRetries, "maxRetries");
+    this.#maxTools = positiveInteger(options.maxTools ?? DEFAULTS.maxTools, "maxTools");
     this.origin = url.origin;
     this.#models = catalogModels(this.defaultModel, options.models);
 
@@ -167,7 +176,7 @@ export class OpenAICompatibleProvider implements ModelProvider {
   async complete(request: ModelRequest): Promise<ModelResponse> {
     const model = request.model.length > 0 ? request.model : this.defaultModel;
     const endpoint: EndpointFacts = { origin: this.origin, model, secrets: this.#redacted };
-    this.#refuseLongAliases(request.tools);
+    this.#refuseUnsendableTools(request.tools);
     if (request.signal.aborted) throw cancelledError(endpoint, request.signal.reason);
 
     const body: ChatCompletionCreateParamsNonStreaming = {
@@ -243,7 +252,14 @@ export class OpenAICompatibleProvider implements ModelProvider {
     }
   }
 
-  #refuseLongAliases(tools: readonly ModelToolDefinition[]): void {
+  #refuseUnsendableTools(tools: readonly ModelToolDefinition[]): void {
+    if (tools.length > this.#maxTools) {
+      throw new OpenWorkerError(
+        OPENAI_PROVIDER_CODES.TOO_MANY_TOOLS,
+        `the turn selects ${tools.length} tools; model provider "${this.id}" at ${this.origin} accepts at most ${this.#maxTools} in one request (maxTools); select fewer tools (a v1 bundle takes every tool a server publishes: list them in a v3 tools.json)`,
+        { details: { tools: tools.length, limit: this.#maxTools, provider: this.id } },
+      );
+    }
     const tooLong = tools.filter((tool) => utf8Bytes(tool.name) > this.maxToolNameLength).map((tool) => tool.name);
     const first = tooLong[0];
     if (first === undefined) return;

@@ -33,8 +33,19 @@ export function systemPrompt(instructions: string, facts: ModelRequest["facts"])
 export function toChatTools(tools: readonly ModelToolDefinition[]): ChatCompletionFunctionTool[] {
   return tools.map((tool) => ({
     type: "function",
-    function: { name: tool.name, description: tool.description, parameters: { ...tool.inputSchema } },
+    function: { name: tool.name, description: tool.description, parameters: chatParameters(tool.inputSchema) },
   }));
+}
+
+/**
+ * A tool's input schema as OpenAI takes it: an object schema without `properties` (what
+ * an MCP tool with no arguments often publishes, `{"type":"object"}`) gets an empty one,
+ * since OpenAI refuses the whole request otherwise (`invalid_function_parameters`).
+ */
+function chatParameters(schema: ModelToolDefinition["inputSchema"]): Record<string, unknown> {
+  const parameters: Record<string, unknown> = { ...schema };
+  if (parameters.type === "object" && parameters.properties === undefined) parameters.properties = {};
+  return parameters;
 }
 
 /**
@@ -86,9 +97,35 @@ function toAssistantMessage(message: Extract<ModelMessage, { role: "assistant" }
   };
 }
 
+/**
+ * A tool call of the history as the wire takes it back. What the model sent is kept when
+ * servers accept it; otherwise what they refuse is replaced (the session's history keeps
+ * the original, and the tool message already told the model what was wrong): arguments
+ * that are not a JSON object's text become `"{}"` (vLLM and Ollama parse every
+ * history argument and answer 400, for every later turn of the session), and a name
+ * outside `^[a-zA-Z0-9_-]{1,64}$` (a made-up `multi_tool_use.parallel`) has its other
+ * characters replaced by `_` and is clipped to 64 (OpenAI checks history names too).
+ */
 function toChatToolCall(call: ModelToolCall): { id: string; type: "function"; function: { name: string; arguments: string } } {
   const args = typeof call.arguments === "string" ? call.arguments : JSON.stringify(call.arguments);
-  return { id: call.id, type: "function", function: { name: call.name, arguments: args } };
+  return { id: call.id, type: "function", function: { name: wireName(call.name), arguments: isJsonObjectText(args) ? args : "{}" } };
+}
+
+const WIRE_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+
+function wireName(name: string): string {
+  if (WIRE_NAME.test(name)) return name;
+  const replaced = name.replace(/[^a-zA-Z0-9_-]/g, "_").slice(0, 64);
+  return replaced.length > 0 ? replaced : "unnamed_tool";
+}
+
+function isJsonObjectText(text: string): boolean {
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === "object" && value !== null && !Array.isArray(value);
+  } catch {
+    return false;
+  }
 }
 
 function imageParts(message: Extract<ModelMessage, { role: "tool" }>): ChatCompletionContentPart[] {

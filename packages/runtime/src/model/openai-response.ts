@@ -97,12 +97,16 @@ export function readCompletion(completion: unknown): CompletionReading {
   const problem = (text: string): CompletionReading => ({ ok: false, problem: text });
   if (!isRecord(completion)) return problem("the response body is not a JSON object");
   const { choices } = completion;
-  if (!Array.isArray(choices) || choices.length === 0) return problem("the response has no choices");
+  if (!Array.isArray(choices) || choices.length === 0) {
+    // A proxy or an overloaded server may answer 200 with an error object instead.
+    const message = isRecord(completion.error) && typeof completion.error.message === "string" ? completion.error.message : undefined;
+    return problem(message === undefined ? "the response has no choices" : `the response has no choices; the server said: ${message.slice(0, 500)}`);
+  }
   const first: unknown = choices[0];
   if (!isRecord(first) || !isRecord(first.message)) return problem("choices[0] has no message");
   const message = first.message;
 
-  const text = typeof message.content === "string" ? message.content : typeof message.refusal === "string" ? message.refusal : "";
+  const text = typeof message.content === "string" ? message.content : Array.isArray(message.content) ? textOfParts(message.content) : typeof message.refusal === "string" ? message.refusal : "";
   const rawCalls = message.tool_calls ?? [];
   if (!Array.isArray(rawCalls)) return problem("choices[0].message.tool_calls is not an array");
 
@@ -126,6 +130,14 @@ function readToolCall(raw: unknown): ModelToolCall | string {
   if (args === undefined || args === null) return { id, name: fn.name, arguments: "{}" };
   if (typeof args === "string") return { id, name: fn.name, arguments: args };
   return { id, name: fn.name, arguments: args as JsonValue };
+}
+
+/** `content` as some compatible servers send it, a list of parts: the text parts, joined. */
+function textOfParts(parts: unknown[]): string {
+  return parts
+    .map((part) => (isRecord(part) && (part.type === "text" || part.type === undefined) && typeof part.text === "string" ? part.text : ""))
+    .filter((text) => text.length > 0)
+    .join("\n");
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
