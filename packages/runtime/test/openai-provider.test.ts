@@ -154,14 +154,14 @@ describe("OpenAICompatibleProvider.complete", () => {
       { name: "example__web_search", arguments: "{}" },
       { name: "x".repeat(64), arguments: '{"ok":true}' },
     ]);
-    expect((messages[1] as { toolCalls: { arguments: unknown }[] }).toolCalls[0]!.arguments).toBe('{"text": "unterminated');
+    expect((messages[1] as unknown as { toolCalls: { arguments: unknown }[] }).toolCalls[0]!.arguments).toBe('{"text": "unterminated');
   });
 
   it("an object schema without properties is sent with empty properties (OpenAI refuses it otherwise)", async () => {
     const server = await serve([() => chatCompletion({ content: "ok" })]);
     const ping: ModelToolDefinition = { name: "srv__ping", description: "Ping.", inputSchema: { type: "object" } };
     await provider(server).complete(request({ tools: [ping, WEB_SEARCH] }));
-    const tools = server.requests[0]!.tools as { function: { parameters: unknown } }[];
+    const tools = server.requests[0]!.tools as unknown as { function: { parameters: unknown } }[];
     expect(tools[0]!.function.parameters).toEqual({ type: "object", properties: {} });
     expect(tools[1]!.function.parameters).toEqual(WEB_SEARCH.inputSchema);
     expect(ping.inputSchema).toEqual({ type: "object" }); // the definition itself is untouched

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Runtime } from "../src/index.js";
+import { runTool } from "@openworker/tools-sdk/testing";
 import { ScriptedProvider } from "../src/testing/index.js";
 import { echo, hostileTools, nativeTool, openRuntime, scratch, writeBundle } from "./support/harness.js";
 
@@ -165,6 +166,38 @@ describe("the governed call pipeline", () => {
     expect(turn.calls[0]).toMatchObject({ outcome: "succeeded" });
     expect(edits).toEqual(["TypeError", "TypeError"]); // frozen: strict-mode writes throw
     expect(received).toEqual([{ amount: 5 }]);
+  });
+
+  it("T7 E5 the testing kit's runTool reads and refuses arguments exactly as a host call does (same outcome, code and message)", async () => {
+    const received: unknown[] = [];
+    const tool = nativeTool("test.dated", async (_context, args) => (received.push(args), { json: "ok" }), {
+      schema: { type: "object", properties: { when: { type: "string" }, n: { type: "number" } } },
+    });
+    runtime = await openRuntime(space.dir, [tool]);
+    const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.dated"]), policy: bypass });
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    let deep: unknown = 1;
+    for (let level = 0; level < 130; level += 1) deep = [deep];
+    const cases: [string, unknown][] = [
+      ["a Date", { when: new Date(0) }],
+      ["NaN", { n: Number.NaN }],
+      ["undefined", undefined],
+      ["a BigInt", { n: 1n }],
+      ["a cycle", cyclic],
+      ["300 KB", { when: "x".repeat(300_000) }],
+      ["130 levels", { when: deep }],
+      ["a toJSON", { when: { toJSON: () => "from toJSON" } }],
+      ["a wrong type", { when: 5 }],
+    ];
+    for (const [label, args] of cases) {
+      const kit = await runTool(tool, args);
+      const host = await session.callTool("test.dated", args as never);
+      expect({ label, outcome: kit.outcome, code: kit.error?.code, message: kit.error?.message }).toEqual({ label, outcome: host.outcome, code: host.code, message: host.message });
+    }
+    // Both handed the tool the arguments' JSON, never the caller's object.
+    expect(received.filter((_, index) => index % 2 === 0)).toEqual(received.filter((_, index) => index % 2 === 1));
+    expect(received[0]).toEqual({ when: "1970-01-01T00:00:00.000Z" });
   });
 
   it("A1 External tools ask a person by default; a denial reaches the model and the tool never runs", async () => {

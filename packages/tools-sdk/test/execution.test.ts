@@ -10,8 +10,9 @@ import {
   toolError,
   type Tool,
   type ToolContext,
+  validateQualifiedName,
 } from "../src/index.js";
-import { createTestContext, runTool } from "../src/testing/index.js";
+import { captureError, captureRejection, createTestContext, runTool } from "../src/testing/index.js";
 
 const schema = { type: "object", properties: {}, additionalProperties: true } as const;
 
@@ -375,5 +376,40 @@ describe("the call boundary (runTool applies the runtime's rules)", () => {
     );
     expect(late?.progress.report({ message: "after" })).toBe(false);
     expect(result.progressEvents).toEqual([]);
+  });
+});
+
+describe("testing kit guards (T7)", () => {
+  it("runTool refuses a timeoutMs that is not a positive number with OPTIONS_INVALID, before calling the tool", async () => {
+    let called = 0;
+    const tool = codeTool("kit.count", "Counts.", { type: "object" }, () => (called++, { ok: called }));
+    for (const timeoutMs of [0, -5, Number.NaN]) {
+      const error = await captureRejection(runTool(tool, {}, { timeoutMs }));
+      expect(error.code).toBe("OPTIONS_INVALID");
+      expect(error.message).toContain("timeoutMs must be a positive number");
+    }
+    expect(called).toBe(0);
+  });
+
+  it("runTool hands the tool the arguments' JSON, not the test's object", async () => {
+    let seen: unknown;
+    const tool = codeTool("kit.seen", "Sees.", { type: "object" }, (args) => ((seen = args), { ok: true }));
+    const args = { when: new Date(0), skip: undefined };
+    await runTool(tool, args);
+    expect(seen).toEqual({ when: "1970-01-01T00:00:00.000Z" });
+    expect(seen).not.toBe(args);
+  });
+
+  it("captureError given an async action says to use captureRejection, and leaves no unhandled rejection", async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on("unhandledRejection", onUnhandled);
+    try {
+      expect(() => captureError(async () => validateQualifiedName("openworker.x"))).toThrow(/use `await captureRejection\(promise\)`/);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off("unhandledRejection", onUnhandled);
+    }
   });
 });

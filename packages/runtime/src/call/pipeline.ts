@@ -1,7 +1,18 @@
 import type { ResolvedSelection, ResolvedTool } from "@openworker/bundle-resolver";
-import { LIMITS, OpenWorkerError, utf8Bytes, type JsonValue, type ProgressEvent } from "@openworker/tools-sdk";
+import { OpenWorkerError, type JsonValue, type ProgressEvent } from "@openworker/tools-sdk";
 import { JOURNAL_ERRORS } from "@openworker/journal";
-import { executeTool, FAULT_CODES, type CallOutcome, type ExecutionResult } from "@openworker/tools-sdk/execution";
+import {
+  argumentsFailure,
+  executeTool,
+  FAULT_CODES,
+  MAX_ARGUMENT_DEPTH,
+  readArgumentsText,
+  readHostArguments,
+  schemaMismatchMessage,
+  type ArgumentsReading,
+  type CallOutcome,
+  type ExecutionResult,
+} from "@openworker/tools-sdk/execution";
 import { RUNTIME_ERROR_CODES } from "../errors.js";
 import { decideApproval, standingVerdict } from "./approval.js";
 import type { CallEnvironment } from "./environment.js";
@@ -49,12 +60,6 @@ export interface CallReport {
 
 const FAULTS: ReadonlySet<CallOutcome> = new Set(["timed_out", "cancelled", "limit_exceeded", "crashed"]);
 const UNSELECTED = "(unselected)";
-
-/**
- * Arguments larger than this are refused unread (`ARGUMENTS_TOO_LARGE`), and the journal
- * keeps a note of their size instead of the bytes: a model cannot bloat the journal.
- */
-export const MAX_ARGUMENT_BYTES = LIMITS.resultBytes;
 
 /**
  * The governed call, one implementation for native and MCP tools: alias → selected tool
@@ -112,22 +117,12 @@ async function decideAndRun(
         : `no selected tool is named ${JSON.stringify(shownAlias(environment, request.qualifiedName))}; names are exact (N7), see the session's selection`;
     return refuse(environment, request, undefined, RUNTIME_ERROR_CODES.UNKNOWN_TOOL, message);
   }
-  if ("tooLarge" in parsed) {
-    const message = `arguments are ${parsed.tooLarge} bytes; the limit is ${MAX_ARGUMENT_BYTES}`;
-    return refuse(environment, request, resolved, RUNTIME_ERROR_CODES.ARGUMENTS_TOO_LARGE, message);
-  }
-  if ("tooDeep" in parsed) {
-    const message = `arguments nest deeper than ${MAX_ARGUMENT_DEPTH} levels; send flatter arguments`;
-    return refuse(environment, request, resolved, RUNTIME_ERROR_CODES.ARGUMENTS_INVALID, message);
-  }
   if (!parsed.ok) {
-    return refuse(environment, request, resolved, RUNTIME_ERROR_CODES.ARGUMENTS_INVALID, `arguments are not JSON: ${parsed.problem}`);
+    const { code, message } = argumentsFailure(parsed);
+    return refuse(environment, request, resolved, code, message);
   }
   const check = resolved.validator.check(parsed.value);
-  if (!check.ok) {
-    const message = `arguments do not match the input schema of ${resolved.alias}: ${check.message}`;
-    return refuse(environment, request, resolved, RUNTIME_ERROR_CODES.ARGUMENTS_INVALID, message);
-  }
+  if (!check.ok) return refuse(environment, request, resolved, RUNTIME_ERROR_CODES.ARGUMENTS_INVALID, schemaMismatchMessage(resolved.alias, check.message));
 
   const verdict = standingVerdict(environment, resolved) ?? (await decideApproval(environment, resolved, journaledArgs, request));
   journal.approvalDecided({
@@ -322,63 +317,8 @@ function report(
   return report;
 }
 
-type ParsedArguments = { ok: true; value: JsonValue } | { ok: false; problem: string } | { ok: false; tooLarge: number } | { ok: false; tooDeep: true };
-
-/**
- * Arguments nested deeper than this are refused (`ARGUMENTS_INVALID`) and journaled as a
- * note: the journal refuses values deeper than 256 levels, and no tool schema needs this many.
- */
-export const MAX_ARGUMENT_DEPTH = 128;
+type ParsedArguments = ArgumentsReading;
 
 function parseArguments(args: CallRequest["args"]): ParsedArguments {
-  if ("json" in args) return hostArguments(args.json);
-  // Cheap bound first: a string can never take more than 3 bytes per UTF-16 unit.
-  if (args.text.length > MAX_ARGUMENT_BYTES / 3) {
-    const bytes = utf8Bytes(args.text);
-    if (bytes > MAX_ARGUMENT_BYTES) return { ok: false, tooLarge: bytes };
-  }
-  // Models send "" for a tool without parameters.
-  if (args.text.trim() === "") return { ok: true, value: {} };
-  let value: JsonValue;
-  try {
-    value = JSON.parse(args.text) as JsonValue;
-  } catch (error) {
-    return { ok: false, problem: (error as Error).message };
-  }
-  return nestsDeeperThan(value, MAX_ARGUMENT_DEPTH) ? { ok: false, tooDeep: true } : { ok: true, value };
-}
-
-/**
- * Arguments a host passed as a value (`session.callTool`): what is validated, journaled and
- * handed to the tool is their JSON, parsed back, never the host's object. So `NaN` becomes
- * `null` (and fails a `number` schema), a `Date` its ISO text, a `toJSON` its result, a
- * function or `undefined` field disappears, and the size bound measures what the tool gets.
- * A value with no JSON text (a BigInt, a cycle, a throwing getter) is `ARGUMENTS_INVALID`.
- */
-function hostArguments(value: unknown): ParsedArguments {
-  if (value === undefined) return { ok: true, value: {} };
-  let text: string | undefined;
-  try {
-    text = JSON.stringify(value);
-  } catch (error) {
-    return { ok: false, problem: clip(messageOf(error), 500) };
-  }
-  if (text === undefined) return { ok: false, problem: `a ${typeof value} has no JSON text` };
-  const bytes = utf8Bytes(text);
-  if (bytes > MAX_ARGUMENT_BYTES) return { ok: false, tooLarge: bytes };
-  const json = JSON.parse(text) as JsonValue;
-  return nestsDeeperThan(json, MAX_ARGUMENT_DEPTH) ? { ok: false, tooDeep: true } : { ok: true, value: json };
-}
-
-/** Whether parsed JSON nests deeper than `max` arrays/objects; iterative, so any depth is safe to ask about. */
-function nestsDeeperThan(value: JsonValue, max: number): boolean {
-  if (typeof value !== "object" || value === null) return false;
-  const stack: { value: object; depth: number }[] = [{ value, depth: 1 }];
-  while (stack.length > 0) {
-    const { value: current, depth } = stack.pop()!;
-    if (depth > max) return true;
-    const children = Array.isArray(current) ? current : Object.values(current);
-    for (const child of children) if (typeof child === "object" && child !== null) stack.push({ value: child, depth: depth + 1 });
-  }
-  return false;
+  return "json" in args ? readHostArguments(args.json) : readArgumentsText(args.text);
 }

@@ -2,6 +2,15 @@
 // The call boundary shared by the runtime and the testing kit: one implementation of
 // the time bound, the progress bounds, result normalization and model-context caps.
 export { onAbort, untilAborted, type AbortListenerRemover } from "./abort-listeners.js";
+export {
+  argumentsFailure,
+  MAX_ARGUMENT_BYTES,
+  MAX_ARGUMENT_DEPTH,
+  readArgumentsText,
+  readHostArguments,
+  schemaMismatchMessage,
+  type ArgumentsReading,
+} from "./arguments.js";
 export { executeTool, FAULT_CODES, type ExecuteOptions, type ExecutionResult } from "./execute.js";
 export { gatherModelContext, type ModelContextFacts } from "./model-context.js";
 export { boundErrorMessage, normalizeToolOutput, type Normalization } from "./normalize.js";

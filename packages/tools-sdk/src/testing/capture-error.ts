@@ -2,7 +2,8 @@ import { OpenWorkerError } from "../errors.js";
 
 /**
  * Runs `action` and returns the {@link OpenWorkerError} it threw, so a test can assert its
- * `code` and message. Throws when nothing, or something else, was thrown.
+ * `code` and message. Throws when nothing, or something else, was thrown, and when the
+ * action returned a promise: async actions go to {@link captureRejection}.
  *
  * @example
  * ```ts
@@ -10,11 +11,18 @@ import { OpenWorkerError } from "../errors.js";
  * ```
  */
 export function captureError(action: () => unknown): OpenWorkerError {
+  let returned: unknown;
   try {
-    action();
+    returned = action();
   } catch (error) {
     if (OpenWorkerError.isInstance(error)) return error;
     throw error;
+  }
+  if (typeof (returned as PromiseLike<unknown> | undefined)?.then === "function") {
+    // An async action rejects instead of throwing: its rejection is handled here (left
+    // alone it would be unhandled, which ends a Node process) and the test is told why.
+    void Promise.resolve(returned).then(undefined, () => undefined);
+    throw new Error("captureError got a promise (an async action rejects, it does not throw): use `await captureRejection(promise)`");
   }
   throw new Error("expected an OpenWorkerError, nothing was thrown");
 }
@@ -25,7 +33,7 @@ export function captureError(action: () => unknown): OpenWorkerError {
  *
  * @example
  * ```ts
- * expect((await captureRejection(loadBundle("missing/"))).code).toBe("MANIFEST_MISSING");
+ * expect((await captureRejection(loadBundle("missing/"))).code).toBe("BUNDLE_NOT_FOUND");
  * ```
  */
 export async function captureRejection(promise: Promise<unknown>): Promise<OpenWorkerError> {

@@ -1,6 +1,9 @@
 import type { ProgressEvent } from "../context.js";
 import { checkDescriptor } from "../descriptor.js";
+import { argumentsFailure, readHostArguments, schemaMismatchMessage } from "../execution/arguments.js";
 import { executeTool, type ExecutionResult } from "../execution/execute.js";
+import { OpenWorkerError } from "../errors.js";
+import { modelAlias } from "../names.js";
 import type { Tool } from "../tool.js";
 import { compileInputSchema } from "../validation/compile.js";
 import type { TestContextOptions } from "./context.js";
@@ -20,8 +23,10 @@ export interface RunToolResult extends ExecutionResult {
 
 /**
  * Runs a tool exactly as the runtime's call boundary will (T7): checks the descriptor
- * and name rules, compiles the input schema and validates the arguments (E5: invalid
- * arguments give a `failed` outcome coded `ARGUMENTS_INVALID` and the tool is not
+ * and name rules, reads the arguments as the runtime reads a host's (their JSON, parsed
+ * back, at most 256 KB and 128 levels: `ARGUMENTS_TOO_LARGE`/`ARGUMENTS_INVALID`),
+ * compiles the input schema and validates them (E5: invalid arguments give a `failed`
+ * outcome coded `ARGUMENTS_INVALID`, with the runtime's message, and the tool is not
  * called), then applies the time bound, progress limits and result normalization.
  *
  * @example
@@ -34,18 +39,28 @@ export interface RunToolResult extends ExecutionResult {
 export async function runTool(tool: Tool, args: unknown, options: RunToolOptions = {}): Promise<RunToolResult> {
   const descriptor = tool.descriptor();
   checkDescriptor(descriptor);
-  const check = compileInputSchema(descriptor.inputSchema, descriptor.name).check(args);
-  const progressEvents: ProgressEvent[] = [];
-  if (!check.ok) {
-    return {
-      outcome: "failed",
-      error: { code: "ARGUMENTS_INVALID", message: `arguments for ${descriptor.name} do not match its input schema: ${check.message}` },
-      progress: { accepted: 0, dropped: 0, jsonBytes: 0, breaches: [] },
-      durationMs: 0,
-      progressEvents,
-    };
+  if (options.timeoutMs !== undefined && !(typeof options.timeoutMs === "number" && Number.isFinite(options.timeoutMs) && options.timeoutMs > 0)) {
+    throw new OpenWorkerError("OPTIONS_INVALID", `runTool: timeoutMs must be a positive number of milliseconds (it lowers the 75 s bound), got ${String(options.timeoutMs)}`);
   }
-  const result = await executeTool(tool, args, {
+  const progressEvents: ProgressEvent[] = [];
+  const refused = (code: string, message: string): RunToolResult => ({
+    outcome: "failed",
+    error: { code, message },
+    progress: { accepted: 0, dropped: 0, jsonBytes: 0, breaches: [] },
+    durationMs: 0,
+    progressEvents,
+  });
+  // As the runtime takes a host's arguments: their JSON, parsed back (a Date becomes its
+  // ISO text, NaN null, a BigInt or a cycle a failure), bounded in size and depth. The
+  // tool never gets the test's own object.
+  const reading = readHostArguments(args);
+  if (!reading.ok) {
+    const { code, message } = argumentsFailure(reading);
+    return refused(code, message);
+  }
+  const check = compileInputSchema(descriptor.inputSchema, descriptor.name).check(reading.value);
+  if (!check.ok) return refused("ARGUMENTS_INVALID", schemaMismatchMessage(modelAlias(descriptor.name), check.message));
+  const result = await executeTool(tool, reading.value, {
     sessionId: options.sessionId ?? "test-session",
     turnId: options.turnId ?? "test-turn",
     callId: options.callId ?? "test-call",
