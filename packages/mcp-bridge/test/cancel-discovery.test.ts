@@ -30,7 +30,7 @@ describe("cancelling a discovery (M2, M4)", () => {
       caller.abort(new Error("the host gave up"));
       expect((await relisting).unavailable).toEqual([expect.objectContaining({ code: MCP_ERROR_CODES.discoveryCancelled })]);
       // The provider was never down: its tools stay callable.
-      const call = await session.callTool("relist", "ping", {});
+      const call = await session.callTool("relist", "ping", {}, {});
       expect({ outcome: call.outcome, code: call.error?.code }).toEqual({ outcome: "succeeded", code: undefined });
       expect(session.connected("relist")).toBe(true);
     } finally {

@@ -1,4 +1,4 @@
-import { modelAlias, OpenWorkerError, type Tool, type ToolDescriptor } from "@openworker/tools-sdk";
+import { modelAlias, OpenWorkerError, snapshotDescriptor, type Tool, type ToolDescriptor } from "@openworker/tools-sdk";
 import { REGISTRY_ERROR_CODES as CODES } from "./codes.js";
 import { readConfigFile } from "./config-file.js";
 import {
@@ -10,7 +10,7 @@ import {
 } from "./provider-definition.js";
 import type { McpProviderDefinition } from "./provider.js";
 import { parseServersFile } from "./servers-file.js";
-import { isOpenWorkerError, messageOf, snapshotDescriptor } from "./snapshot.js";
+import { isOpenWorkerError, messageOf } from "./thrown.js";
 
 /**
  * A native tool as the registry holds it: the descriptor read once, frozen.

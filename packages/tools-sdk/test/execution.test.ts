@@ -413,3 +413,19 @@ describe("testing kit guards (T7)", () => {
     }
   });
 });
+
+describe("runTool checks a descriptor as the registry does (T7)", () => {
+  const withSchema = (extra: Record<string, unknown>, placement?: string): Tool => ({
+    descriptor: () => ({ name: "kit.schema", description: "A schema.", version: "1", inputSchema: { type: "object", properties: { n: { type: "number", ...extra } } }, ...(placement ? { placement } : {}) }) as never,
+    call: async () => ({ json: true }),
+  });
+  it.each([
+    ["maximum: Infinity", withSchema({ maximum: Number.POSITIVE_INFINITY }), "DESCRIPTOR_INVALID"],
+    ["a Date default", withSchema({ default: new Date(0) }), "DESCRIPTOR_INVALID"],
+    ["an undefined array item", withSchema({ examples: [1, undefined] }), "DESCRIPTOR_INVALID"],
+    ["a BigInt const", withSchema({ const: 1n }), "DESCRIPTOR_INVALID"],
+    ["sandbox placement", withSchema({}, "sandbox"), "NATIVE_SANDBOX_PLACEMENT"],
+  ])("refuses %s with the registry's code", async (_label, tool, code) => {
+    expect((await captureRejection(runTool(tool, {}))).code).toBe(code);
+  });
+});

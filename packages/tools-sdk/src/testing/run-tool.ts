@@ -1,5 +1,5 @@
 import type { ProgressEvent } from "../context.js";
-import { checkDescriptor } from "../descriptor.js";
+import { snapshotDescriptor } from "../descriptor-snapshot.js";
 import { argumentsFailure, readHostArguments, schemaMismatchMessage } from "../execution/arguments.js";
 import { executeTool, type ExecutionResult } from "../execution/execute.js";
 import { OpenWorkerError } from "../errors.js";
@@ -37,8 +37,16 @@ export interface RunToolResult extends ExecutionResult {
  * ```
  */
 export async function runTool(tool: Tool, args: unknown, options: RunToolOptions = {}): Promise<RunToolResult> {
-  const descriptor = tool.descriptor();
-  checkDescriptor(descriptor);
+  // The registry's own reading: a descriptor the kit accepts is one the host can register
+  // (plain-JSON schema, no sandbox placement for native code, A4).
+  const { descriptor, placement } = snapshotDescriptor(tool.descriptor());
+  if (placement !== undefined && placement !== "host") {
+    throw new OpenWorkerError(
+      placement === "sandbox" ? "NATIVE_SANDBOX_PLACEMENT" : "PLACEMENT_INVALID",
+      `native tool ${JSON.stringify(descriptor.name)}: its descriptor gives placement ${JSON.stringify(placement)}; native tools are trusted host code and always run on "host" (A4), so the registry refuses it`,
+      { details: { name: descriptor.name, placement } },
+    );
+  }
   if (options.timeoutMs !== undefined && !(typeof options.timeoutMs === "number" && Number.isFinite(options.timeoutMs) && options.timeoutMs > 0)) {
     throw new OpenWorkerError("OPTIONS_INVALID", `runTool: timeoutMs must be a positive number of milliseconds (it lowers the 75 s bound), got ${String(options.timeoutMs)}`);
   }

@@ -1,5 +1,9 @@
-import { checkDescriptor, OpenWorkerError, type JsonSchema, type ToolDescriptor } from "@openworker/tools-sdk";
-import { REGISTRY_ERROR_CODES as CODES } from "./codes.js";
+import { checkDescriptor, type ToolDescriptor } from "./descriptor.js";
+import { OpenWorkerError } from "./errors.js";
+import type { JsonSchema } from "./json.js";
+
+/** The code of a descriptor whose reading threw (a getter, a Proxy trap, `descriptor()` itself). */
+export const DESCRIPTOR_FAILED = "DESCRIPTOR_FAILED";
 
 /** What {@link snapshotDescriptor} read from a descriptor: the checked, frozen copy and its placement field. */
 export interface DescriptorSnapshot {
@@ -27,6 +31,13 @@ const MAX_VALUES = 1_000_000;
  * an object with `toJSON`, a class instance (`Date`, `Map`, …), a function, a symbol or
  * bigint value, `NaN`/`Infinity`, an `undefined` array item, a cycle. Any throw while
  * reading (a throwing getter, a Proxy trap) is `DESCRIPTOR_FAILED`, naming the tool and field.
+ * The registry registers exactly this copy, and the testing kit's `runTool` checks a tool
+ * with it, so a descriptor the kit accepts is one the registry accepts.
+ *
+ * @example
+ * ```ts
+ * const { descriptor, placement } = snapshotDescriptor(tool.descriptor());
+ * ```
  */
 export function snapshotDescriptor(raw: unknown): DescriptorSnapshot {
   if (typeof raw !== "object" || raw === null) {
@@ -134,7 +145,7 @@ class Reader {
 
   #failed(field: string, cause: unknown): OpenWorkerError {
     return new OpenWorkerError(
-      CODES.descriptorFailed,
+      DESCRIPTOR_FAILED,
       `tool ${JSON.stringify(this.tool)}: reading field ${JSON.stringify(field)} of its descriptor threw: ${messageOf(cause)}; ` +
         "descriptor() must return plain data",
       { cause, details: { name: this.tool, field } },
@@ -169,17 +180,8 @@ function typeOfValue(value: unknown): string {
   return `a ${typeof value}`;
 }
 
-/** `OpenWorkerError.isInstance`, false for a thrown value whose brand cannot even be read (a hostile Proxy). */
-export function isOpenWorkerError(cause: unknown): cause is OpenWorkerError {
-  try {
-    return OpenWorkerError.isInstance(cause);
-  } catch {
-    return false;
-  }
-}
-
 /** The message of whatever was thrown, without letting a hostile value throw again. */
-export function messageOf(cause: unknown): string {
+function messageOf(cause: unknown): string {
   try {
     return cause instanceof Error ? cause.message : String(cause);
   } catch {
