@@ -142,6 +142,27 @@ describe("guides (issue 8)", () => {
     expect(problems).toEqual([]);
   });
 
+  it("every error code a package declares is named in its README (codes are API: hosts match on them)", async () => {
+    const constants: [pkg: string, entry: string, name: string][] = [
+      ["runtime", "dist/index.js", "RUNTIME_ERROR_CODES"],
+      ["runtime", "dist/index.js", "OPENAI_PROVIDER_CODES"],
+      ["mcp-bridge", "dist/index.js", "MCP_ERROR_CODES"],
+      ["registry", "dist/index.js", "REGISTRY_ERROR_CODES"],
+      ["bundle-resolver", "dist/index.js", "BUNDLE_ERROR_CODES"],
+      ["journal", "dist/index.js", "JOURNAL_ERRORS"],
+      ["cli", "dist/index.js", "CLI_ERROR_CODES"],
+    ];
+    const missing: string[] = [];
+    for (const [pkg, entry, name] of constants) {
+      const module = (await import(path.join(ROOT, "packages", pkg, entry))) as Record<string, Record<string, string>>;
+      const readme = readFileSync(path.join(ROOT, "packages", pkg, "README.md"), "utf8");
+      const codes = module[name];
+      expect(codes, `${pkg} exports ${name}`).toBeDefined();
+      for (const code of Object.values(codes!)) if (!readme.includes(code)) missing.push(`${pkg}: ${name}.${code}`);
+    }
+    expect(missing).toEqual([]);
+  });
+
   it("the command check itself refuses an unknown command and an unknown option", () => {
     expect(cliProblems("node dist/host.js tools lsit")).toEqual(['unknown command "tools lsit"']);
     expect(cliProblems("node dist/host.js call x --aprove yes")).toEqual(['"call" has no option --aprove']);

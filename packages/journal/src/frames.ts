@@ -1,5 +1,6 @@
 import type Database from "better-sqlite3";
 import { GENESIS_HASH } from "./chain.js";
+import { damagedError, describeCell } from "./damage.js";
 
 /**
  * Storage of records (schema v2). A group commit writes one *frame* per session it
@@ -37,11 +38,23 @@ export interface ChainStart {
   readonly next?: FrameLink;
 }
 
-/** Where a session's chain stands: its head frame and last `seq`/hash. */
+/** Where a session's chain stands: its head frame (and the session's id, for messages). */
 export interface ChainHead {
   readonly ref: number;
+  readonly sessionId: string;
   readonly headFrame: number | null;
 }
+
+/** A frame's cells as stored, unchecked: what `verify()` reads (a damaged file may hold any type in them). */
+export interface RawFrame {
+  readonly firstSeq: unknown;
+  readonly body: unknown;
+}
+
+/** Runs one read; `verify()` passes one that bounds its read transactions (see `ReadWindow`). */
+export type ReadStep = <T>(read: () => T) => T;
+
+const direct: ReadStep = (read) => read();
 
 const HASH_LENGTH = 64;
 
@@ -71,8 +84,8 @@ export class FrameReader {
     this.link = db.prepare<[number], { session_ref: number; prev_frame: number | null }>(
       "SELECT session_ref, prev_frame FROM frames WHERE id = ?",
     );
-    this.body = db.prepare<[number], { first_seq: number; body: string }>("SELECT first_seq, body FROM frames WHERE id = ?");
-    this.back = db.prepare<[number, number], { prev_frame: number | null; body: string }>(
+    this.body = db.prepare<[number], { first_seq: unknown; body: unknown }>("SELECT first_seq, body FROM frames WHERE id = ?");
+    this.back = db.prepare<[number, number], { prev_frame: number | null; body: unknown }>(
       "SELECT prev_frame, body FROM frames WHERE id = ? AND session_ref = ?",
     );
     this.links = db.prepare<[number], FrameLink>(
@@ -82,13 +95,15 @@ export class FrameReader {
 
   /**
    * The frame ids of a session's chain, oldest first, and what stopped the walk early
-   * (a missing frame, a link to another session or forward in time), if anything.
+   * (a missing frame, a link to another session or forward in time), if anything. Each
+   * link is read through `read`.
    */
-  chain(head: ChainHead): { ids: number[]; problem?: string } {
+  chain(head: ChainHead, read: ReadStep = direct): { ids: number[]; problem?: string } {
     const ids: number[] = [];
     let id = head.headFrame;
     while (id !== null) {
-      const row = this.link.get(id);
+      const at = id;
+      const row = read(() => this.link.get(at));
       if (row === undefined) return { ids: ids.reverse(), problem: `missing record: frame ${id} of the chain is gone` };
       if (row.session_ref !== head.ref) {
         return { ids: ids.reverse(), problem: `broken link: frame ${id} belongs to another session (ref ${row.session_ref})` };
@@ -136,17 +151,18 @@ export class FrameReader {
     return row === undefined ? undefined : { sessionRef: row.session_ref, prevFrame: row.prev_frame };
   }
 
-  /** The first `seq` and lines of one frame. */
-  frame(id: number): { firstSeq: number; lines: string[] } | undefined {
+  /** One frame's first `seq` and body as stored, or `undefined` when no such frame exists. */
+  rawFrame(id: number): RawFrame | undefined {
     const row = this.body.get(id);
-    return row === undefined ? undefined : { firstSeq: row.first_seq, lines: row.body.split("\n") };
+    return row === undefined ? undefined : { firstSeq: row.first_seq, body: row.body };
   }
 
   /**
    * The session's records in chain order, a frame at a time (frames are immutable once
    * written, so a writer committing meanwhile cannot tear the walk). For readers: a
    * damaged chain ends the walk where it breaks (the records before a missing frame, not
-   * those after it, whose links cannot be checked); `verify()` says why.
+   * those after it, whose links cannot be checked); `verify()` says why. A frame whose
+   * body is not text throws `JOURNAL_DAMAGED` naming the session and the frame.
    */
   *records(head: ChainHead): Generator<StoredRecord> {
     const chain = this.chain(head);
@@ -154,9 +170,9 @@ export class FrameReader {
     let prevHash = GENESIS_HASH;
     let seq = 1;
     for (const id of ids) {
-      const frame = this.frame(id);
+      const frame = this.rawFrame(id);
       if (frame === undefined || frame.firstSeq !== seq) return;
-      for (const line of frame.lines) {
+      for (const line of linesOf(frame.body, id, head.sessionId)) {
         const parsed = parseFrameLine(line);
         if (parsed === undefined) return;
         yield { seq, prevHash, hash: parsed.hash, data: parsed.data };
@@ -175,7 +191,7 @@ export class FrameReader {
     while (id !== null) {
       const row = this.back.get(id, head.ref);
       if (row === undefined) return;
-      const lines = row.body.split("\n");
+      const lines = linesOf(row.body, id, head.sessionId);
       for (let index = lines.length - 1; index >= 0; index -= 1) {
         const parsed = parseFrameLine(lines[index]!);
         if (parsed === undefined) return;
@@ -185,4 +201,10 @@ export class FrameReader {
       id = row.prev_frame;
     }
   }
+}
+
+/** A frame body's lines; `JOURNAL_DAMAGED` when the body is not the text the journal writes. */
+function linesOf(body: unknown, id: number, sessionId: string): string[] {
+  if (typeof body !== "string") throw damagedError(sessionId, `frame ${id} holds ${describeCell(body)} where the journal writes its records as text`);
+  return body.split("\n");
 }

@@ -38,3 +38,4 @@ export {
 export type { InterruptedCall } from "./recovery.js";
 export { SCHEMA_VERSION } from "./schema.js";
 export type { ChainBreak, VerifyReport } from "./verify.js";
+export type { JournalWarning, JournalWarningKind } from "./warnings.js";

@@ -25,7 +25,8 @@ export function refuseNonRegularFile(file: string): void {
   );
 }
 
-function kindOf(stats: Stats): string {
+/** What a path that is not a regular file is, as messages say it: "a directory", "a named pipe (FIFO)". */
+export function kindOf(stats: Stats): string {
   if (stats.isDirectory()) return "a directory";
   if (stats.isCharacterDevice()) return "a character device";
   if (stats.isBlockDevice()) return "a block device";

@@ -20,7 +20,9 @@ import type { JournalRecord } from "./records.js";
 import { type InterruptedCall, recoverInterruptedCalls } from "./recovery.js";
 import { openDatabase } from "./schema.js";
 import { TailLog } from "./tail-log.js";
+import { replayTailLog } from "./tail-replay.js";
 import { verifyChains, type VerifyReport } from "./verify.js";
+import type { JournalWarning } from "./warnings.js";
 import { WriterLock } from "./writer-lock.js";
 import { JournalWriter } from "./writer.js";
 
@@ -92,11 +94,24 @@ export class Journal {
   readonly readonly: boolean;
   /** Calls found without a terminal record at open, now marked `interrupted`; empty for a reader. */
   readonly recovered: readonly InterruptedCall[];
+  /**
+   * What opening as the writer found and could not put right (empty for a reader, and for
+   * a file only this package wrote): tail-log records that could not be replayed (a lost
+   * `-wal`), a head row claiming an open call its chain contradicts (dropped, nothing
+   * appended), a head row that cannot be read. See {@link JournalWarning}.
+   */
+  readonly warnings: readonly JournalWarning[];
   private closed = false;
 
   private constructor(
     private readonly db: Database.Database,
-    options: { path: string; durability: Durability; readonly: boolean; recovered: readonly InterruptedCall[] },
+    options: {
+      path: string;
+      durability: Durability;
+      readonly: boolean;
+      recovered: readonly InterruptedCall[];
+      warnings: readonly JournalWarning[];
+    },
     private readonly reader: JournalReader,
     private readonly approvals: ApprovalStore,
     private readonly writer: { writer: JournalWriter; commit: GroupCommit; tail: TailLog | undefined; lock: WriterLock } | undefined,
@@ -105,12 +120,15 @@ export class Journal {
     this.durability = options.durability;
     this.readonly = options.readonly;
     this.recovered = Object.freeze([...options.recovered]);
+    this.warnings = Object.freeze([...options.warnings]);
   }
 
   /**
-   * Opens (creating and migrating if needed) a journal. A writer then recovers: every
-   * call a crash left open is marked `interrupted` and listed in {@link recovered}.
-   * Throws `JOURNAL_OPEN_FAILED`, `JOURNAL_NOT_A_FILE` (the path is a directory, a device
+   * Opens (creating and migrating if needed) a journal. A writer then replays its tail
+   * log and recovers: every call a crash left open is marked `interrupted` and listed in
+   * {@link recovered}; what it could not put right is in {@link warnings}.
+   * Throws `JOURNAL_OPEN_FAILED` (also for a tail log `<path>-tail` that is a directory or
+   * cannot be read), `JOURNAL_NOT_A_FILE` (the path is a directory, a device
    * such as `/dev/null`, a FIFO), `JOURNAL_NOT_A_JOURNAL`, `JOURNAL_SCHEMA_TOO_NEW`, or for
    * a reader `JOURNAL_NEEDS_MIGRATION` (an older schema), `JOURNAL_EMPTY` (an empty file)
    * and `JOURNAL_FOLDER_READ_ONLY` (SQLite cannot create the `-shm` file it needs beside
@@ -150,16 +168,16 @@ export class Journal {
       const reader = new JournalReader(db);
       const approvals = new ApprovalStore(db, !readonly);
       if (readonly) {
-        return new Journal(db, { path: options.path, durability, readonly, recovered: [] }, reader, approvals, undefined);
+        return new Journal(db, { path: options.path, durability, readonly, recovered: [], warnings: [] }, reader, approvals, undefined);
       }
       const commit = new GroupCommit(db, options.path, synchronous, commitThread);
       const state = new LiveState(db, (read) => commit.lookup(read), () => commit.commitNow());
       const writer = new JournalWriter(commit, state);
       // What a crash left only in the tail log is committed first, so recovery sees it.
       const tailFile = `${options.path}-tail`;
-      for (const line of TailLog.read(tailFile)) writer.replay(line);
+      const replayWarnings = replayTailLog(writer, tailFile);
       commit.commitNow();
-      const recovered = recoverInterruptedCalls(db, state, writer, commit);
+      const { recovered, warnings } = recoverInterruptedCalls(db, state, writer, commit);
       const tail = durability === "grouped" ? TailLog.open(tailFile) : undefined;
       if (tail !== undefined) commit.useTail(tail);
       else TailLog.remove(tailFile);
@@ -172,7 +190,13 @@ export class Journal {
           throw error;
         }
       }
-      return new Journal(db, { path: options.path, durability, readonly, recovered }, reader, approvals, { writer, commit, tail, lock: lock! });
+      return new Journal(
+        db,
+        { path: options.path, durability, readonly, recovered, warnings: [...replayWarnings, ...warnings] },
+        reader,
+        approvals,
+        { writer, commit, tail, lock: lock! },
+      );
     } catch (error) {
       db.close();
       lock?.release();
@@ -330,7 +354,13 @@ export class Journal {
     return this.reader.exportSession(sessionId);
   }
 
-  /** Checks every chain (or one session's) and reports the first broken or missing link. */
+  /**
+   * Checks every chain (or one session's) and reports the first broken or missing link,
+   * or index cell that disagrees with the hashed records. Beside a writer, it reads in
+   * short transactions (the WAL is checkpointed meanwhile) and checks the file as it stood
+   * when it began: what is committed after that is beyond what is checked. Never throws for
+   * what it finds in the file.
+   */
   verify(sessionId?: string): VerifyReport {
     this.read();
     return verifyChains(this.db, sessionId);

@@ -1,6 +1,8 @@
 import type Database from "better-sqlite3";
 import { CallIdHashes } from "./call-id-hashes.js";
+import { parseOpenCalls } from "./call-tally.js";
 import { GENESIS_HASH } from "./chain.js";
+import { damagedError, readContent } from "./damage.js";
 import { JOURNAL_ERRORS, journalError } from "./errors.js";
 import { FrameReader } from "./frames.js";
 import { OpenCalls } from "./open-calls.js";
@@ -57,7 +59,7 @@ interface SessionRow {
   seq: number | null;
   hash: string | null;
   calls: number | null;
-  open_calls: string | null;
+  open_calls: unknown;
 }
 
 /**
@@ -108,6 +110,11 @@ export class LiveState {
         { sessionId },
       );
     }
+    const openCalls = closed ? new Map<string, OpenCallEntry>() : parseOpenCalls(row.open_calls);
+    if (openCalls === undefined) {
+      // Which calls are open is unknown: nothing may be appended to this session.
+      throw damagedError(sessionId, "its head row's open_calls is not the JSON object of open calls the journal writes, so its open calls are unknown");
+    }
     const state = newSession(sessionId, row.ref, row.execution_identity);
     state.closed = closed;
     state.historyLoaded = false;
@@ -116,7 +123,7 @@ export class LiveState {
       state.head = row.hash!;
       state.headFrame = row.head_frame;
       state.callCount = row.calls!;
-      for (const [callId, [phase, decidedBy]] of Object.entries(JSON.parse(row.open_calls!) as Record<string, OpenCallEntry>)) {
+      for (const [callId, [phase, decidedBy]] of openCalls) {
         state.openCalls.add(decidedBy === undefined ? { callId, sessionId, phase } : { callId, sessionId, phase, decidedBy });
       }
       this.sessions.set(sessionId, state);
@@ -162,7 +169,7 @@ export class LiveState {
 
   /** The data of the session's committed records, newest first. */
   recentRecords(session: SessionState): Iterable<string> {
-    return this.frames.newestFirst({ ref: session.ref, headFrame: session.headFrame });
+    return this.frames.newestFirst({ ref: session.ref, sessionId: session.sessionId, headFrame: session.headFrame });
   }
 
   private loadHistory(session: SessionState): void {
@@ -188,9 +195,9 @@ export class LiveState {
     // way to the commit thread.
     this.commitQueued();
     this.lookup(() => {
-      for (const record of this.frames.records({ ref: session.ref, headFrame: session.headFrame })) {
-        const content = JSON.parse(record.data) as { kind: string; callId?: string; decision?: string };
-        if (content.callId === undefined) continue;
+      for (const record of this.frames.records({ ref: session.ref, sessionId: session.sessionId, headFrame: session.headFrame })) {
+        const content = readContent(record.data, session.sessionId, record.seq);
+        if (typeof content.callId !== "string") continue;
         if (content.kind === "call_finished") visit(content.callId, false);
         else if (content.kind === "approval_decided" && content.decision === "denied") visit(content.callId, true);
       }

@@ -1,5 +1,7 @@
 import { canonicalJson } from "@openworker/tools-sdk";
 import type Database from "better-sqlite3";
+import { parseOpenCalls } from "./call-tally.js";
+import { damagedError, readContent } from "./damage.js";
 import { type ChainHead, FrameReader, type StoredRecord } from "./frames.js";
 import type { CallRef } from "./inputs.js";
 import type { ApprovalDecider, CallOutcome, JournalRecord } from "./records.js";
@@ -65,7 +67,7 @@ interface SessionRow {
   head_frame: number | null;
   seq: number | null;
   calls: number | null;
-  open_calls: string | null;
+  open_calls: unknown;
 }
 
 const SESSION_COLUMNS = `s.ref, s.session_id, s.execution_identity, s.workspace, s.bundle_dir, s.opened_at, s.closed_at,
@@ -138,12 +140,14 @@ export class JournalReader {
 
   /**
    * The session's records in chain order, read a frame at a time so a long export never
-   * holds the connection (and so the writer's commits) for its whole length.
+   * holds the connection (and so the writer's commits) for its whole length. A record the
+   * journal could not have written (content that is not a JSON object, a frame body that
+   * is not text) throws `JOURNAL_DAMAGED` naming the session.
    */
   *records(sessionId: string): Generator<JournalRecord> {
     const row = this.sql.session.get(sessionId);
     if (row === undefined) return;
-    for (const record of this.frames.records(headOf(row))) yield toRecord(record);
+    for (const record of this.frames.records(headOf(row))) yield toRecord(record, sessionId);
   }
 
   *exportSession(sessionId: string): Generator<string> {
@@ -154,16 +158,21 @@ export class JournalReader {
 type MutableCall = { -readonly [K in keyof CallSummary]: CallSummary[K] };
 
 /** Where a session's chain ends: its live head row, or the final frame noted when it closed. */
-function headOf(row: { ref: number; head_frame: number | null; final_frame: number | null }): ChainHead {
-  return { ref: row.ref, headFrame: row.head_frame ?? row.final_frame };
+function headOf(row: { ref: number; session_id: string; head_frame: number | null; final_frame: number | null }): ChainHead {
+  return { ref: row.ref, sessionId: row.session_id, headFrame: row.head_frame ?? row.final_frame };
 }
 
-function toRecord(record: StoredRecord): JournalRecord {
-  return { ...(JSON.parse(record.data) as object), prevHash: record.prevHash, hash: record.hash } as JournalRecord;
+function toRecord(record: StoredRecord, sessionId: string): JournalRecord {
+  return { ...readContent(record.data, sessionId, record.seq), prevHash: record.prevHash, hash: record.hash } as JournalRecord;
 }
 
 function toSession(row: SessionRow): SessionSummary {
-  const open = row.closed_at === null && row.open_calls !== null ? Object.keys(JSON.parse(row.open_calls) as object).length : 0;
+  let open = 0;
+  if (row.closed_at === null && row.open_calls !== null) {
+    const calls = parseOpenCalls(row.open_calls);
+    if (calls === undefined) throw damagedError(row.session_id, "its head row's open_calls is not the JSON object of open calls the journal writes");
+    open = calls.size;
+  }
   return {
     sessionId: row.session_id,
     executionIdentity: row.execution_identity,

@@ -1,6 +1,7 @@
-import { closeSync, existsSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
+import { closeSync, openSync, readFileSync, rmSync, type Stats, statSync, writeSync } from "node:fs";
 import type { TailLines } from "./commit-thread.js";
 import { JOURNAL_ERRORS, journalError } from "./errors.js";
+import { kindOf } from "./journal-path.js";
 import { MAX_PIECE } from "./tail-lines.js";
 
 /**
@@ -68,6 +69,8 @@ export class TailLog {
    * The complete lines a previous writer left in both files, in replay order: by `seq`
    * (each session's records in chain order; sessions are independent), file order among
    * equals. Lines that do not parse come last (replay refuses them). None without files.
+   * A file that cannot be read (a directory or a FIFO at its path, no permission) is
+   * `JOURNAL_OPEN_FAILED`, naming it and what to do.
    */
   static read(file: string): string[] {
     const lines = names(file).flatMap(completeLines);
@@ -199,8 +202,22 @@ function names(file: string): [string, string] {
 }
 
 function completeLines(file: string): string[] {
-  if (!existsSync(file)) return [];
-  const text = readFileSync(file, "utf8");
+  let text: string;
+  try {
+    const stats = statSync(file, { throwIfNoEntry: false });
+    if (stats === undefined) return [];
+    // Checked before reading: a FIFO's read would wait for ever.
+    if (!stats.isFile()) throw notAFile(file, stats);
+    text = readFileSync(file, "utf8");
+  } catch (cause) {
+    if ((cause as { code?: unknown }).code === JOURNAL_ERRORS.OPEN_FAILED) throw cause;
+    throw journalError(
+      JOURNAL_ERRORS.OPEN_FAILED,
+      `journal tail log ${JSON.stringify(file)}: cannot read it (${cause instanceof Error ? cause.message : String(cause)}); check its permissions, then open the journal again`,
+      { path: file },
+      cause,
+    );
+  }
   const end = text.lastIndexOf("\n");
   return end < 0 ? [] : text.slice(0, end).split("\n");
 }
@@ -213,4 +230,12 @@ function seqOf(line: string): number {
   } catch {
     return Number.POSITIVE_INFINITY;
   }
+}
+
+function notAFile(file: string, stats: Stats) {
+  return journalError(
+    JOURNAL_ERRORS.OPEN_FAILED,
+    `journal tail log ${JSON.stringify(file)} is ${kindOf(stats)}, not a file: the writer keeps its tail log at that path and must read it before it opens. The journal never puts anything else there: move it out of the way, then open the journal again`,
+    { path: file, kind: kindOf(stats) },
+  );
 }

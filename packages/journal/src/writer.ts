@@ -1,4 +1,4 @@
-import { canonicalJson } from "@openworker/tools-sdk";
+import { canonicalJson, OpenWorkerError } from "@openworker/tools-sdk";
 import { chainHash, GENESIS_HASH } from "./chain.js";
 import { JOURNAL_ERRORS, journalError } from "./errors.js";
 import type { GroupCommit } from "./group-commit.js";
@@ -238,30 +238,44 @@ export class JournalWriter {
   /**
    * Re-applies one tail-log line a crash left uncommitted (see `TailLog`), through the
    * same methods that wrote it, with the clock pinned to its `at`: the record is rebuilt
-   * byte for byte, so its hash must come out as stored. Returns false for a line that is
-   * already committed, torn, or does not continue its session's chain (nothing changes);
-   * throws `JOURNAL_DAMAGED` if a line that should apply produces another hash.
+   * byte for byte, so its hash must come out as stored. Skips (changing nothing) a line
+   * that is torn, already committed, or of a closed session; returns a {@link LostLine}
+   * for a record the database lacks that cannot be applied (records before it are
+   * missing, or it does not rebuild to its place in the chain); throws `JOURNAL_DAMAGED`
+   * if a line that should apply produces another hash.
    */
-  replay(line: string): boolean {
+  replay(line: string): ReplayResult {
     const parsed = parseFrameLine(line);
-    if (parsed === undefined) return false;
+    if (parsed === undefined) return "skipped";
     let content: ReplayContent;
     try {
       content = JSON.parse(parsed.data) as ReplayContent;
     } catch {
-      return false;
+      return "skipped";
     }
-    if (typeof content !== "object" || content === null || typeof content.sessionId !== "string") return false;
-    const session = this.state.session(content.sessionId);
+    if (typeof content !== "object" || content === null || typeof content.sessionId !== "string" || typeof content.seq !== "number") {
+      return "skipped";
+    }
+    const lost = (chainSeq: number | undefined): LostLine => ({ sessionId: content.sessionId, seq: content.seq as number, chainSeq });
+    let session: SessionState | undefined;
+    try {
+      session = this.state.session(content.sessionId);
+    } catch (error) {
+      // A session whose head row cannot be read takes no record (see `LiveState`).
+      if (OpenWorkerError.hasCode(error, JOURNAL_ERRORS.DAMAGED)) return lost(undefined);
+      throw error;
+    }
     const head = session === undefined ? GENESIS_HASH : session.head;
     const next = session === undefined ? 1 : session.seq + 1;
-    if (session?.closed === true || content.seq !== next || chainHash(head, parsed.data) !== parsed.hash) return false;
-    if ((session === undefined) !== (content.kind === "session_opened")) return false;
+    if (session?.closed === true || content.seq < next) return "skipped";
+    if (content.seq > next) return lost(next - 1);
+    if ((session === undefined) !== (content.kind === "session_opened")) return "skipped";
+    if (chainHash(head, parsed.data) !== parsed.hash) return lost(next - 1);
     this.clock.pin(content.at);
     try {
       replayInto(this, content);
     } catch {
-      return false;
+      return lost(next - 1);
     } finally {
       this.clock.unpin();
     }
@@ -273,7 +287,7 @@ export class JournalWriter {
         { sessionId: content.sessionId, seq: content.seq },
       );
     }
-    return true;
+    return "applied";
   }
 
   private endCall(session: SessionState, call: CallState, phase: "denied" | "finished"): void {
@@ -408,6 +422,20 @@ function notJson(site: string, cause: unknown) {
     cause,
   );
 }
+
+/**
+ * A tail-log record the database lacks that could not be replayed: the session, the
+ * record's `seq`, and where the session's chain in the database ends (`undefined` when
+ * its head row cannot be read).
+ */
+export interface LostLine {
+  readonly sessionId: string;
+  readonly seq: number;
+  readonly chainSeq: number | undefined;
+}
+
+/** What replaying one tail-log line did. */
+export type ReplayResult = "applied" | "skipped" | LostLine;
 
 /** A record read back from the tail log, before it is trusted. */
 type ReplayContent = { readonly sessionId: string; readonly seq: unknown; readonly at: unknown; readonly kind: unknown };

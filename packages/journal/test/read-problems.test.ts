@@ -152,6 +152,22 @@ describe("paths that are not journal files", () => {
     expect(readdirSync(dir)).toEqual(["journal.db"]);
   });
 
+  it("A3 a <path>-tail that is a directory: the writer is refused with JOURNAL_OPEN_FAILED naming it and what to do, and opens once it is moved", async () => {
+    const file = path.join(dir, "journal.db");
+    Journal.open({ path: file }).close();
+    mkdirSync(`${file}-tail`);
+    const error = await errorOf(() => Journal.open({ path: file }));
+    expect(error.code).toBe(JOURNAL_ERRORS.OPEN_FAILED);
+    expect(error.message).toContain(`journal tail log ${JSON.stringify(`${file}-tail`)} is a directory, not a file`);
+    expect(error.message).toContain("move it out of the way, then open the journal again");
+    // The refused open released the writer lock: once the directory is gone, a writer opens.
+    expect(existsSync(`${file}-lock`)).toBe(false);
+    rmSync(`${file}-tail`, { recursive: true });
+    const journal = Journal.open({ path: file });
+    openSession(journal, "s1");
+    journal.close();
+  });
+
   it.skipIf(!existsSync("/dev/null"))("refuses /dev/null, for a writer and a reader, and leaves no /dev/null-journal or -lock", async () => {
     const strays = ["/dev/null-journal", "/dev/null-lock", "/dev/null-wal", "/dev/null-shm", "/dev/null-tail"];
     const before = strays.filter((stray) => existsSync(stray));

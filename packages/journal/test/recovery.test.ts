@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, rmSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { Journal } from "../src/index.js";
@@ -102,6 +102,7 @@ describe("recovery (A3, E4)", () => {
         "call_finished",
       ]);
       expect(journal.verify()).toEqual({ ok: true, sessions: 1, records: 5 });
+      expect(journal.warnings).toEqual([]);
     } finally {
       journal.close();
     }
@@ -140,6 +141,8 @@ describe("recovery (A3, E4)", () => {
         totalRecovered += journal.recovered.length;
         const report = journal.verify();
         expect(report, JSON.stringify(report.firstBreak)).toMatchObject({ ok: true });
+        // A crash alone loses nothing replay could not put back.
+        expect(journal.warnings).toEqual([]);
         for (const session of journal.sessions()) {
           expect(session.openCalls).toBe(0);
           for (const call of journal.calls(session.sessionId)) {
@@ -152,6 +155,59 @@ describe("recovery (A3, E4)", () => {
     }
     // The kills must actually have caught calls in flight, or the test proves nothing.
     expect(totalRecovered).toBeGreaterThan(0);
+  });
+
+  it("A3 a -wal lost after a crash: tail-log records past the gap are not replayed, and opening says so (warnings) instead of dropping them silently", async () => {
+    expect(existsSync(dist), "build the package first (the child imports dist/)").toBe(true);
+    const file = folder.file("lost-wal/journal.db");
+    // c1's start reaches the tail log (seq 1-4); its finish (5) is committed without it;
+    // c2's start reaches the tail log (6-8); then the process dies before any checkpoint.
+    const script = `
+      import { Journal } from ${JSON.stringify(dist)};
+      const journal = Journal.open({ path: ${JSON.stringify(file)}, commitThread: "never" });
+      await journal.flush();
+      journal.sessionOpened({ sessionId: "s1", executionIdentity: "owid3:tail", identityInputs: {}, workspace: "/w" });
+      for (const callId of ["c1", "c2"]) {
+        journal.callRequested({ sessionId: "s1", turnId: "t1", callId, alias: "demo__run", qualifiedName: "demo.run", args: {} });
+        journal.approvalDecided({ sessionId: "s1", callId, decision: "approved", by: "bypass", scope: "once", key: "k" });
+        await journal.callStarted({ sessionId: "s1", callId });
+        if (callId === "c1") {
+          journal.callFinished({ sessionId: "s1", callId, outcome: "succeeded" });
+          await journal.flush();
+        }
+      }
+      process.stdout.write("acked\\n");
+      process.kill(process.pid, "SIGKILL");
+    `;
+    const output = await new Promise<string>((resolve, reject) => {
+      const writer = spawn(process.execPath, ["--input-type=module", "-e", script], { stdio: ["ignore", "pipe", "inherit"] });
+      let text = "";
+      writer.stdout.on("data", (chunk: Buffer) => (text += chunk.toString()));
+      writer.on("error", reject);
+      writer.on("close", (_code, signal) => (signal === "SIGKILL" ? resolve(text) : reject(new Error(`writer ended without SIGKILL: ${text}`))));
+    });
+    expect(output).toBe("acked\n");
+    // The committed records were only in the WAL.
+    rmSync(`${file}-wal`);
+    rmSync(`${file}-shm`, { force: true });
+
+    const journal = Journal.open({ path: file });
+    try {
+      expect(journal.warnings).toEqual([
+        {
+          kind: "tail-records-lost",
+          sessionId: "s1",
+          message: expect.stringContaining(
+            'session "s1": the tail log holds 3 record(s) from seq 6 that cannot be replayed: its chain in the database ends at seq 4, and record 5 is in neither. They are lost',
+          ),
+        },
+      ]);
+      // What the tail log could restore is back: c1 up to its start, so it ends interrupted.
+      expect(journal.recovered.map((call) => [call.callId, call.started])).toEqual([["c1", true]]);
+      expect(journal.verify()).toMatchObject({ ok: true });
+    } finally {
+      journal.close();
+    }
   });
 });
 

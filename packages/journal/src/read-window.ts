@@ -1,0 +1,60 @@
+import type Database from "better-sqlite3";
+
+/**
+ * Read transactions of bounded length for a long read beside a writer (`verify()`).
+ *
+ * A reader in a WAL database holds, for as long as its read transaction lasts, a mark in
+ * the WAL that no checkpoint may copy past, and while any reader holds one the WAL cannot
+ * start over from its beginning: it grows by everything the writer commits meanwhile (one
+ * verify of 800,000 records in one transaction grew it from 40 MB to 0.8–1.7 GB, and the
+ * writer then stalled for seconds checkpointing it). A window opens a transaction at its
+ * first read (each statement outside one would pay for its own, ~12 µs), ends it after
+ * `maxReads` reads or at {@link release}, and the caller does its own work (hashing)
+ * between transactions, holding no mark, so the writer's checkpoints catch up and the
+ * WAL restarts.
+ */
+export class ReadWindow {
+  private readonly begin: Database.Statement;
+  private readonly end: Database.Statement;
+  private open = false;
+  private reads = 0;
+  /** Transactions ended so far. */
+  transactions = 0;
+
+  constructor(
+    private readonly db: Database.Database,
+    private readonly maxReads: number,
+    /** Runs after each transaction ends, with none open (tests use it to act between them). */
+    private readonly between?: () => void,
+  ) {
+    this.begin = db.prepare("BEGIN");
+    this.end = db.prepare("COMMIT");
+  }
+
+  /** Runs `read` inside the current read transaction, opening one if none is open. */
+  read<T>(read: () => T): T {
+    if (!this.open) {
+      // A connection already inside a transaction (none of the journal's paths leaves one
+      // open here) is read as it is: its transaction is not ours to end.
+      if (this.db.inTransaction) return read();
+      this.begin.run();
+      this.open = true;
+    }
+    try {
+      return read();
+    } finally {
+      this.reads += 1;
+      if (this.reads >= this.maxReads) this.release();
+    }
+  }
+
+  /** Ends the current read transaction, if one is open. */
+  release(): void {
+    if (!this.open) return;
+    this.open = false;
+    this.reads = 0;
+    if (this.db.inTransaction) this.end.run();
+    this.transactions += 1;
+    this.between?.();
+  }
+}
