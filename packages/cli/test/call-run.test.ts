@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { collect, COWORKER, DEMO_POLICY, DEMO_SCRIPT, FIXTURE_HOST, runEntry, runHost, tempDir, waitForOutput, writeBundle } from "./helpers.js";
@@ -121,3 +121,30 @@ describe("run", () => {
     expect(JSON.parse(show.stdout).calls[0]).toMatchObject({ qualifiedName: "fixture.wait", outcome: "cancelled" });
   });
 });
+
+describe("what opening the journal found (A3)", () => {
+  it("A3 a command that opens a journal a crash left tells which calls were interrupted, and that none was run again", async () => {
+    const journal = path.join(temp.dir, "crashed.db");
+    // A writer killed with a call started: its lock, tail log and open call are left behind.
+    const crash = spawnSync(
+      process.execPath,
+      [
+        "--input-type=module",
+        "-e",
+        `const { argumentsDigest, Journal } = await import(${JSON.stringify(path.resolve(import.meta.dirname, "../../journal/dist/index.js"))});
+         const journal = Journal.open({ path: ${JSON.stringify(journal)} });
+         journal.sessionOpened({ sessionId: "ses_crash", executionIdentity: "owid3:test", identityInputs: { note: "test" }, workspace: "/work" });
+         journal.callRequested({ sessionId: "ses_crash", turnId: "t1", callId: "ses_crash.c1", alias: "fixture__whoami", qualifiedName: "fixture.whoami", args: {}, argsDigest: argumentsDigest({}) });
+         journal.approvalDecided({ sessionId: "ses_crash", callId: "ses_crash.c1", decision: "approved", by: "bypass", scope: "once", key: "k" });
+         await journal.callStarted({ sessionId: "ses_crash", callId: "ses_crash.c1" });
+         process.kill(process.pid, "SIGKILL");`,
+      ],
+      { encoding: "utf8" },
+    );
+    expect(crash.signal, crash.stderr).toBe("SIGKILL");
+    const ran = await runEntry(FIXTURE_HOST, ["call", "fixture.whoami", "--approve", "yes", "--journal", journal]);
+    expect(ran.code).toBe(0);
+    expect(ran.stderr).toContain("journal: call ses_crash.c1 (fixture.whoami) of session ses_crash was interrupted by a crash after it started; it is marked interrupted and was not run again");
+  });
+});
+

@@ -22,7 +22,7 @@ export interface RuntimeNeeds {
 export async function openRuntime(context: CommandContext, needs: RuntimeNeeds): Promise<Runtime> {
   const { models, secrets } = await modelProviders(context, needs);
   const { Runtime } = await import("@openworker/runtime");
-  return Runtime.openWithRegistry(context.registry, {
+  const runtime = await Runtime.openWithRegistry(context.registry, {
     workspace: context.globals.workspace,
     journal: { path: context.globals.journalPath },
     models,
@@ -30,6 +30,23 @@ export async function openRuntime(context: CommandContext, needs: RuntimeNeeds):
     ...(context.sandbox ? { mcp: { sandbox: context.sandbox } } : {}),
     secrets,
   });
+  reportJournalOpening(context, runtime);
+  return runtime;
+}
+
+/**
+ * What opening the journal as its writer found, on stderr: calls a crash interrupted
+ * (marked `interrupted`, never replayed, A3) and anything that contradicts the file's own
+ * records (`journal.warnings`), with the command that checks the file.
+ */
+function reportJournalOpening(context: CommandContext, runtime: Runtime): void {
+  const { terminal, program } = context;
+  for (const call of runtime.journal.recovered) {
+    terminal.note(terminal.paint("yellow", `journal: call ${call.callId} (${call.qualifiedName || "unknown tool"}) of session ${call.sessionId} was interrupted by a crash${call.started ? " after it started" : " before it started"}; it is marked interrupted and was not run again`));
+  }
+  for (const warning of runtime.journal.warnings) {
+    terminal.note(terminal.paint("yellow", `journal warning: ${warning.message}; check the file with \`${program} journal verify\``));
+  }
 }
 
 async function modelProviders(context: CommandContext, needs: RuntimeNeeds): Promise<{ models: ModelProvider[]; secrets: string[] }> {
