@@ -1,4 +1,5 @@
 import { spawn, spawnSync } from "node:child_process";
+import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { collect, COWORKER, DEMO_POLICY, DEMO_SCRIPT, FIXTURE_HOST, runEntry, runHost, tempDir, waitForOutput, writeBundle } from "./helpers.js";
@@ -145,6 +146,43 @@ describe("what opening the journal found (A3)", () => {
     const ran = await runEntry(FIXTURE_HOST, ["call", "fixture.whoami", "--approve", "yes", "--journal", journal]);
     expect(ran.code).toBe(0);
     expect(ran.stderr).toContain("journal: call ses_crash.c1 (fixture.whoami) of session ses_crash was interrupted by a crash after it started; it is marked interrupted and was not run again");
+  });
+});
+
+describe("remembered approvals (A1, A2)", () => {
+  it("A2 journal approvals lists what a person remembered; revoke-approvals forgets it and the next session asks again", async () => {
+    const { Runtime } = await import("@openworker/runtime");
+    const { ToolRegistry } = await import("@openworker/registry");
+    const { codeTool } = await import("@openworker/tools-sdk");
+    const journal = path.join(temp.dir, "approvals.db");
+    const bundle = writeBundle(path.join(temp.dir, "approvals-bundle"), JSON.stringify({ version: 3, tools: ["demo.pay"] }));
+    const hostEntry = path.join(temp.dir, "approvals-host.js");
+    writeFileSync(hostEntry, "// host\n");
+    let asked = 0;
+    const callOnce = async () => {
+      const registry = new ToolRegistry();
+      registry.register(codeTool("demo.pay", "Pays.", { type: "object" }, () => ({ ok: "paid" })));
+      const runtime = await Runtime.openWithRegistry(registry, { workspace: temp.dir, journal: { path: journal }, hostEntry, approver: () => (asked++, { approved: true, scope: "session" }) });
+      try {
+        const session = await runtime.openSession({ bundle });
+        expect((await session.callTool("demo.pay", {})).outcome).toBe("succeeded");
+      } finally {
+        await runtime.close();
+      }
+    };
+    await callOnce();
+    await callOnce();
+    expect(asked).toBe(1);
+    const listed = await runEntry(FIXTURE_HOST, ["journal", "approvals", "--json", "--journal", journal]);
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(JSON.parse(listed.stdout)).toEqual([expect.objectContaining({ qualifiedName: "demo.pay", scope: "session", by: "person" })]);
+    const usage = await runEntry(FIXTURE_HOST, ["journal", "revoke-approvals", "--journal", journal]);
+    expect(usage.code).toBe(2);
+    expect(usage.stderr).toContain("needs --tool NAME, --identity ID or --all");
+    const revoked = await runEntry(FIXTURE_HOST, ["journal", "revoke-approvals", "--tool", "demo.pay", "--journal", journal]);
+    expect(revoked.stdout).toContain("forgot 1 remembered approval(s)");
+    await callOnce();
+    expect(asked).toBe(2);
   });
 });
 

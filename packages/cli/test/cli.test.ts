@@ -9,7 +9,7 @@ import type { SandboxLauncher } from "@openworker/mcp-bridge";
 import { EXIT_CODES, runCli } from "../src/index.js";
 import { FIXTURES, writeBundle } from "./helpers.js";
 
-const COMMAND_WORDS = [["tools", "list"], ["tools", "check"], ["call"], ["run"], ["serve"], ["journal", "sessions"], ["journal", "show"], ["journal", "verify"], ["journal", "export"]];
+const COMMAND_WORDS = [["tools", "list"], ["tools", "check"], ["call"], ["run"], ["serve"], ["journal", "sessions"], ["journal", "show"], ["journal", "verify"], ["journal", "export"], ["journal", "approvals"], ["journal", "revoke-approvals"]];
 
 function registry(): ToolRegistry {
   const tools = new ToolRegistry();

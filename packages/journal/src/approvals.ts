@@ -56,6 +56,37 @@ export interface ApprovalGrant {
   readonly who?: string;
 }
 
+/**
+ * Which remembered approvals `approvals()` lists and `revokeApprovals()` forgets: those of
+ * one execution identity, of one tool, or both. `{}` matches every approval.
+ *
+ * @example
+ * ```ts
+ * const filter: ApprovalFilter = { qualifiedName: "example.web_search" };
+ * ```
+ */
+export interface ApprovalFilter {
+  readonly executionIdentity?: string;
+  readonly qualifiedName?: string;
+}
+
+interface FilterParameters {
+  identity: string | null;
+  tool: string | null;
+}
+
+function filterParameters(filter: ApprovalFilter): FilterParameters {
+  return { identity: filterValue(filter.executionIdentity, "executionIdentity"), tool: filterValue(filter.qualifiedName, "qualifiedName") };
+}
+
+function filterValue(value: unknown, field: string): string | null {
+  if (value === undefined) return null;
+  if (typeof value !== "string" || value.length === 0) {
+    throw journalError(JOURNAL_ERRORS.INVALID_RECORD, `approval filter: ${field} must be a non-empty string when given`, { field });
+  }
+  return value;
+}
+
 interface ApprovalRow {
   execution_identity: string;
   qualified_name: string;
@@ -84,6 +115,16 @@ export class ApprovalStore {
     );
     this.sql = {
       find,
+      list: db.prepare<[FilterParameters], ApprovalRow>(
+        `SELECT * FROM approvals
+          WHERE (@identity IS NULL OR execution_identity = @identity) AND (@tool IS NULL OR qualified_name = @tool)
+          ORDER BY decided_at, qualified_name`,
+      ),
+      revoke: writable
+        ? db.prepare<[FilterParameters]>(
+            "DELETE FROM approvals WHERE (@identity IS NULL OR execution_identity = @identity) AND (@tool IS NULL OR qualified_name = @tool)",
+          )
+        : undefined,
       store: writable
         ? db.prepare(
             `INSERT OR REPLACE INTO approvals
@@ -139,6 +180,16 @@ export class ApprovalStore {
       who ?? null,
       new Date().toISOString(),
     );
+  }
+
+  /** The remembered approvals, oldest first, of one identity and/or tool (every one without a filter). */
+  list(filter: ApprovalFilter): ApprovalRecord[] {
+    return this.sql.list.all(filterParameters(filter)).map(toRecord);
+  }
+
+  /** Forgets the remembered approvals the filter matches; returns how many. */
+  revoke(filter: ApprovalFilter): number {
+    return this.sql.revoke?.run(filterParameters(filter)).changes ?? 0;
   }
 
   private lookup(key: ApprovalKey): ApprovalRow | undefined {

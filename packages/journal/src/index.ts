@@ -8,7 +8,7 @@ export {
   type SelectedTool,
 } from "./identity.js";
 export { hostExecutableDigest } from "./host.js";
-export type { ApprovalGrant, ApprovalKey, ApprovalRecord } from "./approvals.js";
+export type { ApprovalFilter, ApprovalGrant, ApprovalKey, ApprovalRecord } from "./approvals.js";
 export type {
   ApprovalDecidedInput,
   CallFinishedInput,

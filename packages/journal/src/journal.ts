@@ -1,5 +1,5 @@
 import type Database from "better-sqlite3";
-import { type ApprovalGrant, type ApprovalKey, type ApprovalRecord, ApprovalStore } from "./approvals.js";
+import { type ApprovalFilter, type ApprovalGrant, type ApprovalKey, type ApprovalRecord, ApprovalStore } from "./approvals.js";
 import { JOURNAL_ERRORS, journalError } from "./errors.js";
 import { type CommitThreadMode, GroupCommit } from "./group-commit.js";
 import type {
@@ -113,7 +113,7 @@ export class Journal {
       warnings: readonly JournalWarning[];
     },
     private readonly reader: JournalReader,
-    private readonly approvals: ApprovalStore,
+    private readonly approvalStore: ApprovalStore,
     private readonly writer: { writer: JournalWriter; commit: GroupCommit; tail: TailLog | undefined; lock: WriterLock } | undefined,
   ) {
     this.path = options.path;
@@ -295,14 +295,14 @@ export class Journal {
     if (this.closed) throw closedError(this.path);
     // Hot path: approvals are stored at once, never queued, so there is nothing to
     // commit first; the lookup joins the group's transaction instead of paying for its own.
-    return this.writer === undefined ? this.approvals.find(key) : this.writer.commit.lookup(() => this.approvals.find(key));
+    return this.writer === undefined ? this.approvalStore.find(key) : this.writer.commit.lookup(() => this.approvalStore.find(key));
   }
 
   /** Like {@link findApproval}, but a `once` approval is used up by the lookup. */
   consumeApproval(key: ApprovalKey): ApprovalRecord | undefined {
     this.write();
     this.writer?.commit.commitNow();
-    return this.approvals.consume(key);
+    return this.approvalStore.consume(key);
   }
 
   /**
@@ -312,7 +312,28 @@ export class Journal {
   storeApproval(key: ApprovalKey, record: ApprovalGrant): void {
     this.write();
     this.writer?.commit.commitNow();
-    this.approvals.store(key, record);
+    this.approvalStore.store(key, record);
+  }
+
+  /**
+   * The remembered approvals (those stored with `storeApproval`: `session` scope, and
+   * `once` approvals not yet used), oldest first, of one execution identity and/or tool.
+   * Readers may list them beside the writer.
+   */
+  approvals(filter: ApprovalFilter = {}): ApprovalRecord[] {
+    this.read();
+    return this.approvalStore.list(filter);
+  }
+
+  /**
+   * Forgets remembered approvals, effective at once: the next call of a matching tool
+   * asks again. Returns how many were forgotten. `{}` forgets every one. The journal's
+   * records (the `approval_decided` of past calls) are history and stay.
+   */
+  revokeApprovals(filter: ApprovalFilter): number {
+    this.write();
+    this.writer?.commit.commitNow();
+    return this.approvalStore.revoke(filter);
   }
 
   sessions(): SessionSummary[] {

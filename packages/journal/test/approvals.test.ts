@@ -69,3 +69,29 @@ describe("approval store (A1, A2, M3)", () => {
     expect(journal.findApproval(key)).toBeUndefined();
   });
 });
+
+describe("listing and revoking remembered approvals (A1, A2)", () => {
+  it("A2 approvals() lists by identity and tool; revokeApprovals() forgets exactly the matches, and the next lookup finds nothing", async () => {
+    const path = folder.file("list.db");
+    const writer = Journal.open({ path });
+    const key = (identity: string, tool: string): ApprovalKey => ({ executionIdentity: identity, qualifiedName: tool, schemaFingerprint: "sha256:s" });
+    writer.storeApproval(key("owid3:a", "demo.pay"), { scope: "session", by: "person", who: "ana" });
+    writer.storeApproval(key("owid3:a", "demo.read"), { scope: "session", by: "person" });
+    writer.storeApproval(key("owid3:b", "demo.pay"), { scope: "session", by: "person" });
+    expect(writer.approvals().map((row) => `${row.executionIdentity} ${row.qualifiedName}`).sort()).toEqual(["owid3:a demo.pay", "owid3:a demo.read", "owid3:b demo.pay"]);
+    expect(writer.approvals({ qualifiedName: "demo.pay" })).toHaveLength(2);
+    expect(writer.approvals({ executionIdentity: "owid3:a", qualifiedName: "demo.pay" })).toEqual([expect.objectContaining({ who: "ana", scope: "session" })]);
+    expect(writer.revokeApprovals({ qualifiedName: "demo.pay" })).toBe(2);
+    expect(writer.findApproval(key("owid3:a", "demo.pay"))).toBeUndefined();
+    expect(writer.findApproval(key("owid3:a", "demo.read"))).toBeDefined();
+    expect(await codeOf(() => writer.approvals({ qualifiedName: "" }))).toBe(JOURNAL_ERRORS.INVALID_RECORD);
+    writer.close();
+    const reader = Journal.open({ path, readonly: true });
+    try {
+      expect(reader.approvals()).toHaveLength(1);
+      expect(await codeOf(() => reader.revokeApprovals({}))).toBe(JOURNAL_ERRORS.READ_ONLY);
+    } finally {
+      reader.close();
+    }
+  });
+});

@@ -1,6 +1,6 @@
 import type { CommandSpec } from "../cli/command.js";
 import { callCommand } from "./call.js";
-import { journalExport, journalSessions, journalShow, journalVerify } from "./journal.js";
+import { journalApprovals, journalExport, journalRevokeApprovals, journalSessions, journalShow, journalVerify } from "./journal.js";
 import { runCommand } from "./run.js";
 import { serveCommand } from "./serve.js";
 import { toolsCheck, toolsList } from "./tools.js";
@@ -16,4 +16,6 @@ export const COMMANDS: readonly CommandSpec[] = Object.freeze([
   journalShow,
   journalVerify,
   journalExport,
+  journalApprovals,
+  journalRevokeApprovals,
 ]);

@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import type { Journal } from "@openworker/journal";
 import { OpenWorkerError } from "@openworker/tools-sdk";
 import type { CommandContext, CommandSpec } from "../cli/command.js";
-import { CLI_ERROR_CODES, EXIT_CODES } from "../cli/errors.js";
+import { CLI_ERROR_CODES, EXIT_CODES, usageError } from "../cli/errors.js";
 import { clip, table } from "../cli/terminal.js";
 
 const JOURNAL_DETAILS = "Reads the journal at --journal PATH (default <workspace>/.openworker/journal.db) read-only, beside a running writer.";
@@ -122,6 +122,84 @@ export const journalExport: CommandSpec = {
       return EXIT_CODES.ok;
     }),
 };
+
+/** `journal approvals`: the remembered approvals. */
+export const journalApprovals: CommandSpec = {
+  words: ["journal", "approvals"],
+  summary: "List remembered approvals (an [s] answer, or a once approval not yet used)",
+  usage: "[--tool NAME] [--identity ID] [--json]",
+  positionals: { min: 0, max: 0 },
+  listing: true,
+  options: {
+    tool: { type: "string", value: "NAME", description: "only this tool's (qualified name)" },
+    identity: { type: "string", value: "ID", description: "only those of this execution identity (owid3:…, as journal show prints it)" },
+  },
+  details:
+    `${JOURNAL_DETAILS}\nA remembered approval answers for every later session with the same execution identity (A2),\n` +
+    "until the tool's schema, catalog entry or provider changes (M3), or it is revoked.",
+  run: (context) =>
+    withJournal(context, async (journal) => {
+      const approvals = journal.approvals(approvalFilter(context));
+      if (context.terminal.json) {
+        context.terminal.printJson(approvals);
+        return EXIT_CODES.ok;
+      }
+      const rows = approvals.map((approval) => [
+        approval.qualifiedName,
+        approval.scope,
+        `${approval.by}${approval.who ? ` (${approval.who})` : ""}`,
+        approval.decidedAt,
+        approval.executionIdentity.slice(0, 23),
+      ]);
+      await context.terminal.stream(table([["tool", "scope", "decided by", "at", "identity"], ...rows]), { signal: context.signal });
+      return EXIT_CODES.ok;
+    }),
+};
+
+/** `journal revoke-approvals`: forget remembered approvals. */
+export const journalRevokeApprovals: CommandSpec = {
+  words: ["journal", "revoke-approvals"],
+  summary: "Forget remembered approvals: the next call of those tools asks again",
+  usage: "(--tool NAME | --identity ID | --all)",
+  positionals: { min: 0, max: 0 },
+  options: {
+    tool: { type: "string", value: "NAME", description: "forget this tool's (qualified name)" },
+    identity: { type: "string", value: "ID", description: "forget those of this execution identity" },
+    all: { type: "boolean", description: "forget every remembered approval" },
+  },
+  details:
+    "Opens the journal at --journal PATH as its writer: stop the host that writes it first (one writer at a time).\n" +
+    "The journal's records of past decisions stay; only what would answer future calls is forgotten.",
+  run: async (context) => {
+    const filter = approvalFilter(context);
+    if (context.options.all !== true && filter.qualifiedName === undefined && filter.executionIdentity === undefined) {
+      throw usageError("journal revoke-approvals needs --tool NAME, --identity ID or --all");
+    }
+    if (context.options.all === true && (filter.qualifiedName !== undefined || filter.executionIdentity !== undefined)) {
+      throw usageError("journal revoke-approvals: --all forgets every approval; leave out --tool and --identity, or drop --all");
+    }
+    const file = context.globals.journalPath;
+    if (!existsSync(file)) throw new OpenWorkerError("JOURNAL_NOT_FOUND", `${file}: no journal here yet (sessions create it)`, { details: { file } });
+    const { Journal } = await import("@openworker/journal");
+    const journal = Journal.open({ path: file });
+    try {
+      const forgotten = journal.revokeApprovals(filter);
+      context.terminal.line(`forgot ${forgotten} remembered approval(s); the next call of ${filter.qualifiedName ?? "those tools"} asks again`);
+      return EXIT_CODES.ok;
+    } finally {
+      journal.close();
+    }
+  },
+};
+
+function approvalFilter(context: CommandContext): { qualifiedName?: string; executionIdentity?: string } {
+  const tool = context.options.tool;
+  const identity = context.options.identity;
+  return {
+    ...(typeof tool === "string" ? { qualifiedName: tool } : {}),
+    ...(typeof identity === "string" ? { executionIdentity: identity } : {}),
+  };
+}
 
 async function withJournal(context: CommandContext, work: (journal: Journal) => number | Promise<number>): Promise<number> {
   const file = context.globals.journalPath;
