@@ -19,11 +19,7 @@ export const journalSessions: CommandSpec = {
   run: (context) =>
     withJournal(context, async (journal) => {
       const sessions = journal.sessions();
-      if (context.terminal.json) {
-        context.terminal.printJson(sessions);
-        return EXIT_CODES.ok;
-      }
-      const rows = sessions.map((session) => [
+      return printListing(context, sessions, ["session", "opened", "closed", "calls", "open calls", "identity"], (session) => [
         session.sessionId,
         session.openedAt,
         session.closedAt ?? "open",
@@ -31,8 +27,6 @@ export const journalSessions: CommandSpec = {
         String(session.openCalls),
         session.executionIdentity.slice(0, 23),
       ]);
-      await context.terminal.stream(table([["session", "opened", "closed", "calls", "open calls", "identity"], ...rows]), { signal: context.signal });
-      return EXIT_CODES.ok;
     }),
 };
 
@@ -140,19 +134,13 @@ export const journalApprovals: CommandSpec = {
   run: (context) =>
     withJournal(context, async (journal) => {
       const approvals = journal.approvals(approvalFilter(context));
-      if (context.terminal.json) {
-        context.terminal.printJson(approvals);
-        return EXIT_CODES.ok;
-      }
-      const rows = approvals.map((approval) => [
+      return printListing(context, approvals, ["tool", "scope", "decided by", "at", "identity"], (approval) => [
         approval.qualifiedName,
         approval.scope,
         `${approval.by}${approval.who ? ` (${approval.who})` : ""}`,
         approval.decidedAt,
         approval.executionIdentity.slice(0, 23),
       ]);
-      await context.terminal.stream(table([["tool", "scope", "decided by", "at", "identity"], ...rows]), { signal: context.signal });
-      return EXIT_CODES.ok;
     }),
 };
 
@@ -191,6 +179,13 @@ export const journalRevokeApprovals: CommandSpec = {
     }
   },
 };
+
+/** A listing: the items as JSON with `--json`, else a table streamed to the terminal. */
+async function printListing<T>(context: CommandContext, items: readonly T[], header: readonly string[], row: (item: T) => string[]): Promise<number> {
+  if (context.terminal.json) context.terminal.printJson(items);
+  else await context.terminal.stream(table([header, ...items.map(row)]), { signal: context.signal });
+  return EXIT_CODES.ok;
+}
 
 function approvalFilter(context: CommandContext): { qualifiedName?: string; executionIdentity?: string } {
   const tool = context.options.tool;
