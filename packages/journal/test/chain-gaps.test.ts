@@ -1,7 +1,7 @@
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { Journal } from "../src/index.js";
-import { completeCall, openSession, temporaryFolder } from "./helpers.js";
+import { completeCall, openSession, temporaryFolder, tamperWith } from "./helpers.js";
 
 // `verify()` must name the first record that is missing or broken (the seq after the
 // last good one), wherever the chain is cut: walking back from the head alone stops at
@@ -51,15 +51,7 @@ function framesOf(sessionId: string): FrameRow[] {
   }
 }
 
-/** Changes the file behind the journal's back, as `sqlite3 copy.db "…"` would. */
-function tamper(sql: string, ...params: unknown[]): void {
-  const db = new Database(file);
-  try {
-    db.prepare(sql).run(...params);
-  } finally {
-    db.close();
-  }
-}
+const tamper = (sql: string, ...params: unknown[]): void => tamperWith(file, sql, ...params);
 
 function withReader<T>(read: (journal: Journal) => T): T {
   const journal = Journal.open({ path: file, readonly: true });

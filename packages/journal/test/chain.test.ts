@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { Journal } from "../src/index.js";
-import { completeCall, openSession, temporaryFolder } from "./helpers.js";
+import { completeCall, openSession, temporaryFolder, tamperWith, verifyFile } from "./helpers.js";
 
 let folder: ReturnType<typeof temporaryFolder>;
 let file: string;
@@ -28,24 +28,9 @@ beforeEach(async () => {
 
 afterEach(() => folder.remove());
 
-/** Changes the file behind the journal's back, as an attacker or a faulty disk would. */
-function tamper(sql: string, ...params: unknown[]): void {
-  const db = new Database(file);
-  try {
-    db.prepare(sql).run(...params);
-  } finally {
-    db.close();
-  }
-}
+const tamper = (sql: string, ...params: unknown[]): void => tamperWith(file, sql, ...params);
 
-function verify(sessionId?: string) {
-  const journal = Journal.open({ path: file, readonly: true });
-  try {
-    return journal.verify(sessionId);
-  } finally {
-    journal.close();
-  }
-}
+const verify = (sessionId?: string) => verifyFile(file, sessionId);
 
 const S1 = "(SELECT ref FROM sessions WHERE session_id = 's1')";
 

@@ -3,7 +3,8 @@ import os from "node:os";
 import path from "node:path";
 import type { JsonValue } from "@openworker/tools-sdk";
 import { afterEach, beforeEach } from "vitest";
-import { argumentsDigest, Journal } from "../src/index.js";
+import Database from "better-sqlite3";
+import { argumentsDigest, Journal, type VerifyReport } from "../src/index.js";
 
 export interface TemporaryFolder {
   readonly dir: string;
@@ -69,4 +70,24 @@ export async function codeOf(run: () => unknown): Promise<string | undefined> {
     return (error as { code?: string }).code;
   }
   return undefined;
+}
+
+/** Changes the file behind the journal's back, as an attacker, a faulty disk or `sqlite3 copy.db "…"` would. */
+export function tamperWith(file: string, sql: string, ...params: unknown[]): void {
+  const db = new Database(file);
+  try {
+    db.prepare(sql).run(...params);
+  } finally {
+    db.close();
+  }
+}
+
+/** `verify()` of the file through a read-only journal, closed afterwards. */
+export function verifyFile(file: string, sessionId?: string): VerifyReport {
+  const journal = Journal.open({ path: file, readonly: true });
+  try {
+    return journal.verify(sessionId);
+  } finally {
+    journal.close();
+  }
 }

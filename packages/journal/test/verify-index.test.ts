@@ -2,7 +2,7 @@ import { copyFileSync } from "node:fs";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { Journal } from "../src/index.js";
-import { approve, completeCall, request, temporaryFolder, type TemporaryFolder } from "./helpers.js";
+import { approve, completeCall, request, temporaryFolder, type TemporaryFolder, tamperWith, verifyFile } from "./helpers.js";
 
 // The session rows and head rows are an index the journal keeps beside the hashed
 // records; verify() holds every column to what the chain says (docs/operate.md: "an
@@ -47,23 +47,9 @@ beforeEach(() => {
 
 afterAll(() => folder?.remove());
 
-function tamper(sql: string, ...params: unknown[]): void {
-  const db = new Database(file);
-  try {
-    db.prepare(sql).run(...params);
-  } finally {
-    db.close();
-  }
-}
+const tamper = (sql: string, ...params: unknown[]): void => tamperWith(file, sql, ...params);
 
-function verify(sessionId?: string) {
-  const journal = Journal.open({ path: file, readonly: true });
-  try {
-    return journal.verify(sessionId);
-  } finally {
-    journal.close();
-  }
-}
+const verify = (sessionId?: string) => verifyFile(file, sessionId);
 
 const CLOSED = "ref = (SELECT ref FROM sessions WHERE session_id = 'closed')";
 const OPEN = "ref = (SELECT ref FROM sessions WHERE session_id = 'open')";
