@@ -145,7 +145,7 @@ describe("what the command line refuses instead of ignoring", () => {
     expect(run.stderr).not.toContain("--help");
   });
 
-  it("text from a tool reaches the terminal with its control characters escaped; the CLI's own colours pass", async () => {
+  it("E6 text from a tool reaches the terminal with its control characters escaped; the CLI's own colours pass", async () => {
     const sneaky = (): ToolRegistry => {
       const tools = new ToolRegistry();
       tools.register({

@@ -27,7 +27,7 @@ describe("jsonSyntaxProblem (E6: a config file's text is never quoted in an erro
     expect(problemOf(text)).toBe(expected);
   });
 
-  it("never repeats a secret-looking value from the text", () => {
+  it("E6 never repeats a secret-looking value from the text", () => {
     const secret = "sk-live-0123456789abcdef";
     for (const text of [`{"env":{"TOKEN":'${secret}'}}`, `{"env":{"TOKEN":${secret}}}`, `{"url":"http://x",${secret}}`, `[${secret}]`]) {
       const problem = problemOf(text);

@@ -135,7 +135,12 @@ export class Runtime {
     const sessionId = checkedSessionId(options.sessionId);
     const callTimeoutMs = checkedCallTimeout(options.callTimeoutMs);
     const bundle = typeof options.bundle === "string" ? await loadBundle(options.bundle) : options.bundle;
-    const policy = withRegistryClassifications(checkApprovalPolicy(options.policy ?? {}), this.registry);
+    // The host's policy first (its own fields, by name), then with the registry's
+    // classifications merged in: a misspelt class given at registration must not fall to
+    // "ask", which bypass approves, any more than one written in the policy.
+    const policy = checkApprovalPolicy(withRegistryClassifications(checkApprovalPolicy(options.policy ?? {}), this.registry), {
+      source: "policy (with the classifications given at registration)",
+    });
     const host = await this.#hostDigest();
     // The runtime may have begun closing while the bundle loaded.
     this.#assertOpen();

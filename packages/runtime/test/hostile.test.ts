@@ -345,6 +345,29 @@ describe("runtime options and inventories", () => {
     expect(ran).toBe(0);
   });
 
+  it("A1 a class given at registration that no rule names is refused too (a typo would fall to ask, which bypass approves)", async () => {
+    const registry = new ToolRegistry();
+    registry.register(nativeTool("test.wipe", async () => ({ json: "wiped" })), { classification: "destructve" });
+    runtime = await Runtime.openWithRegistry(registry, { workspace: space.dir, journal: { path: path.join(space.dir, "classes.db") }, hostEntry: writeHostEntry(space.dir) });
+    const bundle = writeBundle(space.dir, ["test.wipe"]);
+    const error = await runtime.openSession({ bundle, policy: { mode: "bypass", rules: { destructive: "deny", external: "ask" } } }).then(() => undefined, (caught: unknown) => caught);
+    expect(error).toMatchObject({ code: "OPTIONS_INVALID", message: expect.stringContaining('classifications["test.wipe"] is "destructve", which no rule names') });
+    // Without rules every class asks, as before.
+    await expect(runtime.openSession({ bundle, policy: { mode: "bypass" } })).resolves.toBeDefined();
+  });
+
+  it("T5 closing a session that never prepared revokes every selected native tool, even beside one whose schema does not compile", async () => {
+    const revoked: string[] = [];
+    const mail = nativeTool("test.mail", async () => ({ json: "sent" }), { revoke: () => void revoked.push("test.mail") });
+    const broken = nativeTool("test.broken", async () => ({ json: "never" }), { schema: { type: "object", properties: { n: { type: "nonsense" } } } as never, revoke: () => void revoked.push("test.broken") });
+    runtime = await openRuntime(space.dir, [mail, broken]);
+    const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.mail", "test.broken"]), policy: bypass });
+    await session.close();
+    expect(revoked.sort()).toEqual(["test.broken", "test.mail"]);
+    const kinds = [...runtime.journal.exportSession(session.id)].map((line) => JSON.parse(line) as { kind: string; tool?: string }).filter((record) => record.kind === "revoked");
+    expect(kinds.map((record) => record.tool).sort()).toEqual(["test.broken", "test.mail"]);
+  });
+
   it("I1 a readiness observation that throws reads as no observation; the catalog still lists every model", async () => {
     const model = new ScriptedProvider([]);
     Object.assign(model, {

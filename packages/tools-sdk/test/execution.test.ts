@@ -380,7 +380,7 @@ describe("the call boundary (runTool applies the runtime's rules)", () => {
 });
 
 describe("testing kit guards (T7)", () => {
-  it("runTool refuses a timeoutMs that is not a positive number with OPTIONS_INVALID, before calling the tool", async () => {
+  it("T7 runTool refuses a timeoutMs that is not a positive number with OPTIONS_INVALID, before calling the tool", async () => {
     let called = 0;
     const tool = codeTool("kit.count", "Counts.", { type: "object" }, () => (called++, { ok: called }));
     for (const timeoutMs of [0, -5, Number.NaN]) {
@@ -391,7 +391,7 @@ describe("testing kit guards (T7)", () => {
     expect(called).toBe(0);
   });
 
-  it("runTool hands the tool the arguments' JSON, not the test's object", async () => {
+  it("T7 E5 runTool hands the tool the arguments' JSON, not the test's object", async () => {
     let seen: unknown;
     const tool = codeTool("kit.seen", "Sees.", { type: "object" }, (args) => ((seen = args), { ok: true }));
     const args = { when: new Date(0), skip: undefined };

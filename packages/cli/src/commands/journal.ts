@@ -4,6 +4,7 @@ import { OpenWorkerError } from "@openworker/tools-sdk";
 import type { CommandContext, CommandSpec } from "../cli/command.js";
 import { CLI_ERROR_CODES, EXIT_CODES, usageError } from "../cli/errors.js";
 import { clip, table } from "../cli/terminal.js";
+import { reportJournalOpening } from "../setup/runtime.js";
 
 const JOURNAL_DETAILS = "Reads the journal at --journal PATH (default <workspace>/.openworker/journal.db) read-only, beside a running writer.";
 
@@ -171,6 +172,8 @@ export const journalRevokeApprovals: CommandSpec = {
     const { Journal } = await import("@openworker/journal");
     const journal = Journal.open({ path: file });
     try {
+      // Opening as the writer recovers what a crash left: say so, as every writing command does.
+      reportJournalOpening(context, journal);
       const forgotten = journal.revokeApprovals(filter);
       context.terminal.line(`forgot ${forgotten} remembered approval(s); the next call of ${filter.qualifiedName ?? "those tools"} asks again`);
       return EXIT_CODES.ok;

@@ -30,7 +30,7 @@ export async function openRuntime(context: CommandContext, needs: RuntimeNeeds):
     ...(context.sandbox ? { mcp: { sandbox: context.sandbox } } : {}),
     secrets,
   });
-  reportJournalOpening(context, runtime);
+  reportJournalOpening(context, runtime.journal);
   return runtime;
 }
 
@@ -39,12 +39,12 @@ export async function openRuntime(context: CommandContext, needs: RuntimeNeeds):
  * (marked `interrupted`, never replayed, A3) and anything that contradicts the file's own
  * records (`journal.warnings`), with the command that checks the file.
  */
-function reportJournalOpening(context: CommandContext, runtime: Runtime): void {
+export function reportJournalOpening(context: CommandContext, journal: Runtime["journal"]): void {
   const { terminal, program } = context;
-  for (const call of runtime.journal.recovered) {
+  for (const call of journal.recovered) {
     terminal.note(terminal.paint("yellow", `journal: call ${call.callId} (${call.qualifiedName || "unknown tool"}) of session ${call.sessionId} was interrupted by a crash${call.started ? " after it started" : " before it started"}; it is marked interrupted and was not run again`));
   }
-  for (const warning of runtime.journal.warnings) {
+  for (const warning of journal.warnings) {
     terminal.note(terminal.paint("yellow", `journal warning: ${warning.message}; check the file with \`${program} journal verify\``));
   }
 }

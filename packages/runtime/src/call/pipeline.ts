@@ -104,7 +104,7 @@ async function decideAndRun(
   environment: CallEnvironment,
   request: CallRequest,
   resolved: ResolvedTool | undefined,
-  parsed: ParsedArguments,
+  parsed: ArgumentsReading,
   journaledArgs: JsonValue,
 ): Promise<CallReport> {
   const { journal, redactor, sessionId } = environment;
@@ -317,8 +317,6 @@ function report(
   return report;
 }
 
-type ParsedArguments = ArgumentsReading;
-
-function parseArguments(args: CallRequest["args"]): ParsedArguments {
+function parseArguments(args: CallRequest["args"]): ArgumentsReading {
   return "json" in args ? readHostArguments(args.json) : readArgumentsText(args.text);
 }

@@ -1,5 +1,5 @@
 import { setMaxListeners } from "node:events";
-import { providersNeeded, resolveSelection, withoutProviders, type Bundle, type NativeResolvedTool, type ResolvedSelection } from "@openworker/bundle-resolver";
+import type { Bundle, ResolvedSelection } from "@openworker/bundle-resolver";
 import { modelAlias, OpenWorkerError, type JsonValue } from "@openworker/tools-sdk";
 import type { ToolRegistry } from "@openworker/registry";
 import { untilAborted } from "@openworker/tools-sdk/execution";
@@ -9,7 +9,7 @@ import { RUNTIME_ERROR_CODES } from "../errors.js";
 import type { RuntimeEventListener } from "../events.js";
 import type { ModelMessage, ModelProvider } from "../model/types.js";
 import { prepareTurn, unavailableRefusal, type PreparedTurn } from "../turn/prepare.js";
-import { runTurn, settleTools, type TurnResult } from "../turn/run-turn.js";
+import { runTurn, settleTools, type SettledTool, type TurnResult } from "../turn/run-turn.js";
 import { linkSignals } from "./linked-signal.js";
 
 /** What a session is built from (made by `Runtime.openSession`). */
@@ -223,17 +223,19 @@ export class Session {
     return this.#prepared;
   }
 
-  /** The bundle's native tools: the latest preparation's, else resolved now (natives need no discovery). */
-  #selectedNatives(): NativeResolvedTool[] {
-    const isNative = (tool: ResolvedSelection["tools"][number]): tool is NativeResolvedTool => tool.kind === "native";
-    if (this.#prepared) return this.#prepared.selection.tools.filter(isNative);
+  /**
+   * The bundle's native tools, by exact name (N7): revoking needs no validator, so no
+   * schema is compiled at close, and one tool that would not resolve cannot keep the
+   * others from being revoked.
+   */
+  #selectedNatives(): SettledTool[] {
+    const { selection } = this.bundle;
+    if (selection.version !== 3) return [];
     const { registry } = this.#parts;
-    try {
-      return resolveSelection(registry, withoutProviders(this.bundle.selection, new Set(providersNeeded(registry, this.bundle.selection))), []).tools.filter(isNative);
-    } catch {
-      // The session opened on this selection, so its natives resolve; if not, there is nothing to revoke.
-      return [];
-    }
+    return selection.tools.flatMap((qualifiedName) => {
+      const registered = registry.get(qualifiedName);
+      return registered ? [{ qualifiedName, tool: registered.tool }] : [];
+    });
   }
 
   /** Cancels the running turn, if any: its call is abandoned, tools are revoked (T5). */

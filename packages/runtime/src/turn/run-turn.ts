@@ -208,8 +208,11 @@ function natives(prepared: PreparedTurn): NativeResolvedTool[] {
   return prepared.selection.tools.filter((tool): tool is NativeResolvedTool => tool.kind === "native");
 }
 
-/** T5: end-of-turn hooks (default revoke), or a direct revoke on cancellation. */
-export function settleTools(context: Pick<TurnContext, "environment">, tools: readonly NativeResolvedTool[], reason: "turn" | "cancel" | "close", completed: boolean): void {
+/** What settling a native tool needs: its implementation and its name. */
+export type SettledTool = Pick<NativeResolvedTool, "tool" | "qualifiedName">;
+
+/** T5: end-of-turn hooks (default revoke), or a direct revoke on cancellation or close. */
+export function settleTools(context: Pick<TurnContext, "environment">, tools: readonly SettledTool[], reason: "turn" | "cancel" | "close", completed: boolean): void {
   const { journal, sessionId } = context.environment;
   for (const resolved of tools) {
     const tool: Tool = resolved.tool;
