@@ -42,7 +42,7 @@ const TICK_WRITES_PER_TURN = 8;
  * at any rate); the share of time spent committing can, and it does not depend on how
  * fast the machine is.
  */
-const THREAD_AFTER_COMMIT_SHARE = 0.2;
+export const THREAD_AFTER_COMMIT_SHARE = 0.2;
 const SHARE_WINDOW_MS = 100;
 /**
  * Records on their way to the commit thread at most; a group that would pass it waits
@@ -130,6 +130,8 @@ export class GroupCommit {
     private readonly file: string,
     private readonly synchronous: "NORMAL" | "FULL",
     private threadMode: CommitThreadMode,
+    /** Under `"auto"`, the share of the writer's time in commits that starts the thread. */
+    private readonly threadAfterShare = THREAD_AFTER_COMMIT_SHARE,
   ) {
     this.statements = new GroupStatements(db);
     // The journal is the file's one writer, so frame ids are assigned here, which lets a
@@ -378,7 +380,7 @@ export class GroupCommit {
     const now = performance.now();
     const elapsed = now - this.windowStart;
     if (elapsed < SHARE_WINDOW_MS) return false;
-    const busy = this.windowCommitMs / elapsed >= THREAD_AFTER_COMMIT_SHARE;
+    const busy = this.windowCommitMs / elapsed >= this.threadAfterShare;
     this.busyWindows = busy ? this.busyWindows + 1 : 0;
     this.windowStart = now;
     this.windowCommitMs = 0;

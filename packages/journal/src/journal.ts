@@ -1,7 +1,7 @@
 import type Database from "better-sqlite3";
 import { type ApprovalFilter, type ApprovalGrant, type ApprovalKey, type ApprovalRecord, ApprovalStore } from "./approvals.js";
 import { JOURNAL_ERRORS, journalError } from "./errors.js";
-import { type CommitThreadMode, GroupCommit } from "./group-commit.js";
+import { type CommitThreadMode, GroupCommit, THREAD_AFTER_COMMIT_SHARE } from "./group-commit.js";
 import type {
   ApprovalDecidedInput,
   CallFinishedInput,
@@ -65,6 +65,12 @@ export interface JournalOptions {
    * on its own thread.
    */
   readonly commitThread?: CommitThreadMode;
+  /**
+   * Under `commitThread: "auto"`, the share of the writer's time spent committing (three
+   * 100 ms windows in a row) at which the thread starts. Default 0.2; between 0 and 1.
+   * A lower value starts it sooner (tests use it to start the thread under any load).
+   */
+  readonly commitThreadShare?: number;
 }
 
 /**
@@ -145,6 +151,7 @@ export class Journal {
     }
     const readonly = options.readonly === true;
     const commitThread = options.commitThread ?? "auto";
+    const threadShare = commitThreadShareOf(options.commitThreadShare, options.path);
     if (commitThread !== "auto" && commitThread !== "always" && commitThread !== "never") {
       throw journalError(
         JOURNAL_ERRORS.INVALID_RECORD,
@@ -170,7 +177,7 @@ export class Journal {
       if (readonly) {
         return new Journal(db, { path: options.path, durability, readonly, recovered: [], warnings: [] }, reader, approvals, undefined);
       }
-      const commit = new GroupCommit(db, options.path, synchronous, commitThread);
+      const commit = new GroupCommit(db, options.path, synchronous, commitThread, threadShare);
       const state = new LiveState(db, (read) => commit.lookup(read), () => commit.commitNow());
       const writer = new JournalWriter(commit, state);
       // What a crash left only in the tail log is committed first, so recovery sees it.
@@ -408,4 +415,12 @@ export class Journal {
 
 function closedError(file: string) {
   return journalError(JOURNAL_ERRORS.CLOSED, `journal ${JSON.stringify(file)} is closed; open it again to use it`, { path: file });
+}
+
+function commitThreadShareOf(share: number | undefined, file: string): number {
+  if (share === undefined) return THREAD_AFTER_COMMIT_SHARE;
+  if (typeof share !== "number" || !(share > 0 && share <= 1)) {
+    throw journalError(JOURNAL_ERRORS.OPEN_FAILED, `journal ${JSON.stringify(file)}: commitThreadShare must be a number above 0 and at most 1, got ${String(share)}`, { path: file });
+  }
+  return share;
 }

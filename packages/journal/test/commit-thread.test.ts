@@ -120,7 +120,9 @@ describe("commit thread (A3)", () => {
   );
 
   it("A3 auto: commits start on the writer's thread and move to the commit thread once the writer is busy", async () => {
-    const journal = Journal.open({ path: folder.file("auto.db") });
+    // A low share makes "busy" certain under any machine load (the default fifth could stay
+    // out of reach for 20 s on a saturated CI machine); the switch itself is what is tested.
+    const journal = Journal.open({ path: folder.file("auto.db"), commitThreadShare: 0.02 });
     try {
       openSession(journal, "quiet");
       await completeCall(journal, "quiet", "c0");
@@ -136,6 +138,13 @@ describe("commit thread (A3)", () => {
     } finally {
       journal.close();
     }
+  });
+
+  it("commitThreadShare must be above 0 and at most 1: JOURNAL_OPEN_FAILED, and no lock is left", async () => {
+    for (const commitThreadShare of [0, -1, 1.5, Number.NaN]) {
+      expect(await codeOf(() => Journal.open({ path: folder.file("share.db"), commitThreadShare }))).toBe("JOURNAL_OPEN_FAILED");
+    }
+    Journal.open({ path: folder.file("share.db") }).close();
   });
 
   it("A3 auto: large groups at a modest rate (a busy event loop, as with MCP calls in flight) leave commits on the writer's thread", async () => {
