@@ -1,4 +1,6 @@
+import { type ChildProcessByStdio, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
+import type { Readable } from "node:stream";
 import os from "node:os";
 import path from "node:path";
 import type { JsonValue } from "@openworker/tools-sdk";
@@ -90,4 +92,27 @@ export function verifyFile(file: string, sessionId?: string): VerifyReport {
   } finally {
     journal.close();
   }
+}
+
+/** Runs an ES module `script` in a child Node that must end by SIGKILLing itself (a writer's crash); resolves with what it printed. */
+export function runUntilKilled(script: string): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
+    const writer = spawn(process.execPath, ["--input-type=module", "-e", script], { stdio: ["ignore", "pipe", "inherit"] });
+    let text = "";
+    writer.stdout.on("data", (chunk: Buffer) => (text += chunk.toString()));
+    writer.on("error", reject);
+    writer.on("close", (_code, signal) => (signal === "SIGKILL" ? resolve(text) : reject(new Error(`writer ended without SIGKILL: ${text}`))));
+  });
+}
+
+/** Resolves once a writer child prints "ready"; rejects if it exits first. */
+export function untilReady(writer: ChildProcessByStdio<null, Readable, null>): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    writer.on("error", reject);
+    writer.on("exit", (code) => reject(new Error(`writer exited early (${code})`)));
+    writer.stdout.setEncoding("utf8");
+    writer.stdout.on("data", (chunk: string) => {
+      if (chunk.includes("ready")) resolve();
+    });
+  });
 }

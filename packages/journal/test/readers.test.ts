@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { Journal } from "../src/index.js";
-import { completeCall, openSession, temporaryFolderPerTest } from "./helpers.js";
+import { completeCall, openSession, temporaryFolderPerTest, untilReady } from "./helpers.js";
 
 const child = path.resolve(import.meta.dirname, "fixtures/writer-child.mjs");
 
@@ -14,14 +14,7 @@ describe("concurrent readers", () => {
     Journal.open({ path: file }).close();
     const writer = spawn(process.execPath, [child, file, "busy", "grouped"], { stdio: ["ignore", "pipe", "inherit"] });
     try {
-      await new Promise<void>((resolve, reject) => {
-        writer.on("error", reject);
-        writer.on("exit", (code) => reject(new Error(`writer exited early (${code})`)));
-        writer.stdout.setEncoding("utf8");
-        writer.stdout.on("data", (chunk: string) => {
-          if (chunk.includes("ready")) resolve();
-        });
-      });
+      await untilReady(writer);
       const reader = Journal.open({ path: file, readonly: true });
       try {
         let last = 0;

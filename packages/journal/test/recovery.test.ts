@@ -3,7 +3,7 @@ import { existsSync, rmSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { Journal } from "../src/index.js";
-import { approve, completeCall, openSession, request, temporaryFolderPerTest } from "./helpers.js";
+import { approve, completeCall, openSession, request, runUntilKilled, temporaryFolderPerTest } from "./helpers.js";
 
 const child = path.resolve(import.meta.dirname, "fixtures/writer-child.mjs");
 const dist = path.resolve(import.meta.dirname, "../dist/index.js");
@@ -76,13 +76,7 @@ describe("recovery (A3, E4)", () => {
         process.kill(process.pid, "SIGKILL");
       });
     `;
-    const output = await new Promise<string>((resolve, reject) => {
-      const writer = spawn(process.execPath, ["--input-type=module", "-e", script], { stdio: ["ignore", "pipe", "inherit"] });
-      let text = "";
-      writer.stdout.on("data", (chunk: Buffer) => (text += chunk.toString()));
-      writer.on("error", reject);
-      writer.on("close", (_code, signal) => (signal === "SIGKILL" ? resolve(text) : reject(new Error(`writer ended without SIGKILL: ${text}`))));
-    });
+    const output = await runUntilKilled(script);
     expect(output).toBe("acked\n");
     const before = Journal.open({ path: file, readonly: true });
     expect(before.session("s1")).toBeUndefined(); // not committed: only the tail log has it
@@ -179,13 +173,7 @@ describe("recovery (A3, E4)", () => {
       process.stdout.write("acked\\n");
       process.kill(process.pid, "SIGKILL");
     `;
-    const output = await new Promise<string>((resolve, reject) => {
-      const writer = spawn(process.execPath, ["--input-type=module", "-e", script], { stdio: ["ignore", "pipe", "inherit"] });
-      let text = "";
-      writer.stdout.on("data", (chunk: Buffer) => (text += chunk.toString()));
-      writer.on("error", reject);
-      writer.on("close", (_code, signal) => (signal === "SIGKILL" ? resolve(text) : reject(new Error(`writer ended without SIGKILL: ${text}`))));
-    });
+    const output = await runUntilKilled(script);
     expect(output).toBe("acked\n");
     // The committed records were only in the WAL.
     rmSync(`${file}-wal`);

@@ -5,7 +5,7 @@ import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { Journal } from "../src/index.js";
 import { verifyChains } from "../src/verify.js";
-import { approve, completeCall, openSession, request, temporaryFolderPerTest } from "./helpers.js";
+import { approve, completeCall, openSession, request, temporaryFolderPerTest, untilReady } from "./helpers.js";
 
 // verify() beside a live writer reads in short transactions, so the writer's checkpoints
 // keep the WAL small; records committed meanwhile must never look like a break.
@@ -154,14 +154,7 @@ describe("verify beside a writer (A3)", () => {
     `;
     const writer = spawn(process.execPath, ["--input-type=module", "-e", script], { stdio: ["ignore", "pipe", "inherit"] });
     try {
-      await new Promise<void>((resolve, reject) => {
-        writer.on("error", reject);
-        writer.on("exit", (code) => reject(new Error(`writer exited early (${code})`)));
-        writer.stdout.setEncoding("utf8");
-        writer.stdout.on("data", (chunk: string) => {
-          if (chunk.includes("ready")) resolve();
-        });
-      });
+      await untilReady(writer);
       const journal = Journal.open({ path: file, readonly: true });
       const reader = new Database(file, { readonly: true });
       // Another connection looks at the file between verify's transactions.
