@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Runtime } from "../src/index.js";
 import { runTool } from "@openworker/tools-sdk/testing";
+import type { JsonValue } from "@openworker/tools-sdk";
 import { ScriptedProvider } from "../src/testing/index.js";
 import { echo, hostileTools, nativeTool, openRuntime, scratch, writeBundle } from "./support/harness.js";
 
@@ -76,6 +77,26 @@ describe("the governed call pipeline", () => {
     const finished = runtime.journal.timeline({ sessionId: session.id, callId: turn.calls[0]!.callId }).at(-1);
     expect(finished).toMatchObject({ kind: "call_finished", outcome: "limit_exceeded", breach: { limit: "progressEvents" } });
     expect(finished).toHaveProperty("result");
+  });
+
+  it("E2 T7 a progress event nested deeper than the journal can carry is a counted breach, in the kit as in the runtime, never lost silently", async () => {
+    const nested = (levels: number): JsonValue => (levels === 0 ? "leaf" : [nested(levels - 1)]);
+    const deep = nativeTool("test.deep_progress", async (context) => {
+      context.progress.report({ message: "before" });
+      context.progress.report({ message: "deep", data: nested(300) });
+      return { json: "done" };
+    });
+    runtime = await openRuntime(space.dir, [deep]);
+    const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.deep_progress"]), policy: bypass });
+    const report = await session.callTool("test.deep_progress", {});
+    expect(report).toMatchObject({ outcome: "limit_exceeded", code: "LIMIT_EXCEEDED" });
+    const records = runtime.journal.timeline({ sessionId: session.id, callId: report.callId });
+    expect(records.filter((record) => record.kind === "call_progress").map((record) => (record as { event: { message?: string } }).event.message)).toEqual(["before", undefined]);
+    expect(records.at(-1)).toMatchObject({ kind: "call_finished", outcome: "limit_exceeded", breach: { limit: "progressJsonBytes", message: "progress data nests deeper than 128 levels" } });
+    expect(runtime.journal.verify(session.id)).toMatchObject({ ok: true });
+    // A partner's unit test sees the same outcome (T7).
+    const kit = await runTool(deep, {});
+    expect(kit).toMatchObject({ outcome: "limit_exceeded", breach: { limit: "progressJsonBytes" } });
   });
 
   it("E3 a 300 KB result is a limit breach that stops the turn, not a truncation", async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { createBoundedProgress, executeTool, gatherModelContext } from "../src/execution/index.js";
-import { LIMITS, ToolError, type ProgressEvent, type Tool, type ToolImage } from "../src/index.js";
+import { LIMITS, ToolError, type JsonValue, type ProgressEvent, type Tool, type ToolImage } from "../src/index.js";
 import { runTool } from "../src/testing/index.js";
 
 // Values a tool hands the call boundary that misbehave when read: throwing getters, getters
@@ -380,6 +380,17 @@ describe("hostile progress events (E2)", () => {
     expect(progress.stats).toMatchObject({ accepted: 1, dropped: hostile.length });
     expect(progress.stats.breaches).toEqual([{ limit: "progressJsonBytes", actual: 0, max: LIMITS.progressJsonBytes, message: "progress event could not be read" }]);
     expect(accepted).toEqual([{ message: "fine" }]);
+  });
+
+  it("E2 progress data nested deeper than a journal can carry is dropped and counted, not accepted and lost downstream", () => {
+    const accepted: ProgressEvent[] = [];
+    const progress = createBoundedProgress((event) => accepted.push(event));
+    const nested = (levels: number): JsonValue => (levels === 0 ? "leaf" : { inner: nested(levels - 1) });
+    expect(progress.reporter.report({ message: "deep", data: nested(300) })).toBe(false);
+    expect(progress.reporter.report({ message: "at the bound", data: nested(127) })).toBe(true);
+    expect(progress.stats).toMatchObject({ accepted: 1, dropped: 1 });
+    expect(progress.stats.breaches).toEqual([{ limit: "progressJsonBytes", actual: expect.any(Number), max: LIMITS.progressJsonBytes, message: "progress data nests deeper than 128 levels" }]);
+    expect(accepted.map((event) => event.message)).toEqual(["at the bound"]);
   });
 
   it("E2 each field of an event is read once: a message getter cannot pass the size check and deliver more", () => {

@@ -91,7 +91,7 @@ export function schemaMismatchMessage(alias: string, problem: string): string {
 }
 
 /** Whether parsed JSON nests deeper than `max` arrays/objects; iterative, so any depth is safe to ask about. */
-function nestsDeeperThan(value: JsonValue, max: number): boolean {
+export function nestsDeeperThan(value: JsonValue, max: number): boolean {
   if (typeof value !== "object" || value === null) return false;
   const stack: { value: object; depth: number }[] = [{ value, depth: 1 }];
   while (stack.length > 0) {

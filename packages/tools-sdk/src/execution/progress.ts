@@ -1,5 +1,6 @@
 import type { ProgressEvent, ProgressReporter } from "../context.js";
 import { LIMITS, utf8Bytes } from "../limits.js";
+import { MAX_ARGUMENT_DEPTH, nestsDeeperThan } from "./arguments.js";
 import type { CallError, CallOutcome, LimitBreach, NormalizedOutput } from "./outcome.js";
 
 /** What a call's progress reporter accepted and dropped (E2). */
@@ -90,10 +91,18 @@ class Bounded implements BoundedProgress, ProgressReporter {
     if (stats.jsonBytes + bytes > LIMITS.progressJsonBytes) {
       return this.#breach("progressJsonBytes", stats.jsonBytes + bytes, LIMITS.progressJsonBytes, "progress JSON over budget");
     }
+    // The copy the host gets, read back from the text: also what is checked for depth, so
+    // a getter or Proxy in `data` cannot answer differently the second time.
+    const copy = JSON.parse(serialized) as ProgressEvent;
+    if (copy.data !== undefined && nestsDeeperThan(copy.data, MAX_ARGUMENT_DEPTH)) {
+      // Deeper than a journal or a model message can carry: dropped like an event that is
+      // not JSON, rather than accepted here and lost by the host's journal.
+      return this.#breach("progressJsonBytes", bytes, LIMITS.progressJsonBytes, `progress data nests deeper than ${MAX_ARGUMENT_DEPTH} levels`);
+    }
     stats.accepted++;
     stats.jsonBytes += bytes;
     try {
-      this.#onEvent?.(JSON.parse(serialized) as ProgressEvent);
+      this.#onEvent?.(copy);
     } catch {
       // The host's sink failed (its journal, its event listener): the event was within
       // bounds, and what the host could not record is the host's to report, not the tool's.
