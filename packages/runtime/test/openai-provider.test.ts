@@ -426,6 +426,26 @@ describe("OpenAICompatibleProvider.complete", () => {
     expect(headers["x-host-header"]).toBe("host-value-123");
   });
 
+  it("names the server's own error code, which a host branches on, and leaves a numeric one out", async () => {
+    const server = await serve([
+      () => ({ status: 400, body: { error: { message: "This model's maximum context length is 8192 tokens", type: "invalid_request_error", param: "messages", code: "context_length_exceeded" } } }),
+      () => ({ status: 400, body: { error: { message: "bad request", type: "BadRequestError", code: 400 } } }),
+    ]);
+    const named = await rejection(provider(server).complete(request()));
+    expect(named.message).toContain("answered HTTP 400 (context_length_exceeded): This model's maximum context length is 8192 tokens");
+    expect(named.details).toMatchObject({ status: 400, serverCode: "context_length_exceeded" });
+    const numeric = await rejection(provider(server).complete(request()));
+    expect(numeric.message).toContain("answered HTTP 400: bad request");
+    expect(numeric.details).not.toHaveProperty("serverCode");
+  });
+
+  it("reads the top-level error body of older vLLM servers, which the openai client reports as having no body", async () => {
+    const server = await serve([() => ({ status: 400, body: { object: "error", message: "tool_choice auto requires --enable-auto-tool-choice", type: "BadRequestError", param: null, code: 400 } })]);
+    const error = await rejection(provider(server).complete(request()));
+    expect(error.message).toContain("answered HTTP 400: tool_choice auto requires --enable-auto-tool-choice");
+    expect(error.message).not.toContain("no body");
+  });
+
   it("E6 redacts configured header values from server text", async () => {
     const server = await serve([() => errorReply(400, "bad token tok-header-secret-42")]);
     const error = await rejection(provider(server, { headers: { "x-api-token": "tok-header-secret-42" } }).complete(request()));

@@ -45,6 +45,33 @@ describe("a full turn through the OpenAI-compatible provider (real wire format, 
     expect([...runtime.journal.exportSession(session.id)].join("\n")).not.toContain("sk-test-key");
   });
 
+  it("a server that repeats one tool-call id in an answer: each call keeps its own id, so each result answers its own call", async () => {
+    endpoint = await startFakeOpenAI([
+      () =>
+        chatCompletion({
+          toolCalls: [
+            { id: "call_0", name: "test__echo", arguments: '{"text":"first"}' },
+            { id: "call_0", name: "test__echo", arguments: '{"text":"second"}' },
+          ],
+        }),
+      () => chatCompletion({ content: "both done" }),
+    ]);
+    const provider = new OpenAICompatibleProvider({ baseURL: endpoint.baseURL, model: "fake-model", apiKey: "sk-test-key-for-fake-endpoint" });
+    runtime = await openRuntime(space.dir, [echo], { models: [provider], approver: () => ({ approved: true }) });
+    const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.echo"]) });
+    expect(await session.runTurn("echo twice")).toMatchObject({ completed: true, text: "both done" });
+    const history = endpoint.requests[1]!.messages;
+    const assistant = history.find((message) => message.role === "assistant") as { tool_calls: { id: string }[] };
+    const sent = assistant.tool_calls.map((call) => call.id);
+    expect(sent[0]).toBe("call_0");
+    expect(new Set(sent).size).toBe(2);
+    const answers = history.filter((message) => message.role === "tool") as { tool_call_id: string; content: string }[];
+    expect(answers.map((answer) => [answer.tool_call_id, answer.content])).toEqual([
+      [sent[0], '{"text":"first"}'],
+      [sent[1], '{"text":"second"}'],
+    ]);
+  });
+
   it("a failing model endpoint stops the turn with MODEL_FAILED and no tool runs", async () => {
     endpoint = await startFakeOpenAI([() => errorReply(500, "overloaded")]);
     const provider = new OpenAICompatibleProvider({ baseURL: endpoint.baseURL, model: "fake-model", apiKey: "sk-test-key-for-fake-endpoint" });

@@ -72,10 +72,11 @@ export function toProviderError(error: unknown, endpoint: EndpointFacts): OpenWo
   if (error instanceof APIError) {
     const status = error.status ?? "unknown";
     const serverText = safeText(serverMessage(error), endpoint.secrets);
+    const serverCode = serverErrorCode(error, endpoint.secrets);
     return failed(
       "http",
-      `${where} answered HTTP ${status}${serverText ? `: ${serverText}` : ""}${statusAdvice(error.status)}`,
-      { status: error.status, requestId: error.requestID ?? undefined },
+      `${where} answered HTTP ${status}${serverCode ? ` (${serverCode})` : ""}${serverText ? `: ${serverText}` : ""}${statusAdvice(error.status)}`,
+      { status: error.status, requestId: error.requestID ?? undefined, ...(serverCode ? { serverCode } : {}) },
     );
   }
   const text = safeText(error instanceof Error ? error.message : String(error), endpoint.secrets);
@@ -196,6 +197,17 @@ function serverMessage(error: APIError): string {
     return error.message.slice(prefix.length);
   }
   return "";
+}
+
+/**
+ * The server's own error code (`context_length_exceeded`, `model_not_found`, …), when it
+ * sent a short word: what a host branches on and an operator searches for. A number
+ * (vLLM repeats the HTTP status there) or anything long or odd is left out.
+ */
+function serverErrorCode(error: APIError, secrets: readonly string[]): string | undefined {
+  const code: unknown = error.code;
+  if (typeof code !== "string" || !/^[A-Za-z0-9_.:-]{1,64}$/.test(code)) return undefined;
+  return safeText(code, secrets) === code ? code : undefined;
 }
 
 function statusAdvice(status: number | undefined): string {

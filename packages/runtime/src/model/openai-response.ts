@@ -41,7 +41,7 @@ export function boundedFetch(maxResponseBytes: number, base: Fetch = fetch): Fet
     const response = await base(input, init);
     const body = response.body;
     if (body === null) return response;
-    if (!response.ok) return withBody(response, body.pipeThrough(firstBytes(Math.min(maxResponseBytes, MAX_ERROR_BODY_BYTES))));
+    if (!response.ok) return errorResponse(response, body.pipeThrough(firstBytes(Math.min(maxResponseBytes, MAX_ERROR_BODY_BYTES))));
     const declared = Number(response.headers.get("content-length") ?? Number.NaN);
     if (declared > maxResponseBytes) {
       void body.cancel().catch(() => {});
@@ -52,6 +52,35 @@ export function boundedFetch(maxResponseBytes: number, base: Fetch = fetch): Fet
     if (Number.isSafeInteger(declared) && plain) return response;
     return withBody(response, body.pipeThrough(byteBound(maxResponseBytes)));
   };
+}
+
+/**
+ * An error response, its body (already cut at {@link MAX_ERROR_BODY_BYTES}) read whole so
+ * that the error shape of older servers can be read: vLLM before 0.6 and some proxies
+ * answer `{"object":"error","message":…,"type":…,"code":…}` at the top level, where the
+ * openai client looks only under `error` and would report "status code (no body)". That
+ * shape is passed on as `{"error":{…}}`; every other body passes unchanged.
+ */
+async function errorResponse(response: Response, body: ReadableStream<Uint8Array>): Promise<Response> {
+  const text = await new Response(body).text();
+  const headers = new Headers(response.headers);
+  // The text is decoded and may have been cut: its original length and encoding no longer apply.
+  headers.delete("content-length");
+  headers.delete("content-encoding");
+  return new Response(topLevelErrorAsNested(text) ?? text, { status: response.status, statusText: response.statusText, headers });
+}
+
+function topLevelErrorAsNested(text: string): string | undefined {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed) || "error" in parsed) return undefined;
+  const { message, type, code } = parsed as { message?: unknown; type?: unknown; code?: unknown };
+  if (typeof message !== "string") return undefined;
+  return JSON.stringify({ error: { message, ...(typeof type === "string" ? { type } : {}), ...(typeof code === "string" || typeof code === "number" ? { code } : {}) } });
 }
 
 function withBody(response: Response, body: ReadableStream<Uint8Array>): Response {
@@ -111,10 +140,14 @@ export function readCompletion(completion: unknown): CompletionReading {
   if (!Array.isArray(rawCalls)) return problem("choices[0].message.tool_calls is not an array");
 
   const toolCalls: ModelToolCall[] = [];
+  const ids = new Set<string>();
   for (const [index, raw] of rawCalls.entries()) {
     const call = readToolCall(raw);
     if (typeof call === "string") return problem(`choices[0].message.tool_calls[${index}] ${call}`);
-    toolCalls.push(call);
+    // Some local servers number calls per answer or repeat one id: each call of an answer
+    // gets its own id, or its result would answer both calls in the history sent back.
+    toolCalls.push(ids.has(call.id) ? { ...call, id: `call_${randomUUID()}` } : call);
+    ids.add(toolCalls.at(-1)!.id);
   }
   const finishReason = typeof first.finish_reason === "string" ? first.finish_reason : undefined;
   return { ok: true, response: { text, toolCalls }, finishReason };
