@@ -72,6 +72,16 @@ describe("server-everything over stdio", () => {
     expect(result.output?.json).toMatchObject({ content: [{ type: "text" }, { type: "resource_link", uri: expect.any(String) }, { type: "resource_link" }] });
   });
 
+  it("E3 gives the model an embedded text resource's text, under a line naming it, and a line per resource link", async () => {
+    const reference = await session.callTool("everything", "get-resource-reference", { resourceType: "Text", resourceId: 1 }, {});
+    expect(reference.outcome).toBe("succeeded");
+    const embedded = (reference.output?.json as { content: { type: string; resource?: { uri: string; text: string } }[] }).content.find((block) => block.type === "resource")!;
+    expect(reference.output?.text).toContain(`[resource <${embedded.resource!.uri}>`);
+    expect(reference.output?.text).toContain(embedded.resource!.text);
+    const links = await session.callTool("everything", "get-resource-links", { count: 2 }, {});
+    expect(links.output?.text.match(/^\[resource link .*<.+>/gm)).toHaveLength(2);
+  });
+
   it("E3 uses structuredContent as the JSON when present", async () => {
     const result = await session.callTool("everything", "get-structured-content", { location: "New York" }, {});
     expect(result.outcome).toBe("succeeded");

@@ -17,10 +17,41 @@ describe("result normalization (E3, T4)", () => {
     expect(settled.output?.text).toBe("look");
   });
 
-  it("T4 an image type outside the allowed list is a limit breach, not base64 in JSON", () => {
-    const settled = normalizeCallResult({ content: [{ type: "image", mimeType: "image/svg+xml", data: PNG }] });
-    expect(settled.outcome).toBe("limit_exceeded");
-    expect(settled.breach?.limit).toBe("imageMimeType");
+  it("T4 a valid MCP image of a type the model is not given (svg) is a placeholder, not base64 in JSON, and the rest of the result stands", () => {
+    const settled = normalizeCallResult({ content: [{ type: "text", text: "the chart:" }, { type: "image", mimeType: "image/svg+xml", data: PNG }] });
+    expect(settled.outcome).toBe("succeeded");
+    expect(settled.output?.images).toEqual([]);
+    expect(settled.output?.json).toEqual({ content: [{ type: "text", text: "the chart:" }, { type: "image", mimeType: "image/svg+xml", bytes: 8, delivered: false }] });
+    expect(settled.output?.text).toBe("the chart:\n[image image/svg+xml, 8 bytes: not delivered; only image/png, image/jpeg, image/gif, image/webp images reach the model]");
+  });
+
+  it("E3 the model text is every block in order: embedded text resources, resource links and what was not delivered are not dropped beside a text block", () => {
+    const settled = normalizeCallResult({
+      content: [
+        { type: "text", text: "Here is the file:" },
+        { type: "resource", resource: { uri: "file:///notes.txt", mimeType: "text/plain", text: "launch on friday" } },
+        { type: "resource_link", uri: "file:///report.pdf", name: "report.pdf", mimeType: "application/pdf", description: "Q3 report" },
+        { type: "audio", mimeType: "audio/wav", data: "AAAA" },
+        { type: "resource", resource: { uri: "file:///x.bin", blob: "AAAA" } },
+      ],
+    });
+    expect(settled.output?.text).toBe(
+      [
+        "Here is the file:",
+        "[resource <file:///notes.txt> (text/plain)]",
+        "launch on friday",
+        "[resource link report.pdf <file:///report.pdf> (application/pdf): Q3 report]",
+        "[audio audio/wav, 3 bytes: not delivered; audio does not reach the model]",
+        "[resource <file:///x.bin>, 3 bytes: not delivered; binary resources do not reach the model]",
+      ].join("\n"),
+    );
+  });
+
+  it("E3 beside structuredContent (the JSON) the model still gets the content's own words, bounded like the result", () => {
+    const differs = normalizeCallResult({ content: [{ type: "text", text: "21 C; WARNING: road closed" }], structuredContent: { temp: 21 } });
+    expect(differs.output).toMatchObject({ json: { temp: 21 }, text: "21 C; WARNING: road closed" });
+    const huge = normalizeCallResult({ content: [{ type: "text", text: "x".repeat(300 * 1024) }], structuredContent: { temp: 21 } });
+    expect(huge).toMatchObject({ outcome: "limit_exceeded", breach: { limit: "resultBytes" } });
   });
 
   it("E3 keeps audio and binary resources out of the JSON, with their size", () => {
@@ -40,7 +71,7 @@ describe("result normalization (E3, T4)", () => {
     });
   });
 
-  it("E3 structuredContent is the JSON and its serialization the text", () => {
+  it("E3 structuredContent is the JSON; its serialization in a text block is the text", () => {
     const settled = normalizeCallResult({ content: [{ type: "text", text: '{"a":1}' }], structuredContent: { a: 1 } });
     expect(settled.output).toMatchObject({ json: { a: 1 }, text: '{"a":1}' });
   });

@@ -1,5 +1,5 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import type { JsonObject, JsonValue, ToolImage } from "@openworker/tools-sdk";
+import { IMAGE_MIME_TYPES, LIMITS, utf8Bytes, type JsonObject, type JsonValue, type ToolImage } from "@openworker/tools-sdk";
 import { boundErrorMessage, FAULT_CODES, normalizeToolOutput, type CallError, type CallOutcome, type LimitBreach, type NormalizedOutput } from "@openworker/tools-sdk/execution";
 import { MCP_ERROR_CODES } from "../codes.js";
 
@@ -18,20 +18,24 @@ type ContentBlock = CallToolResult["content"][number];
  * `structuredContent`, when present, is the JSON; otherwise `{ content: [...] }` with
  * text blocks as text, resource links kept as objects, and images moved out to
  * `images` (decoded bytes, an `{ type: "image", mimeType, image: <index> }` placeholder
- * left in place: never base64 in JSON). Audio and binary resources are not delivered:
- * a placeholder with their size stands in. The model text is the text blocks joined by
- * newlines, or the JSON when there is no text (or when structured content is present).
- * `isError: true` is a tool error (`failed`, `MCP_TOOL_ERROR`) carrying the text.
+ * left in place: never base64 in JSON). Audio, binary resources and images of a type the
+ * model is not given are not delivered: a placeholder with their size stands in.
+ *
+ * The model text is every content block in order, the server's words for the model: text
+ * blocks as they are, an embedded text resource under a line naming it, and one bracketed
+ * line for a resource link and for each block that is not delivered. With no such block
+ * (no content, or only delivered images) it is the JSON. `isError: true` is a tool error
+ * (`failed`, `MCP_TOOL_ERROR`) carrying that text.
  */
 export function normalizeCallResult(result: CallToolResult): SettledCall {
   const content = Array.isArray(result.content) ? result.content : [];
-  const texts: string[] = [];
+  const lines: string[] = [];
   const images: ToolImage[] = [];
   const blocks: JsonValue[] = [];
-  for (const block of content) blocks.push(convertBlock(block, texts, images));
+  for (const block of content) blocks.push(convertBlock(block, lines, images));
 
   if (result.isError === true) {
-    const message = texts.join("\n") || (result.structuredContent ? JSON.stringify(result.structuredContent) : "the tool reported an error without a message");
+    const message = lines.join("\n") || (result.structuredContent ? JSON.stringify(result.structuredContent) : "the tool reported an error without a message");
     return { outcome: "failed", error: { code: MCP_ERROR_CODES.toolError, message: boundErrorMessage(message) } };
   }
 
@@ -39,42 +43,79 @@ export function normalizeCallResult(result: CallToolResult): SettledCall {
   const json: JsonValue = structured !== undefined ? (structured as JsonObject) : { content: blocks };
   const normalized = normalizeToolOutput({ json, images });
   if (!normalized.ok) {
-    if ("breach" in normalized) {
-      return { outcome: "limit_exceeded", breach: normalized.breach, error: { code: FAULT_CODES.limitExceeded, message: normalized.breach.message } };
-    }
+    if ("breach" in normalized) return breachOf(normalized.breach);
     return { outcome: "crashed", error: { code: MCP_ERROR_CODES.resultInvalid, message: normalized.invalid.message } };
   }
-  const text = structured === undefined && texts.length > 0 ? texts.join("\n") : normalized.output.text;
-  // Not `{ ...output, text }`: a spread followed by a property is slow in this V8 (~2 µs).
   const output = normalized.output;
+  if (lines.length === 0) return { outcome: "succeeded", output };
+  const text = lines.join("\n");
+  // Without structured content the JSON holds every line's text, and E3 bounded it; with
+  // it, the content blocks are outside the JSON and their text is bounded here.
+  if (structured !== undefined) {
+    const bytes = utf8Bytes(text);
+    if (bytes > LIMITS.resultBytes) {
+      return breachOf({ limit: "resultBytes", actual: bytes, max: LIMITS.resultBytes, message: `result content is ${bytes} bytes of text beside its structured content; the limit is ${LIMITS.resultBytes}` });
+    }
+  }
+  // Not `{ ...output, text }`: a spread followed by a property is slow in this V8 (~2 µs).
   return { outcome: "succeeded", output: { json: output.json, text, bytes: output.bytes, images: output.images } };
 }
 
-function convertBlock(block: ContentBlock, texts: string[], images: ToolImage[]): JsonValue {
+function breachOf(breach: LimitBreach): SettledCall {
+  return { outcome: "limit_exceeded", breach, error: { code: FAULT_CODES.limitExceeded, message: breach.message } };
+}
+
+/** One content block as the JSON keeps it; its text for the model, if any, is pushed to `lines`. */
+function convertBlock(block: ContentBlock, lines: string[], images: ToolImage[]): JsonValue {
   switch (block.type) {
     case "text":
-      texts.push(block.text);
+      lines.push(block.text);
       return { type: "text", text: block.text };
     case "image": {
+      if (!IMAGE_MIME_TYPES.includes(block.mimeType)) {
+        // A valid MCP image the model is not given (svg, bmp…): the rest of the result stands.
+        const bytes = base64Bytes(block.data);
+        lines.push(`[image ${block.mimeType}, ${bytes} bytes: not delivered; only ${IMAGE_MIME_TYPES.join(", ")} images reach the model]`);
+        return { type: "image", mimeType: block.mimeType, bytes, delivered: false };
+      }
       images.push({ mimeType: block.mimeType, data: decodeBase64(block.data) });
       return { type: "image", mimeType: block.mimeType, image: images.length - 1 };
     }
-    case "audio":
-      return { type: "audio", mimeType: block.mimeType, bytes: base64Bytes(block.data), delivered: false };
-    case "resource_link":
-      return withoutMeta(block as unknown as JsonObject);
+    case "audio": {
+      const bytes = base64Bytes(block.data);
+      lines.push(`[audio ${block.mimeType}, ${bytes} bytes: not delivered; audio does not reach the model]`);
+      return { type: "audio", mimeType: block.mimeType, bytes, delivered: false };
+    }
+    case "resource_link": {
+      const link = withoutMeta(block as unknown as JsonObject);
+      lines.push(`[resource link ${describeResource(block)}${typeof block.description === "string" ? `: ${block.description}` : ""}]`);
+      return link;
+    }
     case "resource": {
       const resource = block.resource as Record<string, unknown>;
-      if (typeof resource.text === "string") return { type: "resource", resource: withoutMeta(resource as JsonObject) };
+      if (typeof resource.text === "string") {
+        lines.push(`[resource ${describeResource(resource)}]`, resource.text);
+        return { type: "resource", resource: withoutMeta(resource as JsonObject) };
+      }
       const { blob, ...rest } = resource;
-      return {
-        type: "resource",
-        resource: { ...withoutMeta(rest as JsonObject), bytes: typeof blob === "string" ? base64Bytes(blob) : 0, delivered: false },
-      };
+      const bytes = typeof blob === "string" ? base64Bytes(blob) : 0;
+      lines.push(`[resource ${describeResource(resource)}, ${bytes} bytes: not delivered; binary resources do not reach the model]`);
+      return { type: "resource", resource: { ...withoutMeta(rest as JsonObject), bytes, delivered: false } };
     }
-    default:
-      return { type: String((block as { type?: unknown }).type ?? "unknown"), delivered: false };
+    default: {
+      const type = String((block as { type?: unknown }).type ?? "unknown");
+      lines.push(`[content of type ${JSON.stringify(type)}: not delivered]`);
+      return { type, delivered: false };
+    }
   }
+}
+
+/** `name <uri> (mimeType)`, with whichever of them the resource has. */
+function describeResource(resource: { readonly uri?: unknown; readonly name?: unknown; readonly mimeType?: unknown }): string {
+  const uri = typeof resource.uri === "string" ? `<${resource.uri}>` : "";
+  const name = typeof resource.name === "string" && resource.name !== "" ? `${resource.name} ` : "";
+  const mimeType = typeof resource.mimeType === "string" ? ` (${resource.mimeType})` : "";
+  return `${name}${uri}${mimeType}`;
 }
 
 function withoutMeta(value: JsonObject): JsonObject {
