@@ -39,4 +39,19 @@ describe("schema compilation", () => {
     );
     expect(draft2020.check({ n: 2 }).ok).toBe(true);
   });
+
+  it("E5 B5 a schema without $schema that uses 2020-12 keywords is read as 2020-12 (MCP 2025-11-25's default), one with draft-07 forms as draft-07", () => {
+    const tuple = compileInputSchema(
+      { type: "object", properties: { point: { type: "array", prefixItems: [{ type: "number" }, { type: "number" }], items: false } }, dependentRequired: { start: ["end"] } },
+      "x.undeclared2020",
+    );
+    expect(tuple.check({ point: [1, 2] })).toEqual({ ok: true });
+    expect(tuple.check({ point: [1, 2, 3] }).ok).toBe(false);
+    expect(tuple.check({ point: [1, 2], start: 1 })).toMatchObject({ ok: false, message: expect.stringContaining("end") });
+    const closed = compileInputSchema({ type: "object", properties: { a: { type: "string" } }, unevaluatedProperties: false }, "x.unevaluated");
+    expect(closed.check({ a: "x", b: 1 }).ok).toBe(false);
+    // Draft-07's array form of `items` keeps the draft-07 reading, 2020-12 keywords or not.
+    const draft7 = compileInputSchema({ type: "object", properties: { pair: { type: "array", items: [{ type: "string" }], additionalItems: false } } }, "x.undeclared7");
+    expect(draft7.check({ pair: ["a", "b"] }).ok).toBe(false);
+  });
 });

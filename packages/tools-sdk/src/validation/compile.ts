@@ -49,7 +49,7 @@ function engines(): { draft7: Ajv; draft2019: Ajv; draft2020: Ajv } {
 function engineFor(schema: JsonSchema, toolName: string): Ajv {
   const dialect = schema.$schema;
   const { draft7, draft2019, draft2020 } = engines();
-  if (dialect === undefined) return draft7;
+  if (dialect === undefined) return undeclaredDialect(schema) === "2020-12" ? draft2020 : draft7;
   if (typeof dialect === "string") {
     if (/json-schema\.org\/draft-0[67]\/schema#?$/.test(dialect)) return draft7;
     if (/json-schema\.org\/draft\/2019-09\/schema#?$/.test(dialect)) return draft2019;
@@ -58,9 +58,45 @@ function engineFor(schema: JsonSchema, toolName: string): Ajv {
   throw new OpenWorkerError(
     "SCHEMA_INVALID",
     `input schema of tool ${JSON.stringify(toolName)} declares $schema ${JSON.stringify(dialect)}; ` +
-      "supported dialects are draft-07, 2019-09 and 2020-12 (or no $schema, read as draft-07)",
+      "supported dialects are draft-07, 2019-09 and 2020-12 (or no $schema: draft-07, or 2020-12 when it uses keywords only 2020-12 has)",
     { details: { tool: toolName, $schema: dialect } },
   );
+}
+
+/** Keywords that exist only since 2019-09/2020-12: a draft-07 reader ignores them (or misreads `items` beside `prefixItems`). */
+const KEYWORDS_2020 = new Set(["prefixItems", "dependentRequired", "dependentSchemas", "unevaluatedProperties", "unevaluatedItems", "$dynamicRef", "$dynamicAnchor", "$recursiveRef", "minContains", "maxContains"]);
+/** Keywords whose values are maps from names to schemas: their keys are names, not keywords. */
+const SCHEMA_MAPS = new Set(["properties", "patternProperties", "$defs", "definitions", "dependentSchemas"]);
+/** Keywords whose values are data, never schemas. */
+const DATA_KEYWORDS = new Set(["enum", "const", "default", "examples", "required", "dependentRequired"]);
+
+/**
+ * The dialect of a schema that declares none. MCP's 2025-11-25 revision reads such a
+ * schema as 2020-12, older revisions and most servers' generators (draft-07 with
+ * `$schema`, or none) as draft-07. Read by what it uses: a schema with a keyword only
+ * 2019-09/2020-12 know (`prefixItems`, `dependentRequired`, `unevaluatedProperties`, …)
+ * and no draft-07-only form (`items` as an array, `additionalItems`, `dependencies`) is
+ * 2020-12; every other is draft-07, as before, and the two read the common keywords alike.
+ */
+function undeclaredDialect(schema: JsonSchema): "draft-07" | "2020-12" {
+  let uses2020 = false;
+  const pending: unknown[] = [schema];
+  while (pending.length > 0) {
+    const node = pending.pop();
+    if (Array.isArray(node)) {
+      pending.push(...node);
+      continue;
+    }
+    if (typeof node !== "object" || node === null) continue;
+    for (const [key, value] of Object.entries(node)) {
+      if (key === "additionalItems" || key === "dependencies" || (key === "items" && Array.isArray(value))) return "draft-07";
+      if (KEYWORDS_2020.has(key)) uses2020 = true;
+      if (DATA_KEYWORDS.has(key)) continue;
+      if (SCHEMA_MAPS.has(key) && typeof value === "object" && value !== null) pending.push(...Object.values(value));
+      else pending.push(value);
+    }
+  }
+  return uses2020 ? "2020-12" : "draft-07";
 }
 
 const cache = new Map<string, ArgumentValidator>();
