@@ -151,6 +151,8 @@ describe("guides (issue 8)", () => {
       ["bundle-resolver", "dist/index.js", "BUNDLE_ERROR_CODES"],
       ["journal", "dist/index.js", "JOURNAL_ERRORS"],
       ["cli", "dist/index.js", "CLI_ERROR_CODES"],
+      ["cli", "dist/index.js", "HARNESS_ERROR_CODES"],
+      ["tools-sdk", "dist/index.js", "SDK_ERROR_CODES"],
     ];
     const missing: string[] = [];
     for (const [pkg, entry, name] of constants) {

@@ -7,3 +7,4 @@ export { checkSelection, providersNeeded, resolveSelection, type ResolvedSelecti
 export { providerFingerprint, type McpResolvedTool, type NativeResolvedTool, type ResolvedTool } from "./resolved-tool.js";
 export { withoutProviders } from "./narrow.js";
 export { parseToolsJson, type BundleSelection } from "./tools-json.js";
+export { problemsOf } from "./problems.js";

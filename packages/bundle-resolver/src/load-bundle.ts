@@ -4,6 +4,7 @@ import { readConfigFile, type ConfigFileContents } from "@openworker/registry";
 import { OpenWorkerError } from "@openworker/tools-sdk";
 import { BUNDLE_ERROR_CODES as CODES } from "./codes.js";
 import { parseManifest, type Manifest } from "./manifest.js";
+import { problemsOf } from "./problems.js";
 import { parseToolsJson, type BundleSelection } from "./tools-json.js";
 
 /**
@@ -88,7 +89,7 @@ async function attempt<T>(read: () => Promise<T>): Promise<Attempt<T>> {
  * `tools check` resolves to report the rest (see tools.json's own entry problems).
  */
 function bundleProblems(manifest: Attempt<unknown>, tools: Attempt<{ selection: BundleSelection }>): OpenWorkerError {
-  const toolsProblems = "error" in tools ? ((tools.error.details.problems as readonly OpenWorkerError[] | undefined) ?? [tools.error]) : [];
+  const toolsProblems = "error" in tools ? problemsOf(tools.error) : [];
   const selection = "value" in tools ? tools.value.selection : (tools.error.details.selection as BundleSelection | undefined);
   if (!("error" in manifest)) return (tools as { error: OpenWorkerError }).error;
   const problems = [manifest.error, ...toolsProblems];

@@ -33,7 +33,7 @@ export interface NativeResolvedTool extends ResolvedToolCommon {
  *
  * @example
  * ```ts
- * if (tool.kind === "mcp") bridge.call(tool.provider.namespace, tool.remoteName, args);
+ * if (tool.kind === "mcp") await bridge.openSession(sessionId).callTool(tool.provider.namespace, tool.remoteName, args, {});
  * ```
  */
 export interface McpResolvedTool extends ResolvedToolCommon {

@@ -3,7 +3,7 @@ import { closeSync, constants, existsSync, mkdirSync, mkdtempSync, openSync, rmS
 import os from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { loadBundle } from "../src/index.js";
+import { loadBundle, problemsOf } from "../src/index.js";
 import { rejected } from "./helpers.js";
 
 const root = mkdtempSync(path.join(os.tmpdir(), "ow-bundle-"));
@@ -129,5 +129,12 @@ describe("loadBundle", () => {
     const manifestOnly = await rejected(loadBundle(bundle("manifest-bad", { manifest: "no front matter here\n", tools: TOOLS })));
     expect(manifestOnly.details.problems).toHaveLength(1);
     expect(manifestOnly.details.selection).toMatchObject({ version: expect.any(Number) });
+  });
+
+  it("B6 problemsOf lists every problem typed, whether the error carries details.problems or not", async () => {
+    const both = await rejected(loadBundle(bundle("both-bad-typed", { manifest: "no front matter here\n", tools: '{"version":3,"tools":["a","ok.c"]}' })));
+    expect(problemsOf(both).map((problem) => problem.code)).toEqual([both.code, "NAME_NOT_QUALIFIED"]);
+    const missing = await rejected(loadBundle(path.join(root, "no-such-bundle")));
+    expect(problemsOf(missing)).toEqual([missing]);
   });
 });

@@ -43,7 +43,7 @@ export interface ApprovalRecord {
 }
 
 /**
- * What {@link ApprovalStore.store} records besides the key.
+ * What `Journal.storeApproval` records besides the key.
  *
  * @example
  * ```ts

@@ -139,7 +139,7 @@ export const RECORD_KINDS: readonly RecordKind[] = Object.freeze([
  *
  * @example
  * ```ts
- * const { sessionId, seq, at } = journal.timeline(callId)[0]!;
+ * const { seq, at } = journal.timeline({ sessionId: "ses_1", callId })[0]!;
  * ```
  */
 export interface RecordEnvelope {
@@ -167,7 +167,7 @@ export type RecordContent = {
  *
  * @example
  * ```ts
- * for (const record of journal.timeline("call-1")) console.log(record.seq, record.kind);
+ * for (const record of journal.timeline({ sessionId: "ses_1", callId: "call-1" })) console.log(record.seq, record.kind);
  * ```
  */
 export type JournalRecord = RecordContent & { readonly prevHash: string; readonly hash: string };

@@ -18,7 +18,7 @@ export interface ChainBreak {
 }
 
 /**
- * The result of {@link verifyChains}.
+ * The result of `Journal.verify()`.
  *
  * @example
  * ```ts

@@ -44,8 +44,12 @@ export interface RegisteredTool {
  * ```
  */
 export interface RegisterOptions {
-  /** Only `"host"` is accepted: asking `"sandbox"` for a native tool fails (A4). */
-  readonly placement?: "host" | "sandbox";
+  /**
+   * Only `"host"`: native tools are trusted host code (A4). Typed so, and checked at run
+   * time too: `"sandbox"` from JavaScript (or through a cast) fails with
+   * `NATIVE_SANDBOX_PLACEMENT`.
+   */
+  readonly placement?: "host";
   /** Approval classification (A1); changes approval rules only, never placement. */
   readonly classification?: string;
 }

@@ -1,5 +1,6 @@
 // Anything exported here is public API of @openworker/runtime.
 export type { CallReport } from "./call/pipeline.js";
+export type { PendingImage } from "./call/images.js";
 export { RUNTIME_ERROR_CODES } from "./errors.js";
 export type { RuntimeEvent, RuntimeEventListener } from "./events.js";
 export type {
@@ -28,3 +29,9 @@ export {
 export { Runtime, type ModelCatalogEntry, type RuntimeOptions, type SessionOptions } from "./runtime.js";
 export { Session } from "./session/session.js";
 export type { TurnResult, TurnStopReason } from "./turn/run-turn.js";
+
+// Names a host meets in this package's signatures and options, from the packages it is
+// built on: a host that depends on the runtime alone (pnpm's strict layout) can name them.
+export { OpenWorkerError, type JsonObject, type JsonValue } from "@openworker/tools-sdk";
+export type { McpBridgeOptions, McpToolInventory, SandboxCommand, SandboxLaunch, SandboxLauncher } from "@openworker/mcp-bridge";
+export type { Bundle, ResolvedSelection, ResolvedTool } from "@openworker/bundle-resolver";

@@ -25,6 +25,18 @@ async function open(...args: Parameters<typeof openRuntime>): Promise<Runtime> {
 }
 
 describe("sessions", () => {
+  it("a host calls with interface-typed arguments, or none, without a cast (read as their JSON)", async () => {
+    interface EchoArgs {
+      text: string;
+    }
+    const args: EchoArgs = { text: "typed" };
+    const optional = nativeTool("test.optional", async () => ({ json: "no arguments needed" }));
+    const runtime = await open(space.dir, [echo, optional]);
+    const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.echo", "test.optional"]), policy: { mode: "bypass" } });
+    expect(await session.callTool("test.echo", args)).toMatchObject({ outcome: "succeeded", json: { text: "typed" } });
+    expect(await session.callTool("test.optional")).toMatchObject({ outcome: "succeeded", json: "no arguments needed" });
+  });
+
   it("N8 opening a runtime freezes the registry: a later registration fails", async () => {
     const registry = new ToolRegistry();
     registry.register(echo);

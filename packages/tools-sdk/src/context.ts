@@ -8,8 +8,12 @@ export interface ProgressEvent {
   readonly progress?: number;
   /** Total work, when known. */
   readonly total?: number;
-  /** Structured detail; counts against the call's 16 KB of progress JSON (E2). */
-  readonly data?: JsonValue;
+  /**
+   * Structured detail; counts against the call's 16 KB of progress JSON (E2). Typed
+   * `JsonValue | object` so interface-typed values are accepted, as for `ToolOutput.json`;
+   * it is read as its JSON text, and what a host receives is that JSON.
+   */
+  readonly data?: JsonValue | object;
 }
 
 /**

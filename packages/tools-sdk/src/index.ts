@@ -3,6 +3,7 @@
 // importable anywhere. Node-only pieces live behind the /validation, /execution and
 // /testing subpaths.
 export { canonicalJson } from "./canonical-json.js";
+export { SDK_ERROR_CODES } from "./codes.js";
 export { codeTool, CODE_TOOL_ERROR, type CodeToolHandler, type CodeToolResult } from "./code-tool.js";
 export type { ProgressEvent, ProgressReporter, ToolContext } from "./context.js";
 export { defineTool, type ToolDefinition } from "./define-tool.js";

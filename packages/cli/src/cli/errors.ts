@@ -32,8 +32,30 @@ export const CLI_ERROR_CODES = Object.freeze({
   ARGUMENTS_INVALID: "CLI_ARGUMENTS_INVALID",
   POLICY_INVALID: "CLI_POLICY_INVALID",
   SCRIPT_INVALID: "CLI_SCRIPT_INVALID",
-  /** A file named on the command line cannot be read. */
-  FILE_UNREADABLE: "CLI_FILE_UNREADABLE",
+  /** The --policy file: no file at the path. */
+  POLICY_FILE_NOT_FOUND: "CLI_POLICY_FILE_NOT_FOUND",
+  /** The --policy file: the path is a folder. */
+  POLICY_FILE_IS_DIRECTORY: "CLI_POLICY_FILE_IS_DIRECTORY",
+  /** The --policy file: a FIFO, socket or device, whose reading could wait for ever. */
+  POLICY_FILE_NOT_A_FILE: "CLI_POLICY_FILE_NOT_A_FILE",
+  /** The --policy file: over the 1 MiB a configuration file may have. */
+  POLICY_FILE_TOO_LARGE: "CLI_POLICY_FILE_TOO_LARGE",
+  /** The --policy file: not UTF-8 text. */
+  POLICY_FILE_NOT_UTF8: "CLI_POLICY_FILE_NOT_UTF8",
+  /** The --policy file exists but cannot be opened or read (permissions, I/O). */
+  POLICY_FILE_UNREADABLE: "CLI_POLICY_FILE_UNREADABLE",
+  /** The --script file: no file at the path. */
+  SCRIPT_FILE_NOT_FOUND: "CLI_SCRIPT_FILE_NOT_FOUND",
+  /** The --script file: the path is a folder. */
+  SCRIPT_FILE_IS_DIRECTORY: "CLI_SCRIPT_FILE_IS_DIRECTORY",
+  /** The --script file: a FIFO, socket or device, whose reading could wait for ever. */
+  SCRIPT_FILE_NOT_A_FILE: "CLI_SCRIPT_FILE_NOT_A_FILE",
+  /** The --script file: over the 1 MiB a configuration file may have. */
+  SCRIPT_FILE_TOO_LARGE: "CLI_SCRIPT_FILE_TOO_LARGE",
+  /** The --script file: not UTF-8 text. */
+  SCRIPT_FILE_NOT_UTF8: "CLI_SCRIPT_FILE_NOT_UTF8",
+  /** The --script file exists but cannot be opened or read (permissions, I/O). */
+  SCRIPT_FILE_UNREADABLE: "CLI_SCRIPT_FILE_UNREADABLE",
   /** `run`/`serve` without a model: no `--script` and no OpenAI-compatible endpoint. */
   MODEL_MISSING: "CLI_MODEL_MISSING",
   /** `--api-key-env NAME` names an unset variable. */
@@ -67,7 +89,6 @@ const HINTS: readonly (readonly [prefix: string, hint: string])[] = [
   ["CLI_SCRIPT_FILE", "check the path of --script; relative paths are resolved against the current folder"],
   ["CLI_POLICY", "a policy file is JSON: {\"name\":\"…\",\"classifications\":{\"ns.tool\":\"read_only\"},\"rules\":{\"read_only\":\"allow\"}}"],
   ["CLI_SCRIPT", "a script file is a JSON array of steps {\"text\"?: string, \"toolCalls\"?: [{\"name\": alias, \"arguments\": {…}}]}"],
-  ["CLI_FILE_UNREADABLE", "check the path; relative paths are resolved against the current folder"],
   ["CLI_MODEL_MISSING", "pass --script FILE (scripted model) or --provider openai --base-url URL --model NAME"],
   ["CLI_API_KEY_MISSING", "export the variable named by --api-key-env, or drop the option for a keyless local endpoint"],
   ["CLI_TOOL_NOT_SELECTED", "list the bundle's tools with `{program} tools list --bundle DIR`, or call without --bundle"],
@@ -105,3 +126,33 @@ export function hintFor(code: string, program: string, command: string): string 
   const hint = HINTS.find(([prefix]) => code.startsWith(prefix))?.[1] ?? "run `{program} {command} --help` for usage";
   return hint.replaceAll("{program}", program).replaceAll("{command}", command || "").replace(/ {2,}/g, " ");
 }
+
+/**
+ * Stable codes of `serve --stdio` answers and `HarnessClient` rejections, beside the
+ * runtime's own codes (`TOOL_NOT_REGISTERED`, `SESSION_CLOSED`, …) that pass through. An
+ * error response carries one as `error.data.code`; a rejected `HarnessClient` promise as
+ * the `OpenWorkerError`'s `code`.
+ *
+ * @example
+ * ```ts
+ * if (OpenWorkerError.hasCode(error, HARNESS_ERROR_CODES.JSON_RPC_CLOSED)) await restartHarness();
+ * ```
+ */
+export const HARNESS_ERROR_CODES = Object.freeze({
+  /** A request names a session that is not open (never opened, or closed). */
+  SESSION_UNKNOWN: "SESSION_UNKNOWN",
+  /** A request's params are missing a field or have the wrong type; the message names it. */
+  PARAMS_INVALID: "PARAMS_INVALID",
+  /** An unknown method (the message lists the methods), or a host callback the client does not answer. */
+  METHOD_NOT_FOUND: "METHOD_NOT_FOUND",
+  /** A request after `shutdown` began. */
+  HARNESS_SHUTTING_DOWN: "HARNESS_SHUTTING_DOWN",
+  /** `HarnessClient`: the connection closed (or the child died) before the answer came. */
+  JSON_RPC_CLOSED: "JSON_RPC_CLOSED",
+  /** `HarnessClient`: the request's signal aborted before the answer came. */
+  JSON_RPC_CANCELLED: "JSON_RPC_CANCELLED",
+  /** `HarnessClient.start`: no host entry to start. */
+  HARNESS_ENTRY_MISSING: "HARNESS_ENTRY_MISSING",
+  /** Something the harness did not expect; the message says what. */
+  INTERNAL: "INTERNAL",
+});

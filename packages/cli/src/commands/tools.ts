@@ -1,5 +1,5 @@
 import { urlForDisplay, type McpProviderDefinition, type RegisteredTool } from "@openworker/registry";
-import type { BundleSelection } from "@openworker/bundle-resolver";
+import { problemsOf, type BundleSelection } from "@openworker/bundle-resolver";
 import { stringOption, type CommandContext, type CommandSpec } from "../cli/command.js";
 import { OpenWorkerError } from "@openworker/tools-sdk";
 import { CLI_ERROR_CODES, EXIT_CODES, usageError } from "../cli/errors.js";
@@ -147,10 +147,7 @@ function shortDigest(digest: string): string {
  * resolver collects them in `details.problems`), and what resolving its good entries finds.
  */
 async function loadProblems(context: CommandContext, error: OpenWorkerError, model: ModelProvider | undefined): Promise<SelectionProblem[]> {
-  const entries = Array.isArray(error.details.problems) ? (error.details.problems as unknown[]) : [error];
-  const problems = entries.map((problem) =>
-    OpenWorkerError.isInstance(problem) ? { code: problem.code, message: problem.message } : { code: error.code, message: String(problem) },
-  );
+  const problems = problemsOf(error).map((problem) => ({ code: problem.code, message: problem.message }));
   const rest = error.details.selection as BundleSelection | undefined;
   if (rest === undefined) return problems;
   const resolved = await inspectSelection(context.registry, { selection: rest }, { discover: true, signal: context.signal, sandbox: context.sandbox, model });

@@ -87,7 +87,7 @@ export class HarnessClient {
     return this.request("turn.cancel", { sessionId });
   }
 
-  call(sessionId: string, name: string, args: JsonValue = {}) {
+  call(sessionId: string, name: string, args: JsonValue | object = {}) {
     return this.request("call", { sessionId, name, arguments: args }) as Promise<HarnessCallReport>;
   }
 

@@ -32,7 +32,7 @@ export interface CallRequest {
    */
   readonly qualifiedName?: string;
   /** JSON text as the model sent it, or parsed arguments (from a host, or a provider that parses). */
-  readonly args: { readonly text: string } | { readonly json: JsonValue };
+  readonly args: { readonly text: string } | { readonly json: JsonValue | object | undefined };
   readonly signal: AbortSignal;
   /** A refusal decided before the pipeline (e.g. past the calls-per-attempt cap): journaled, never run. */
   readonly refusal?: { readonly code: string; readonly message: string };

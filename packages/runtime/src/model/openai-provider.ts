@@ -40,7 +40,7 @@ export interface OpenAICompatibleOptions {
    * is not OpenAI's, so an OpenAI key from the environment is not sent elsewhere; `null`
    * declares a keyless endpoint and never reads the environment.
    */
-  readonly apiKey?: string | null;
+  readonly apiKey?: string | null | undefined;
   /** The model used when a session does not name one. */
   readonly model: string;
   /** The models listed in the catalog (I1). Default: `[model]`; `model` is always listed first. */

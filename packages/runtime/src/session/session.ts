@@ -56,6 +56,7 @@ export class Session {
   #calls = 0;
   #closing: Promise<void> | undefined;
 
+  /** @internal Sessions are opened with `runtime.openSession()`; the parts are the runtime's own. */
   constructor(parts: SessionParts) {
     // Every concurrent host-driven call listens on this signal until it settles; many at
     // once are normal here, not a leak.
@@ -132,9 +133,10 @@ export class Session {
   /**
    * Calls one selected tool directly, for host-driven calls (agentd's workflow tool
    * nodes), through the same pipeline as the model's calls: validation, approval,
-   * journal and limits. Prepares the selection first when no turn has.
+   * journal and limits. Prepares the selection first when no turn has. `args` is read as
+   * its JSON text (an interface-typed object, a `Date` as its ISO text); left out, `{}`.
    */
-  callTool(qualifiedName: string, args: JsonValue, options: { signal?: AbortSignal } = {}): Promise<CallReport> {
+  callTool(qualifiedName: string, args?: JsonValue | object, options: { signal?: AbortSignal } = {}): Promise<CallReport> {
     try {
       this.#assertOpen();
       if (typeof qualifiedName !== "string" || qualifiedName === "") {
@@ -172,7 +174,7 @@ export class Session {
     selection: ResolvedSelection,
     qualifiedName: string,
     alias: string,
-    args: JsonValue,
+    args: JsonValue | object | undefined,
     signal: AbortSignal,
     refusal: CallRequest["refusal"],
   ): Promise<CallReport> {

@@ -1,4 +1,5 @@
 import type { ProgressEvent, ProgressReporter } from "../context.js";
+import type { JsonValue } from "../json.js";
 import { LIMITS, utf8Bytes } from "../limits.js";
 import { MAX_ARGUMENT_DEPTH, nestsDeeperThan } from "./arguments.js";
 import type { CallError, CallOutcome, LimitBreach, NormalizedOutput } from "./outcome.js";
@@ -94,7 +95,7 @@ class Bounded implements BoundedProgress, ProgressReporter {
     // The copy the host gets, read back from the text: also what is checked for depth, so
     // a getter or Proxy in `data` cannot answer differently the second time.
     const copy = JSON.parse(serialized) as ProgressEvent;
-    if (copy.data !== undefined && nestsDeeperThan(copy.data, MAX_ARGUMENT_DEPTH)) {
+    if (copy.data !== undefined && nestsDeeperThan(copy.data as JsonValue, MAX_ARGUMENT_DEPTH)) {
       // Deeper than a journal or a model message can carry: dropped like an event that is
       // not JSON, rather than accepted here and lost by the host's journal.
       return this.#breach("progressJsonBytes", bytes, LIMITS.progressJsonBytes, `progress data nests deeper than ${MAX_ARGUMENT_DEPTH} levels`);
