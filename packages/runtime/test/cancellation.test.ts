@@ -31,6 +31,29 @@ const toolAnswers = (model: ScriptedProvider) => model.requests[1]!.messages.fil
 const answeredIds = (model: ScriptedProvider) => toolAnswers(model).map((message) => (message.role === "tool" ? message.toolCallId : ""));
 
 describe("a cancelled turn", () => {
+  it("T5 cancel with a turn id cancels only that turn: a stop that comes late cannot cancel the next one", async () => {
+    let release: () => void = () => {};
+    const gate = nativeTool("test.gate", () => new Promise((resolve) => (release = () => resolve({ json: "released" }))));
+    const model = new ScriptedProvider([{ toolCalls: [{ name: "test__gate", arguments: "{}" }] }, { text: "first done" }, { toolCalls: [{ name: "test__gate", arguments: "{}" }] }, { text: "never" }]);
+    runtime = await openRuntime(space.dir, [gate], { models: [model] });
+    const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.gate"]), policy: bypass });
+    const started: string[] = [];
+    session.subscribe((event) => event.type === "call_started" && started.push(event.turnId));
+    const first = session.runTurn("one");
+    await vi.waitFor(() => expect(started).toHaveLength(1));
+    expect(session.cancel("wrong turn", { turnId: "ses_other.t9" })).toBe(false);
+    release();
+    const firstResult = await first;
+    expect(firstResult).toMatchObject({ completed: true, text: "first done" });
+    // The user's stop for the first turn arrives while the second runs: it is refused.
+    const second = session.runTurn("two");
+    await vi.waitFor(() => expect(started).toHaveLength(2));
+    expect(session.cancel("late stop", { turnId: firstResult.turnId })).toBe(false);
+    expect(session.cancel("stop the second", { turnId: started[1] })).toBe(true);
+    expect(await second).toMatchObject({ completed: false, reason: "cancelled" });
+    expect(session.cancel()).toBe(false);
+  });
+
   it("E4 T5 cancelled while a person decides: nobody else is asked, no further call starts, every call id gets an answer", async () => {
     let ran = 0;
     const slow = nativeTool("test.slow", async () => (ran++, { json: "ran" }));

@@ -83,8 +83,9 @@ export class HarnessClient {
     return this.request("turn.run", { sessionId, text }) as Promise<HarnessTurnResult>;
   }
 
-  cancelTurn(sessionId: string): Promise<unknown> {
-    return this.request("turn.cancel", { sessionId });
+  /** Cancels the session's running turn, or only the turn `turnId` when given; answers whether one was cancelled. */
+  cancelTurn(sessionId: string, turnId?: string): Promise<{ cancelled: boolean }> {
+    return this.request("turn.cancel", turnId === undefined ? { sessionId } : { sessionId, turnId }) as Promise<{ cancelled: boolean }>;
   }
 
   call(sessionId: string, name: string, args: JsonValue | object = {}) {

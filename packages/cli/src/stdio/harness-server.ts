@@ -97,9 +97,11 @@ export class HarnessServer {
         const session = this.#session(input);
         return turnJson(await session.runTurn(text(input, "text")));
       }
-      case "turn.cancel":
-        this.#session(input).cancel(typeof input.reason === "string" ? input.reason : "cancelled by the host");
-        return { cancelled: true };
+      case "turn.cancel": {
+        const reason = typeof input.reason === "string" ? input.reason : "cancelled by the host";
+        const turnId = input.turnId === undefined ? undefined : text(input, "turnId");
+        return { cancelled: this.#session(input).cancel(reason, turnId === undefined ? {} : { turnId }) };
+      }
       case "call": {
         const session = this.#session(input);
         return callJson(await session.callTool(text(input, "name"), (input.arguments ?? {}) as JsonValue));

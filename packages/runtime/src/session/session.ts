@@ -42,6 +42,8 @@ export class Session {
   /** The host-driven preparation running now, if any: calls that need one share it. */
   #preparing: Promise<PreparedTurn> | undefined;
   #turn: AbortController | undefined;
+  /** The id of the running turn, beside its controller. */
+  #turnId: string | undefined;
   /** Everything running in the session (a turn, host-driven calls): close waits for them to settle. */
   /**
    * Work running now (turns, calls, a prepare), and who waits for none to run: a count, not
@@ -99,6 +101,7 @@ export class Session {
     if (options.signal?.aborted) controller.abort(options.signal.reason);
     this.#turn = controller;
     const turnId = `${this.id}.t${++this.#turns}`;
+    this.#turnId = turnId;
     try {
       return await this.#track(runTurn(
         {
@@ -240,9 +243,18 @@ export class Session {
     });
   }
 
-  /** Cancels the running turn, if any: its call is abandoned, tools are revoked (T5). */
-  cancel(reason = "cancelled by the host"): void {
-    this.#turn?.abort(new OpenWorkerError("TURN_CANCELLED", reason));
+  /**
+   * Cancels the running turn, if any: its call is abandoned, tools are revoked (T5).
+   * With `options.turnId` (from `turn_started`, or a `TurnResult`), only that turn: a
+   * stop pressed as one turn ends cannot cancel the next one. Returns whether a turn was
+   * cancelled.
+   */
+  cancel(reason = "cancelled by the host", options: { turnId?: string } = {}): boolean {
+    const turn = this.#turn;
+    if (turn === undefined || turn.signal.aborted) return false;
+    if (options.turnId !== undefined && options.turnId !== this.#turnId) return false;
+    turn.abort(new OpenWorkerError("TURN_CANCELLED", reason));
+    return true;
   }
 
   /**
