@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import path from "node:path";
 import type { RuntimeEvent } from "@openworker/runtime";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { HarnessClient, type HarnessApprovalRequest } from "../src/index.js";
 import { COWORKER, DEMO_SCRIPT, FIXTURE_HOST, HOST, tempDir, writeBundle } from "./helpers.js";
 
@@ -65,6 +65,31 @@ describe("serve --stdio (JSON-RPC harness driven by a test host over pipes)", ()
 
       await expect(harness.request("no.such.method")).rejects.toMatchObject({ code: "METHOD_NOT_FOUND" });
       await expect(harness.runTurn("ses_unknown", "hi")).rejects.toMatchObject({ code: "SESSION_UNKNOWN" });
+      expect(await harness.closeSession(opened.sessionId)).toEqual({ closed: true });
+    } finally {
+      expect(await harness.close()).toBe(0);
+    }
+  });
+
+  it("T5 turn.cancel with a turn id stops only that turn, and answers whether it stopped one", async () => {
+    const events: RuntimeEvent[] = [];
+    const harness = HarnessClient.spawn({
+      entry: HOST,
+      args: ["--journal", path.join(temp.dir, "cancel.db"), "--script", DEMO_SCRIPT],
+      stderr: "ignore",
+      onEvent: (event) => events.push(event),
+      // The person never answers: the turn waits on its first approval until cancelled.
+      onApproval: () => new Promise<never>(() => {}),
+    });
+    try {
+      const opened = await harness.openSession({ bundle: COWORKER, policy: { name: "ask-all", rules: { external: "ask" } } });
+      const running = harness.runTurn(opened.sessionId, "Do the demo.");
+      await vi.waitFor(() => expect(events.some((event) => event.type === "approval_needed")).toBe(true), { timeout: 15_000 });
+      const { turnId } = events.find((event) => event.type === "turn_started") as { turnId: string };
+      expect(await harness.cancelTurn(opened.sessionId, `${turnId}-not-this-one`)).toEqual({ cancelled: false });
+      expect(await harness.cancelTurn(opened.sessionId, turnId)).toEqual({ cancelled: true });
+      expect(await running).toMatchObject({ completed: false, reason: "cancelled" });
+      expect(await harness.cancelTurn(opened.sessionId)).toEqual({ cancelled: false });
       expect(await harness.closeSession(opened.sessionId)).toEqual({ closed: true });
     } finally {
       expect(await harness.close()).toBe(0);
