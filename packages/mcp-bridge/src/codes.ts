@@ -45,12 +45,24 @@ export const MCP_ERROR_CODES = Object.freeze({
   providerCrashed: "MCP_PROVIDER_CRASHED",
   /** The streamable-HTTP provider could not be reached while the call was running. */
   providerUnreachable: "MCP_PROVIDER_UNREACHABLE",
+  /**
+   * The streamable-HTTP server no longer knows the session (HTTP 404: it restarted or
+   * expired it). The request was never processed and is not resent; the connection
+   * ended, and the next call or discovery starts a new session.
+   */
+  remoteSessionExpired: "MCP_REMOTE_SESSION_EXPIRED",
   /** The tool answered with `isError: true`: a tool error the model sees. */
   toolError: "MCP_TOOL_ERROR",
   /** The provider answered the request with a JSON-RPC error (unknown tool, invalid params…). */
   requestFailed: "MCP_REQUEST_FAILED",
   /** The provider's result does not match the MCP `CallToolResult` shape. */
   resultInvalid: "MCP_RESULT_INVALID",
+  /**
+   * The tool declares an `outputSchema` and its result has no `structuredContent`, or one
+   * that does not match it (the message names the JSON pointer); or the schema itself does
+   * not compile, and the tool is not called. A tool failure the model sees.
+   */
+  outputInvalid: "MCP_OUTPUT_INVALID",
   /** Arguments must be a JSON object (MCP `tools/call` requires one). */
   argumentsInvalid: "MCP_ARGUMENTS_INVALID",
   /** The session was closed (before or during the call, or before discovery). */

@@ -1,9 +1,10 @@
 import { setMaxListeners } from "node:events";
 import type { McpProviderDefinition } from "@openworker/registry";
-import { OpenWorkerError, type ProgressReporter } from "@openworker/tools-sdk";
+import { LIMITS, OpenWorkerError, type ProgressReporter } from "@openworker/tools-sdk";
 import { createBoundedProgress, onAbort, untilAborted, withProgressLimit } from "@openworker/tools-sdk/execution";
 import { callProvider } from "./call/call-tool.js";
 import type { SettledCall } from "./call/result.js";
+import { OutputContract } from "./call/validate.js";
 import { buildCatalog } from "./catalog/catalog.js";
 import { CleanupLedger } from "./cleanup.js";
 import { MCP_ERROR_CODES } from "./codes.js";
@@ -11,7 +12,7 @@ import { ProviderConnection } from "./connection/connection.js";
 import type { ResolvedOptions } from "./options.js";
 import type { StartGate } from "./process/start-gate.js";
 import { redact } from "./redact.js";
-import type { DiscoveryResult, McpCallOptions, McpCallResult, McpCatalog, ProviderDiagnostic, UnavailableProvider } from "./types.js";
+import type { DiscoveryResult, McpCallOptions, McpCallResult, McpCatalog, McpCatalogTool, ProviderDiagnostic, UnavailableProvider } from "./types.js";
 
 /**
  * One runtime session's view of its MCP providers: the connections it bound (started
@@ -38,13 +39,16 @@ export interface McpSession {
   discover(namespaces: readonly string[], options?: { readonly signal?: AbortSignal }): Promise<DiscoveryResult>;
   /**
    * Calls a remote tool of the session's current catalog (E1–E4). Never throws: every
-   * end is an outcome. A name the catalog does not publish fails before anything is sent.
+   * end is an outcome. A name the catalog does not publish fails before anything is sent;
+   * a result that breaks the tool's `outputSchema` fails `MCP_OUTPUT_INVALID`.
    */
   callTool(namespace: string, remoteName: string, args: unknown, options: McpCallOptions): Promise<McpCallResult>;
   /**
    * Whether the namespace's provider has a live connection now: false before its first
    * discovery, and once its process exited or its connection closed (the next
-   * `discover()` reconnects). A call to a provider that is not connected fails unsent.
+   * `discover()` reconnects). A call to a provider that is not connected fails unsent,
+   * except when a streamable-HTTP server forgot the session (HTTP 404): that call starts
+   * a new session first.
    */
   connected(namespace: string): boolean;
   /** Ends this session's processes (whole trees) and remote sessions; in-flight calls settle as cancelled. Idempotent. */
@@ -67,7 +71,8 @@ export interface SessionHost {
 
 interface CurrentCatalog {
   readonly catalog: McpCatalog;
-  readonly names: ReadonlySet<string>;
+  /** The callable tools by remote name, each with its `outputSchema` contract (null: none). */
+  readonly tools: ReadonlyMap<string, OutputContract | null>;
   readonly connection: ProviderConnection;
   readonly discoveredAt: number;
 }
@@ -132,29 +137,23 @@ export class BridgeSession implements McpSession {
     let connection: ProviderConnection | undefined;
     try {
       connection = await this.connection(definition, callerSignal);
-      const previous = this.baseline.get(namespace);
-      const reusable = this.current.get(namespace);
       let catalog: McpCatalog;
-      if (reusable && reusable.connection === connection && connection.catalogCurrent) {
-        catalog = buildCatalog(namespace, reusable.catalog.tools, previous, true);
-      } else {
-        // The listing is shared by concurrent discoveries and runs under the session's
-        // signal; a caller who cancels stops waiting for it at once.
-        const tools = await untilAborted(
-          this.withDeadline(namespace, this.closer.signal, (listingSignal) =>
-            (connection as ProviderConnection).listTools(
-              { maxPages: this.host.options.maxCatalogPages, maxTools: this.host.options.maxCatalogTools, timeoutMs: this.host.options.discoveryTimeoutMs },
-              listingSignal,
-            ),
-          ),
-          callerSignal,
-        );
-        catalog = buildCatalog(namespace, tools, previous, false);
+      let renewed = false;
+      try {
+        catalog = await this.catalogOf(namespace, connection, callerSignal);
+      } catch (error) {
+        // The server forgot the session (HTTP 404): the MCP transport spec asks for a new
+        // one with a fresh initialize, and that costs no process: once, in this discovery.
+        if (!connection.sessionLost || callerSignal?.aborted || this.closed) throw error;
+        connection = await this.connection(definition, callerSignal);
+        renewed = true;
+        catalog = await this.catalogOf(namespace, connection, callerSignal);
       }
       if (this.closed) return unavailable(namespace, MCP_ERROR_CODES.sessionClosed, `session "${this.sessionId}" closed during discovery`);
       this.baseline.set(namespace, catalog);
-      this.current.set(namespace, { catalog, names: new Set(catalog.tools.map((tool) => tool.name)), connection, discoveredAt: Date.now() });
+      this.current.set(namespace, { catalog, tools: callableTools(catalog.tools, this.current.get(namespace)?.tools), connection, discoveredAt: Date.now() });
       const diagnostics = connection.diagnostics().map((message) => ({ namespace, message }));
+      if (renewed) diagnostics.push({ namespace, message: `the server no longer knew its MCP session (HTTP 404: the service restarted or expired it); a new session was started` });
       return { ok: true, catalog, diagnostics };
     } catch (error) {
       const cancelled = () => unavailable(namespace, MCP_ERROR_CODES.discoveryCancelled, `discovery of MCP provider "${namespace}" was cancelled`);
@@ -169,6 +168,30 @@ export class BridgeSession implements McpSession {
       const reason = connection ? connection.describe(error) : redact(String(error), secrets);
       return unavailable(namespace, MCP_ERROR_CODES.discoveryFailed, `MCP provider "${namespace}" failed tools/list: ${reason}; its tools are unavailable this turn`);
     }
+  }
+
+  /**
+   * The namespace's catalog on `connection`: the session's current listing when the
+   * provider promises list_changed and sent none since (M3), a new listing otherwise.
+   */
+  private async catalogOf(namespace: string, connection: ProviderConnection, callerSignal: AbortSignal | undefined): Promise<McpCatalog> {
+    const previous = this.baseline.get(namespace);
+    const reusable = this.current.get(namespace);
+    if (reusable && reusable.connection === connection && connection.catalogCurrent) {
+      return buildCatalog(namespace, reusable.catalog.tools, previous, true);
+    }
+    // The listing is shared by concurrent discoveries and runs under the session's
+    // signal; a caller who cancels stops waiting for it at once.
+    const tools = await untilAborted(
+      this.withDeadline(namespace, this.closer.signal, (listingSignal) =>
+        connection.listTools(
+          { maxPages: this.host.options.maxCatalogPages, maxTools: this.host.options.maxCatalogTools, timeoutMs: this.host.options.discoveryTimeoutMs },
+          listingSignal,
+        ),
+      ),
+      callerSignal,
+    );
+    return buildCatalog(namespace, tools, previous, false);
   }
 
   private async withDeadline<T>(namespace: string, signal: AbortSignal, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
@@ -271,8 +294,19 @@ export class BridgeSession implements McpSession {
     progress: ProgressReporter | undefined,
   ): Promise<SettledCall> {
     if (this.closed) return failed(MCP_ERROR_CODES.sessionClosed, `session "${this.sessionId}" is closed; MCP tool "${namespace}.${remoteName}" was not called`);
-    const entry = this.current.get(namespace);
-    if (!entry || !entry.names.has(remoteName)) return failed(MCP_ERROR_CODES.toolNotPublished, notPublished(namespace, remoteName, entry));
+    let entry = this.current.get(namespace);
+    const output = entry?.tools.get(remoteName);
+    if (!entry || output === undefined) return failed(MCP_ERROR_CODES.toolNotPublished, notPublished(namespace, remoteName, entry));
+    let timeoutMs = options.timeoutMs;
+    if (!entry.connection.live && entry.connection.sessionLost) {
+      // The server forgot the session (HTTP 404): this call starts a new one; the time that
+      // takes counts against the call's bound (E1).
+      const started = performance.now();
+      const renewed = await this.renewSession(namespace, entry, remoteName, options.signal);
+      if (!("connection" in renewed)) return renewed;
+      entry = renewed;
+      timeoutMs = Math.max(1, Math.min(options.timeoutMs ?? LIMITS.callTimeoutMs, LIMITS.callTimeoutMs) - Math.ceil(performance.now() - started));
+    }
     if (!entry.connection.live) {
       return failed(
         MCP_ERROR_CODES.providerUnavailable,
@@ -290,10 +324,47 @@ export class BridgeSession implements McpSession {
       connection: entry.connection,
       remoteName,
       args: args as Record<string, unknown> | undefined,
-      timeoutMs: options.timeoutMs,
+      timeoutMs,
       signal: options.signal,
       progress,
+      output,
     });
+  }
+
+  /**
+   * A new MCP session for a call whose provider's server forgot the last one (HTTP 404):
+   * no process starts, the catalog is listed again, and the call may go out only if it is
+   * the catalog the session discovered, which its approval was for (M3). Otherwise the
+   * call fails unsent and the session's next discovery takes the new catalog.
+   */
+  private async renewSession(namespace: string, entry: CurrentCatalog, remoteName: string, signal: AbortSignal | undefined): Promise<CurrentCatalog | SettledCall> {
+    const definition = this.host.provider(namespace);
+    const qualified = `MCP tool "${namespace}.${remoteName}"`;
+    if (!definition) return failed(MCP_ERROR_CODES.providerUnknown, `${qualified} was not called: no MCP provider is registered for namespace "${namespace}"`);
+    let connection: ProviderConnection | undefined;
+    try {
+      connection = await this.connection(definition, signal);
+      const catalog = await this.catalogOf(namespace, connection, signal);
+      if (catalog.fingerprint !== entry.catalog.fingerprint) {
+        return failed(
+          MCP_ERROR_CODES.providerUnavailable,
+          `${qualified} was not called: its provider's server forgot the MCP session, and the new session publishes a different catalog; ` +
+            "the session's next discovery takes it",
+        );
+      }
+      const renewed: CurrentCatalog = { catalog: entry.catalog, tools: entry.tools, connection, discoveredAt: Date.now() };
+      if (this.current.get(namespace) === entry) this.current.set(namespace, renewed);
+      return renewed;
+    } catch (error) {
+      if (signal?.aborted) return { outcome: "cancelled", error: { code: "TOOL_CANCELLED", message: `${qualified} was cancelled before it started` } };
+      if (this.closed) return failed(MCP_ERROR_CODES.sessionClosed, `session "${this.sessionId}" is closed; ${qualified} was not called`);
+      const secrets = this.host.secrets(namespace);
+      const reason = OpenWorkerError.isInstance(error) ? error.message : connection ? connection.describe(error) : String(error);
+      return failed(
+        MCP_ERROR_CODES.providerUnavailable,
+        redact(`${qualified} was not called: its provider's server forgot the MCP session, and a new one could not be started (${reason}); the provider reconnects at the session's next discovery`, secrets),
+      );
+    }
   }
 
   /** The catalogs of connections still live, for the inventory (M5). */
@@ -343,9 +414,27 @@ function notPublished(namespace: string, remoteName: string, entry: CurrentCatal
   if (!entry) {
     return `MCP tool "${namespace}.${remoteName}" was not called: provider "${namespace}" has no catalog in this session; discover it first`;
   }
-  const names = [...entry.names];
+  const names = [...entry.tools.keys()];
   const shown = names.slice(0, 10).join(", ") + (names.length > 10 ? `, … (${names.length} in all)` : "");
   return `MCP tool "${namespace}.${remoteName}" was not called: provider "${namespace}" does not publish "${remoteName}" in this session's catalog (published: ${shown || "none"})`;
+}
+
+/**
+ * The callable tools of a catalog, by name, each with its output contract: an unchanged
+ * tool (same fingerprint) keeps the contract it had, compiled or not, so rediscovery
+ * compiles nothing again.
+ */
+function callableTools(tools: readonly McpCatalogTool[], before: ReadonlyMap<string, OutputContract | null> | undefined): Map<string, OutputContract | null> {
+  const callable = new Map<string, OutputContract | null>();
+  for (const tool of tools) {
+    if (tool.outputSchema === undefined) {
+      callable.set(tool.name, null);
+      continue;
+    }
+    const known = before?.get(tool.name);
+    callable.set(tool.name, known && known.fingerprint === tool.fingerprint ? known : new OutputContract(tool.outputSchema, tool.fingerprint));
+  }
+  return callable;
 }
 
 /** A provider start shared by the discoveries waiting for it (see `connection`). */

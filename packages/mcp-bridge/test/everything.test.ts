@@ -75,7 +75,7 @@ describe("server-everything over stdio", () => {
   it("E3 gives the model an embedded text resource's text, under a line naming it, and a line per resource link", async () => {
     const reference = await session.callTool("everything", "get-resource-reference", { resourceType: "Text", resourceId: 1 }, {});
     expect(reference.outcome).toBe("succeeded");
-    const embedded = (reference.output?.json as { content: { type: string; resource?: { uri: string; text: string } }[] }).content.find((block) => block.type === "resource")!;
+    const embedded = (reference.output!.json as { content: { type: string; resource?: { uri: string; text: string } }[] }).content.find((block) => block.type === "resource")!;
     expect(reference.output?.text).toContain(`[resource <${embedded.resource!.uri}>`);
     expect(reference.output?.text).toContain(embedded.resource!.text);
     const links = await session.callTool("everything", "get-resource-links", { count: 2 }, {});

@@ -3,11 +3,11 @@ import type { ProgressReporter } from "@openworker/tools-sdk";
 import { LIMITS } from "@openworker/tools-sdk";
 import { boundErrorMessage, FAULT_CODES } from "@openworker/tools-sdk/execution";
 import { MCP_ERROR_CODES } from "../codes.js";
-import type { ProviderConnection } from "../connection/connection.js";
+import { SESSION_NOT_FOUND, STREAM_ENDED, type ProviderConnection } from "../connection/connection.js";
 import { OVERSIZED_RESPONSE_CODE } from "../process/stdio-transport.js";
 import type { ChannelSettlement } from "./call-channel.js";
 import { normalizeCallResult, type SettledCall } from "./result.js";
-import { parseCallToolResult } from "./validate.js";
+import { parseCallToolResult, type OutputContract } from "./validate.js";
 
 /** One call, ready to send: the catalog and session checks already passed. */
 export interface ProviderCall {
@@ -19,6 +19,8 @@ export interface ProviderCall {
   readonly signal: AbortSignal | undefined;
   /** Undefined when nobody listens: then no progress token is requested. */
   readonly progress: ProgressReporter | undefined;
+  /** The tool's `outputSchema` from the session's catalog entry; null when it declares none. */
+  readonly output: OutputContract | null;
 }
 
 const EMPTY_ARGS: Record<string, unknown> = Object.freeze({}) as Record<string, unknown>;
@@ -31,12 +33,20 @@ const EMPTY_ARGS: Record<string, unknown> = Object.freeze({}) as Record<string, 
  * normalized. Never retried, never replayed.
  */
 export async function callProvider(call: ProviderCall): Promise<SettledCall> {
-  const { connection, remoteName } = call;
+  const { connection, remoteName, output } = call;
+  // A result that cannot be checked is not worth the call's effects: refused before sending.
+  const unusable = output?.compile();
+  if (unusable !== undefined) return failed(MCP_ERROR_CODES.outputInvalid, `${where(call)} was not called: ${unusable}`);
   const timeoutMs = Math.min(call.timeoutMs ?? LIMITS.callTimeoutMs, LIMITS.callTimeoutMs);
   const settlement = await connection.calls.call({ name: remoteName, args: call.args ?? EMPTY_ARGS, timeoutMs, signal: call.signal, progress: call.progress });
   if (settlement.kind === "result") {
     const parsed = parseCallToolResult(settlement.value);
-    if (parsed.ok) return normalizeCallResult(parsed.result);
+    if (parsed.ok) {
+      // The server broke its own contract: a tool failure the model is told about, the turn goes on.
+      const broken = output?.check(parsed.result);
+      if (broken !== undefined) return failed(MCP_ERROR_CODES.outputInvalid, `${where(call)} ${broken}`);
+      return normalizeCallResult(parsed.result);
+    }
     return {
       outcome: "crashed",
       error: { code: MCP_ERROR_CODES.resultInvalid, message: boundErrorMessage(`${where(call)} returned a result that is not an MCP CallToolResult: ${connection.describe(parsed.problem)}`) },
@@ -59,6 +69,30 @@ function settleFault(call: ProviderCall, settlement: Exclude<ChannelSettlement, 
     case "crashed":
       return crashed(call);
     case "error": {
+      // Answers the bridge made itself (see the connection), before the connection's state:
+      // both end it.
+      if (settlement.data === SESSION_NOT_FOUND) {
+        // HTTP 404: the server never processed the call, so it had no effect; resending it
+        // would be a replay all the same (E4).
+        return failed(
+          MCP_ERROR_CODES.remoteSessionExpired,
+          `${where(call)} was not called: the server no longer knows its MCP session (HTTP 404: the service restarted or expired the session), ` +
+            "so it never processed the call; the call was not resent, and the next call or discovery starts a new session",
+        );
+      }
+      if (settlement.data === STREAM_ENDED) {
+        connection.fail(settlement.message);
+        return {
+          outcome: "crashed",
+          error: {
+            code: MCP_ERROR_CODES.providerUnreachable,
+            message: boundErrorMessage(
+              `${where(call)} failed: ${settlement.message}; the server had received the call, so it may have had effects; ` +
+                "it was not replayed, and the provider reconnects at the session's next discovery",
+            ),
+          },
+        };
+      }
       // An error answer came from the server, whatever its code: -32000 is the usual generic
       // server error of JSON-RPC libraries (and also the SDK's local "connection closed",
       // which never arrives as an answer). Only a connection that is gone makes it a crash.
@@ -88,6 +122,10 @@ function settleFault(call: ProviderCall, settlement: Exclude<ChannelSettlement, 
       };
     }
   }
+}
+
+function failed(code: string, message: string): SettledCall {
+  return { outcome: "failed", error: { code, message: boundErrorMessage(message) } };
 }
 
 function crashed(call: ProviderCall): SettledCall {

@@ -1,4 +1,6 @@
 import { CallToolResultSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { JsonSchema } from "@openworker/tools-sdk";
+import { compileInputSchema, type ArgumentValidator } from "@openworker/tools-sdk/validation";
 
 /** A `tools/call` result checked against the MCP schema, or what is wrong with it. */
 export type ParsedCallResult = { readonly ok: true; readonly result: CallToolResult } | { readonly ok: false; readonly problem: string };
@@ -37,4 +39,49 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
   const prototype = Object.getPrototypeOf(value) as unknown;
   return prototype === Object.prototype || prototype === null;
+}
+
+/**
+ * A tool's `outputSchema`, as the SDK's `Client.callTool` enforces it: a result that is not
+ * an error must carry `structuredContent`, and it must match the schema. Compiled at most
+ * once per catalog entry, at the tool's first call rather than at discovery (a catalog of
+ * thousands of tools is not compiled for the few a bundle calls), with the same ajv
+ * compiler the runtime uses for input schemas, which also shares one compiled validator
+ * per distinct schema across the process.
+ */
+export class OutputContract {
+  private validator: ArgumentValidator | undefined;
+  private problem: string | undefined;
+
+  /** `fingerprint` is the catalog entry's: a rediscovered, unchanged tool keeps its contract. */
+  constructor(
+    readonly schema: JsonSchema,
+    readonly fingerprint: string,
+  ) {}
+
+  /** Compiles the schema the first time; then undefined when it is usable, or why it is not. */
+  compile(): string | undefined {
+    if (this.validator === undefined && this.problem === undefined) {
+      try {
+        this.validator = compileInputSchema(this.schema, "outputSchema");
+      } catch (error) {
+        const cause = (error as { cause?: unknown }).cause;
+        this.problem = `its outputSchema is not a usable JSON Schema (${cause instanceof Error ? cause.message : (error as Error).message})`;
+      }
+    }
+    return this.problem;
+  }
+
+  /** What is wrong with a result under this contract, or undefined; after a `compile()` that returned undefined. */
+  check(result: CallToolResult): string | undefined {
+    // An error result is the tool's failure either way: the model is told that.
+    if (result.isError === true) return undefined;
+    const structured = result.structuredContent;
+    if (structured === undefined) return "returned no structuredContent, which its outputSchema requires";
+    const verdict = (this.validator as ArgumentValidator).check(structured);
+    if (verdict.ok) return undefined;
+    const shown = verdict.issues.slice(0, 3).map((issue) => `/structuredContent${issue.path} ${issue.message}`);
+    const more = verdict.issues.length > 3 ? `; … (${verdict.issues.length} problems)` : "";
+    return `returned structuredContent that does not match its outputSchema: ${shown.join("; ")}${more}`;
+  }
 }

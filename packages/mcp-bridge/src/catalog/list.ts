@@ -16,9 +16,12 @@ export interface ListingBounds {
 /**
  * Lists every tool of a provider, page by page (M2): a repeated cursor, too many pages
  * or tools, or one name published twice is an error naming the provider; nothing of a
- * catalog that broke a rule is used.
+ * catalog that broke a rule is used. A provider whose `initialize` result declares no
+ * `tools` capability publishes no tools and is not asked: the MCP lifecycle uses only
+ * negotiated capabilities (such a server answers `tools/list` with -32601).
  */
 export async function listAllTools(client: Client, namespace: string, bounds: ListingBounds): Promise<McpCatalogTool[]> {
+  if (client.getServerCapabilities()?.tools === undefined) return [];
   const tools: McpCatalogTool[] = [];
   const names = new Set<string>();
   const cursors = new Set<string>();

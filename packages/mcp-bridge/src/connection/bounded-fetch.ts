@@ -1,5 +1,27 @@
 import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
 
+/** What the connection is told about its HTTP exchanges, beside what the SDK sees. */
+export interface FetchObserver {
+  /**
+   * A response (a JSON body, or one event) broke `maxMessageBytes` and was cut off; the
+   * ids are the requests its POST carried.
+   */
+  readonly oversized: (requestIds: readonly (string | number)[], message: string) => void;
+  /**
+   * A POST carrying `Mcp-Session-Id` was answered 404: the server no longer knows the
+   * session (it restarted, or expired it). The ids are the requests the POST carried,
+   * which the server never processed.
+   */
+  readonly sessionNotFound: (requestIds: readonly (string | number)[]) => void;
+  /**
+   * The event stream answering a POST ended or broke off with no event id to resume
+   * from (so the SDK will not resume it). The ids are the requests the POST carried; the
+   * ones still waiting will get no answer. Called after the SDK has read every event the
+   * stream delivered.
+   */
+  readonly streamEnded: (requestIds: readonly (string | number)[], message: string) => void;
+}
+
 /**
  * `fetch` for a streamable-HTTP provider, with the stdio transport's bound on one message
  * (`maxMessageBytes`): a JSON response body, or one server-sent event of an
@@ -10,28 +32,70 @@ import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
  *
  * The bound counts bytes, chunk by chunk, as they arrive: an event stream's count starts
  * again at every blank line (the end of an event), so a long-lived stream of ordinary
- * events is never cut. When a response breaks the bound, `onOversized` gets the ids of the
- * requests its POST carried, so their calls can fail at once as a limit breach.
+ * events is never cut. When a response breaks the bound, `observer.oversized` gets the
+ * ids of the requests its POST carried, so their calls can fail at once as a limit breach.
+ *
+ * It also tells `observer` what the SDK transport does not act on: a 404 to a request of
+ * a session (`sessionNotFound`), and a POST's event stream that ended with no event id
+ * (`streamEnded`), after which the SDK neither resumes nor answers its requests.
  */
-export function boundedFetch(
-  maxMessageBytes: number,
-  onOversized: (requestIds: readonly (string | number)[], message: string) => void,
-  base: FetchLike = fetch,
-): FetchLike {
+export function boundedFetch(maxMessageBytes: number, observer: FetchObserver, base: FetchLike = fetch): FetchLike {
   return async (url, init) => {
     const response = await base(url, init);
+    const post = init?.method === "POST";
+    if (response.status === 404 && post && new Headers(init.headers).has("mcp-session-id")) {
+      observer.sessionNotFound(requestIdsOf(init.body));
+    }
     if (response.body === null) return response;
     const eventStream = (response.headers.get("content-type") ?? "").includes("text/event-stream");
+    const seen: StreamState = { resumable: false, breached: false };
     // The requests this response answers, read only if it turns out too large.
-    const breached = (message: string) => onOversized(requestIdsOf(init?.body), message);
-    const body = response.body.pipeThrough(messageBound(maxMessageBytes, eventStream, breached));
-    return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+    const breached = (message: string) => {
+      seen.breached = true;
+      observer.oversized(requestIdsOf(init?.body), message);
+    };
+    const bound = messageBound(maxMessageBytes, eventStream, seen, breached);
+    const piped = response.body.pipeTo(bound.writable);
+    if (eventStream && post && response.ok) {
+      const ended = (why: string) => {
+        // A resumable stream is the SDK's to resume; a breach and a close were answered already.
+        if (seen.resumable || seen.breached || init.signal?.aborted) return;
+        const ids = requestIdsOf(init.body);
+        if (ids.length === 0) return;
+        // The SDK reads the events this stream delivered through promise callbacks only: by
+        // the next turn of the event loop it has seen every one of them, the last answer
+        // included, so an answer that came is never overtaken (and the late error is dropped).
+        setImmediate(() => observer.streamEnded(ids, `the provider's event stream ${why} without an answer and with no event id to resume from`));
+      };
+      piped.then(
+        () => ended("ended"),
+        (error: unknown) => ended(`broke off (${error instanceof Error ? error.message : String(error)})`),
+      );
+    } else {
+      // The reader (the SDK) sees the error; nothing is waiting for this promise.
+      piped.catch(() => {});
+    }
+    return new Response(bound.readable, { status: response.status, statusText: response.statusText, headers: response.headers });
   };
 }
+
+/** What the bound saw of one response. */
+interface StreamState {
+  /** An event carried a non-empty `id`: the SDK resumes the stream from it when it ends. */
+  resumable: boolean;
+  /** The response broke the bound and was cut off. */
+  breached: boolean;
+}
+
+// The SDK's `tools/call` requests from the call channel, serialized by `JSON.stringify`
+// with `jsonrpc` first and the numeric `id` second: read without parsing the arguments.
+const CALL_ID = /^\{"jsonrpc":"2\.0","id":(\d{1,16}),"method":"/;
 
 /** The ids of the JSON-RPC requests in a POST body (one message or a batch); none for anything else. */
 function requestIdsOf(body: unknown): (string | number)[] {
   if (typeof body !== "string") return [];
+  const call = CALL_ID.exec(body);
+  if (call) return [Number(call[1])];
   try {
     const parsed: unknown = JSON.parse(body);
     const messages = Array.isArray(parsed) ? parsed : [parsed];
@@ -43,11 +107,20 @@ function requestIdsOf(body: unknown): (string | number)[] {
   }
 }
 
+// Where the bound is in the current line of an event stream, to see `id` fields.
+const LINE_START = 0;
+const SAW_I = 1;
+const SAW_ID = 2;
+const ID_VALUE = 3;
+const ID_VALUE_AFTER_SPACE = 4;
+const OTHER_FIELD = 5;
+
 /** Passes bytes through until one message (the whole body, or one event) passes `max`. */
-function messageBound(max: number, eventStream: boolean, breached: (message: string) => void): TransformStream<Uint8Array, Uint8Array> {
+function messageBound(max: number, eventStream: boolean, seen: StreamState, breached: (message: string) => void): TransformStream<Uint8Array, Uint8Array> {
   let size = 0;
   // Bytes seen since the last line feed were only carriage returns: a line feed now ends an event.
   let lineStart = false;
+  let field = LINE_START;
   return new TransformStream<Uint8Array, Uint8Array>({
     transform(chunk, controller) {
       if (!eventStream) {
@@ -58,9 +131,15 @@ function messageBound(max: number, eventStream: boolean, breached: (message: str
           if (byte === LF) {
             if (lineStart) size = 0;
             lineStart = true;
-          } else if (byte !== CR) {
+            field = LINE_START;
+          } else if (byte === CR) {
+            field = LINE_START;
+          } else {
             lineStart = false;
             size += 1;
+            // An `id:` field with a value (one leading space is not part of it, as the SSE
+            // parser reads it) makes the stream resumable.
+            if (field !== OTHER_FIELD) field = nextField(field, byte, seen);
           }
           if (size > max) break;
         }
@@ -77,5 +156,27 @@ function messageBound(max: number, eventStream: boolean, breached: (message: str
   });
 }
 
+function nextField(field: number, byte: number, seen: StreamState): number {
+  switch (field) {
+    case LINE_START:
+      return byte === I ? SAW_I : OTHER_FIELD;
+    case SAW_I:
+      return byte === D ? SAW_ID : OTHER_FIELD;
+    case SAW_ID:
+      return byte === COLON ? ID_VALUE : OTHER_FIELD;
+    case ID_VALUE:
+      if (byte === SPACE) return ID_VALUE_AFTER_SPACE;
+      seen.resumable = true;
+      return OTHER_FIELD;
+    default:
+      seen.resumable = true;
+      return OTHER_FIELD;
+  }
+}
+
 const LF = 0x0a;
 const CR = 0x0d;
+const I = 0x69;
+const D = 0x64;
+const COLON = 0x3a;
+const SPACE = 0x20;

@@ -15,6 +15,18 @@ import { boundedFetch } from "./bounded-fetch.js";
 import { redact } from "../redact.js";
 import type { McpCatalogTool } from "../types.js";
 
+// The bridge answers a request itself, on the transport, when the SDK transport will not.
+// The codes are in JSON-RPC's implementation-defined server-error range; the answer's
+// `data` is a marker object only the bridge can have made, which is what the call path
+// checks, so a server's own error with the same code is never taken for one.
+const SESSION_NOT_FOUND_CODE = -32098;
+const STREAM_ENDED_CODE = -32097;
+const SESSION_NOT_FOUND_MESSAGE = "the server no longer knows the MCP session (HTTP 404); the request was not processed";
+/** `data` of the bridge's answer to a request whose POST was answered 404: the server never processed it. */
+export const SESSION_NOT_FOUND: unknown = Object.freeze({ bridge: "session-not-found" });
+/** `data` of the bridge's answer to a request whose event stream ended with no answer and nothing to resume from. */
+export const STREAM_ENDED: unknown = Object.freeze({ bridge: "stream-ended" });
+
 /**
  * One live MCP connection of one session to one provider: its SDK client, its
  * transport (a process tree it owns, or a remote HTTP session), the change counter fed
@@ -25,6 +37,12 @@ export class ProviderConnection {
   live = true;
   /** Why the connection ended, for messages. */
   endReason: string | undefined;
+  /**
+   * True once the streamable-HTTP server answered 404 to this connection's session: it
+   * forgot the session (restart, expiry). The connection has ended; the MCP transport
+   * spec asks for a new session with a fresh `initialize`, which costs no process.
+   */
+  sessionLost = false;
   private changes = 0;
   private listedAtChange = -1;
   private listing: Promise<McpCatalogTool[]> | undefined;
@@ -60,6 +78,8 @@ export class ProviderConnection {
     // Protocol-level oddities (unknown notifications, skipped lines) must not reach the host's console.
     client.onerror = () => {};
     let transport: Transport;
+    // The connection, once built: the HTTP transport's observer reports to it.
+    let owner: ProviderConnection | undefined;
     let closeRemote: () => Promise<CleanupFailure | undefined>;
     if (definition.transport === "stdio") {
       // A sandboxed provider starts through the host's launcher, or not at all (fail closed).
@@ -100,24 +120,36 @@ export class ProviderConnection {
       } catch (cause) {
         throw new OpenWorkerError(MCP_ERROR_CODES.providerInvalid, `MCP provider "${namespace}": url is not a valid URL`, { cause, details: { namespace } });
       }
-      // One response or event past maxMessageBytes ends that response (memory stays bounded),
-      // and the requests it answered get an error answer at once, as for stdio's dropped lines.
-      const answerOversized = (ids: readonly (string | number)[], message: string) => {
-        for (const id of ids) http.onmessage?.({ jsonrpc: "2.0", id, error: { code: OVERSIZED_RESPONSE_CODE, message } });
+      // What the SDK transport does not act on is answered here, through the transport's own
+      // message handler, for the requests the POST carried: a response or event past
+      // maxMessageBytes (a limit breach, as for stdio's dropped lines), a 404 to the session
+      // (the server forgot it: the connection ends), an event stream that ended with nothing
+      // to resume from (no answer can come).
+      const answer = (ids: readonly (string | number)[], code: number, message: string, data?: unknown) => {
+        for (const id of ids) http.onmessage?.({ jsonrpc: "2.0", id, error: { code, message, data } });
       };
       const http: StreamableHTTPClientTransport = new StreamableHTTPClientTransport(url, {
         requestInit: { headers: { ...definition.headers } },
-        fetch: boundedFetch(options.maxMessageBytes, answerOversized),
+        fetch: boundedFetch(options.maxMessageBytes, {
+          oversized: (ids, message) => answer(ids, OVERSIZED_RESPONSE_CODE, message),
+          sessionNotFound: (ids) => {
+            answer(ids, SESSION_NOT_FOUND_CODE, SESSION_NOT_FOUND_MESSAGE, SESSION_NOT_FOUND);
+            owner?.remoteSessionLost();
+          },
+          streamEnded: (ids, message) => answer(ids, STREAM_ENDED_CODE, message, STREAM_ENDED),
+        }),
       });
       transport = http;
       closeRemote = async () => {
         let failure: CleanupFailure | undefined;
-        if (http.sessionId !== undefined) {
+        // A session the server forgot (404) is gone already: nothing to terminate.
+        if (http.sessionId !== undefined && owner?.sessionLost !== true) {
           try {
             await http.terminateSession();
           } catch (error) {
-            // A refused connection means the local service is down, and its sessions with it.
-            if (!isConnectionRefused(error)) {
+            // A refused connection means the local service is down, and its sessions with it;
+            // 404 means the server no longer knows the session (the SDK takes 405 as done too).
+            if (!isConnectionRefused(error) && !(error instanceof StreamableHTTPError && error.code === 404)) {
               failure = { namespace, message: redact(`remote MCP session not terminated: ${(error as Error).message}`, secrets) };
             }
           }
@@ -134,6 +166,7 @@ export class ProviderConnection {
     }
 
     const connection = new ProviderConnection(namespace, client, transport, secrets, ledger, closeRemote);
+    owner = connection;
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
       connection.changes++;
     });
@@ -225,6 +258,13 @@ export class ProviderConnection {
   /** Notes a stdio provider's process tree as it is now, so that closing ends all of it (M4). */
   private noteDescendants(): void {
     if (this.transport instanceof ChildProcessTransport) this.transport.noteDescendants();
+  }
+
+  /** The server forgot the session (HTTP 404): the connection ends, and closing it sends no DELETE. */
+  remoteSessionLost(): void {
+    if (!this.live) return;
+    this.sessionLost = true;
+    this.ended("the server no longer knows its MCP session (HTTP 404: the service restarted or expired the session)");
   }
 
   /** Marks the connection broken (an unreachable HTTP provider) and ends it. */
