@@ -159,6 +159,8 @@ describe("the governed call pipeline", () => {
     expect(turn.calls.map((call) => call.outcome)).toEqual(["succeeded", "failed"]);
     const decided = runtime.journal.timeline({ sessionId: session.id, callId: turn.calls[0]!.callId }).find((record) => record.kind === "approval_decided");
     expect(decided).toMatchObject({ decision: "approved", by: "bypass" });
+    // The report of a call that never reached approval (invalid arguments) has none.
+    expect(turn.calls.map((call) => call.approval)).toEqual([{ approved: true, by: "bypass", who: "test-bypass", scope: "once" }, undefined]);
   });
 
   it("E5 A1 an approver that edits the arguments it is shown cannot change what the tool runs with", async () => {
@@ -235,6 +237,8 @@ describe("the governed call pipeline", () => {
     expect(turn.calls[0]).toMatchObject({ outcome: "denied", code: "APPROVAL_DENIED" });
     const decided = runtime.journal.timeline({ sessionId: session.id, callId: turn.calls[0]!.callId }).find((record) => record.kind === "approval_decided");
     expect(decided).toMatchObject({ decision: "denied", by: "person", who: "ana" });
+    // The report says the same, so a host need not read the journal to show it.
+    expect(turn.calls[0]!.approval).toEqual({ approved: false, by: "person", who: "ana", scope: "once", reason: "not now" });
   });
 
   it.each([
@@ -266,6 +270,10 @@ describe("the governed call pipeline", () => {
     });
     const turn = await session.runTurn("go");
     expect(turn.calls.map((call) => call.outcome)).toEqual(["succeeded", "denied"]);
+    expect(turn.calls.map((call) => call.approval)).toEqual([
+      { approved: true, by: "policy", who: "p", scope: "once", reason: "policy allows read_only tools" },
+      { approved: false, by: "policy", who: "p", scope: "once", reason: "policy denies dangerous tools" },
+    ]);
   });
 
   it("A3 every call is journaled requested → approved → started → one terminal record, and the chain verifies", async () => {

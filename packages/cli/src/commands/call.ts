@@ -50,7 +50,7 @@ export const callCommand: CommandSpec = {
         context.terminal.printJson({ sessionId: session.id, ...rest });
       } else {
         context.terminal.line(`${context.terminal.paint("cyan", "call")} ${name} ${JSON.stringify(args)} (session ${session.id})`);
-        printCallOutcome(context.terminal, runtime.journal, session.id, report);
+        printCallOutcome(context.terminal, report);
         if (report.outcome === "succeeded") context.terminal.line(JSON.stringify(report.json ?? null, null, 2));
       }
       return report.outcome === "succeeded" ? EXIT_CODES.ok : EXIT_CODES.failed;

@@ -114,7 +114,7 @@ class TurnControl {
     try {
       const result = await session.runTurn(text);
       const messages = session.messages.slice(echo ? before : before + 1);
-      await printTurn(this.#context.terminal, runtime.journal, session.id, messages, result);
+      printTurn(this.#context.terminal, messages, result);
       return result;
     } finally {
       this.#session = undefined;

@@ -1,4 +1,3 @@
-import type { Journal } from "@openworker/journal";
 import type { CallReport, ModelMessage, RuntimeEvent, RuntimeEventListener, TurnResult } from "@openworker/runtime";
 import { clip, type Terminal } from "../cli/terminal.js";
 
@@ -39,17 +38,10 @@ export function progressPrinter(terminal: Terminal): RuntimeEventListener {
 
 /**
  * Prints one turn as a transcript (stdout): the user's message, the model's text, each
- * tool call with its arguments, who approved it (from the journal) and its outcome, then
- * how the turn ended.
+ * tool call with its arguments, who approved it and its outcome (from the call reports),
+ * then how the turn ended.
  */
-export async function printTurn(
-  terminal: Terminal,
-  journal: Journal,
-  sessionId: string,
-  messages: readonly ModelMessage[],
-  result: TurnResult,
-): Promise<void> {
-  await journal.flush();
+export function printTurn(terminal: Terminal, messages: readonly ModelMessage[], result: TurnResult): void {
   const calls = [...result.calls];
   for (const message of messages) {
     if (message.role === "user") terminal.line(`${terminal.paint("bold", "user:")} ${message.content}`);
@@ -59,7 +51,7 @@ export async function printTurn(
       const report = calls.shift();
       const args = typeof toolCall.arguments === "string" ? toolCall.arguments : JSON.stringify(toolCall.arguments);
       terminal.line(`${terminal.paint("cyan", "call")} ${report?.qualifiedName ?? toolCall.name} ${clip(args, 200)}`);
-      if (report) printCallOutcome(terminal, journal, sessionId, report);
+      if (report) printCallOutcome(terminal, report);
     }
   }
   const how = result.completed ? terminal.paint("green", "answered") : terminal.paint("red", result.reason);
@@ -68,12 +60,14 @@ export async function printTurn(
 }
 
 /** The approval and outcome lines of one call. */
-export function printCallOutcome(terminal: Terminal, journal: Journal, sessionId: string, report: CallReport): void {
-  const approval = journal.timeline({ sessionId, callId: report.callId }).find((record) => record.kind === "approval_decided");
-  if (approval && approval.kind === "approval_decided") {
+export function printCallOutcome(terminal: Terminal, report: CallReport): void {
+  // From the report, not the journal: reading a call's timeline walks the whole session,
+  // which made every turn of a long session slower than the last.
+  const { approval } = report;
+  if (approval) {
     const who = approval.who ? ` ${JSON.stringify(approval.who)}` : "";
     const why = approval.reason ? ` (${approval.reason})` : "";
-    terminal.line(`  ${approval.decision} by ${approval.by}${who}${why}`);
+    terminal.line(`  ${approval.approved ? "approved" : "denied"} by ${approval.by}${who}${why}`);
   }
   if (report.outcome === "succeeded") {
     terminal.line(`  ${terminal.paint("green", "succeeded")}: ${clip(JSON.stringify(report.json ?? null), 240)}`);

@@ -14,7 +14,7 @@ import {
   type ExecutionResult,
 } from "@openworker/tools-sdk/execution";
 import { RUNTIME_ERROR_CODES } from "../errors.js";
-import { decideApproval, standingVerdict } from "./approval.js";
+import { decideApproval, standingVerdict, type ApprovalVerdict } from "./approval.js";
 import type { CallEnvironment } from "./environment.js";
 import { holdImages, type PendingImage } from "./images.js";
 import { clip, messageOf } from "../describe.js";
@@ -38,6 +38,18 @@ export interface CallRequest {
   readonly refusal?: { readonly code: string; readonly message: string };
 }
 
+/** The approval a call got, as its report tells the host: what the journal's `approval_decided` says. */
+export interface CallApproval {
+  readonly approved: boolean;
+  /** A person (through the host's approver, or a remembered answer), the policy's rule, or bypass mode. */
+  readonly by: "person" | "policy" | "bypass";
+  /** Who answered (the approver's `who`), or the policy's name. */
+  readonly who?: string;
+  readonly scope: "once" | "session";
+  /** Why, when there is a reason (redacted, E6). */
+  readonly reason?: string;
+}
+
 /** How one call ended, for the model, the host and the turn loop. */
 export interface CallReport {
   readonly callId: string;
@@ -56,6 +68,11 @@ export interface CallReport {
   readonly images: readonly PendingImage[];
   /** A fault (E4): the turn stops and nothing is replayed. */
   readonly stopsTurn: boolean;
+  /**
+   * The approval step's verdict; absent when the call ended before it (an unknown
+   * alias, invalid arguments, a refusal). A host shows who approved without reading the journal.
+   */
+  readonly approval?: CallApproval;
 }
 
 const FAULTS: ReadonlySet<CallOutcome> = new Set(["timed_out", "cancelled", "limit_exceeded", "crashed"]);
@@ -125,6 +142,7 @@ async function decideAndRun(
   if (!check.ok) return refuse(environment, request, resolved, RUNTIME_ERROR_CODES.ARGUMENTS_INVALID, schemaMismatchMessage(resolved.alias, check.message));
 
   const verdict = standingVerdict(environment, resolved) ?? (await decideApproval(environment, resolved, journaledArgs, request));
+  const approval = approvalOf(environment, verdict);
   journal.approvalDecided({
     sessionId,
     callId,
@@ -133,7 +151,7 @@ async function decideAndRun(
     who: verdict.who || undefined,
     scope: verdict.scope,
     key: verdict.key,
-    reason: verdict.reason ? redactor.text(verdict.reason) : undefined,
+    reason: approval.reason,
   });
   if (!verdict.approved) {
     const message = `the call was not approved${verdict.reason ? ` (${verdict.reason})` : ""}; do not retry it unless the user asks`;
@@ -144,19 +162,34 @@ async function decideAndRun(
       message: redactor.text(message),
       modelText: `Error ${RUNTIME_ERROR_CODES.APPROVAL_DENIED}: ${redactor.text(message)}`,
       isError: true,
+      approval,
     });
   }
 
   // Cancelled before it could start (a host call whose signal had already aborted, a session
   // closing as it was decided): it never starts, and the journal does not say it did.
-  if (request.signal.aborted) return finish(environment, request, resolved, notCalled("the call was cancelled before it started"));
+  if (request.signal.aborted) return finish(environment, request, resolved, notCalled("the call was cancelled before it started"), approval);
   await journal.callStarted({ sessionId, callId });
   // Cancelled while its start was made durable (a session closing in the same tick): the
   // record stands, the tool is not called, and the terminal record says so.
-  if (request.signal.aborted) return finish(environment, request, resolved, notCalled("the call was cancelled as it started; the tool was not called"));
+  if (request.signal.aborted) return finish(environment, request, resolved, notCalled("the call was cancelled as it started; the tool was not called"), approval);
   if (environment.events.active) environment.events.emit({ type: "call_started", sessionId, turnId: request.turnId, callId, qualifiedName: resolved.qualifiedName });
   const result = await execute(environment, resolved, parsed.value, request);
-  return finish(environment, request, resolved, result);
+  return finish(environment, request, resolved, result, approval);
+}
+
+// A standing verdict (bypass, a policy rule) is one object per selected tool: its view is made once.
+const approvals = new WeakMap<ApprovalVerdict, CallApproval>();
+
+/** The verdict as the report and the journal give it: no key, the reason redacted (E6). */
+function approvalOf(environment: CallEnvironment, verdict: ApprovalVerdict): CallApproval {
+  let approval = approvals.get(verdict);
+  if (approval === undefined) {
+    const { approved, by, who, scope, reason } = verdict;
+    approval = Object.freeze({ approved, by, scope, ...(who ? { who } : {}), ...(reason ? { reason: environment.redactor.text(reason) } : {}) });
+    approvals.set(verdict, approval);
+  }
+  return approval;
 }
 
 /** The result of a call cancelled before its tool was called. */
@@ -195,7 +228,7 @@ function execute(
   });
 }
 
-function finish(environment: CallEnvironment, request: CallRequest, resolved: ResolvedTool, result: ExecutionResult): CallReport {
+function finish(environment: CallEnvironment, request: CallRequest, resolved: ResolvedTool, result: ExecutionResult, approval: CallApproval): CallReport {
   const { journal, redactor, sessionId } = environment;
   const images = result.outcome === "succeeded" && result.output ? holdImages(result.output.images) : [];
   const json = result.output ? redactor.json(result.output.json) : undefined;
@@ -219,14 +252,14 @@ function finish(environment: CallEnvironment, request: CallRequest, resolved: Re
   emitFinished(environment, request, resolved, result.outcome, result.error?.code);
   if (result.outcome === "succeeded") {
     const text = redactor.text(result.output!.text);
-    return report(request, resolved, { outcome: "succeeded", json: json!, modelText: text, isError: false, images });
+    return report(request, resolved, { outcome: "succeeded", json: json!, modelText: text, isError: false, images, approval });
   }
   const stopsTurn = FAULTS.has(result.outcome);
   const code = result.error?.code ?? result.outcome.toUpperCase();
   const modelText = stopsTurn
     ? `The call ended ${result.outcome.replace("_", " ")} (${code}: ${message}). The turn was stopped; the call may have had effects and was not retried.`
     : `Error ${code}: ${message}`;
-  return report(request, resolved, { outcome: result.outcome, code, ...(message ? { message } : {}), modelText, isError: true, stopsTurn });
+  return report(request, resolved, { outcome: result.outcome, code, ...(message ? { message } : {}), modelText, isError: true, stopsTurn, approval });
 }
 
 /**
@@ -295,7 +328,8 @@ function emitFinished(
 function report(
   request: CallRequest,
   resolved: ResolvedTool | undefined,
-  fields: Omit<CallReport, "callId" | "alias" | "qualifiedName" | "images" | "stopsTurn"> & {
+  fields: Omit<CallReport, "callId" | "alias" | "qualifiedName" | "images" | "stopsTurn" | "approval"> & {
+    approval?: CallApproval;
     images?: readonly PendingImage[];
     stopsTurn?: boolean;
   },
@@ -314,6 +348,7 @@ function report(
   if (fields.code !== undefined) report.code = fields.code;
   if (fields.message !== undefined) report.message = fields.message;
   if (fields.json !== undefined) report.json = fields.json;
+  if (fields.approval !== undefined) report.approval = fields.approval;
   return report;
 }
 
