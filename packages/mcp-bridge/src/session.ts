@@ -75,6 +75,11 @@ interface CurrentCatalog {
   readonly tools: ReadonlyMap<string, OutputContract | null>;
   readonly connection: ProviderConnection;
   readonly discoveredAt: number;
+  /**
+   * The server forgot the session, and the new one publishes another catalog: calls fail
+   * unsent until the next discovery takes it (without listing again for each call).
+   */
+  readonly superseded?: boolean;
 }
 
 type Discovered =
@@ -298,14 +303,23 @@ export class BridgeSession implements McpSession {
     const output = entry?.tools.get(remoteName);
     if (!entry || output === undefined) return failed(MCP_ERROR_CODES.toolNotPublished, notPublished(namespace, remoteName, entry));
     let timeoutMs = options.timeoutMs;
+    if (entry.superseded) return failed(MCP_ERROR_CODES.providerUnavailable, supersededMessage(namespace, remoteName));
     if (!entry.connection.live && entry.connection.sessionLost) {
       // The server forgot the session (HTTP 404): this call starts a new one; the time that
-      // takes counts against the call's bound (E1).
+      // takes counts against the call's bound (E1), and a call with no time left is not sent.
+      const bound = Math.min(options.timeoutMs ?? LIMITS.callTimeoutMs, LIMITS.callTimeoutMs);
       const started = performance.now();
-      const renewed = await this.renewSession(namespace, entry, remoteName, options.signal);
+      const renewed = await withinBound(this.renewSession(namespace, entry, remoteName, options.signal), bound);
+      const left = bound - (performance.now() - started);
+      if (renewed === undefined || left < MIN_CALL_TIME_MS) {
+        return failed(
+          MCP_ERROR_CODES.providerUnavailable,
+          `MCP tool "${namespace}.${remoteName}" was not called: its provider's server forgot the MCP session, and a new one was not ready within the call's ${bound} ms bound`,
+        );
+      }
       if (!("connection" in renewed)) return renewed;
       entry = renewed;
-      timeoutMs = Math.max(1, Math.min(options.timeoutMs ?? LIMITS.callTimeoutMs, LIMITS.callTimeoutMs) - Math.ceil(performance.now() - started));
+      timeoutMs = Math.floor(left);
     }
     if (!entry.connection.live) {
       return failed(
@@ -346,11 +360,9 @@ export class BridgeSession implements McpSession {
       connection = await this.connection(definition, signal);
       const catalog = await this.catalogOf(namespace, connection, signal);
       if (catalog.fingerprint !== entry.catalog.fingerprint) {
-        return failed(
-          MCP_ERROR_CODES.providerUnavailable,
-          `${qualified} was not called: its provider's server forgot the MCP session, and the new session publishes a different catalog; ` +
-            "the session's next discovery takes it",
-        );
+        // Kept on the dead connection, so the next discovery lists on the new one.
+        if (this.current.get(namespace) === entry) this.current.set(namespace, { ...entry, superseded: true });
+        return failed(MCP_ERROR_CODES.providerUnavailable, supersededMessage(namespace, remoteName));
       }
       const renewed: CurrentCatalog = { catalog: entry.catalog, tools: entry.tools, connection, discoveredAt: Date.now() };
       if (this.current.get(namespace) === entry) this.current.set(namespace, renewed);
@@ -417,6 +429,23 @@ function notPublished(namespace: string, remoteName: string, entry: CurrentCatal
   const names = [...entry.tools.keys()];
   const shown = names.slice(0, 10).join(", ") + (names.length > 10 ? `, … (${names.length} in all)` : "");
   return `MCP tool "${namespace}.${remoteName}" was not called: provider "${namespace}" does not publish "${remoteName}" in this session's catalog (published: ${shown || "none"})`;
+}
+
+/** A renewal shorter than this leaves a call no time worth sending it with. */
+const MIN_CALL_TIME_MS = 50;
+
+/** The renewal's outcome, or `undefined` once `bound` ms passed (the renewal goes on for later calls). */
+function withinBound<T>(work: Promise<T>, bound: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const expiry = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), bound)));
+  return Promise.race([work, expiry]).finally(() => clearTimeout(timer));
+}
+
+function supersededMessage(namespace: string, remoteName: string): string {
+  return (
+    `MCP tool "${namespace}.${remoteName}" was not called: its provider's server forgot the MCP session, and the new session publishes ` +
+    "a different catalog, which the call was not approved for (M3); the session's next discovery takes it"
+  );
 }
 
 /**

@@ -9,10 +9,12 @@ import { fixture } from "./helpers.js";
 const scratch = mkdtempSync(path.join(tmpdir(), "mcp-bridge-output-"));
 const callLog = path.join(scratch, "calls.log");
 const methodLog = path.join(scratch, "methods.log");
+const servingLog = path.join(scratch, "serving.log");
 
 const providers: McpProviderDefinition[] = [
   { transport: "stdio", namespace: "weather", program: process.execPath, args: [fixture("output-schema.mjs")], env: { CALL_LOG: callLog } },
   { transport: "stdio", namespace: "prompts", program: process.execPath, args: [fixture("no-tools-capability.mjs")], env: { METHOD_LOG: methodLog } },
+  { transport: "stdio", namespace: "undeclared", program: process.execPath, args: [fixture("no-tools-capability.mjs")], env: { METHOD_LOG: servingLog, SERVES_TOOLS: "1" } },
 ];
 
 let bridge: McpBridge;
@@ -34,7 +36,7 @@ afterAll(async () => {
 const calls = (): string[] => readFileSync(callLog, "utf8").trim().split("\n");
 
 describe("a tool's outputSchema (as the SDK Client enforces it)", () => {
-  it("T1 structuredContent that breaks the outputSchema fails the call, naming the tool and the JSON pointer", async () => {
+  it("E3 structuredContent that breaks the outputSchema fails the call, naming the tool and the JSON pointer", async () => {
     const result = await session.callTool("weather", "violates", {}, {});
     expect(result.outcome).toBe("failed"); // a tool failure the model is told about, not a fault
     expect(result.error?.code).toBe(MCP_ERROR_CODES.outputInvalid);
@@ -44,14 +46,14 @@ describe("a tool's outputSchema (as the SDK Client enforces it)", () => {
     expect(result.output).toBeUndefined();
   });
 
-  it("T1 a nested problem is located by its JSON pointer", async () => {
+  it("E3 a nested problem is located by its JSON pointer", async () => {
     const result = await session.callTool("weather", "nested", {}, {});
     expect(result.error?.code).toBe(MCP_ERROR_CODES.outputInvalid);
     expect(result.error?.message).toContain("/structuredContent/days/2");
     expect(result.error?.message).toContain('"wind"');
   });
 
-  it("T1 a result without structuredContent from a tool with an outputSchema fails the call", async () => {
+  it("E3 a result without structuredContent from a tool with an outputSchema fails the call", async () => {
     const result = await session.callTool("weather", "missing_structured", {}, {});
     expect(result.outcome).toBe("failed");
     expect(result.error?.code).toBe(MCP_ERROR_CODES.outputInvalid);
@@ -65,7 +67,7 @@ describe("a tool's outputSchema (as the SDK Client enforces it)", () => {
     expect(await session.callTool("weather", "no_schema", {}, {})).toMatchObject({ outcome: "succeeded", output: { json: { anything: true } } });
   });
 
-  it("T1 a tool whose outputSchema does not compile is not called: its result could not be checked", async () => {
+  it("E3 a tool whose outputSchema does not compile is not called: its result could not be checked", async () => {
     const result = await session.callTool("weather", "broken_schema", {}, {});
     expect(result.outcome).toBe("failed");
     expect(result.error?.code).toBe(MCP_ERROR_CODES.outputInvalid);
@@ -76,14 +78,22 @@ describe("a tool's outputSchema (as the SDK Client enforces it)", () => {
 });
 
 describe("capabilities", () => {
-  it("M2 a server that declares no tools capability has an empty catalog and is never sent tools/list", async () => {
+  it("M2 a server that declares no tools capability and answers tools/list 'method not found' has an empty catalog, not a provider that is down", async () => {
     const own = bridge.openSession("prompts-only");
     const { catalogs, unavailable } = await own.discover(["prompts"]);
     expect(unavailable).toEqual([]);
     expect(catalogs).toMatchObject([{ namespace: "prompts", tools: [] }]);
     expect(own.connected("prompts")).toBe(true);
-    expect(readFileSync(methodLog, "utf8").trim().split("\n")).toEqual(["initialize", "notifications/initialized"]);
+    expect(readFileSync(methodLog, "utf8").trim().split("\n")).toEqual(["initialize", "notifications/initialized", "tools/list"]);
     expect((await own.callTool("prompts", "anything", {}, {})).error?.code).toBe(MCP_ERROR_CODES.toolNotPublished);
+    await own.close();
+  });
+
+  it("M2 a server that serves tools without declaring the capability keeps them (the SDK's Client lists it too)", async () => {
+    const own = bridge.openSession("undeclared");
+    const { catalogs, unavailable } = await own.discover(["undeclared"]);
+    expect(unavailable).toEqual([]);
+    expect(catalogs[0]?.tools.map((tool) => tool.name)).toEqual(["undeclared"]);
     await own.close();
   });
 });

@@ -47,11 +47,20 @@ describe("result normalization (E3, T4)", () => {
     );
   });
 
-  it("E3 beside structuredContent (the JSON) the model still gets the content's own words, bounded like the result", () => {
+  it("E3 beside structuredContent (the JSON) the model gets the content's own words and the data, bounded like the result", () => {
     const differs = normalizeCallResult({ content: [{ type: "text", text: "21 C; WARNING: road closed" }], structuredContent: { temp: 21 } });
-    expect(differs.output).toMatchObject({ json: { temp: 21 }, text: "21 C; WARNING: road closed" });
+    expect(differs.output).toMatchObject({ json: { temp: 21 }, text: '21 C; WARNING: road closed\n{"temp":21}' });
+    // A text block that is the serialization (what SDK servers write) is not repeated.
+    const same = normalizeCallResult({ content: [{ type: "text", text: '{"temp":21,"unit":"C"}' }], structuredContent: { temp: 21, unit: "C" } });
+    expect(same.output?.text).toBe('{"temp":21,"unit":"C"}');
     const huge = normalizeCallResult({ content: [{ type: "text", text: "x".repeat(300 * 1024) }], structuredContent: { temp: 21 } });
     expect(huge).toMatchObject({ outcome: "limit_exceeded", breach: { limit: "resultBytes" } });
+  });
+
+  it("E3 the model text is bounded without structuredContent too: notes for undelivered blocks are longer than their placeholders", () => {
+    const svg = { type: "image", mimeType: "image/svg+xml", data: PNG } as const;
+    const many = normalizeCallResult({ content: Array.from({ length: 3400 }, () => svg) });
+    expect(many).toMatchObject({ outcome: "limit_exceeded", breach: { limit: "resultBytes" } });
   });
 
   it("E3 keeps audio and binary resources out of the JSON, with their size", () => {

@@ -53,5 +53,9 @@ describe("schema compilation", () => {
     // Draft-07's array form of `items` keeps the draft-07 reading, 2020-12 keywords or not.
     const draft7 = compileInputSchema({ type: "object", properties: { pair: { type: "array", items: [{ type: "string" }], additionalItems: false } } }, "x.undeclared7");
     expect(draft7.check({ pair: ["a", "b"] }).ok).toBe(false);
+    // 2019-09's recursive references (replaced in 2020-12) are read as 2019-09, and work.
+    const tree = compileInputSchema({ type: "object", $recursiveAnchor: true, properties: { name: { type: "string" }, child: { $recursiveRef: "#" } } }, "x.recursive2019");
+    expect(tree.check({ name: "a", child: { name: "b" } })).toEqual({ ok: true });
+    expect(tree.check({ name: "a", child: { name: 7 } }).ok).toBe(false);
   });
 });

@@ -81,14 +81,15 @@ function settleFault(call: ProviderCall, settlement: Exclude<ChannelSettlement, 
         );
       }
       if (settlement.data === STREAM_ENDED) {
-        connection.fail(settlement.message);
+        // One POST's stream ending (a proxy's idle timeout on a long call) says nothing of
+        // the session: only this call is lost, the connection and its other calls go on. An
+        // outage shows on the next request (a refused connection, a 404).
         return {
           outcome: "crashed",
           error: {
             code: MCP_ERROR_CODES.providerUnreachable,
             message: boundErrorMessage(
-              `${where(call)} failed: ${settlement.message}; the server had received the call, so it may have had effects; ` +
-                "it was not replayed, and the provider reconnects at the session's next discovery",
+              `${where(call)} failed: ${settlement.message}; the server had received the call, so it may have had effects; it was not replayed`,
             ),
           },
         };

@@ -23,16 +23,19 @@ type ContentBlock = CallToolResult["content"][number];
  *
  * The model text is every content block in order, the server's words for the model: text
  * blocks as they are, an embedded text resource under a line naming it, and one bracketed
- * line for a resource link and for each block that is not delivered. With no such block
- * (no content, or only delivered images) it is the JSON. `isError: true` is a tool error
- * (`failed`, `MCP_TOOL_ERROR`) carrying that text.
+ * line for a resource link and for each block that is not delivered; beside
+ * `structuredContent`, then its JSON, unless a text block is already its serialization.
+ * With no such block (no content, or only delivered images) it is the JSON. The text is
+ * bounded like the result (E3). `isError: true` is a tool error (`failed`,
+ * `MCP_TOOL_ERROR`) carrying that text.
  */
 export function normalizeCallResult(result: CallToolResult): SettledCall {
   const content = Array.isArray(result.content) ? result.content : [];
   const lines: string[] = [];
+  const texts: string[] = [];
   const images: ToolImage[] = [];
   const blocks: JsonValue[] = [];
-  for (const block of content) blocks.push(convertBlock(block, lines, images));
+  for (const block of content) blocks.push(convertBlock(block, lines, texts, images));
 
   if (result.isError === true) {
     const message = lines.join("\n") || (result.structuredContent ? JSON.stringify(result.structuredContent) : "the tool reported an error without a message");
@@ -48,14 +51,15 @@ export function normalizeCallResult(result: CallToolResult): SettledCall {
   }
   const output = normalized.output;
   if (lines.length === 0) return { outcome: "succeeded", output };
-  const text = lines.join("\n");
-  // Without structured content the JSON holds every line's text, and E3 bounded it; with
-  // it, the content blocks are outside the JSON and their text is bounded here.
-  if (structured !== undefined) {
-    const bytes = utf8Bytes(text);
-    if (bytes > LIMITS.resultBytes) {
-      return breachOf({ limit: "resultBytes", actual: bytes, max: LIMITS.resultBytes, message: `result content is ${bytes} bytes of text beside its structured content; the limit is ${LIMITS.resultBytes}` });
-    }
+  let text = lines.join("\n");
+  // Beside structured content the model gets the server's words and the data: the JSON is
+  // added unless a text block already is its serialization (the SDK's servers write one).
+  if (structured !== undefined && !texts.includes(JSON.stringify(structured))) text += `\n${output.text}`;
+  // The text is bounded as the result is (E3): its bracketed notes are longer than the
+  // placeholders they stand for, and content beside structured content is outside the JSON.
+  const bytes = utf8Bytes(text);
+  if (bytes > LIMITS.resultBytes) {
+    return breachOf({ limit: "resultBytes", actual: bytes, max: LIMITS.resultBytes, message: `result text for the model is ${bytes} bytes; the limit is ${LIMITS.resultBytes}` });
   }
   // Not `{ ...output, text }`: a spread followed by a property is slow in this V8 (~2 µs).
   return { outcome: "succeeded", output: { json: output.json, text, bytes: output.bytes, images: output.images } };
@@ -66,10 +70,11 @@ function breachOf(breach: LimitBreach): SettledCall {
 }
 
 /** One content block as the JSON keeps it; its text for the model, if any, is pushed to `lines`. */
-function convertBlock(block: ContentBlock, lines: string[], images: ToolImage[]): JsonValue {
+function convertBlock(block: ContentBlock, lines: string[], texts: string[], images: ToolImage[]): JsonValue {
   switch (block.type) {
     case "text":
       lines.push(block.text);
+      texts.push(block.text);
       return { type: "text", text: block.text };
     case "image": {
       if (!IMAGE_MIME_TYPES.includes(block.mimeType)) {

@@ -66,7 +66,9 @@ export class OutputContract {
         this.validator = compileInputSchema(this.schema, "outputSchema");
       } catch (error) {
         const cause = (error as { cause?: unknown }).cause;
-        this.problem = `its outputSchema is not a usable JSON Schema (${cause instanceof Error ? cause.message : (error as Error).message})`;
+        // The compiler speaks of input schemas: its own words about this one, without that prefix.
+        const why = (cause instanceof Error ? cause.message : (error as Error).message).replace(/^input schema of tool "outputSchema" /, "");
+        this.problem = `its outputSchema is not a usable JSON Schema (${why})`;
       }
     }
     return this.problem;

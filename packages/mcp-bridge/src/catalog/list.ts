@@ -1,5 +1,5 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { ListToolsResultSchema } from "@modelcontextprotocol/sdk/types.js";
+import { ErrorCode, ListToolsResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { OpenWorkerError } from "@openworker/tools-sdk";
 import { MCP_ERROR_CODES } from "../codes.js";
 import type { McpCatalogTool } from "../types.js";
@@ -17,11 +17,20 @@ export interface ListingBounds {
  * Lists every tool of a provider, page by page (M2): a repeated cursor, too many pages
  * or tools, or one name published twice is an error naming the provider; nothing of a
  * catalog that broke a rule is used. A provider whose `initialize` result declares no
- * `tools` capability publishes no tools and is not asked: the MCP lifecycle uses only
- * negotiated capabilities (such a server answers `tools/list` with -32601).
+ * `tools` capability is listed all the same, as the SDK's `Client` does (some servers
+ * serve tools without declaring them), and its "method not found" (-32601) answer is an
+ * empty catalog, not a provider that is down.
  */
 export async function listAllTools(client: Client, namespace: string, bounds: ListingBounds): Promise<McpCatalogTool[]> {
-  if (client.getServerCapabilities()?.tools === undefined) return [];
+  try {
+    return await listPages(client, namespace, bounds);
+  } catch (error) {
+    if (client.getServerCapabilities()?.tools === undefined && (error as { code?: unknown }).code === ErrorCode.MethodNotFound) return [];
+    throw error;
+  }
+}
+
+async function listPages(client: Client, namespace: string, bounds: ListingBounds): Promise<McpCatalogTool[]> {
   const tools: McpCatalogTool[] = [];
   const names = new Set<string>();
   const cursors = new Set<string>();

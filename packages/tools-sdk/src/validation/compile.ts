@@ -49,7 +49,10 @@ function engines(): { draft7: Ajv; draft2019: Ajv; draft2020: Ajv } {
 function engineFor(schema: JsonSchema, toolName: string): Ajv {
   const dialect = schema.$schema;
   const { draft7, draft2019, draft2020 } = engines();
-  if (dialect === undefined) return undeclaredDialect(schema) === "2020-12" ? draft2020 : draft7;
+  if (dialect === undefined) {
+    const undeclared = undeclaredDialect(schema);
+    return undeclared === "2020-12" ? draft2020 : undeclared === "2019-09" ? draft2019 : draft7;
+  }
   if (typeof dialect === "string") {
     if (/json-schema\.org\/draft-0[67]\/schema#?$/.test(dialect)) return draft7;
     if (/json-schema\.org\/draft\/2019-09\/schema#?$/.test(dialect)) return draft2019;
@@ -63,8 +66,12 @@ function engineFor(schema: JsonSchema, toolName: string): Ajv {
   );
 }
 
-/** Keywords that exist only since 2019-09/2020-12: a draft-07 reader ignores them (or misreads `items` beside `prefixItems`). */
-const KEYWORDS_2020 = new Set(["prefixItems", "dependentRequired", "dependentSchemas", "unevaluatedProperties", "unevaluatedItems", "$dynamicRef", "$dynamicAnchor", "$recursiveRef", "minContains", "maxContains"]);
+/** Keywords 2019-09 and 2020-12 share, which a draft-07 reader ignores. */
+const KEYWORDS_2019_AND_2020 = new Set(["dependentRequired", "dependentSchemas", "unevaluatedProperties", "unevaluatedItems", "minContains", "maxContains"]);
+/** Keywords of 2020-12 only (`prefixItems` also changes what `items` means). */
+const KEYWORDS_2020_ONLY = new Set(["prefixItems", "$dynamicRef", "$dynamicAnchor"]);
+/** Keywords of 2019-09 only, which 2020-12 replaced (`$dynamicRef`). */
+const KEYWORDS_2019_ONLY = new Set(["$recursiveRef", "$recursiveAnchor"]);
 /** Keywords whose values are maps from names to schemas: their keys are names, not keywords. */
 const SCHEMA_MAPS = new Set(["properties", "patternProperties", "$defs", "definitions", "dependentSchemas"]);
 /** Keywords whose values are data, never schemas. */
@@ -76,10 +83,14 @@ const DATA_KEYWORDS = new Set(["enum", "const", "default", "examples", "required
  * `$schema`, or none) as draft-07. Read by what it uses: a schema with a keyword only
  * 2019-09/2020-12 know (`prefixItems`, `dependentRequired`, `unevaluatedProperties`, …)
  * and no draft-07-only form (`items` as an array, `additionalItems`, `dependencies`) is
- * 2020-12; every other is draft-07, as before, and the two read the common keywords alike.
+ * 2020-12 (2019-09 when it uses `$recursiveRef`/`$recursiveAnchor`, which 2020-12
+ * replaced); a schema mixing keywords only one of those has is read as draft-07, as every
+ * other is, as before (the dialects read the common keywords alike).
  */
-function undeclaredDialect(schema: JsonSchema): "draft-07" | "2020-12" {
-  let uses2020 = false;
+function undeclaredDialect(schema: JsonSchema): "draft-07" | "2019-09" | "2020-12" {
+  let shared = false;
+  let only2020 = false;
+  let only2019 = false;
   const pending: unknown[] = [schema];
   while (pending.length > 0) {
     const node = pending.pop();
@@ -90,13 +101,17 @@ function undeclaredDialect(schema: JsonSchema): "draft-07" | "2020-12" {
     if (typeof node !== "object" || node === null) continue;
     for (const [key, value] of Object.entries(node)) {
       if (key === "additionalItems" || key === "dependencies" || (key === "items" && Array.isArray(value))) return "draft-07";
-      if (KEYWORDS_2020.has(key)) uses2020 = true;
+      if (KEYWORDS_2019_AND_2020.has(key)) shared = true;
+      else if (KEYWORDS_2020_ONLY.has(key)) only2020 = true;
+      else if (KEYWORDS_2019_ONLY.has(key)) only2019 = true;
       if (DATA_KEYWORDS.has(key)) continue;
       if (SCHEMA_MAPS.has(key) && typeof value === "object" && value !== null) pending.push(...Object.values(value));
       else pending.push(value);
     }
   }
-  return uses2020 ? "2020-12" : "draft-07";
+  if (only2019 && only2020) return "draft-07";
+  if (only2019) return "2019-09";
+  return only2020 || shared ? "2020-12" : "draft-07";
 }
 
 const cache = new Map<string, ArgumentValidator>();
