@@ -2,6 +2,7 @@ import { canonicalJson } from "@openworker/tools-sdk";
 import type Database from "better-sqlite3";
 import { parseOpenCalls } from "./call-tally.js";
 import { damagedError, readContent } from "./damage.js";
+import { exportLine } from "./export-line.js";
 import { type ChainHead, FrameReader, type StoredRecord } from "./frames.js";
 import type { CallRef } from "./inputs.js";
 import type { ApprovalDecider, CallOutcome, JournalRecord } from "./records.js";
@@ -150,8 +151,18 @@ export class JournalReader {
     for (const record of this.frames.records(headOf(row))) yield toRecord(record, sessionId);
   }
 
+  /**
+   * The session's records as canonical JSON lines. Each stored text is still parsed (a
+   * damaged one throws `JOURNAL_DAMAGED`, as `records()` does), but not re-serialized: the
+   * chain fields are spliced into the stored canonical text (`exportLine`).
+   */
   *exportSession(sessionId: string): Generator<string> {
-    for (const record of this.records(sessionId)) yield canonicalJson(record);
+    const row = this.sql.session.get(sessionId);
+    if (row === undefined) return;
+    for (const stored of this.frames.records(headOf(row))) {
+      const content = readContent(stored.data, sessionId, stored.seq);
+      yield exportLine(stored.data, stored.prevHash, stored.hash) ?? canonicalJson({ ...content, prevHash: stored.prevHash, hash: stored.hash });
+    }
   }
 }
 
