@@ -28,6 +28,8 @@ class ForgetfulService {
   release = 1;
   /** How long a new session's `initialize` takes (a slow start). */
   initializeDelayMs = 0;
+  /** The service takes a DELETE and never answers it (hung). */
+  hangDelete = false;
   private readonly sessions = new Map<string, { transport: StreamableHTTPServerTransport; server: McpServer }>();
   private server: Server | undefined;
   url = "";
@@ -72,6 +74,10 @@ class ForgetfulService {
     }
     const sessionId = request.headers["mcp-session-id"];
     const known = typeof sessionId === "string" ? this.sessions.get(sessionId) : undefined;
+    if (request.method === "DELETE" && this.hangDelete) {
+      this.seen.push({ http: "DELETE", session: true, rpc: undefined, tool: undefined, status: 0 });
+      return;
+    }
     const status = typeof sessionId === "string" && !known ? 404 : 200;
     this.seen.push({ http: request.method ?? "", session: typeof sessionId === "string", rpc: body?.method, tool: body?.params?.name, status });
     if (status === 404) {
@@ -206,6 +212,31 @@ describe("streamable HTTP: a server that forgot the session (404)", () => {
     expect(service.seen.filter((entry) => entry.rpc === "tools/call").map((entry) => entry.status)).toEqual([404]);
   });
 
+  it("M4 a DELETE the service never answers does not hold the close: past closeGraceMs the termination is unconfirmed", { timeout: 20_000 }, async () => {
+    const { service, bridge, session } = await open();
+    await session.discover(["web"]);
+    service.hangDelete = true;
+    const started = performance.now();
+    await session.close();
+    await expect(session.joinCleanup()).rejects.toMatchObject({ code: MCP_ERROR_CODES.cleanupUnconfirmed, message: expect.stringContaining("did not answer the DELETE within 300 ms") });
+    expect(performance.now() - started).toBeLessThan(10_000); // not for as long as the service hangs
+    await expect(bridge.joinCleanup()).rejects.toMatchObject({ code: MCP_ERROR_CODES.cleanupUnconfirmed });
+  });
+
+  it("E4 a call the service refuses (it is down) was never delivered: it fails unsent, not a fault", async () => {
+    const { service, session } = await open();
+    await session.discover(["web"]);
+    await service.stop();
+    // Once the client has seen its kept-alive sockets close, a request opens a new
+    // connection, which is refused. (A request written on a socket the service is closing
+    // may or may not have reached it: that stays a crash.)
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const refused = await session.callTool("web", "echo", { text: "nobody home" }, {});
+    expect(refused).toMatchObject({ outcome: "failed", error: { code: MCP_ERROR_CODES.providerUnavailable } });
+    expect(refused.error?.message).toContain("never reached it");
+    expect(session.connected("web")).toBe(false);
+  });
+
   it("M4 a DELETE answered 404 confirms the remote session's termination", async () => {
     const { service, bridge, session } = await open();
     await session.discover(["web"]);
@@ -257,6 +288,34 @@ describe("streamable HTTP: a call's event stream that ends without an answer", (
     expect(result.outcome).toBe("succeeded");
     expect(result.output?.text).toBe("polled");
     expect(session.connected("web")).toBe(true);
+  });
+
+  it("E4 a resumable stream that breaks, whose resumption the server refuses (it forgot the session), fails its call at once", { timeout: 60_000 }, async () => {
+    const { service, session } = await open({ resumable: true });
+    await session.discover(["web"]);
+    const started = performance.now();
+    const pending = session.callTool("web", "breaks", {}, { timeoutMs: 40_000 });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    service.forget(); // a restart: the stream breaks at 200 ms, and its resumption gets 404
+    const result = await pending;
+    expect(result).toMatchObject({ outcome: "crashed" });
+    expect(result.error?.message).toContain("no longer knows its MCP session");
+    expect(performance.now() - started).toBeLessThan(20_000); // not its 40 s bound
+    expect(service.seen.some((entry) => entry.http === "GET" && entry.status === 404)).toBe(true);
+  });
+
+  it("E4 a resumable stream that breaks while the service is down fails its call once the SDK stops retrying, not at its bound", { timeout: 60_000 }, async () => {
+    const { service, session } = await open({ resumable: true });
+    await session.discover(["web"]);
+    const started = performance.now();
+    const pending = session.callTool("web", "breaks", {}, { timeoutMs: 40_000 });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await service.stop(); // down: every resumption is refused
+    const result = await pending;
+    expect(result).toMatchObject({ outcome: "crashed", error: { code: MCP_ERROR_CODES.providerUnreachable } });
+    expect(result.error?.message).toContain("could not be resumed");
+    expect(performance.now() - started).toBeLessThan(20_000);
+    expect(session.connected("web")).toBe(false);
   });
 
   it("E4 streams that end after their answer are never failed by the end-of-stream check", async () => {

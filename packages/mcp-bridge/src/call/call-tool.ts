@@ -3,7 +3,7 @@ import type { ProgressReporter } from "@openworker/tools-sdk";
 import { LIMITS } from "@openworker/tools-sdk";
 import { boundErrorMessage, FAULT_CODES } from "@openworker/tools-sdk/execution";
 import { MCP_ERROR_CODES } from "../codes.js";
-import { SESSION_NOT_FOUND, STREAM_ENDED, type ProviderConnection } from "../connection/connection.js";
+import { isConnectionRefused, SESSION_NOT_FOUND, STREAM_ENDED, type ProviderConnection } from "../connection/connection.js";
 import { OVERSIZED_RESPONSE_CODE } from "../process/stdio-transport.js";
 import type { ChannelSettlement } from "./call-channel.js";
 import { normalizeCallResult, type SettledCall } from "./result.js";
@@ -114,6 +114,14 @@ function settleFault(call: ProviderCall, settlement: Exclude<ChannelSettlement, 
       if (!connection.live) return crashed(call);
       // The transport failed under the call (an unreachable HTTP service).
       connection.fail(`the provider could not be reached (${connection.describe(settlement.error)})`);
+      if (isConnectionRefused(settlement.error)) {
+        // Refused: the request never left the host, so it had no effect (not a fault, E4).
+        return failed(
+          MCP_ERROR_CODES.providerUnavailable,
+          `${where(call)} was not called: the provider refused the connection (${connection.describe(settlement.error)}); ` +
+            "the request never reached it, and the provider reconnects at the session's next discovery",
+        );
+      }
       return {
         outcome: "crashed",
         error: {
@@ -130,12 +138,15 @@ function failed(code: string, message: string): SettledCall {
 }
 
 function crashed(call: ProviderCall): SettledCall {
+  // A process that ended crashed; a service that went away is unreachable, and is
+  // reconnected to rather than restarted.
+  const process = call.connection.runsProcess;
   return {
     outcome: "crashed",
     error: {
-      code: MCP_ERROR_CODES.providerCrashed,
+      code: process ? MCP_ERROR_CODES.providerCrashed : MCP_ERROR_CODES.providerUnreachable,
       message: `${where(call)} failed: ${call.connection.endReason ?? "the provider's connection closed"} during the call; ` +
-        "the call was not replayed, and the provider restarts at the session's next discovery",
+        `the call was not replayed, and the provider ${process ? "restarts" : "reconnects"} at the session's next discovery`,
     },
   };
 }

@@ -43,8 +43,12 @@ export function boundedFetch(maxMessageBytes: number, observer: FetchObserver, b
   return async (url, init) => {
     const response = await base(url, init);
     const post = init?.method === "POST";
-    if (response.status === 404 && post && new Headers(init.headers).has("mcp-session-id")) {
-      observer.sessionNotFound(requestIdsOf(init.body));
+    if (response.status === 404) {
+      const headers = new Headers(init?.headers);
+      if (post && headers.has("mcp-session-id")) observer.sessionNotFound(requestIdsOf(init.body));
+      // A resumption of a call's stream (a GET with Last-Event-ID) answered 404: the server
+      // forgot the session under calls in flight, which can no longer be answered.
+      else if (headers.has("mcp-session-id") && headers.has("last-event-id")) observer.sessionNotFound([]);
     }
     if (response.body === null) return response;
     const eventStream = (response.headers.get("content-type") ?? "").includes("text/event-stream");

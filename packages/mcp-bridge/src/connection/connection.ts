@@ -75,11 +75,16 @@ export class ProviderConnection {
   ): Promise<ProviderConnection> {
     const namespace = definition.namespace;
     const client = new Client({ ...options.clientInfo }, { capabilities: {} });
-    // Protocol-level oddities (unknown notifications, skipped lines) must not reach the host's console.
-    client.onerror = () => {};
-    let transport: Transport;
     // The connection, once built: the HTTP transport's observer reports to it.
     let owner: ProviderConnection | undefined;
+    // Protocol-level oddities (unknown notifications, skipped lines) must not reach the host's
+    // console. One is acted on: the SDK gave up resuming an event stream (its retries of a
+    // GET with Last-Event-ID all failed: the service is down), so no call that stream
+    // carried can be answered, and waiting for their 75 s bounds would tell nobody anything.
+    client.onerror = (error) => {
+      if (RESUME_GAVE_UP.test(error.message)) owner?.fail(`the provider's event stream could not be resumed (${error.message}); the service is unreachable`);
+    };
+    let transport: Transport;
     let closeRemote: () => Promise<CleanupFailure | undefined>;
     if (definition.transport === "stdio") {
       // A sandboxed provider starts through the host's launcher, or not at all (fail closed).
@@ -144,14 +149,23 @@ export class ProviderConnection {
         let failure: CleanupFailure | undefined;
         // A session the server forgot (404) is gone already: nothing to terminate.
         if (http.sessionId !== undefined && owner?.sessionLost !== true) {
+          // A service that takes the DELETE and never answers (frozen, hung) must not hold
+          // the close for ever: past closeGraceMs the termination is unconfirmed (M4), and
+          // closing the transport below aborts the request.
+          let timer: NodeJS.Timeout | undefined;
+          const unanswered = new Promise<never>((_, reject) => {
+            timer = setTimeout(() => reject(new Error(`the service did not answer the DELETE within ${options.closeGraceMs} ms (closeGraceMs)`)), options.closeGraceMs);
+          });
           try {
-            await http.terminateSession();
+            await Promise.race([http.terminateSession(), unanswered]);
           } catch (error) {
             // A refused connection means the local service is down, and its sessions with it;
             // 404 means the server no longer knows the session (the SDK takes 405 as done too).
             if (!isConnectionRefused(error) && !(error instanceof StreamableHTTPError && error.code === 404)) {
               failure = { namespace, message: redact(`remote MCP session not terminated: ${(error as Error).message}`, secrets) };
             }
+          } finally {
+            clearTimeout(timer);
           }
         }
         await http.close().catch(() => {});
@@ -260,6 +274,11 @@ export class ProviderConnection {
     if (this.transport instanceof ChildProcessTransport) this.transport.noteDescendants();
   }
 
+  /** True for a stdio provider (a process this host started), false for a streamable-HTTP service. */
+  get runsProcess(): boolean {
+    return this.transport instanceof ChildProcessTransport;
+  }
+
   /** The server forgot the session (HTTP 404): the connection ends, and closing it sends no DELETE. */
   remoteSessionLost(): void {
     if (!this.live) return;
@@ -297,7 +316,11 @@ export class ProviderConnection {
   }
 }
 
-function isConnectionRefused(error: unknown): boolean {
+/** The SDK's words when it stops retrying to resume an event stream (client/streamableHttp.js, `_scheduleReconnection`). */
+const RESUME_GAVE_UP = /^Maximum reconnection attempts \(\d+\) exceeded/;
+
+/** Whether `error` (or a cause of it) is a refused connection: the request never reached the server. */
+export function isConnectionRefused(error: unknown): boolean {
   for (let cause = error; typeof cause === "object" && cause !== null; cause = (cause as { cause?: unknown }).cause) {
     if ((cause as { code?: unknown }).code === "ECONNREFUSED") return true;
   }
