@@ -3,7 +3,9 @@
  * their sorted places among the top-level keys. The writer stores each record's content as
  * canonical JSON (keys sorted, values as `canonicalJson` writes them), so the splice is the
  * canonical JSON of the whole record, byte for byte, without parsing and re-serializing
- * it: about a fifth of the cost. `undefined` when the text is not what the writer writes
+ * it: about half the time of a record's export (10.6 → 4.9 µs measured). Only the top
+ * level is checked: nested values are taken as stored, which for text the writer wrote is
+ * canonical already. `undefined` when the text is not what the writer writes
  * (keys out of order, a key with an escape, a `hash` key of its own): the caller then
  * canonicalizes the parsed record as before.
  */

@@ -152,7 +152,7 @@ export class JournalReader {
   }
 
   /**
-   * The session's records as canonical JSON lines. Each stored text is still parsed (a
+   * The session's records as JSON lines, canonical for records the writer wrote. Each stored text is still parsed (a
    * damaged one throws `JOURNAL_DAMAGED`, as `records()` does), but not re-serialized: the
    * chain fields are spliced into the stored canonical text (`exportLine`).
    */

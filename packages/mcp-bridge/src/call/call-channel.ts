@@ -28,6 +28,8 @@ interface PendingCall {
   /** Stops listening for the caller's cancellation (see `onAbort`). */
   readonly stopListening: AbortListenerRemover | undefined;
   readonly progress: ProgressReporter | undefined;
+  /** The transport took the request (an HTTP POST got its response headers; a line was written). */
+  sent: boolean;
 }
 
 // The SDK's Protocol numbers its own requests (initialize, tools/list) 0, 1, 2, …; calls
@@ -52,6 +54,8 @@ type MessageHandler = NonNullable<Transport["onmessage"]>;
 export class CallChannel {
   private nextId = FIRST_CALL_ID;
   private readonly pending = new Map<number, PendingCall>();
+  /** `endAll()` ran: the connection ended, and a request sent from now on cannot be answered. */
+  private ended = false;
 
   constructor(private readonly transport: Transport) {}
 
@@ -76,10 +80,13 @@ export class CallChannel {
       // One listener per signal, shared by the calls waiting on it (a session's signal
       // has every call in flight on it).
       const stopListening = signal ? onAbort(signal, () => this.stop(id, { kind: "cancelled", why: "the call was cancelled" }, "cancelled by the client")) : undefined;
-      this.pending.set(id, { resolve, timer, stopListening, progress });
-      this.send({ jsonrpc: "2.0", id, method: "tools/call", params } as JSONRPCMessage).catch((error: unknown) => {
-        this.settle(id, { kind: "send_failed", error });
-      });
+      this.pending.set(id, { resolve, timer, stopListening, progress, sent: false });
+      this.send({ jsonrpc: "2.0", id, method: "tools/call", params } as JSONRPCMessage).then(
+        () => this.sent(id),
+        (error: unknown) => {
+          this.settle(id, { kind: "send_failed", error });
+        },
+      );
     });
   }
 
@@ -89,9 +96,21 @@ export class CallChannel {
     for (const id of this.pending.keys()) this.stop(id, { kind: "cancelled", why }, why);
   }
 
-  /** Settles every pending call as crashed: the connection ended under them. */
+  /**
+   * Settles every pending call the transport took as crashed: the connection ended under
+   * them. A call still being sent is left to its send, which tells whether it left the
+   * host (a refused HTTP connection: it did not), or crashed once it is taken.
+   */
   endAll(): void {
-    for (const id of this.pending.keys()) this.settle(id, { kind: "crashed" });
+    this.ended = true;
+    for (const [id, call] of this.pending) if (call.sent) this.settle(id, { kind: "crashed" });
+  }
+
+  private sent(id: number): void {
+    const call = this.pending.get(id);
+    if (call === undefined) return;
+    call.sent = true;
+    if (this.ended) this.settle(id, { kind: "crashed" });
   }
 
   /** Ends one call locally and sends `notifications/cancelled` for it (E4). */

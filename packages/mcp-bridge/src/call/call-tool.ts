@@ -111,17 +111,19 @@ function settleFault(call: ProviderCall, settlement: Exclude<ChannelSettlement, 
       };
     }
     case "send_failed": {
-      if (!connection.live) return crashed(call);
-      // The transport failed under the call (an unreachable HTTP service).
-      connection.fail(`the provider could not be reached (${connection.describe(settlement.error)})`);
       if (isConnectionRefused(settlement.error)) {
-        // Refused: the request never left the host, so it had no effect (not a fault, E4).
+        // Refused: the request never left the host, so it had no effect (not a fault, E4),
+        // whichever of several calls refused at once ended the connection first.
+        connection.fail(`the provider refused the connection (${connection.describe(settlement.error)})`);
         return failed(
           MCP_ERROR_CODES.providerUnavailable,
           `${where(call)} was not called: the provider refused the connection (${connection.describe(settlement.error)}); ` +
             "the request never reached it, and the provider reconnects at the session's next discovery",
         );
       }
+      if (!connection.live) return crashed(call);
+      // The transport failed under the call (an unreachable HTTP service).
+      connection.fail(`the provider could not be reached (${connection.describe(settlement.error)})`);
       return {
         outcome: "crashed",
         error: {

@@ -20,6 +20,11 @@ export interface FetchObserver {
    * stream delivered.
    */
   readonly streamEnded: (requestIds: readonly (string | number)[], message: string) => void;
+  /**
+   * How the last GET (the standalone event stream, or the resumption of a call's stream)
+   * went: `true` when its connection was refused (the service is down).
+   */
+  readonly getRefused: (refused: boolean) => void;
 }
 
 /**
@@ -41,7 +46,14 @@ export interface FetchObserver {
  */
 export function boundedFetch(maxMessageBytes: number, observer: FetchObserver, base: FetchLike = fetch): FetchLike {
   return async (url, init) => {
-    const response = await base(url, init);
+    let response: Response;
+    try {
+      response = await base(url, init);
+    } catch (error) {
+      if (init?.method === "GET") observer.getRefused(isConnectionRefused(error));
+      throw error;
+    }
+    if (init?.method === "GET") observer.getRefused(false);
     const post = init?.method === "POST";
     if (response.status === 404) {
       const headers = new Headers(init?.headers);
@@ -184,3 +196,11 @@ const I = 0x69;
 const D = 0x64;
 const COLON = 0x3a;
 const SPACE = 0x20;
+
+/** Whether `error` (or a cause of it) is a refused connection: the request never reached the server. */
+export function isConnectionRefused(error: unknown): boolean {
+  for (let cause = error; typeof cause === "object" && cause !== null; cause = (cause as { cause?: unknown }).cause) {
+    if ((cause as { code?: unknown }).code === "ECONNREFUSED") return true;
+  }
+  return false;
+}

@@ -11,7 +11,7 @@ import { listAllTools, type ListingBounds } from "../catalog/list.js";
 import type { ResolvedOptions } from "../options.js";
 import { placedCommand } from "../process/placement.js";
 import { ChildProcessTransport, OVERSIZED_RESPONSE_CODE } from "../process/stdio-transport.js";
-import { boundedFetch } from "./bounded-fetch.js";
+import { boundedFetch, isConnectionRefused } from "./bounded-fetch.js";
 import { redact } from "../redact.js";
 import type { McpCatalogTool } from "../types.js";
 
@@ -77,12 +77,15 @@ export class ProviderConnection {
     const client = new Client({ ...options.clientInfo }, { capabilities: {} });
     // The connection, once built: the HTTP transport's observer reports to it.
     let owner: ProviderConnection | undefined;
+    // Whether the last GET's connection was refused (HTTP only).
+    let getRefused = false;
     // Protocol-level oddities (unknown notifications, skipped lines) must not reach the host's
-    // console. One is acted on: the SDK gave up resuming an event stream (its retries of a
-    // GET with Last-Event-ID all failed: the service is down), so no call that stream
-    // carried can be answered, and waiting for their 75 s bounds would tell nobody anything.
+    // console. One is acted on: the SDK gave up reconnecting an event stream and its last
+    // attempt was refused: the service is down, so no call in flight can be answered, and
+    // waiting for their 75 s bounds would tell nobody anything. A service that is up and
+    // refuses a GET otherwise (409, 405, a 5xx) is left alone: its calls' streams may be fine.
     client.onerror = (error) => {
-      if (RESUME_GAVE_UP.test(error.message)) owner?.fail(`the provider's event stream could not be resumed (${error.message}); the service is unreachable`);
+      if (getRefused && RESUME_GAVE_UP.test(error.message)) owner?.fail(`the provider's event stream could not be resumed (${error.message}: the connection was refused); the service is unreachable`);
     };
     let transport: Transport;
     let closeRemote: () => Promise<CleanupFailure | undefined>;
@@ -142,6 +145,9 @@ export class ProviderConnection {
             owner?.remoteSessionLost();
           },
           streamEnded: (ids, message) => answer(ids, STREAM_ENDED_CODE, message, STREAM_ENDED),
+          getRefused: (refused) => {
+            getRefused = refused;
+          },
         }),
       });
       transport = http;
@@ -316,13 +322,8 @@ export class ProviderConnection {
   }
 }
 
-/** The SDK's words when it stops retrying to resume an event stream (client/streamableHttp.js, `_scheduleReconnection`). */
+export { isConnectionRefused };
+
+/** The SDK's words when it stops retrying to reconnect an event stream (client/streamableHttp.js, `_scheduleReconnection`). */
 const RESUME_GAVE_UP = /^Maximum reconnection attempts \(\d+\) exceeded/;
 
-/** Whether `error` (or a cause of it) is a refused connection: the request never reached the server. */
-export function isConnectionRefused(error: unknown): boolean {
-  for (let cause = error; typeof cause === "object" && cause !== null; cause = (cause as { cause?: unknown }).cause) {
-    if ((cause as { code?: unknown }).code === "ECONNREFUSED") return true;
-  }
-  return false;
-}
