@@ -232,10 +232,9 @@ describe("streamable HTTP: a server that forgot the session (404)", () => {
     const { service, bridge, session } = await open();
     await session.discover(["web"]);
     service.hangDelete = true;
-    const started = performance.now();
+    // Without the bound the close waits as long as the service hangs: past this test's timeout.
     await session.close();
     await expect(session.joinCleanup()).rejects.toMatchObject({ code: MCP_ERROR_CODES.cleanupUnconfirmed, message: expect.stringContaining("did not answer the DELETE within 300 ms") });
-    expect(performance.now() - started).toBeLessThan(10_000); // not for as long as the service hangs
     await expect(bridge.joinCleanup()).rejects.toMatchObject({ code: MCP_ERROR_CODES.cleanupUnconfirmed });
   });
 
@@ -318,28 +317,24 @@ describe("streamable HTTP: a call's event stream that ends without an answer", (
   it("E4 a resumable stream that breaks, whose resumption the server refuses (it forgot the session), fails its call at once", { timeout: 60_000 }, async () => {
     const { service, session } = await open({ resumable: true });
     await session.discover(["web"]);
-    const started = performance.now();
     const pending = session.callTool("web", "breaks", {}, { timeoutMs: 40_000 });
     await new Promise((resolve) => setTimeout(resolve, 100));
     service.forget(); // a restart: the stream breaks at 200 ms, and its resumption gets 404
     const result = await pending;
     expect(result).toMatchObject({ outcome: "crashed", error: { code: MCP_ERROR_CODES.providerUnreachable } });
     expect(result.error?.message).toContain("no longer knows its MCP session");
-    expect(performance.now() - started).toBeLessThan(20_000); // not its 40 s bound
     expect(service.seen.some((entry) => entry.http === "GET" && entry.status === 404)).toBe(true);
   });
 
   it("E4 a resumable stream that breaks while the service is down fails its call once the SDK stops retrying, not at its bound", { timeout: 60_000 }, async () => {
     const { service, session } = await open({ resumable: true });
     await session.discover(["web"]);
-    const started = performance.now();
     const pending = session.callTool("web", "breaks", {}, { timeoutMs: 40_000 });
     await new Promise((resolve) => setTimeout(resolve, 100));
     await service.stop(); // down: every resumption is refused
     const result = await pending;
     expect(result).toMatchObject({ outcome: "crashed", error: { code: MCP_ERROR_CODES.providerUnreachable } });
     expect(result.error?.message).toContain("could not be resumed");
-    expect(performance.now() - started).toBeLessThan(20_000);
     expect(session.connected("web")).toBe(false);
   });
 
