@@ -3,7 +3,7 @@ import type { McpProviderDefinition } from "@openworker/registry";
 import { LIMITS, OpenWorkerError, type ProgressReporter } from "@openworker/tools-sdk";
 import { createBoundedProgress, onAbort, untilAborted, withProgressLimit } from "@openworker/tools-sdk/execution";
 import { callProvider } from "./call/call-tool.js";
-import type { SettledCall } from "./call/result.js";
+import { failedCall, type SettledCall } from "./call/result.js";
 import { OutputContract } from "./call/validate.js";
 import { buildCatalog } from "./catalog/catalog.js";
 import { CleanupLedger } from "./cleanup.js";
@@ -298,12 +298,12 @@ export class BridgeSession implements McpSession {
     options: McpCallOptions,
     progress: ProgressReporter | undefined,
   ): Promise<SettledCall> {
-    if (this.closed) return failed(MCP_ERROR_CODES.sessionClosed, `session "${this.sessionId}" is closed; MCP tool "${namespace}.${remoteName}" was not called`);
+    if (this.closed) return failedCall(MCP_ERROR_CODES.sessionClosed, `session "${this.sessionId}" is closed; MCP tool "${namespace}.${remoteName}" was not called`);
     let entry = this.current.get(namespace);
     const output = entry?.tools.get(remoteName);
-    if (!entry || output === undefined) return failed(MCP_ERROR_CODES.toolNotPublished, notPublished(namespace, remoteName, entry));
+    if (!entry || output === undefined) return failedCall(MCP_ERROR_CODES.toolNotPublished, notPublished(namespace, remoteName, entry));
     let timeoutMs = options.timeoutMs;
-    if (entry.superseded) return failed(MCP_ERROR_CODES.providerUnavailable, supersededMessage(namespace, remoteName));
+    if (entry.superseded) return failedCall(MCP_ERROR_CODES.providerUnavailable, supersededMessage(namespace, remoteName));
     if (!entry.connection.live && entry.connection.sessionLost) {
       // The server forgot the session (HTTP 404): this call starts a new one; the time that
       // takes counts against the call's bound (E1), and a call with no time left is not sent.
@@ -312,7 +312,7 @@ export class BridgeSession implements McpSession {
       const renewed = await withinBound(this.renewSession(namespace, entry, remoteName, options.signal), bound);
       const left = bound - (performance.now() - started);
       if (renewed === undefined || left < MIN_CALL_TIME_MS) {
-        return failed(
+        return failedCall(
           MCP_ERROR_CODES.providerUnavailable,
           `MCP tool "${namespace}.${remoteName}" was not called: its provider's server forgot the MCP session, and a new one was not ready within the call's ${bound} ms bound`,
         );
@@ -322,7 +322,7 @@ export class BridgeSession implements McpSession {
       timeoutMs = Math.floor(left);
     }
     if (!entry.connection.live) {
-      return failed(
+      return failedCall(
         MCP_ERROR_CODES.providerUnavailable,
         `MCP provider "${namespace}" is not connected (${entry.connection.endReason ?? "its connection ended"}); ` +
           `tool "${remoteName}" was not called; the provider restarts at the session's next discovery`,
@@ -332,7 +332,7 @@ export class BridgeSession implements McpSession {
       return { outcome: "cancelled", error: { code: "TOOL_CANCELLED", message: `MCP tool "${namespace}.${remoteName}" was cancelled before it started` } };
     }
     if (args !== undefined && (typeof args !== "object" || args === null || Array.isArray(args))) {
-      return failed(MCP_ERROR_CODES.argumentsInvalid, `arguments of MCP tool "${namespace}.${remoteName}" must be a JSON object, got ${Array.isArray(args) ? "an array" : typeof args}`);
+      return failedCall(MCP_ERROR_CODES.argumentsInvalid, `arguments of MCP tool "${namespace}.${remoteName}" must be a JSON object, got ${Array.isArray(args) ? "an array" : typeof args}`);
     }
     return callProvider({
       connection: entry.connection,
@@ -354,7 +354,7 @@ export class BridgeSession implements McpSession {
   private async renewSession(namespace: string, entry: CurrentCatalog, remoteName: string, signal: AbortSignal | undefined): Promise<CurrentCatalog | SettledCall> {
     const definition = this.host.provider(namespace);
     const qualified = `MCP tool "${namespace}.${remoteName}"`;
-    if (!definition) return failed(MCP_ERROR_CODES.providerUnknown, `${qualified} was not called: no MCP provider is registered for namespace "${namespace}"`);
+    if (!definition) return failedCall(MCP_ERROR_CODES.providerUnknown, `${qualified} was not called: no MCP provider is registered for namespace "${namespace}"`);
     let connection: ProviderConnection | undefined;
     try {
       connection = await this.connection(definition, signal);
@@ -362,17 +362,17 @@ export class BridgeSession implements McpSession {
       if (catalog.fingerprint !== entry.catalog.fingerprint) {
         // Kept on the dead connection, so the next discovery lists on the new one.
         if (this.current.get(namespace) === entry) this.current.set(namespace, { ...entry, superseded: true });
-        return failed(MCP_ERROR_CODES.providerUnavailable, supersededMessage(namespace, remoteName));
+        return failedCall(MCP_ERROR_CODES.providerUnavailable, supersededMessage(namespace, remoteName));
       }
       const renewed: CurrentCatalog = { catalog: entry.catalog, tools: entry.tools, connection, discoveredAt: Date.now() };
       if (this.current.get(namespace) === entry) this.current.set(namespace, renewed);
       return renewed;
     } catch (error) {
       if (signal?.aborted) return { outcome: "cancelled", error: { code: "TOOL_CANCELLED", message: `${qualified} was cancelled before it started` } };
-      if (this.closed) return failed(MCP_ERROR_CODES.sessionClosed, `session "${this.sessionId}" is closed; ${qualified} was not called`);
+      if (this.closed) return failedCall(MCP_ERROR_CODES.sessionClosed, `session "${this.sessionId}" is closed; ${qualified} was not called`);
       const secrets = this.host.secrets(namespace);
       const reason = OpenWorkerError.isInstance(error) ? error.message : connection ? connection.describe(error) : String(error);
-      return failed(
+      return failedCall(
         MCP_ERROR_CODES.providerUnavailable,
         redact(`${qualified} was not called: its provider's server forgot the MCP session, and a new one could not be started (${reason}); the provider reconnects at the session's next discovery`, secrets),
       );
@@ -414,9 +414,6 @@ export class BridgeSession implements McpSession {
   }
 }
 
-function failed(code: string, message: string): SettledCall {
-  return { outcome: "failed", error: { code, message } };
-}
 
 function unavailable(namespace: string, code: string, message: string): Discovered {
   return { ok: false, unavailable: { namespace, code, message } };

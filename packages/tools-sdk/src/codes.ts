@@ -1,3 +1,6 @@
+import { CODE_TOOL_ERROR } from "./code-tool.js";
+import { DESCRIPTOR_FAILED } from "./descriptor-snapshot.js";
+
 /**
  * Stable codes of the errors this package raises, for `OpenWorkerError.hasCode` (names,
  * descriptors and schemas are checked when a tool registers, so the registry passes
@@ -27,7 +30,7 @@ export const SDK_ERROR_CODES = Object.freeze({
   /** A descriptor field is missing or of the wrong type; the message names it. */
   DESCRIPTOR_INVALID: "DESCRIPTOR_INVALID",
   /** A tool's `descriptor()` threw or could not be read. */
-  DESCRIPTOR_FAILED: "DESCRIPTOR_FAILED",
+  DESCRIPTOR_FAILED,
   /** An input schema is not an object schema, not valid JSON Schema, or of an unsupported dialect (B5). */
   SCHEMA_INVALID: "SCHEMA_INVALID",
   /** Arguments are not JSON, do not match the schema, or nest too deep (E5): a failed call, the model is told. */
@@ -41,5 +44,5 @@ export const SDK_ERROR_CODES = Object.freeze({
   /** `runTool` options are unusable (a timeout that is not a positive number, …). */
   OPTIONS_INVALID: "OPTIONS_INVALID",
   /** A `codeTool` handler answered `{ err }`: a `ToolError` with this code. */
-  CODE_TOOL_ERROR: "CODE_TOOL_ERROR",
+  CODE_TOOL_ERROR,
 });

@@ -3,10 +3,11 @@ import type { ProgressReporter } from "@openworker/tools-sdk";
 import { LIMITS } from "@openworker/tools-sdk";
 import { boundErrorMessage, FAULT_CODES } from "@openworker/tools-sdk/execution";
 import { MCP_ERROR_CODES } from "../codes.js";
-import { isConnectionRefused, SESSION_NOT_FOUND, STREAM_ENDED, type ProviderConnection } from "../connection/connection.js";
+import { isConnectionRefused } from "../connection/bounded-fetch.js";
+import { SESSION_NOT_FOUND, STREAM_ENDED, type ProviderConnection } from "../connection/connection.js";
 import { OVERSIZED_RESPONSE_CODE } from "../process/stdio-transport.js";
 import type { ChannelSettlement } from "./call-channel.js";
-import { normalizeCallResult, type SettledCall } from "./result.js";
+import { failedCall, normalizeCallResult, type SettledCall } from "./result.js";
 import { parseCallToolResult, type OutputContract } from "./validate.js";
 
 /** One call, ready to send: the catalog and session checks already passed. */
@@ -36,7 +37,7 @@ export async function callProvider(call: ProviderCall): Promise<SettledCall> {
   const { connection, remoteName, output } = call;
   // A result that cannot be checked is not worth the call's effects: refused before sending.
   const unusable = output?.compile();
-  if (unusable !== undefined) return failed(MCP_ERROR_CODES.outputInvalid, `${where(call)} was not called: ${unusable}`);
+  if (unusable !== undefined) return failedCall(MCP_ERROR_CODES.outputInvalid, `${where(call)} was not called: ${unusable}`);
   const timeoutMs = Math.min(call.timeoutMs ?? LIMITS.callTimeoutMs, LIMITS.callTimeoutMs);
   const settlement = await connection.calls.call({ name: remoteName, args: call.args ?? EMPTY_ARGS, timeoutMs, signal: call.signal, progress: call.progress });
   if (settlement.kind === "result") {
@@ -44,7 +45,7 @@ export async function callProvider(call: ProviderCall): Promise<SettledCall> {
     if (parsed.ok) {
       // The server broke its own contract: a tool failure the model is told about, the turn goes on.
       const broken = output?.check(parsed.result);
-      if (broken !== undefined) return failed(MCP_ERROR_CODES.outputInvalid, `${where(call)} ${broken}`);
+      if (broken !== undefined) return failedCall(MCP_ERROR_CODES.outputInvalid, `${where(call)} ${broken}`);
       return normalizeCallResult(parsed.result);
     }
     return {
@@ -74,7 +75,7 @@ function settleFault(call: ProviderCall, settlement: Exclude<ChannelSettlement, 
       if (settlement.data === SESSION_NOT_FOUND) {
         // HTTP 404: the server never processed the call, so it had no effect; resending it
         // would be a replay all the same (E4).
-        return failed(
+        return failedCall(
           MCP_ERROR_CODES.remoteSessionExpired,
           `${where(call)} was not called: the server no longer knows its MCP session (HTTP 404: the service restarted or expired the session), ` +
             "so it never processed the call; the call was not resent, and the next call or discovery starts a new session",
@@ -115,7 +116,7 @@ function settleFault(call: ProviderCall, settlement: Exclude<ChannelSettlement, 
         // Refused: the request never left the host, so it had no effect (not a fault, E4),
         // whichever of several calls refused at once ended the connection first.
         connection.fail(`the provider refused the connection (${connection.describe(settlement.error)})`);
-        return failed(
+        return failedCall(
           MCP_ERROR_CODES.providerUnavailable,
           `${where(call)} was not called: the provider refused the connection (${connection.describe(settlement.error)}); ` +
             "the request never reached it, and the provider reconnects at the session's next discovery",
@@ -133,10 +134,6 @@ function settleFault(call: ProviderCall, settlement: Exclude<ChannelSettlement, 
       };
     }
   }
-}
-
-function failed(code: string, message: string): SettledCall {
-  return { outcome: "failed", error: { code, message: boundErrorMessage(message) } };
 }
 
 function crashed(call: ProviderCall): SettledCall {

@@ -32,10 +32,9 @@ type ContentBlock = CallToolResult["content"][number];
 export function normalizeCallResult(result: CallToolResult): SettledCall {
   const content = Array.isArray(result.content) ? result.content : [];
   const lines: string[] = [];
-  const texts: string[] = [];
   const images: ToolImage[] = [];
   const blocks: JsonValue[] = [];
-  for (const block of content) blocks.push(convertBlock(block, lines, texts, images));
+  for (const block of content) blocks.push(convertBlock(block, lines, images));
 
   if (result.isError === true) {
     const message = lines.join("\n") || (result.structuredContent ? JSON.stringify(result.structuredContent) : "the tool reported an error without a message");
@@ -54,7 +53,7 @@ export function normalizeCallResult(result: CallToolResult): SettledCall {
   let text = lines.join("\n");
   // Beside structured content the model gets the server's words and the data: the JSON is
   // added unless a text block already is its serialization (the SDK's servers write one).
-  if (structured !== undefined && !texts.includes(JSON.stringify(structured))) text += `\n${output.text}`;
+  if (structured !== undefined && !isSerializedIn(content, JSON.stringify(structured))) text += `\n${output.text}`;
   // The text is bounded as the result is (E3): its bracketed notes are longer than the
   // placeholders they stand for, and content beside structured content is outside the JSON.
   const bytes = utf8Bytes(text);
@@ -65,16 +64,25 @@ export function normalizeCallResult(result: CallToolResult): SettledCall {
   return { outcome: "succeeded", output: { json: output.json, text, bytes: output.bytes, images: output.images } };
 }
 
+/** A call that failed without a fault (the model is told; the turn goes on), its message bounded. */
+export function failedCall(code: string, message: string): SettledCall {
+  return { outcome: "failed", error: { code, message: boundErrorMessage(message) } };
+}
+
+/** Whether a text block of `content` is exactly `serialized`. */
+function isSerializedIn(content: readonly ContentBlock[], serialized: string): boolean {
+  return content.some((block) => block.type === "text" && block.text === serialized);
+}
+
 function breachOf(breach: LimitBreach): SettledCall {
   return { outcome: "limit_exceeded", breach, error: { code: FAULT_CODES.limitExceeded, message: breach.message } };
 }
 
 /** One content block as the JSON keeps it; its text for the model, if any, is pushed to `lines`. */
-function convertBlock(block: ContentBlock, lines: string[], texts: string[], images: ToolImage[]): JsonValue {
+function convertBlock(block: ContentBlock, lines: string[], images: ToolImage[]): JsonValue {
   switch (block.type) {
     case "text":
       lines.push(block.text);
-      texts.push(block.text);
       return { type: "text", text: block.text };
     case "image": {
       if (!IMAGE_MIME_TYPES.includes(block.mimeType)) {

@@ -322,8 +322,6 @@ export class ProviderConnection {
   }
 }
 
-export { isConnectionRefused };
-
 /** The SDK's words when it stops retrying to reconnect an event stream (client/streamableHttp.js, `_scheduleReconnection`). */
 const RESUME_GAVE_UP = /^Maximum reconnection attempts \(\d+\) exceeded/;
 
