@@ -70,6 +70,14 @@ export function parseFrameLine(line: string): { hash: string; data: string } | u
 }
 
 /**
+ * Splits a tail-log line: a frame line, or a record queued without its hash (bare
+ * canonical JSON, `hash` undefined: the commit thread was to hash it).
+ */
+export function parseTailLine(line: string): { hash: string | undefined; data: string } | undefined {
+  return line.charCodeAt(0) === 0x7b ? { hash: undefined, data: line } : parseFrameLine(line);
+}
+
+/**
  * Reads a session's frames by following `prev_frame` links back from its head. Links
  * only point to older frames (a frame's id is larger than its predecessor's), so a
  * damaged file cannot make the walk loop.

@@ -1,10 +1,12 @@
 import { statSync } from "node:fs";
 import path from "node:path";
 import type Database from "better-sqlite3";
+import { chainHash } from "./chain.js";
 import { CommitThread } from "./commit-thread.js";
 import { JOURNAL_ERRORS, journalError } from "./errors.js";
 import { type GroupOp, GroupStatements, type GroupWrites } from "./group-writes.js";
 import { MAX_PIECE } from "./tail-lines.js";
+import { frameLine } from "./frames.js";
 import { openCallsJson, type SessionState } from "./live-state.js";
 import type { TailLog } from "./tail-log.js";
 
@@ -92,6 +94,18 @@ export class GroupCommit {
   private touched: SessionState[] = [];
   /** Other writes of the group (a session's row when it opens or closes), built when the group is. */
   private queue: (() => GroupOp)[] = [];
+  /** The group's `seeds` (see `GroupWrites`): `[ref, head]` pairs. */
+  private seeds: (string | number)[] = [];
+  /**
+   * Whether records are queued without their hash, for the commit thread to hash (see
+   * {@link hashOnThread}).
+   */
+  private threadHashes = false;
+  /**
+   * The chain head the file holds for a live session (`LiveState.storedHead`): set by the
+   * journal once its state exists.
+   */
+  storedHead: ((session: SessionState) => string) | undefined;
   private afterCommit: (() => void)[] = [];
   private waiters: Waiter[] = [];
   private immediate = false;
@@ -185,6 +199,27 @@ export class GroupCommit {
     return read();
   }
 
+  /**
+   * Whether the writer queues records without hashing them: the commit thread runs and
+   * reads each group's lines from the tail log, and hashes them onto their chains as it
+   * builds the frames (a SHA-256 a record, about a sixth of the writer's time at native
+   * rates, off the writer's thread). Until the thread is ready, and without a tail log,
+   * records are hashed when they are queued.
+   */
+  get hashOnThread(): boolean {
+    return this.threadHashes;
+  }
+
+  /**
+   * The session's chain head, for a record hashed on this thread. After records of the
+   * session were queued unhashed (the commit thread then stopped, with everything posted
+   * committed), it is taken from the file and the queued lines are hashed onto it.
+   */
+  headOf(session: SessionState): string {
+    if (session.head === undefined || session.unhashed) this.hashPending(session);
+    return session.head!;
+  }
+
   /** Throws the failure of an earlier commit, if any. */
   assertHealthy(): void {
     if (this.failure !== undefined) throw this.failure;
@@ -194,11 +229,13 @@ export class GroupCommit {
    * Queues one record line of a session (its `seq` is `session.seq + 1`), with the other
    * write it implies (built when the group is) and what runs once it is committed.
    */
-  enqueueRecord(session: SessionState, line: string, also?: () => GroupOp, after?: () => void): void {
+  enqueueRecord(session: SessionState, line: string, also?: () => GroupOp, after?: () => void, seed?: string): void {
     // A full group is committed before it takes more. Here every earlier write has applied
     // all of its state (seq, head, open calls) and this one has applied none that a
     // commit reads, so the head rows it writes match its frames.
     if (this.queuedLines >= MAX_QUEUED_LINES) this.post();
+    // In the group of the session's first unhashed line: the thread starts its chain there.
+    if (seed !== undefined) this.seeds.push(session.ref, seed);
     if (session.pending.length === 0) {
       session.pendingFirstSeq = session.seq + 1;
       this.touched.push(session);
@@ -319,6 +356,8 @@ export class GroupCommit {
     }
     const count = this.queuedLines;
     const thread = this.thread?.ready === true ? this.thread : undefined;
+    // From the first group the thread takes, it hashes the records queued after it.
+    if (thread !== undefined && this.tail !== undefined) this.threadHashes = true;
     // A group on its way to the thread is not yet committed: its lines go to the tail log
     // first, so that a later start's earlier records are durable too (replay needs the
     // whole chain up to it).
@@ -333,9 +372,13 @@ export class GroupCommit {
     try {
       writes = this.buildWrites(!fromTail);
     } finally {
-      for (const session of this.touched) session.pending = [];
+      for (const session of this.touched) {
+        session.pending = [];
+        session.unhashed = false;
+      }
       this.touched = [];
       this.queue = [];
+      this.seeds = [];
       this.unlogged = [];
       this.lineRefs = [];
       this.queuedLines = 0;
@@ -457,6 +500,7 @@ export class GroupCommit {
 
   private startThread(): void {
     this.thread = CommitThread.start(this.file, this.synchronous, this.tail?.paths, () => this.settle());
+    this.threadHashes = false;
     // A bundle without the worker file commits on this thread from now on.
     if (this.thread === undefined) this.threadMode = "never";
   }
@@ -466,6 +510,7 @@ export class GroupCommit {
     this.thread?.close(CLOSE_TIMEOUT_MS);
     this.thread = undefined;
     this.threadMode = "never";
+    this.threadHashes = false;
   }
 
   /**
@@ -510,9 +555,11 @@ export class GroupCommit {
    */
   private buildWrites(withBodies: boolean): GroupWrites {
     const frames: (string | number | null)[] = [];
-    const heads: (string | number)[] = [];
+    const heads: (string | number | null)[] = [];
     const ops: GroupOp[] = [];
     for (const session of this.touched) {
+      // Frame bodies built here hold every line's hash (the thread builds its own).
+      if (withBodies && session.unhashed) this.hashPending(session);
       // One frame per `MAX_PIECE` characters of the session's lines (one, but for a busy
       // session: its body would be a large-object string), consecutive in `frames`, each
       // linked to the one before; the commit thread counts each frame's lines from the
@@ -532,10 +579,37 @@ export class GroupCommit {
         chars = 0;
       }
       if (session.closed) ops.push(["drop", session.ref]);
-      else heads.push(session.ref, session.headFrame!, session.seq, session.head, session.callCount, openCallsJson(session));
+      else heads.push(session.ref, session.headFrame!, session.seq, session.head ?? null, session.callCount, openCallsJson(session));
     }
     for (const op of this.queue) ops.push(op());
-    return { frames, heads, ops };
+    return { frames, heads, ops, seeds: this.seeds };
+  }
+
+  /**
+   * Hashes the session's queued unhashed lines onto its chain, here: the commit thread
+   * that was to hash them stopped (with every group posted to it committed, so the file
+   * holds the head they continue).
+   */
+  private hashPending(session: SessionState): void {
+    let head = session.head;
+    if (head === undefined) {
+      // The head row must be read as the thread committed it, not from an older snapshot.
+      if (this.inFlight.length > 0) throw new Error("a session's chain head is on the commit thread");
+      this.statements.endRead();
+      head = this.storedHead!(session);
+    }
+    const lines = session.pending;
+    for (let index = 0; index < lines.length; index += 1) {
+      const line = lines[index]!;
+      if (line.charCodeAt(0) !== OPEN_BRACE) {
+        head = line.slice(0, HASH_LENGTH);
+        continue;
+      }
+      head = chainHash(head, line);
+      lines[index] = frameLine(head, line);
+    }
+    session.head = head;
+    session.unhashed = false;
   }
 
   /**
@@ -571,6 +645,10 @@ export class GroupCommit {
     }
   }
 }
+
+/** The first character of a line queued without its hash: canonical JSON of an object. */
+const OPEN_BRACE = 0x7b;
+const HASH_LENGTH = 64;
 
 function rejectGroup(waiters: readonly Waiter[], error: unknown): void {
   for (const waiter of waiters) waiter.reject(error);

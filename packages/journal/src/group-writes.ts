@@ -8,8 +8,17 @@ import type Database from "better-sqlite3";
 export interface GroupWrites {
   /** `FRAME_COLUMNS` values per frame: id, session ref, first seq, previous frame, body. */
   readonly frames: (string | number | null)[];
-  /** `HEAD_COLUMNS` values per open session: ref, head frame, seq, hash, calls, open calls. */
-  readonly heads: (string | number)[];
+  /**
+   * `HEAD_COLUMNS` values per open session: ref, head frame, seq, hash, calls, open calls.
+   * The hash is `null` where the commit thread hashes the session's lines (it fills it in).
+   */
+  readonly heads: (string | number | null)[];
+  /**
+   * `[ref, head]` pairs: the chain head of a session right before the first of its lines
+   * the commit thread hashes, for a session whose earlier records it never saw (see
+   * `GroupCommit.hashOnThread`). Empty for a group committed on the writer's thread.
+   */
+  readonly seeds: (string | number)[];
   /** The other writes, applied after the frames and heads, in order. */
   readonly ops: GroupOp[];
 }
@@ -17,7 +26,7 @@ export interface GroupWrites {
 /** A write beside the frames: a session's row when it opens or closes, or a dropped head row. */
 export type GroupOp =
   | readonly [op: "session", ref: number, sessionId: string, identity: string, workspace: string, bundleDir: string | null, openedAt: string]
-  | readonly [op: "close", closedAt: string, seq: number, hash: string, finalFrame: number | null, calls: number, ref: number]
+  | readonly [op: "close", closedAt: string, seq: number, hash: string | null, finalFrame: number | null, calls: number, ref: number]
   | readonly [op: "drop", ref: number];
 
 /**

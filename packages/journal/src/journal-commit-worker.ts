@@ -5,8 +5,9 @@
 import { closeSync, openSync, readSync } from "node:fs";
 import { workerData } from "node:worker_threads";
 import Database from "better-sqlite3";
+import { chainHash } from "./chain.js";
 import { type CommitThreadData, type CommitThreadMessage, type PostedGroup, SLOT, type TailLines, unpackBodies } from "./commit-thread.js";
-import { FRAME_COLUMNS, GroupStatements, type GroupWrites, writerPragmas } from "./group-writes.js";
+import { FRAME_COLUMNS, GroupStatements, type GroupWrites, HEAD_COLUMNS, writerPragmas } from "./group-writes.js";
 import { decodeLines } from "./tail-lines.js";
 
 const { file, tail, synchronous, state, port } = workerData as CommitThreadData;
@@ -21,6 +22,19 @@ function report(failed: number, error: unknown): void {
   const message: CommitThreadMessage = { failed, message: error instanceof Error ? error.message : String(error) };
   port.postMessage(message);
 }
+
+/**
+ * The chain head of every open session whose records this thread hashed or took, by ref:
+ * the writer queues records without their hash while this thread runs (see
+ * `GroupCommit.hashOnThread`), and tells a session's head (`seeds`) when this thread may
+ * not know it.
+ */
+const heads = new Map<number, string>();
+const HASH_LENGTH = 64;
+/** Where a head row's hash is among its `HEAD_COLUMNS`. */
+const HEAD_HASH = 3;
+const OPEN_BRACE = 0x7b;
+const CHECKSUM = 0x23;
 
 /** The tail log's files, opened for reading on first use. */
 const tailFds: (number | undefined)[] = [undefined, undefined];
@@ -41,7 +55,8 @@ function bodiesFromTail(writes: GroupWrites, lines: TailLines): GroupWrites {
     if (got === 0) break;
     read += got;
   }
-  const all = decodeLines(readBuffer, read);
+  // The checksum line that ends each write is not a record.
+  const all = decodeLines(readBuffer, read)?.filter((line) => line.charCodeAt(0) !== CHECKSUM);
   if (read !== length || all === undefined || all.length !== lines.refs.length) {
     throw new Error(`the tail log's lines of this group do not match it (${all?.length ?? "no complete"} lines in ${read} bytes, expected ${lines.refs.length} in ${length})`);
   }
@@ -62,10 +77,60 @@ function bodiesFromTail(writes: GroupWrites, lines: TailLines): GroupWrites {
     const next = index + FRAME_COLUMNS;
     const continued = next < frames.length && frames[next + 1] === ref;
     const count = continued ? (frames[next + 2] as number) - (frames[index + 2] as number) : own.length - taken;
-    frames[index + FRAME_COLUMNS - 1] = (taken === 0 && !continued ? own : own.slice(taken, taken + count)).join("\n");
+    frames[index + FRAME_COLUMNS - 1] = hashed(ref, taken === 0 && !continued ? own : own.slice(taken, taken + count)).join("\n");
     taken = continued ? taken + count : 0;
   }
   return writes;
+}
+
+/**
+ * A session's lines as frame lines, in order: a line queued without its hash is hashed
+ * onto the session's chain here; a frame line moves the chain's head to its hash.
+ * Throws if the head of a session with an unhashed line is unknown.
+ */
+function hashed(ref: number, lines: string[]): string[] {
+  let head = heads.get(ref);
+  for (let index = 0; index < lines.length; index += 1) {
+    const line = lines[index]!;
+    if (line.charCodeAt(0) !== OPEN_BRACE) {
+      head = line.slice(0, HASH_LENGTH);
+      continue;
+    }
+    if (head === undefined) throw new Error(`a record of session ref ${ref} came without its hash, and the chain head it continues was never given`);
+    head = chainHash(head, line);
+    lines[index] = `${head} ${line}`;
+  }
+  if (head !== undefined) heads.set(ref, head);
+  return lines;
+}
+
+/**
+ * Takes the group's seeds before its frames are built, and fills in, after, the hashes
+ * the writer left to this thread: its head rows' and a closing session's final hash.
+ * A session that closes is forgotten.
+ */
+function withChainHeads(writes: GroupWrites, build: () => GroupWrites): GroupWrites {
+  const { seeds } = writes;
+  for (let index = 0; index < seeds.length; index += 2) heads.set(seeds[index] as number, seeds[index + 1] as string);
+  build();
+  const rows = writes.heads;
+  for (let index = 0; index < rows.length; index += HEAD_COLUMNS) {
+    if (rows[index + HEAD_HASH] === null) rows[index + HEAD_HASH] = headOf(rows[index] as number);
+  }
+  const { ops } = writes;
+  for (let index = 0; index < ops.length; index += 1) {
+    const op = ops[index]!;
+    if (op[0] === "close" && op[3] === null) ops[index] = ["close", op[1], op[2], headOf(op[6]), op[4], op[5], op[6]];
+  }
+  // A closed session's head row is dropped (before its closing row is written): it takes no more records.
+  for (const op of ops) if (op[0] === "drop") heads.delete(op[1]);
+  return writes;
+}
+
+function headOf(ref: number): string {
+  const head = heads.get(ref);
+  if (head === undefined) throw new Error(`the chain head of session ref ${ref} was never given`);
+  return head;
 }
 
 let db: Database.Database | undefined;
@@ -96,8 +161,9 @@ port.on("message", (message: PostedGroup | "close") => {
   // After a failed commit the chain in the file is behind the writer's: take no more.
   if (statements === undefined || Atomics.load(shared, SLOT.FAILED) !== 0) return;
   try {
-    const writes =
-      message.lines !== undefined ? bodiesFromTail(message.writes, message.lines) : unpackBodies(message as PostedGroup & { bodies: SharedArrayBuffer });
+    const writes = withChainHeads(message.writes, () =>
+      message.lines !== undefined ? bodiesFromTail(message.writes, message.lines) : unpackBodies(message as PostedGroup & { bodies: SharedArrayBuffer }),
+    );
     statements.apply(writes);
   } catch (error) {
     // The slot first, then the message: whoever the message wakes must find the slot set.

@@ -179,6 +179,7 @@ export class Journal {
       }
       const commit = new GroupCommit(db, options.path, synchronous, commitThread, threadShare);
       const state = new LiveState(db, (read) => commit.lookup(read), () => commit.commitNow());
+      commit.storedHead = (session) => state.storedHead(session);
       const writer = new JournalWriter(commit, state);
       // What a crash left only in the tail log is committed first, so recovery sees it.
       const tailFile = `${options.path}-tail`;

@@ -29,7 +29,13 @@ export interface SessionState {
   readonly ref: number;
   readonly executionIdentity: string;
   seq: number;
-  head: string;
+  /**
+   * The hash of the session's newest record; `undefined` while the commit thread hashes
+   * its records (it keeps the head then; see `GroupCommit.hashOnThread`).
+   */
+  head: string | undefined;
+  /** Whether `pending` holds lines queued without their hash (bare canonical JSON). */
+  unhashed: boolean;
   closed: boolean;
   /** The session's last frame in the file; `null` before its first commit. */
   headFrame: number | null;
@@ -91,6 +97,7 @@ export class LiveState {
            FROM sessions s LEFT JOIN live_sessions l ON l.ref = s.ref WHERE s.session_id = ?`,
       ),
       maxRef: db.prepare<[], { ref: number | null }>("SELECT max(ref) AS ref FROM sessions"),
+      head: db.prepare<[number], { hash: string | null }>("SELECT hash FROM live_sessions WHERE ref = ?"),
     };
     this.frames = new FrameReader(db);
     this.nextRef = (this.statements.maxRef.get()?.ref ?? 0) + 1;
@@ -180,6 +187,16 @@ export class LiveState {
     session.historyLoaded = true;
   }
 
+  /**
+   * The chain head the file holds for a live session (its head row): where the writer
+   * takes the chain back from a commit thread that stopped with everything committed.
+   */
+  storedHead(session: SessionState): string {
+    const hash = this.lookup(() => this.statements.head.get(session.ref))?.hash;
+    if (typeof hash !== "string") throw damagedError(session.sessionId, "its head row holds no chain hash");
+    return hash;
+  }
+
   /** Whether the session's records hold a terminal record of that call. */
   private hasFinished(session: SessionState, callId: string): boolean {
     let found = false;
@@ -213,6 +230,7 @@ function newSession(sessionId: string, ref: number, executionIdentity: string): 
     executionIdentity,
     seq: 0,
     head: GENESIS_HASH,
+    unhashed: false,
     closed: false,
     headFrame: null,
     callCount: 0,

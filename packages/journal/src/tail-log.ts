@@ -1,4 +1,5 @@
 import { closeSync, openSync, readFileSync, rmSync, type Stats, statSync, writeSync } from "node:fs";
+import { crc32 } from "node:zlib";
 import type { TailLines } from "./commit-thread.js";
 import { JOURNAL_ERRORS, journalError } from "./errors.js";
 import { kindOf } from "./journal-path.js";
@@ -13,9 +14,13 @@ import { MAX_PIECE } from "./tail-lines.js";
  * starts without waiting for SQLite. The group commit then writes the same lines into
  * frames as before; once committed they are redundant.
  *
- * A line is a frame line (`hash + " " + canonical JSON`); the JSON names the session and
- * `seq`. Opening the journal replays the lines the database lacks (see `Journal.open`),
- * so what a crash left only here is committed before recovery looks for open calls.
+ * A line is a frame line (`hash + " " + canonical JSON`), or, while the commit thread
+ * hashes the records (see `GroupCommit.hashOnThread`), the canonical JSON alone; the JSON
+ * names the session and `seq`. Every `write()` ends with a checksum line (`#` and the
+ * hex CRC-32 of the write's bytes before it): a line without its hash counts only when
+ * its write's checksum holds. Opening the journal replays the lines the database lacks
+ * (see `Journal.open`), so what a crash left only here is committed before recovery
+ * looks for open calls.
  *
  * Two files, `<journal>-tail` and `<journal>-tail.1`, are written *in place*: once the
  * current one passes {@link SWITCH_BYTES}, writing moves to the start of the other,
@@ -24,7 +29,8 @@ import { MAX_PIECE } from "./tail-lines.js";
  * then (measured: 4 µs against 7–8 µs per 16 KB write here), and needs no `ftruncate` or
  * `unlink`. What lies past a file's write position is older lines, all committed; replay
  * skips them (their `seq` is behind the file) exactly as it skips any committed line, and
- * a line torn by a crash, or glued to older bytes, fails its hash and is skipped too.
+ * a line torn by a crash, or glued to older bytes, fails its hash or its write's
+ * checksum and is skipped too.
  * With a commit thread, lines are committed later than they are written: a file is free
  * again once the groups posted before the switch are committed (see `GroupCommit`).
  * Both files are removed when the journal closes.
@@ -38,6 +44,8 @@ export class TailLog {
   private groupStart = 0;
   /** Whether the other file still holds lines on their way to a commit. */
   private otherBusy = false;
+  /** Where a write's bytes are encoded and checksummed: room for `MAX_PIECE` characters. */
+  private readonly buffer = Buffer.alloc(MAX_PIECE * 3 + CHECKSUM_LINE_BYTES);
 
   private constructor(
     private readonly file: string,
@@ -125,10 +133,10 @@ export class TailLog {
   }
 
   /**
-   * Writes `lines[from..to)` in one `write()`. Their text is one flat string (a trailing
-   * empty line makes `join` end it with its newline; appending "\n" would build a second
-   * copy), passed to `write()` as it is: no `Buffer` of our own, no external memory for
-   * the collector to account. A short write, rare on a regular file, finishes from bytes.
+   * Writes `lines[from..to)` and their checksum line in one `write()`. Their text is one
+   * flat string (a trailing empty line makes `join` end it with its newline; appending
+   * "\n" would build a second copy), encoded into the log's own buffer, checksummed there
+   * and written from it. A short write, rare on a regular file, is finished.
    */
   private write(lines: string[], from: number, to: number): void {
     const whole = from === 0 && to === lines.length;
@@ -140,12 +148,14 @@ export class TailLog {
     // commit thread then counted as one line too many (JOURNAL_WRITE_FAILED under load).
     if (whole) lines.pop();
     const fd = this.fds[this.current]!;
-    const length = Buffer.byteLength(text, "utf8");
-    let written = writeSync(fd, text, this.position, "utf8");
-    if (written < length) {
-      const buffer = Buffer.from(text, "utf8");
-      while (written < length) written += writeSync(fd, buffer, written, length - written, this.position + written);
-    }
+    // UTF-8 takes at most three bytes a UTF-16 unit; the checksum line, ten. A write
+    // larger than the kept buffer (one record over `MAX_PIECE`) gets one of its own.
+    const most = text.length * 3 + CHECKSUM_LINE_BYTES;
+    const buffer = most <= this.buffer.length ? this.buffer : Buffer.allocUnsafe(most);
+    const bytes = buffer.write(text, 0, "utf8");
+    const length = bytes + buffer.write(checksumLine(buffer, 0, bytes), bytes, "latin1");
+    let written = 0;
+    while (written < length) written += writeSync(fd, buffer, written, length - written, this.position + written);
     this.position += length;
   }
 
@@ -201,14 +211,34 @@ function names(file: string): [string, string] {
   return [file, `${file}.1`];
 }
 
+/** `#` and eight hex digits of CRC-32, and the newline. */
+const CHECKSUM_LINE_BYTES = 10;
+const HASH = 0x23;
+const NEWLINE = 0x0a;
+const OPEN_BRACE = 0x7b;
+const SPACE = 0x20;
+/** A frame line's hash: 64 hex digits, then a space and the record. */
+const HASH_LENGTH = 64;
+
+/** The checksum line of `bytes[start..end)`. */
+function checksumLine(bytes: Buffer, start: number, end: number): string {
+  return `#${crc32(bytes.subarray(start, end)).toString(16).padStart(8, "0")}\n`;
+}
+
+/**
+ * The lines of a tail-log file that may be replayed: every line of a write whose
+ * checksum line holds, and, outside those, lines shaped as frame lines (they carry their
+ * hash, which replay checks against the chain; a file written before checksums has only
+ * those). Any other line outside a checked write is torn, or older bytes: left out.
+ */
 function completeLines(file: string): string[] {
-  let text: string;
+  let bytes: Buffer;
   try {
     const stats = statSync(file, { throwIfNoEntry: false });
     if (stats === undefined) return [];
     // Checked before reading: a FIFO's read would wait for ever.
     if (!stats.isFile()) throw notAFile(file, stats);
-    text = readFileSync(file, "utf8");
+    bytes = readFileSync(file);
   } catch (cause) {
     if ((cause as { code?: unknown }).code === JOURNAL_ERRORS.OPEN_FAILED) throw cause;
     throw journalError(
@@ -218,14 +248,37 @@ function completeLines(file: string): string[] {
       cause,
     );
   }
-  const end = text.lastIndexOf("\n");
-  return end < 0 ? [] : text.slice(0, end).split("\n");
+  const lines: string[] = [];
+  /** Where the current write began, and the lines seen since, as `[start, end)` offsets. */
+  let writeStart = 0;
+  let unchecked: number[] = [];
+  const keepHashed = () => {
+    for (let index = 0; index < unchecked.length; index += 2) {
+      const start = unchecked[index]!;
+      if (bytes[start + HASH_LENGTH] === SPACE && bytes[start + HASH_LENGTH + 1] === OPEN_BRACE) lines.push(bytes.toString("utf8", start, unchecked[index + 1]));
+    }
+    unchecked = [];
+  };
+  for (let start = 0, end = bytes.indexOf(NEWLINE); end !== -1; start = end + 1, end = bytes.indexOf(NEWLINE, start)) {
+    if (bytes[start] !== HASH) {
+      unchecked.push(start, end);
+      continue;
+    }
+    if (bytes.toString("latin1", start, end + 1) === checksumLine(bytes, writeStart, start)) {
+      for (let index = 0; index < unchecked.length; index += 2) lines.push(bytes.toString("utf8", unchecked[index], unchecked[index + 1]));
+      unchecked = [];
+    } else keepHashed();
+    writeStart = end + 1;
+  }
+  keepHashed();
+  return lines;
 }
 
 /** The `seq` a line's record claims, or `Infinity` if the line does not parse. */
 function seqOf(line: string): number {
   try {
-    const seq: unknown = (JSON.parse(line.slice(line.indexOf(" ") + 1)) as { seq?: unknown }).seq;
+    const json = line.charCodeAt(0) === OPEN_BRACE ? line : line.slice(line.indexOf(" ") + 1);
+    const seq: unknown = (JSON.parse(json) as { seq?: unknown }).seq;
     return typeof seq === "number" ? seq : Number.POSITIVE_INFINITY;
   } catch {
     return Number.POSITIVE_INFINITY;

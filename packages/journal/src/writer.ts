@@ -16,7 +16,7 @@ import type {
   TurnPreparedInput,
 } from "./inputs.js";
 import type { CallPhase, CallState, LiveState, SessionState } from "./live-state.js";
-import { frameLine, parseFrameLine } from "./frames.js";
+import { frameLine, parseTailLine } from "./frames.js";
 import { CALL_OUTCOMES, type RecordContent } from "./records.js";
 import {
   approvalDecidedText,
@@ -216,11 +216,12 @@ export class JournalWriter {
     }
     const at = this.clock.now();
     const seq = session.seq + 1;
-    const hash = this.append(
+    this.append(
       session,
       sessionClosedText(at, seq, session.idText),
-      // Built with the group, after its frames: `headFrame` is then the closing frame.
-      () => ["close", at, seq, hash, session.headFrame, session.callCount, session.ref],
+      // Built with the group, after its frames: `headFrame` is then the closing frame, and
+      // `head` its hash (`null` when the commit thread hashes it: it fills it in).
+      () => ["close", at, seq, session.head ?? null, session.headFrame, session.callCount, session.ref],
       () => this.state.forgetSession(session.sessionId),
     );
     session.closed = true;
@@ -245,7 +246,7 @@ export class JournalWriter {
    * if a line that should apply produces another hash.
    */
   replay(line: string): ReplayResult {
-    const parsed = parseFrameLine(line);
+    const parsed = parseTailLine(line);
     if (parsed === undefined) return "skipped";
     let content: ReplayContent;
     try {
@@ -265,12 +266,14 @@ export class JournalWriter {
       if (OpenWorkerError.hasCode(error, JOURNAL_ERRORS.DAMAGED)) return lost(undefined);
       throw error;
     }
-    const head = session === undefined ? GENESIS_HASH : session.head;
     const next = session === undefined ? 1 : session.seq + 1;
     if (session?.closed === true || content.seq < next) return "skipped";
     if (content.seq > next) return lost(next - 1);
     if ((session === undefined) !== (content.kind === "session_opened")) return "skipped";
-    if (chainHash(head, parsed.data) !== parsed.hash) return lost(next - 1);
+    // A line written without its hash (the commit thread was to hash it) is held to its
+    // write's checksum instead (see `TailLog.read`), and must rebuild to the same text.
+    const expected = chainHash(session === undefined ? GENESIS_HASH : this.commit.headOf(session), parsed.data);
+    if (parsed.hash !== undefined && expected !== parsed.hash) return lost(next - 1);
     this.clock.pin(content.at);
     try {
       replayInto(this, content);
@@ -280,7 +283,7 @@ export class JournalWriter {
       this.clock.unpin();
     }
     const after = this.state.session(content.sessionId);
-    if (after === undefined || after.head !== parsed.hash) {
+    if (after === undefined || this.commit.headOf(after) !== expected) {
       throw journalError(
         JOURNAL_ERRORS.DAMAGED,
         `journal tail log: record ${content.seq} of session ${JSON.stringify(content.sessionId)} did not rebuild to its stored hash; keep the -tail file and report this`,
@@ -334,17 +337,24 @@ export class JournalWriter {
   }
 
   /**
-   * Hashes a record's text (its envelope stamped with `session.seq + 1` and the clock's
-   * `now()`, see `record-text.ts`) onto its session's chain now and queues it, with the
-   * other write it implies (built with the group) and what runs once it is committed.
-   * Returns the record's hash.
+   * Queues a record's text (its envelope stamped with `session.seq + 1` and the clock's
+   * `now()`, see `record-text.ts`) with the other write it implies (built with the group)
+   * and what runs once it is committed. It is hashed onto its session's chain now, or,
+   * while the commit thread hashes (see `GroupCommit.hashOnThread`), queued bare for the
+   * thread, which is told the chain's head if it may not know it yet.
    */
-  private append(session: SessionState, data: string, alsoWrite?: () => GroupOp, afterCommit?: () => void): string {
-    const hash = chainHash(session.head, data);
-    this.commit.enqueueRecord(session, frameLine(hash, data), alsoWrite, afterCommit);
+  private append(session: SessionState, data: string, alsoWrite?: () => GroupOp, afterCommit?: () => void): void {
+    if (this.commit.hashOnThread) {
+      const seed = session.head;
+      session.head = undefined;
+      session.unhashed = true;
+      this.commit.enqueueRecord(session, data, alsoWrite, afterCommit, seed);
+    } else {
+      const hash = chainHash(this.commit.headOf(session), data);
+      this.commit.enqueueRecord(session, frameLine(hash, data), alsoWrite, afterCommit);
+      session.head = hash;
+    }
     session.seq += 1;
-    session.head = hash;
-    return hash;
   }
 }
 

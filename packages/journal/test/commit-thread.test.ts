@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { cpSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
 import type { JsonValue } from "@openworker/tools-sdk";
@@ -198,6 +198,63 @@ describe("commit thread (A3)", () => {
       // The closed session was forgotten once its close was committed; it reads as closed.
       expect(await codeOf(() => journal.turnFinished({ sessionId: "s1", turnId: "t1", completed: true }))).toBe(JOURNAL_ERRORS.SESSION_CLOSED);
       expect(journal.verify().ok).toBe(true);
+    } finally {
+      journal.close();
+    }
+  });
+
+  it("A3 with the commit thread, records are hashed there: the writer queues them bare, and every chain verifies, across reopens and closes", async () => {
+    const file = folder.file("hashing.db");
+    const journal = Journal.open({ path: file, commitThread: "always" });
+    await load(journal, 4, 0);
+    await journal.flush(); // the thread's first group: from now on the writer hashes nothing
+    await Promise.all(
+      Array.from({ length: 4 }, async (_, index) => {
+        for (let call = 0; call < 20; call += 1) await completeCall(journal, `s${index}`, `c${call}`);
+      }),
+    );
+    await journal.flush();
+    // The tail log holds the records bare (canonical JSON, no hash in front).
+    const tailLines = readFileSync(`${file}-tail`, "utf8").split("\n");
+    expect(tailLines.filter((line) => line.startsWith("{"))).toHaveLength(4 * 20 * 4);
+    expect(journal.verify()).toEqual({ ok: true, sessions: 4, records: 4 * (1 + 20 * 4) });
+    // Stored as frame lines, hashed onto their chains.
+    const records = [...journal.records("s2")];
+    expect(records.at(-1)).toMatchObject({ seq: 81, hash: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    journal.sessionClosed({ sessionId: "s2" });
+    journal.close();
+    const again = Journal.open({ path: file, commitThread: "always" });
+    try {
+      // Sessions the thread never saw (reloaded from the file) continue their chains.
+      await completeCall(again, "s1", "later");
+      again.sessionClosed({ sessionId: "s1" });
+      await again.flush();
+      expect(again.session("s2")).toMatchObject({ records: 82, closedAt: expect.any(String) });
+      expect(again.verify()).toEqual({ ok: true, sessions: 4, records: 4 * 81 + 1 + 4 + 1 });
+    } finally {
+      again.close();
+    }
+  });
+
+  it("A3 a commit thread that stops with records queued bare: the writer hashes them onto the heads the file holds, and commits go on", async () => {
+    const file = folder.file("stopped.db");
+    const journal = Journal.open({ path: file, commitThread: "always" });
+    try {
+      await load(journal, 2, 3);
+      await journal.flush();
+      request(journal, "s0", "bare");
+      approve(journal, "s0", "bare");
+      // As the thread's exit event does (an unexpected exit, nothing on its way).
+      const commit = (journal as unknown as { writer: { commit: { thread: { exited: boolean }; settle(): void } } }).writer.commit;
+      commit.thread.exited = true;
+      commit.settle();
+      expect(journal.commits).toBe("inline");
+      await journal.callStarted({ sessionId: "s0", callId: "bare" });
+      journal.callFinished({ sessionId: "s0", callId: "bare", outcome: "succeeded" });
+      await completeCall(journal, "s1", "after");
+      await journal.flush();
+      expect(journal.verify()).toEqual({ ok: true, sessions: 2, records: 2 * (1 + 3 * 4) + 2 * 4 });
+      expect(journal.calls("s0").map((call) => [call.callId, call.outcome])).toContainEqual(["bare", "succeeded"]);
     } finally {
       journal.close();
     }
