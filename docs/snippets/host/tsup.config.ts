@@ -9,10 +9,10 @@ const outDir = path.resolve("dist");
 // Every program in src/ (the host, and any script beside it) becomes one file in dist/;
 // registry.ts is the module they share.
 const programs = readdirSync("src").filter((file) => file.endsWith(".ts") && file !== "registry.ts");
-// The journal's commit thread runs its own file, found beside the bundle: build it from the
-// journal package the CLI depends on.
+// The journal's commit thread and its checkpoint thread run their own files, found beside
+// the bundle: build them from the journal package the CLI depends on.
 const fromCli = createRequire(createRequire(import.meta.url).resolve("@openworker/cli/package.json"));
-const commitWorker = path.join(path.dirname(fromCli.resolve("@openworker/journal/package.json")), "dist/journal-commit-worker.js");
+const journalDist = path.join(path.dirname(fromCli.resolve("@openworker/journal/package.json")), "dist");
 
 /** Native addons cannot be bundled: import better-sqlite3 by its path from dist/, where its importer found it. */
 const nativeBeside: Plugin = {
@@ -30,7 +30,8 @@ const nativeBeside: Plugin = {
 export default defineConfig({
   entry: {
     ...Object.fromEntries(programs.map((file) => [path.basename(file, ".ts"), `src/${file}`])),
-    "journal-commit-worker": commitWorker,
+    "journal-commit-worker": path.join(journalDist, "journal-commit-worker.js"),
+    "journal-checkpoint-worker": path.join(journalDist, "journal-checkpoint-worker.js"),
   },
   format: ["esm"],
   target: "node20",

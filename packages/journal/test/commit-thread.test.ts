@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
 import type { JsonValue } from "@openworker/tools-sdk";
@@ -258,6 +258,30 @@ describe("commit thread (A3)", () => {
     } finally {
       journal.close();
     }
+  });
+
+  it("A3 with the commit thread, a checkpoint thread copies the -wal into the database every few megabytes, and closes with the journal", async () => {
+    const file = folder.file("checkpoints.db");
+    const journal = Journal.open({ path: file, commitThread: "always" });
+    openSession(journal, "s1");
+    const before = statSync(file).size;
+    const text = "x".repeat(100_000);
+    for (let call = 0; call < 120; call += 1) {
+      request(journal, "s1", `c${call}`);
+      approve(journal, "s1", `c${call}`);
+      await journal.callStarted({ sessionId: "s1", callId: `c${call}` });
+      journal.callFinished({ sessionId: "s1", callId: `c${call}`, outcome: "succeeded", result: { text } });
+      if (call % 10 === 9) await journal.flush();
+    }
+    // 12 MB committed, well under the commit connection's own checkpoint (2,500 pages, 40
+    // MB): only the checkpoint thread copies pages into the database file by now. It runs
+    // beside the writer, so the test waits for it (bounded by the test's timeout).
+    while (statSync(file).size < before + 4_000_000) await new Promise((resolve) => setTimeout(resolve, 10));
+    journal.close();
+    for (const suffix of ["-tail", "-tail.1", "-wal"]) expect(existsSync(`${file}${suffix}`), suffix).toBe(false);
+    const again = Journal.open({ path: file });
+    expect(again.verify()).toEqual({ ok: true, sessions: 1, records: 1 + 120 * 4 });
+    again.close();
   });
 
   it("A3 a commit that fails on the thread fails the journal (JOURNAL_WRITE_FAILED); reopening replays the tail log and loses no acknowledged start", async () => {
