@@ -2,11 +2,11 @@ import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 
-/** Slots of the state a checkpoint thread and its commit thread share (`Int32Array`). */
+/** Slots of the state a checkpoint thread and the thread that commits share (`Int32Array`). */
 export const CHECKPOINT_SLOT = {
-  /** Checkpoints asked for so far (the commit thread adds one and wakes the thread). */
+  /** Checkpoints asked for so far (the committing thread adds one and wakes the thread). */
   REQUESTS: 0,
-  /** 1 once the commit thread asked it to stop. */
+  /** 1 once it is asked to stop. */
   STOP: 1,
   /** 1 once its connection is closed (or never opened). */
   CLOSED: 2,
@@ -20,62 +20,95 @@ export interface CheckpointThreadData {
 }
 
 /**
- * Committed bytes between two checkpoints asked of the checkpoint thread: about 256 WAL
- * pages. The commit connection's own checkpoint (every 2,500 pages, see `writerPragmas`)
- * then finds at most this much left to copy.
+ * Committed characters between two checkpoints asked of the checkpoint thread: about 4
+ * MB of `-wal`, 256 pages. The committing connection's own checkpoint (every 2,500 pages,
+ * see `writerPragmas`) then finds at most about this much left to copy.
  */
-const CHECKPOINT_EVERY_BYTES = 4 << 20;
+const CHECKPOINT_EVERY_CHARS = 4 << 20;
+
+/** The built file, the same for every build of the journal (ESM, like the commit thread's). */
+const WORKER_FILE = "journal-checkpoint-worker.js";
 
 /**
- * The commit thread's helper for WAL checkpoints: a worker thread with its own
- * connection that copies committed pages from the `-wal` into the database (a PASSIVE
- * checkpoint, which never blocks a writer) every few megabytes the commit thread
- * commits. A checkpoint spends most of its time waiting for the disk (two fsyncs);
- * on the commit thread it held every group behind it for 100–130 ms a time, about two
- * thirds of the thread's time at native rates. The commit connection keeps its own
- * checkpoint, which restarts the `-wal` from its beginning once everything in it is
- * copied: with this helper it has little left to copy. Without the helper's built file
- * (a bundle that did not ship it), the commit connection checkpoints alone, as before.
+ * WAL checkpoints off the thread that commits (the writer's, or the commit thread), for
+ * the connection that commits there. A checkpoint copies committed pages from the `-wal`
+ * into the database and spends most of its time waiting for the disk (two fsyncs): on
+ * the committing thread it held every commit behind it for 100–130 ms a time, about two
+ * thirds of the commit thread's time at native rates and most of the journal's cost per
+ * MCP call. A *checkpoint thread* (a worker with its own connection) runs a PASSIVE
+ * checkpoint, which never blocks a writer, every {@link CHECKPOINT_EVERY_CHARS}
+ * characters committed. It starts with the first request, so a journal that commits
+ * less than that never starts it. The committing connection keeps its own checkpoint,
+ * which restarts the `-wal` from its beginning once everything in it is copied: it now
+ * finds little left to copy. Without the built file (a bundle that did not ship it), the
+ * committing connection checkpoints alone, as before.
  */
-export class CheckpointThread {
-  private readonly shared: Int32Array;
-  private bytes = 0;
+export class Checkpoints {
+  private worker: Worker | undefined;
+  private shared: Int32Array | undefined;
+  private chars = 0;
+  /** Starting failed, or the owner stopped it: no more threads. */
+  private over = false;
 
-  private constructor(
-    private readonly worker: Worker,
-    state: SharedArrayBuffer,
-  ) {
-    this.shared = new Int32Array(state);
-    worker.unref();
-    // A failure inside it only loses the help: the commit connection still checkpoints.
-    worker.on("error", () => undefined);
+  /** `here`: the `import.meta.url` of the calling module, beside which the built file lies. */
+  constructor(
+    private readonly file: string,
+    private readonly synchronous: "NORMAL" | "FULL",
+    private readonly here: string,
+  ) {}
+
+  /** Counts characters just committed, and asks for a checkpoint every {@link CHECKPOINT_EVERY_CHARS}. */
+  committed(chars: number): void {
+    this.chars += chars;
+    if (this.chars < CHECKPOINT_EVERY_CHARS || this.over) return;
+    this.chars = 0;
+    if (this.shared === undefined && !this.start()) return;
+    Atomics.add(this.shared!, CHECKPOINT_SLOT.REQUESTS, 1);
+    Atomics.notify(this.shared!, CHECKPOINT_SLOT.REQUESTS);
   }
 
-  /** Starts the helper, or returns `undefined` when its built file is not there. */
-  static start(file: string, synchronous: "NORMAL" | "FULL", here: string): CheckpointThread | undefined {
-    // The same build as the commit thread's own file (`.js` or `.cjs`), beside it.
-    const script = fileURLToPath(new URL(`./journal-checkpoint-worker${here.endsWith(".cjs") ? ".cjs" : ".js"}`, here));
-    if (!existsSync(script)) return undefined;
-    const state = new SharedArrayBuffer(4 * Object.keys(CHECKPOINT_SLOT).length);
-    const data: CheckpointThreadData = { file, synchronous, state };
-    return new CheckpointThread(new Worker(script, { workerData: data, execArgv: [] }), state);
-  }
-
-  /** Counts bytes just committed, and asks for a checkpoint every {@link CHECKPOINT_EVERY_BYTES}. */
-  committed(bytes: number): void {
-    this.bytes += bytes;
-    if (this.bytes < CHECKPOINT_EVERY_BYTES) return;
-    this.bytes = 0;
-    Atomics.add(this.shared, CHECKPOINT_SLOT.REQUESTS, 1);
-    Atomics.notify(this.shared, CHECKPOINT_SLOT.REQUESTS);
-  }
-
-  /** Stops it and waits (blocking, up to `timeoutMs`) until its connection is closed. */
+  /** Stops the thread, if it runs, and waits (blocking, up to `timeoutMs`) until its connection is closed. */
   stop(timeoutMs: number): void {
-    Atomics.store(this.shared, CHECKPOINT_SLOT.STOP, 1);
-    Atomics.add(this.shared, CHECKPOINT_SLOT.REQUESTS, 1);
-    Atomics.notify(this.shared, CHECKPOINT_SLOT.REQUESTS);
-    Atomics.wait(this.shared, CHECKPOINT_SLOT.CLOSED, 0, timeoutMs);
-    void this.worker.terminate();
+    this.over = true;
+    const shared = this.shared;
+    if (shared === undefined) return;
+    Atomics.store(shared, CHECKPOINT_SLOT.STOP, 1);
+    Atomics.add(shared, CHECKPOINT_SLOT.REQUESTS, 1);
+    Atomics.notify(shared, CHECKPOINT_SLOT.REQUESTS);
+    Atomics.wait(shared, CHECKPOINT_SLOT.CLOSED, 0, timeoutMs);
+    void this.worker?.terminate();
+    this.worker = undefined;
+    this.shared = undefined;
   }
+
+  private start(): boolean {
+    const script = builtFile(this.here);
+    if (script === undefined) {
+      this.over = true;
+      return false;
+    }
+    const state = new SharedArrayBuffer(4 * Object.keys(CHECKPOINT_SLOT).length);
+    const data: CheckpointThreadData = { file: this.file, synchronous: this.synchronous, state };
+    try {
+      // No inherited `execArgv` (see `CommitThread.start`).
+      this.worker = new Worker(script, { workerData: data, execArgv: [] });
+    } catch {
+      this.over = true;
+      return false;
+    }
+    this.worker.unref();
+    // A failure inside it only loses the help: the committing connection still checkpoints.
+    this.worker.on("error", () => undefined);
+    this.shared = new Int32Array(state);
+    return true;
+  }
+}
+
+/** The built checkpoint worker beside `here`, else in the package's `dist/` seen from its sources (tests run the sources). */
+function builtFile(here: string): string | undefined {
+  for (const candidate of [`./${WORKER_FILE}`, `../dist/${WORKER_FILE}`]) {
+    const file = fileURLToPath(new URL(candidate, here));
+    if (existsSync(file)) return file;
+  }
+  return undefined;
 }

@@ -2,9 +2,10 @@ import { statSync } from "node:fs";
 import path from "node:path";
 import type Database from "better-sqlite3";
 import { chainHash } from "./chain.js";
+import { Checkpoints } from "./checkpoint-thread.js";
 import { CommitThread } from "./commit-thread.js";
 import { JOURNAL_ERRORS, journalError } from "./errors.js";
-import { type GroupOp, GroupStatements, type GroupWrites } from "./group-writes.js";
+import { bodyChars, type GroupOp, GroupStatements, type GroupWrites } from "./group-writes.js";
 import { MAX_PIECE } from "./tail-lines.js";
 import { frameLine } from "./frames.js";
 import { openCallsJson, type SessionState } from "./live-state.js";
@@ -124,6 +125,8 @@ export class GroupCommit {
   private tail: TailLog | undefined;
   private readonly statements: GroupStatements;
   private thread: CommitThread | undefined;
+  /** Checkpoints for the commits on this thread (the commit thread has its own). */
+  private readonly checkpoints: Checkpoints;
   /** Groups posted to the commit thread, oldest first, and the number of the newest. */
   private inFlight: InFlight[] = [];
   private posted = 0;
@@ -148,6 +151,7 @@ export class GroupCommit {
     private readonly threadAfterShare = THREAD_AFTER_COMMIT_SHARE,
   ) {
     this.statements = new GroupStatements(db);
+    this.checkpoints = new Checkpoints(file, synchronous, import.meta.url);
     // The journal is the file's one writer, so frame ids are assigned here, which lets a
     // group insert its frames in a few multi-row statements.
     this.nextFrame = ((db.prepare("SELECT max(id) AS id FROM frames").get() as { id: number | null }).id ?? 0) + 1;
@@ -320,6 +324,7 @@ export class GroupCommit {
   stop(): void {
     if (this.timer !== undefined) clearTimeout(this.timer);
     this.timer = undefined;
+    this.checkpoints.stop(CLOSE_TIMEOUT_MS);
     this.thread?.close(CLOSE_TIMEOUT_MS);
     this.thread = undefined;
   }
@@ -408,6 +413,7 @@ export class GroupCommit {
     }
     settleGroup(after, waiters);
     this.trimTail();
+    this.checkpoints.committed(bodyChars(writes));
     // Under strict durability every start waits for its commit anyway, and a hop to the
     // thread and back only adds to that wait (measured: ~55k against ~80k records/s with
     // 32 writers), so "auto" starts the thread for grouped durability only.
@@ -500,6 +506,8 @@ export class GroupCommit {
 
   private startThread(): void {
     this.thread = CommitThread.start(this.file, this.synchronous, this.tail?.paths, () => this.settle());
+    // The commit thread checkpoints for its own connection (see `Checkpoints`).
+    if (this.thread !== undefined) this.checkpoints.stop(CLOSE_TIMEOUT_MS);
     this.threadHashes = false;
     // A bundle without the worker file commits on this thread from now on.
     if (this.thread === undefined) this.threadMode = "never";

@@ -112,6 +112,13 @@ export class GroupStatements {
   }
 }
 
+/** The characters of a group's frame bodies: about the bytes it adds to the `-wal`. */
+export function bodyChars(writes: GroupWrites): number {
+  let chars = 0;
+  for (let index = FRAME_COLUMNS - 1; index < writes.frames.length; index += FRAME_COLUMNS) chars += (writes.frames[index] as string).length;
+  return chars;
+}
+
 function multiRow(db: Database.Database, head: string, columns: number): ReadonlyMap<number, Database.Statement> {
   const row = `(${Array.from({ length: columns }, () => "?").join(", ")})`;
   return new Map(CHUNKS.map((size) => [size, db.prepare(`${head} VALUES ${Array.from({ length: size }, () => row).join(", ")}`)]));

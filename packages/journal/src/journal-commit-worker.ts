@@ -6,9 +6,9 @@ import { closeSync, openSync, readSync } from "node:fs";
 import { workerData } from "node:worker_threads";
 import Database from "better-sqlite3";
 import { chainHash } from "./chain.js";
-import { CheckpointThread } from "./checkpoint-thread.js";
+import { Checkpoints } from "./checkpoint-thread.js";
 import { type CommitThreadData, type CommitThreadMessage, type PostedGroup, SLOT, type TailLines, unpackBodies } from "./commit-thread.js";
-import { FRAME_COLUMNS, GroupStatements, type GroupWrites, HEAD_COLUMNS, writerPragmas } from "./group-writes.js";
+import { bodyChars, FRAME_COLUMNS, GroupStatements, type GroupWrites, HEAD_COLUMNS, writerPragmas } from "./group-writes.js";
 import { decodeLines } from "./tail-lines.js";
 
 const { file, tail, synchronous, state, port } = workerData as CommitThreadData;
@@ -128,13 +128,6 @@ function withChainHeads(writes: GroupWrites, build: () => GroupWrites): GroupWri
   return writes;
 }
 
-/** The characters of a group's frame bodies: about the bytes it added to the `-wal`. */
-function bodyChars(writes: GroupWrites): number {
-  let chars = 0;
-  for (let index = FRAME_COLUMNS - 1; index < writes.frames.length; index += FRAME_COLUMNS) chars += (writes.frames[index] as string).length;
-  return chars;
-}
-
 function headOf(ref: number): string {
   const head = heads.get(ref);
   if (head === undefined) throw new Error(`the chain head of session ref ${ref} was never given`);
@@ -143,8 +136,8 @@ function headOf(ref: number): string {
 
 let db: Database.Database | undefined;
 let statements: GroupStatements | undefined;
-/** Checkpoints off this thread (see `checkpoint-thread.ts`); `undefined` without its built file. */
-let checkpoints: CheckpointThread | undefined;
+/** Checkpoints off this thread (see `checkpoint-thread.ts`). */
+const checkpoints = new Checkpoints(file, synchronous, import.meta.url);
 /** How long closing waits for the checkpoint thread to close its connection (a checkpoint may be under way). */
 const CHECKPOINT_CLOSE_MS = 5_000;
 try {
@@ -152,11 +145,6 @@ try {
   db.pragma("busy_timeout = 5000");
   for (const pragma of writerPragmas(synchronous)) db.pragma(pragma);
   statements = new GroupStatements(db);
-  try {
-    checkpoints = CheckpointThread.start(file, synchronous, import.meta.url);
-  } catch {
-    // No helper: this connection checkpoints alone.
-  }
   publish(SLOT.READY, 1);
 } catch (error) {
   // The slot first, then the message: whoever the message wakes must find the slot set.
@@ -167,7 +155,7 @@ try {
 port.on("message", (message: PostedGroup | "close") => {
   if (message === "close") {
     try {
-      checkpoints?.stop(CHECKPOINT_CLOSE_MS);
+      checkpoints.stop(CHECKPOINT_CLOSE_MS);
       db?.close();
       for (const fd of tailFds) if (fd !== undefined) closeSync(fd);
     } finally {
@@ -183,7 +171,7 @@ port.on("message", (message: PostedGroup | "close") => {
       message.lines !== undefined ? bodiesFromTail(message.writes, message.lines) : unpackBodies(message as PostedGroup & { bodies: SharedArrayBuffer }),
     );
     statements.apply(writes);
-    if (checkpoints !== undefined) checkpoints.committed(bodyChars(writes));
+    checkpoints.committed(bodyChars(writes));
   } catch (error) {
     // The slot first, then the message: whoever the message wakes must find the slot set.
     publish(SLOT.FAILED, message.n);

@@ -260,9 +260,9 @@ describe("commit thread (A3)", () => {
     }
   });
 
-  it("A3 with the commit thread, a checkpoint thread copies the -wal into the database every few megabytes, and closes with the journal", async () => {
+  it.each(["always", "never"] as const)("A3 commitThread %s: a checkpoint thread copies the -wal into the database every few megabytes, and closes with the journal", async (commitThread) => {
     const file = folder.file("checkpoints.db");
-    const journal = Journal.open({ path: file, commitThread: "always" });
+    const journal = Journal.open({ path: file, commitThread });
     openSession(journal, "s1");
     const before = statSync(file).size;
     const text = "x".repeat(100_000);
