@@ -36,7 +36,9 @@ import {
   requireImageDigests,
   requireOneOf,
   requireStringMap,
+  RecordSite,
   requireText,
+  type Site,
 } from "./validate.js";
 
 /**
@@ -55,7 +57,7 @@ export class JournalWriter {
 
   sessionOpened(input: SessionOpenedInput): void {
     const sessionId = requireText("sessionOpened", "sessionId", input.sessionId);
-    const site = `sessionOpened of session ${JSON.stringify(sessionId)}`;
+    const site = new RecordSite("sessionOpened", "session", sessionId);
     const executionIdentity = requireText(site, "executionIdentity", input.executionIdentity);
     const workspace = requireText(site, "workspace", input.workspace);
     const bundleDir = optionalText(site, "bundleDir", input.bundleDir);
@@ -81,7 +83,7 @@ export class JournalWriter {
   }
 
   turnPrepared(input: TurnPreparedInput): void {
-    const site = `turnPrepared of session ${JSON.stringify(input.sessionId)}`;
+    const site = new RecordSite("turnPrepared", "session", input.sessionId);
     const session = this.liveSession(site, input.sessionId);
     const turnId = requireText(site, "turnId", input.turnId);
     const selectionFingerprint = requireText(site, "selectionFingerprint", input.selectionFingerprint);
@@ -91,7 +93,7 @@ export class JournalWriter {
 
   callRequested(input: CallRequestedInput): void {
     const callId = requireText("callRequested", "callId", input.callId);
-    const site = `callRequested of call ${JSON.stringify(callId)}`;
+    const site = new RecordSite("callRequested", "call", callId);
     const session = this.liveSession(site, input.sessionId);
     const turnId = requireText(site, "turnId", input.turnId);
     const alias = requireText(site, "alias", input.alias);
@@ -131,7 +133,7 @@ export class JournalWriter {
   }
 
   approvalDecided(input: ApprovalDecidedInput): void {
-    const site = `approvalDecided of call ${JSON.stringify(input.callId)}`;
+    const site = new RecordSite("approvalDecided", "call", input.callId);
     const { session, call } = this.liveCall(site, input, "decide");
     const decision = requireOneOf(site, "decision", input.decision, ["approved", "denied"] as const);
     const by = requireOneOf(site, "by", input.by, ["person", "policy", "bypass"] as const);
@@ -147,7 +149,7 @@ export class JournalWriter {
 
   callStarted(input: CallRef): Promise<void> {
     try {
-      const site = `callStarted of call ${JSON.stringify(input.callId)}`;
+      const site = new RecordSite("callStarted", "call", input.callId);
       const { session, call } = this.liveCall(site, input, "start");
       this.append(session, callStartedText(this.clock.now(), session.seq + 1, session.idText, call.callId));
       call.phase = "started";
@@ -158,7 +160,7 @@ export class JournalWriter {
   }
 
   callProgress(input: CallProgressInput): void {
-    const site = `callProgress of call ${JSON.stringify(input.callId)}`;
+    const site = new RecordSite("callProgress", "call", input.callId);
     const { session, call } = this.liveCall(site, input, "progress");
     let data: string;
     try {
@@ -170,7 +172,7 @@ export class JournalWriter {
   }
 
   callFinished(input: CallFinishedInput): void {
-    const site = `callFinished of call ${JSON.stringify(input.callId)}`;
+    const site = new RecordSite("callFinished", "call", input.callId);
     const { session, call } = this.liveCall(site, input, "finish");
     const outcome = requireOneOf(site, "outcome", input.outcome, CALL_OUTCOMES);
     const code = optionalText(site, "code", input.code);
@@ -187,7 +189,7 @@ export class JournalWriter {
   }
 
   revoked(input: RevokedInput): void {
-    const site = `revoked of session ${JSON.stringify(input.sessionId)}`;
+    const site = new RecordSite("revoked", "session", input.sessionId);
     const session = this.liveSession(site, input.sessionId);
     const tool = requireText(site, "tool", input.tool);
     const reason = requireOneOf(site, "reason", input.reason, ["turn", "cancel", "close"] as const);
@@ -195,7 +197,7 @@ export class JournalWriter {
   }
 
   turnFinished(input: TurnFinishedInput): void {
-    const site = `turnFinished of session ${JSON.stringify(input.sessionId)}`;
+    const site = new RecordSite("turnFinished", "session", input.sessionId);
     const session = this.liveSession(site, input.sessionId);
     const turnId = requireText(site, "turnId", input.turnId);
     const completed = requireBoolean(site, "completed", input.completed);
@@ -204,7 +206,7 @@ export class JournalWriter {
   }
 
   sessionClosed(input: { readonly sessionId: string }): void {
-    const site = `sessionClosed of session ${JSON.stringify(input.sessionId)}`;
+    const site = new RecordSite("sessionClosed", "session", input.sessionId);
     const session = this.liveSession(site, input.sessionId);
     if (session.openCalls.size > 0) {
       const open = session.openCalls.values().map((call) => call.callId);
@@ -300,7 +302,7 @@ export class JournalWriter {
     if (phase === "denied") session.deniedCalls.add(call.callId);
   }
 
-  private liveSession(site: string, sessionId: unknown): SessionState {
+  private liveSession(site: Site, sessionId: unknown): SessionState {
     const id = requireText(site, "sessionId", sessionId);
     this.commit.assertHealthy();
     const session = this.state.session(id);
@@ -317,7 +319,7 @@ export class JournalWriter {
     return session;
   }
 
-  private liveCall(site: string, ref: CallRef, step: CallStep): { session: SessionState; call: CallState } {
+  private liveCall(site: Site, ref: CallRef, step: CallStep): { session: SessionState; call: CallState } {
     const session = this.liveSession(site, ref.sessionId);
     const callId = requireText(site, "callId", ref.callId);
     const call = session.openCalls.get(callId);
@@ -399,7 +401,7 @@ const ALLOWED: Readonly<Record<CallStep, readonly CallPhase[]>> = {
   finish: ["requested", "approved", "started"],
 };
 
-function phaseError(site: string, callId: string, phase: CallPhase, step: CallStep) {
+function phaseError(site: Site, callId: string, phase: CallPhase, step: CallStep) {
   const call = JSON.stringify(callId);
   const details = { callId, phase };
   if (phase === "finished") {
@@ -424,7 +426,7 @@ function phaseError(site: string, callId: string, phase: CallPhase, step: CallSt
   return journalError(JOURNAL_ERRORS.CALL_NOT_STARTED, `${site}: call ${call} has not started; record callStarted first`, details);
 }
 
-function notJson(site: string, cause: unknown) {
+function notJson(site: Site, cause: unknown) {
   return journalError(
     JOURNAL_ERRORS.INVALID_RECORD,
     `${site}: the record is not serializable JSON (${cause instanceof Error ? cause.message : String(cause)})`,
