@@ -3,7 +3,7 @@
 // overhead, recovery time of a 1,000,000-record file. `pnpm --filter @openworker/journal bench`
 // after a build. Set JOURNAL_BENCH_RECORDS to change the recovery file size.
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
+import { closeSync, existsSync, mkdtempSync, openSync, readSync, rmSync, statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -135,6 +135,59 @@ async function crashRecovery(runMs) {
   );
 }
 
+/**
+ * The -wal under writes that never pause: 32 writers with 2 KB results for `seconds`, the
+ * commit thread and its checkpoint thread on. Prints the -wal's largest size and how many
+ * times writing restarted it from its beginning (its header's checkpoint count): it must
+ * keep restarting (bounded), not grow with everything written.
+ */
+async function sustainedWal(seconds) {
+  const file = path.join(dir, "sustained.db");
+  const journal = Journal.open({ path: file, commitThread: "always" });
+  const restarts = () => {
+    const header = Buffer.alloc(16);
+    const fd = openSync(`${file}-wal`, "r");
+    try {
+      return readSync(fd, header, 0, 16, 0) === 16 ? header.readUInt32BE(12) : 0;
+    } finally {
+      closeSync(fd);
+    }
+  };
+  const result = { text: "x".repeat(2_000) };
+  const end = Date.now() + seconds * 1000;
+  let records = 0;
+  let maxWal = 0;
+  let first;
+  let last = 0;
+  for (let session = 0; session < 32; session += 1) {
+    journal.sessionOpened({ sessionId: `w${session}`, executionIdentity: "owid3:bench", identityInputs: {}, workspace: "/bench" });
+  }
+  await Promise.all(
+    Array.from({ length: 32 }, async (_, session) => {
+      const sessionId = `w${session}`;
+      for (let call = 0; Date.now() < end; call += 1) {
+        const callId = `c${call}`;
+        journal.callRequested({ sessionId, turnId: "t1", callId, alias: "bench__run", qualifiedName: "bench.run", args: {} });
+        journal.approvalDecided({ sessionId, callId, decision: "approved", by: "bypass", scope: "once", key: "bench" });
+        await journal.callStarted({ sessionId, callId });
+        journal.callFinished({ sessionId, callId, outcome: "succeeded", result });
+        records += 4;
+        if (call % 64 === 0 && existsSync(`${file}-wal`)) {
+          maxWal = Math.max(maxWal, statSync(`${file}-wal`).size);
+          last = restarts();
+          first ??= last;
+        }
+      }
+    }),
+  );
+  const written = statSync(file).size;
+  journal.close();
+  console.log(
+    `sustained writes (32 writers, 2 KB results, ${seconds} s, commit thread): ${records.toLocaleString("en")} records, database ${(written / 1e6).toFixed(0)} MB; ` +
+      `-wal at most ${(maxWal / 1e6).toFixed(0)} MB, restarted ${last - (first ?? 0)} times`,
+  );
+}
+
 try {
   await concurrentWriters("grouped", 32, 3_000);
   await concurrentWriters("grouped", 32, 3_000, "never");
@@ -143,6 +196,7 @@ try {
   await perCall("strict", 300);
   await recovery(Number(process.env.JOURNAL_BENCH_RECORDS ?? 1_000_000));
   await crashRecovery(3_000);
+  await sustainedWal(10);
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

@@ -10,7 +10,12 @@ export const CHECKPOINT_SLOT = {
   STOP: 1,
   /** 1 once its connection is closed (or never opened). */
   CLOSED: 2,
+  /** 1 once its code runs (its imports loaded). */
+  STARTED: 3,
 } as const;
+
+/** How long `stop` waits for a thread whose code never began to run (it failed to load, or is still loading). */
+const UNSTARTED_WAIT_MS = 200;
 
 /** What a checkpoint thread is started with (its `workerData`). */
 export interface CheckpointThreadData {
@@ -63,6 +68,7 @@ export class Checkpoints {
     if (this.chars < CHECKPOINT_EVERY_CHARS || this.over) return;
     this.chars = 0;
     if (this.shared === undefined && !this.start()) return;
+    if (Atomics.load(this.shared!, CHECKPOINT_SLOT.CLOSED) !== 0) return;
     Atomics.add(this.shared!, CHECKPOINT_SLOT.REQUESTS, 1);
     Atomics.notify(this.shared!, CHECKPOINT_SLOT.REQUESTS);
   }
@@ -75,7 +81,12 @@ export class Checkpoints {
     Atomics.store(shared, CHECKPOINT_SLOT.STOP, 1);
     Atomics.add(shared, CHECKPOINT_SLOT.REQUESTS, 1);
     Atomics.notify(shared, CHECKPOINT_SLOT.REQUESTS);
-    Atomics.wait(shared, CHECKPOINT_SLOT.CLOSED, 0, timeoutMs);
+    // A thread still checkpointing finishes first (a blocking wait: its exit event
+    // cannot run meanwhile, so only a thread that already ended has said so above). One
+    // whose code never ran is waited for briefly: a file that failed to load never
+    // closes anything, and one still loading sees the stop before it opens a connection.
+    const started = Atomics.load(shared, CHECKPOINT_SLOT.STARTED) === 1;
+    Atomics.wait(shared, CHECKPOINT_SLOT.CLOSED, 0, started ? timeoutMs : UNSTARTED_WAIT_MS);
     void this.worker?.terminate();
     this.worker = undefined;
     this.shared = undefined;
@@ -97,9 +108,17 @@ export class Checkpoints {
       return false;
     }
     this.worker.unref();
-    // A failure inside it only loses the help: the committing connection still checkpoints.
-    this.worker.on("error", () => undefined);
-    this.shared = new Int32Array(state);
+    const shared = new Int32Array(state);
+    // A thread that ended without closing (its file failed to load, an error, terminated)
+    // is given up: `stop` must not wait for it, and the committing connection
+    // checkpoints alone. A failure only loses the help.
+    const ended = () => {
+      this.over = true;
+      Atomics.store(shared, CHECKPOINT_SLOT.CLOSED, 1);
+    };
+    this.worker.on("error", ended);
+    this.worker.on("exit", ended);
+    this.shared = shared;
     return true;
   }
 }

@@ -151,7 +151,6 @@ export class GroupCommit {
     private readonly threadAfterShare = THREAD_AFTER_COMMIT_SHARE,
   ) {
     this.statements = new GroupStatements(db);
-    this.checkpoints = new Checkpoints(file, synchronous, import.meta.url);
     // The journal is the file's one writer, so frame ids are assigned here, which lets a
     // group insert its frames in a few multi-row statements.
     this.nextFrame = ((db.prepare("SELECT max(id) AS id FROM frames").get() as { id: number | null }).id ?? 0) + 1;
@@ -159,6 +158,7 @@ export class GroupCommit {
     this.filePath = path.resolve(file);
     const { dev, ino } = statSync(this.filePath);
     this.fileIdentity = { dev, ino };
+    this.checkpoints = new Checkpoints(this.filePath, synchronous, import.meta.url);
   }
 
   /**
@@ -234,10 +234,6 @@ export class GroupCommit {
    * write it implies (built when the group is) and what runs once it is committed.
    */
   enqueueRecord(session: SessionState, line: string, also?: () => GroupOp, after?: () => void, seed?: string): void {
-    // A full group is committed before it takes more. Here every earlier write has applied
-    // all of its state (seq, head, open calls) and this one has applied none that a
-    // commit reads, so the head rows it writes match its frames.
-    if (this.queuedLines >= MAX_QUEUED_LINES) this.post();
     // In the group of the session's first unhashed line: the thread starts its chain there.
     if (seed !== undefined) this.seeds.push(session.ref, seed);
     if (session.pending.length === 0) {
@@ -253,6 +249,16 @@ export class GroupCommit {
     if (also !== undefined) this.queue.push(also);
     if (after !== undefined) this.afterCommit.push(after);
     this.schedule();
+  }
+
+  /**
+   * Commits a full group before the writer queues one more record (call first, before the
+   * record's state is read: a commit resets what the group it commits tracked). Here every
+   * earlier write has applied all of its state (seq, head, open calls) and the next one
+   * has applied none that a commit reads, so the head rows it writes match its frames.
+   */
+  makeRoom(): void {
+    if (this.queuedLines >= MAX_QUEUED_LINES) this.post();
   }
 
   /** From now on, `whenDurable` writes the tail log instead of waiting for the commit. */
@@ -376,6 +382,11 @@ export class GroupCommit {
     let writes: GroupWrites;
     try {
       writes = this.buildWrites(!fromTail);
+    } catch (cause) {
+      // The group is lost (its lines stay in the tail log): the journal fails, as after a failed commit.
+      this.fail("building a group commit failed", cause);
+      rejectGroup(waiters, this.failure);
+      throw this.failure;
     } finally {
       for (const session of this.touched) {
         session.pending = [];
@@ -505,7 +516,8 @@ export class GroupCommit {
   }
 
   private startThread(): void {
-    this.thread = CommitThread.start(this.file, this.synchronous, this.tail?.paths, () => this.settle());
+    // Absolute paths, resolved when the journal opened: a host may change its working folder.
+    this.thread = CommitThread.start(this.filePath, this.synchronous, this.tail?.paths, () => this.settle());
     // The commit thread checkpoints for its own connection (see `Checkpoints`).
     if (this.thread !== undefined) this.checkpoints.stop(CLOSE_TIMEOUT_MS);
     this.threadHashes = false;
@@ -567,7 +579,7 @@ export class GroupCommit {
     const ops: GroupOp[] = [];
     for (const session of this.touched) {
       // Frame bodies built here hold every line's hash (the thread builds its own).
-      if (withBodies && session.unhashed) this.hashPending(session);
+      if (withBodies && (session.unhashed || session.head === undefined)) this.hashPending(session);
       // One frame per `MAX_PIECE` characters of the session's lines (one, but for a busy
       // session: its body would be a large-object string), consecutive in `frames`, each
       // linked to the one before; the commit thread counts each frame's lines from the
@@ -599,9 +611,11 @@ export class GroupCommit {
    * holds the head they continue).
    */
   private hashPending(session: SessionState): void {
-    let head = session.head;
+    // The head the group's first bare line of the session continues: its seed when the
+    // thread was told it in this group (a session opened in it has no head row yet), else
+    // the file's head row, as the thread committed it (not from an older snapshot).
+    let head = session.head ?? this.seedOf(session.ref);
     if (head === undefined) {
-      // The head row must be read as the thread committed it, not from an older snapshot.
       if (this.inFlight.length > 0) throw new Error("a session's chain head is on the commit thread");
       this.statements.endRead();
       head = this.storedHead!(session);
@@ -618,6 +632,12 @@ export class GroupCommit {
     }
     session.head = head;
     session.unhashed = false;
+  }
+
+  /** The seed the group being queued holds for a session, if any. */
+  private seedOf(ref: number): string | undefined {
+    for (let index = 0; index < this.seeds.length; index += 2) if (this.seeds[index] === ref) return this.seeds[index + 1] as string;
+    return undefined;
   }
 
   /**

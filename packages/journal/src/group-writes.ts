@@ -38,8 +38,11 @@ export type GroupOp =
  * statement journals never spill to a file. See README "Benchmark".
  */
 export function writerPragmas(synchronous: "NORMAL" | "FULL"): readonly string[] {
-  return [`synchronous = ${synchronous}`, "wal_autocheckpoint = 2500", "cache_size = -16384", "temp_store = memory"];
+  return [`synchronous = ${synchronous}`, `wal_autocheckpoint = ${WAL_CHECKPOINT_PAGES}`, "cache_size = -16384", "temp_store = memory"];
 }
+
+/** The `-wal` pages past which a committing connection checkpoints (and the checkpoint thread restarts the `-wal`). */
+export const WAL_CHECKPOINT_PAGES = 2500;
 
 export const FRAME_COLUMNS = 5;
 export const HEAD_COLUMNS = 6;

@@ -1,4 +1,5 @@
 import type Database from "better-sqlite3";
+import path from "node:path";
 import { type ApprovalFilter, type ApprovalGrant, type ApprovalKey, type ApprovalRecord, ApprovalStore } from "./approvals.js";
 import { JOURNAL_ERRORS, journalError } from "./errors.js";
 import { type CommitThreadMode, GroupCommit, THREAD_AFTER_COMMIT_SHARE } from "./group-commit.js";
@@ -182,7 +183,8 @@ export class Journal {
       commit.storedHead = (session) => state.storedHead(session);
       const writer = new JournalWriter(commit, state);
       // What a crash left only in the tail log is committed first, so recovery sees it.
-      const tailFile = `${options.path}-tail`;
+      // Absolute: the commit thread opens it too, and the host may change its working folder.
+      const tailFile = `${path.resolve(options.path)}-tail`;
       const replayWarnings = replayTailLog(writer, tailFile);
       commit.commitNow();
       const { recovered, warnings } = recoverInterruptedCalls(db, state, writer, commit);

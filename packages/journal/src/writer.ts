@@ -346,6 +346,7 @@ export class JournalWriter {
    * thread, which is told the chain's head if it may not know it yet.
    */
   private append(session: SessionState, data: string, alsoWrite?: () => GroupOp, afterCommit?: () => void): void {
+    this.commit.makeRoom();
     if (this.commit.hashOnThread) {
       const seed = session.head;
       session.head = undefined;

@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
 import type { JsonValue } from "@openworker/tools-sdk";
@@ -257,6 +257,95 @@ describe("commit thread (A3)", () => {
       expect(journal.calls("s0").map((call) => [call.callId, call.outcome])).toContainEqual(["bare", "succeeded"]);
     } finally {
       journal.close();
+    }
+  });
+
+  it("A3 a commit thread that stops between groups: a session opened bare in the queued group, and a line queued right after a full group's commit, are hashed and kept", async () => {
+    const file = folder.file("stopped-edges.db");
+    const journal = Journal.open({ path: file, commitThread: "always" });
+    type Commit = { thread: { exited: boolean; waitFor(n: number, ms: number): boolean }; posted: number; settle(): void };
+    const commit = (journal as unknown as { writer: { commit: Commit } }).writer.commit;
+    try {
+      openSession(journal, "S");
+      openSession(journal, "T");
+      await completeCall(journal, "S", "c0");
+      request(journal, "T", "t");
+      approve(journal, "T", "t");
+      await journal.callStarted({ sessionId: "T", callId: "t" });
+      await journal.flush(); // the thread took a group: records are queued bare from now on
+      // S's line, then T's progress up to a full group (512 lines): S's next line commits
+      // that group first, and is queued bare in the next one.
+      journal.turnFinished({ sessionId: "S", turnId: "t1", completed: true });
+      for (let index = 0; index < 511; index += 1) journal.callProgress({ sessionId: "T", callId: "t", event: { progress: index } });
+      journal.turnFinished({ sessionId: "S", turnId: "t2", completed: true });
+      // A session opened in the queued group has no head row in the file yet.
+      openSession(journal, "N");
+      request(journal, "N", "n1");
+      approve(journal, "N", "n1");
+      expect(commit.thread.waitFor(commit.posted, 10_000)).toBe(true);
+      // As the thread's exit event does (an unexpected exit, nothing on its way).
+      commit.thread.exited = true;
+      commit.settle();
+      expect(journal.commits).toBe("inline");
+      await journal.callStarted({ sessionId: "N", callId: "n1" });
+      journal.callFinished({ sessionId: "N", callId: "n1", outcome: "succeeded" });
+      journal.callFinished({ sessionId: "T", callId: "t", outcome: "succeeded" });
+      // S gets nothing more before this commit: its bare line is hashed by the commit alone.
+      await journal.flush();
+      expect(journal.verify()).toMatchObject({ ok: true, sessions: 3 });
+      expect(journal.calls("N").map((call) => [call.callId, call.outcome])).toEqual([["n1", "succeeded"]]);
+      journal.sessionClosed({ sessionId: "S" });
+    } finally {
+      journal.close();
+    }
+    const again = Journal.open({ path: file });
+    try {
+      expect(again.warnings).toEqual([]);
+      expect(again.verify()).toEqual({ ok: true, sessions: 3, records: 1 + 4 + 2 + 1 + 1 + 3 + 511 + 1 + 1 + 4 });
+      expect(again.session("S")).toMatchObject({ closedAt: expect.any(String), records: 8 });
+    } finally {
+      again.close();
+    }
+  });
+
+  it("A3 a host that changes its working folder after opening a journal by a relative path: the threads started later still write that journal", async () => {
+    const here = process.cwd();
+    const ours = path.dirname(folder.file("ours/j.db"));
+    const theirs = path.dirname(folder.file("theirs/j.db"));
+    mkdirSync(ours, { recursive: true });
+    mkdirSync(theirs, { recursive: true });
+    try {
+      // Another host's journal, under the same relative name in the folder ours moves to.
+      process.chdir(theirs);
+      const other = Journal.open({ path: "j.db", commitThread: "never" });
+      openSession(other, "other-host");
+      other.close();
+      process.chdir(ours);
+      const journal = Journal.open({ path: "j.db", commitThread: "auto", commitThreadShare: 0.01 });
+      process.chdir(theirs);
+      try {
+        // Until "auto" starts the commit thread (after this chdir), and it has committed groups.
+        for (let index = 0; journal.commits !== "thread" || index % 40 !== 0; index += 1) {
+          if (index > 200_000) throw new Error("the commit thread never started");
+          if (index % 40 === 0) openSession(journal, `s${index}`);
+          await completeCall(journal, `s${index - (index % 40)}`, `c${index}`);
+        }
+        await journal.flush();
+      } finally {
+        journal.close();
+      }
+    } finally {
+      process.chdir(here);
+    }
+    const mine = Journal.open({ path: path.join(ours, "j.db"), readonly: true });
+    const other = Journal.open({ path: path.join(theirs, "j.db"), readonly: true });
+    try {
+      expect(mine.verify().ok).toBe(true);
+      expect(mine.sessions().length).toBeGreaterThan(1);
+      expect(other.sessions().map((session) => session.sessionId)).toEqual(["other-host"]);
+    } finally {
+      mine.close();
+      other.close();
     }
   });
 
