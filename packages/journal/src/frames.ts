@@ -1,5 +1,5 @@
 import type Database from "better-sqlite3";
-import { GENESIS_HASH } from "./chain.js";
+import { GENESIS_HASH, HASH_LENGTH, isBareLine } from "./chain.js";
 import { damagedError, describeCell } from "./damage.js";
 
 /**
@@ -56,8 +56,6 @@ export type ReadStep = <T>(read: () => T) => T;
 
 const direct: ReadStep = (read) => read();
 
-const HASH_LENGTH = 64;
-
 /** Encodes one record as a frame line. */
 export function frameLine(hash: string, data: string): string {
   return `${hash} ${data}`;
@@ -74,7 +72,7 @@ export function parseFrameLine(line: string): { hash: string; data: string } | u
  * canonical JSON, `hash` undefined: the commit thread was to hash it).
  */
 export function parseTailLine(line: string): { hash: string | undefined; data: string } | undefined {
-  return line.charCodeAt(0) === 0x7b ? { hash: undefined, data: line } : parseFrameLine(line);
+  return isBareLine(line) ? { hash: undefined, data: line } : parseFrameLine(line);
 }
 
 /**

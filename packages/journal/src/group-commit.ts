@@ -1,13 +1,12 @@
 import { statSync } from "node:fs";
 import path from "node:path";
 import type Database from "better-sqlite3";
-import { chainHash } from "./chain.js";
+import { chainLines } from "./chain.js";
 import { Checkpoints } from "./checkpoint-thread.js";
 import { CommitThread } from "./commit-thread.js";
 import { JOURNAL_ERRORS, journalError } from "./errors.js";
 import { bodyChars, type GroupOp, GroupStatements, type GroupWrites } from "./group-writes.js";
 import { MAX_PIECE } from "./tail-lines.js";
-import { frameLine } from "./frames.js";
 import { openCallsJson, type SessionState } from "./live-state.js";
 import type { TailLog } from "./tail-log.js";
 
@@ -620,17 +619,7 @@ export class GroupCommit {
       this.statements.endRead();
       head = this.storedHead!(session);
     }
-    const lines = session.pending;
-    for (let index = 0; index < lines.length; index += 1) {
-      const line = lines[index]!;
-      if (line.charCodeAt(0) !== OPEN_BRACE) {
-        head = line.slice(0, HASH_LENGTH);
-        continue;
-      }
-      head = chainHash(head, line);
-      lines[index] = frameLine(head, line);
-    }
-    session.head = head;
+    session.head = chainLines(head, session.pending, `session ${JSON.stringify(session.sessionId)}`);
     session.unhashed = false;
   }
 
@@ -673,10 +662,6 @@ export class GroupCommit {
     }
   }
 }
-
-/** The first character of a line queued without its hash: canonical JSON of an object. */
-const OPEN_BRACE = 0x7b;
-const HASH_LENGTH = 64;
 
 function rejectGroup(waiters: readonly Waiter[], error: unknown): void {
   for (const waiter of waiters) waiter.reject(error);

@@ -5,11 +5,11 @@
 import { closeSync, openSync, readSync } from "node:fs";
 import { workerData } from "node:worker_threads";
 import Database from "better-sqlite3";
-import { chainHash } from "./chain.js";
+import { chainLines } from "./chain.js";
 import { Checkpoints } from "./checkpoint-thread.js";
 import { type CommitThreadData, type CommitThreadMessage, type PostedGroup, SLOT, type TailLines, unpackBodies } from "./commit-thread.js";
 import { bodyChars, FRAME_COLUMNS, GroupStatements, type GroupWrites, HEAD_COLUMNS, writerPragmas } from "./group-writes.js";
-import { decodeLines } from "./tail-lines.js";
+import { CHECKSUM_MARK, decodeLines } from "./tail-lines.js";
 
 const { file, tail, synchronous, state, port } = workerData as CommitThreadData;
 const shared = new Int32Array(state);
@@ -31,11 +31,8 @@ function report(failed: number, error: unknown): void {
  * not know it.
  */
 const heads = new Map<number, string>();
-const HASH_LENGTH = 64;
 /** Where a head row's hash is among its `HEAD_COLUMNS`. */
 const HEAD_HASH = 3;
-const OPEN_BRACE = 0x7b;
-const CHECKSUM = 0x23;
 
 /** The tail log's files, opened for reading on first use. */
 const tailFds: (number | undefined)[] = [undefined, undefined];
@@ -57,7 +54,7 @@ function bodiesFromTail(writes: GroupWrites, lines: TailLines): GroupWrites {
     read += got;
   }
   // The checksum line that ends each write is not a record.
-  const all = decodeLines(readBuffer, read)?.filter((line) => line.charCodeAt(0) !== CHECKSUM);
+  const all = decodeLines(readBuffer, read)?.filter((line) => line.charCodeAt(0) !== CHECKSUM_MARK);
   if (read !== length || all === undefined || all.length !== lines.refs.length) {
     throw new Error(`the tail log's lines of this group do not match it (${all?.length ?? "no complete"} lines in ${read} bytes, expected ${lines.refs.length} in ${length})`);
   }
@@ -90,17 +87,7 @@ function bodiesFromTail(writes: GroupWrites, lines: TailLines): GroupWrites {
  * Throws if the head of a session with an unhashed line is unknown.
  */
 function hashed(ref: number, lines: string[]): string[] {
-  let head = heads.get(ref);
-  for (let index = 0; index < lines.length; index += 1) {
-    const line = lines[index]!;
-    if (line.charCodeAt(0) !== OPEN_BRACE) {
-      head = line.slice(0, HASH_LENGTH);
-      continue;
-    }
-    if (head === undefined) throw new Error(`a record of session ref ${ref} came without its hash, and the chain head it continues was never given`);
-    head = chainHash(head, line);
-    lines[index] = `${head} ${line}`;
-  }
+  const head = chainLines(heads.get(ref), lines, `session ref ${ref}`);
   if (head !== undefined) heads.set(ref, head);
   return lines;
 }

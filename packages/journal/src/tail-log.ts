@@ -1,9 +1,10 @@
 import { closeSync, openSync, readFileSync, rmSync, type Stats, statSync, writeSync } from "node:fs";
 import { crc32 } from "node:zlib";
+import { HASH_LENGTH, isBareLine } from "./chain.js";
 import type { TailLines } from "./commit-thread.js";
 import { JOURNAL_ERRORS, journalError } from "./errors.js";
 import { kindOf } from "./journal-path.js";
-import { MAX_PIECE } from "./tail-lines.js";
+import { CHECKSUM_MARK, MAX_PIECE } from "./tail-lines.js";
 
 /**
  * The tail log (`<journal>-tail`, grouped durability only): where records queued for the
@@ -213,12 +214,9 @@ function names(file: string): [string, string] {
 
 /** `#` and eight hex digits of CRC-32, and the newline. */
 const CHECKSUM_LINE_BYTES = 10;
-const HASH = 0x23;
 const NEWLINE = 0x0a;
 const OPEN_BRACE = 0x7b;
 const SPACE = 0x20;
-/** A frame line's hash: 64 hex digits, then a space and the record. */
-const HASH_LENGTH = 64;
 
 /** The checksum line of `bytes[start..end)`. */
 function checksumLine(bytes: Buffer, start: number, end: number): string {
@@ -260,7 +258,7 @@ function completeLines(file: string): string[] {
     unchecked = [];
   };
   for (let start = 0, end = bytes.indexOf(NEWLINE); end !== -1; start = end + 1, end = bytes.indexOf(NEWLINE, start)) {
-    if (bytes[start] !== HASH) {
+    if (bytes[start] !== CHECKSUM_MARK) {
       unchecked.push(start, end);
       continue;
     }
@@ -277,7 +275,7 @@ function completeLines(file: string): string[] {
 /** The `seq` a line's record claims, or `Infinity` if the line does not parse. */
 function seqOf(line: string): number {
   try {
-    const json = line.charCodeAt(0) === OPEN_BRACE ? line : line.slice(line.indexOf(" ") + 1);
+    const json = isBareLine(line) ? line : line.slice(line.indexOf(" ") + 1);
     const seq: unknown = (JSON.parse(json) as { seq?: unknown }).seq;
     return typeof seq === "number" ? seq : Number.POSITIVE_INFINITY;
   } catch {
