@@ -1,6 +1,5 @@
-import { existsSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
+import { builtWorker } from "./built-worker.js";
 
 /** Slots of the state a checkpoint thread and the thread that commits share (`Int32Array`). */
 export const CHECKPOINT_SLOT = {
@@ -93,7 +92,7 @@ export class Checkpoints {
   }
 
   private start(): boolean {
-    const script = builtFile(this.here);
+    const script = builtWorker(WORKER_FILE, this.here);
     if (script === undefined) {
       this.over = true;
       return false;
@@ -121,13 +120,4 @@ export class Checkpoints {
     this.shared = shared;
     return true;
   }
-}
-
-/** The built checkpoint worker beside `here`, else in the package's `dist/` seen from its sources (tests run the sources). */
-function builtFile(here: string): string | undefined {
-  for (const candidate of [`./${WORKER_FILE}`, `../dist/${WORKER_FILE}`]) {
-    const file = fileURLToPath(new URL(candidate, here));
-    if (existsSync(file)) return file;
-  }
-  return undefined;
 }

@@ -1,6 +1,5 @@
-import { existsSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from "node:worker_threads";
+import { builtWorker } from "./built-worker.js";
 import { FRAME_COLUMNS, type GroupWrites } from "./group-writes.js";
 
 /** Slots of the shared state a commit thread and the writer both read (`Int32Array`). */
@@ -92,7 +91,7 @@ export function unpackBodies(group: PostedGroup & { readonly bodies: SharedArray
 /** How long a failed thread's message may trail the slot that says it failed. */
 const MESSAGE_WAIT_MS = 1_000;
 
-/** The built worker's file name, beside the module that starts it (see {@link workerFile}). */
+/** The built worker's file name, beside the module that starts it (see `builtWorker`). */
 const WORKER_FILE = "journal-commit-worker.js";
 
 /**
@@ -139,7 +138,7 @@ export class CommitThread {
     tail: readonly [string, string] | undefined,
     onMessage: () => void,
   ): CommitThread | undefined {
-    const script = workerFile();
+    const script = builtWorker(WORKER_FILE, import.meta.url);
     if (script === undefined) return undefined;
     const state = new SharedArrayBuffer(4 * Int32Array.BYTES_PER_ELEMENT);
     const { port1, port2 } = new MessageChannel();
@@ -248,17 +247,4 @@ export class CommitThread {
     this.port.close();
     void this.worker.terminate();
   }
-}
-
-/**
- * The built worker: `journal-commit-worker.js` beside this module (the package's `dist/`,
- * or a bundle that ships it beside itself), else the package's `dist/` seen from its
- * sources (tests run the sources; `pnpm test` builds first).
- */
-function workerFile(): string | undefined {
-  for (const candidate of [`./${WORKER_FILE}`, `../dist/${WORKER_FILE}`]) {
-    const file = fileURLToPath(new URL(candidate, import.meta.url));
-    if (existsSync(file)) return file;
-  }
-  return undefined;
 }

@@ -92,15 +92,18 @@ function hashed(ref: number, lines: string[]): string[] {
   return lines;
 }
 
-/**
- * Takes the group's seeds before its frames are built, and fills in, after, the hashes
- * the writer left to this thread: its head rows' and a closing session's final hash.
- * A session that closes is forgotten.
- */
-function withChainHeads(writes: GroupWrites, build: () => GroupWrites): GroupWrites {
+/** Takes the heads the writer told this thread (the group's seeds), before its frames are built. */
+function takeSeeds(writes: GroupWrites): void {
   const { seeds } = writes;
   for (let index = 0; index < seeds.length; index += 2) heads.set(seeds[index] as number, seeds[index + 1] as string);
-  build();
+}
+
+/**
+ * Fills in, once the group's frames are built, the hashes the writer left to this
+ * thread: its head rows' and a closing session's final hash. A session that closes is
+ * forgotten.
+ */
+function fillHeads(writes: GroupWrites): GroupWrites {
   const rows = writes.heads;
   for (let index = 0; index < rows.length; index += HEAD_COLUMNS) {
     if (rows[index + HEAD_HASH] === null) rows[index + HEAD_HASH] = headOf(rows[index] as number);
@@ -154,7 +157,8 @@ port.on("message", (message: PostedGroup | "close") => {
   // After a failed commit the chain in the file is behind the writer's: take no more.
   if (statements === undefined || Atomics.load(shared, SLOT.FAILED) !== 0) return;
   try {
-    const writes = withChainHeads(message.writes, () =>
+    takeSeeds(message.writes);
+    const writes = fillHeads(
       message.lines !== undefined ? bodiesFromTail(message.writes, message.lines) : unpackBodies(message as PostedGroup & { bodies: SharedArrayBuffer }),
     );
     statements.apply(writes);
