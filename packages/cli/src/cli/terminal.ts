@@ -1,3 +1,5 @@
+import { randomBytes } from "node:crypto";
+
 /** Where a command writes: stdout for results, stderr for progress and errors. */
 export interface TerminalStreams {
   readonly stdout: NodeJS.WritableStream & { isTTY?: boolean };
@@ -32,6 +34,10 @@ export class Terminal {
   #stdoutOpen = true;
   #stderrOpen = true;
   readonly #unwatch: readonly (() => void)[];
+  /** What {@link paint} writes before an SGR code: a NUL and a nonce no other text can know. */
+  readonly #mark = `\u0000${randomBytes(12).toString("base64url")}`;
+  /** This terminal's marks with their code (`<mark>31m`), and every other control character. */
+  readonly #control = new RegExp(`${this.#mark}\\d+m|${CONTROL_CLASS}`, "g");
 
   constructor(streams: TerminalStreams, options: { json: boolean; env: NodeJS.ProcessEnv; onOutputClosed?: () => void }) {
     this.#streams = streams;
@@ -62,7 +68,7 @@ export class Terminal {
    * terminal's own colours pass.
    */
   line(text = ""): void {
-    if (this.#stdoutOpen) this.#streams.stdout.write(`${printable(text, this.colour)}\n`);
+    if (this.#stdoutOpen) this.#streams.stdout.write(`${this.#printable(text, this.colour)}\n`);
   }
 
   /**
@@ -88,7 +94,7 @@ export class Terminal {
       if (signal.aborted) throw signal.reason;
     };
     for (const line of lines) {
-      chunk += `${options.exact === true ? line : printable(line, this.colour)}\n`;
+      chunk += `${options.exact === true ? line : this.#printable(line, this.colour)}\n`;
       if (chunk.length >= STREAM_CHUNK) await flush();
     }
     await flush();
@@ -116,19 +122,33 @@ export class Terminal {
 
   #toStderr(text: string): void {
     if (!this.#stderrOpen) return;
-    // Text is painted for stdout (callers paint before choosing the stream).
-    this.#streams.stderr.write(printable(this.colour && !this.#errorColour ? text.replace(ESCAPES, "") : text, this.#errorColour));
+    // Text is painted for stdout (callers paint before choosing the stream): without colour on stderr its marks go.
+    this.#streams.stderr.write(this.#printable(text, this.#errorColour));
   }
 
+  /**
+   * `text` in a style, where stdout has colour. The style is written as a mark only this
+   * terminal knows (a NUL, a random nonce, the SGR code); writing turns this terminal's
+   * marks into escape sequences and shows every other control character escaped. So text
+   * from elsewhere cannot pass for the CLI's own colours: a tool's `\u001b[31m` is shown
+   * as `\u001b[31m`, whether or not the stream has colour.
+   */
   paint(style: Style, text: string): string {
     if (!this.colour) return text;
     const [open, close] = CODES[style];
-    return `\u001b[${open}m${text}\u001b[${close}m`;
+    return `${this.#mark}${open}m${text}${this.#mark}${close}m`;
+  }
+
+  /** A readline prompt (written to stderr by the line reader, not through this terminal): as {@link note} would write it. */
+  promptText(text: string): string {
+    return this.#printable(text, this.#errorColour);
+  }
+
+  /** Text as a terminal may show it: this terminal's marks as colours (or nothing), other control characters escaped. */
+  #printable(text: string, colour: boolean): string {
+    return text.replace(this.#control, (match) => (match.length > 1 ? (colour ? `\u001b[${match.slice(this.#mark.length)}` : "") : escaped(match)));
   }
 }
-
-// oxlint-disable-next-line no-control-regex
-const ESCAPES = /\u001b\[\d+m/g;
 
 /** How much {@link Terminal.stream} gathers before a write. */
 const STREAM_CHUNK = 64 * 1024;
@@ -150,16 +170,12 @@ function drained(stream: NodeJS.WritableStream, signal: AbortSignal): Promise<vo
   });
 }
 
-// The colours `paint` writes, and every control character but tab and line feed (C0, DEL, C1).
-// oxlint-disable-next-line no-control-regex
-const CONTROL = /\u001b\[(?:1|2|22|31|32|33|36|39)m|[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
+/** Every control character but tab and line feed (C0, DEL, C1), as a regular-expression class. */
+const CONTROL_CLASS = "[\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f]";
 
-/**
- * Text as a terminal may show it: control characters written as `\u001b`, `\u000d`, …;
- * where the stream has colour, the escape sequences `paint` writes are kept.
- */
-export function printable(text: string, colour: boolean): string {
-  return text.replace(CONTROL, (match) => (match.length > 1 && colour ? match : `\\u${match.charCodeAt(0).toString(16).padStart(4, "0")}${match.slice(1)}`));
+/** A control character as text: `\u001b`, `\u000d`, … */
+function escaped(char: string): string {
+  return `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`;
 }
 
 /** The callbacks of the terminals writing to a stream now (see {@link watchForClose}). */

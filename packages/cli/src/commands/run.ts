@@ -70,7 +70,7 @@ export const runCommand: CommandSpec = {
 async function loop(context: CommandContext, session: Session, runtime: Runtime, reader: LineReader, control: TurnControl): Promise<number> {
   context.terminal.note(context.terminal.paint("dim", "type a message; Ctrl-C cancels a turn, Ctrl-D quits"));
   for (;;) {
-    const line = await reader.question(context.terminal.paint("bold", "you> "), control.quitSignal);
+    const line = await reader.question(context.terminal.promptText(context.terminal.paint("bold", "you> ")), control.quitSignal);
     if (line === undefined || line.trim() === "/exit") return control.quitSignal.aborted ? EXIT_CODES.failed : EXIT_CODES.ok;
     if (line.trim() === "") continue;
     await control.turn(session, runtime, line, false);

@@ -29,7 +29,7 @@ export function terminalApprover(mode: ApproveMode, terminal: Terminal, prompter
       `${terminal.paint("yellow", "approve")} ${terminal.paint("bold", request.qualifiedName)} ` +
       `(${request.kind}, ${request.classification}) ${clip(JSON.stringify(request.args), 200)}\n` +
       `  [y] once  [s] remember for this coworker, policy and host  [N] no: `;
-    const answer = (await prompter().question(question, request.signal))?.trim().toLowerCase();
+    const answer = (await prompter().question(terminal.promptText(question), request.signal))?.trim().toLowerCase();
     if (answer === "y" || answer === "yes") return { approved: true, scope: "once", who: "terminal user" };
     if (answer === "s" || answer === "session") return { approved: true, scope: "session", who: "terminal user" };
     return { approved: false, who: "terminal user", reason: answer === undefined ? "no answer" : "denied at the terminal" };
