@@ -242,6 +242,50 @@ describe("OpenAICompatibleProvider.complete", () => {
     expect(JSON.stringify(sent.slice(0, 4))).not.toContain(Buffer.from(png).toString("base64"));
   });
 
+  it("T4 images: false (a text-only model) sends no image: the tool message says how many were left out", async () => {
+    const server = await serve([() => chatCompletion({ content: "No picture, then." })]);
+    const png = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+    const image = { mimeType: "image/png", data: png, description: "the main window" };
+    const messages: ModelMessage[] = [
+      { role: "user", content: "screenshot" },
+      { role: "assistant", content: "", toolCalls: [{ id: "call_shot", name: "example__screenshot", arguments: "{}" }] },
+      { role: "tool", toolCallId: "call_shot", name: "example__screenshot", content: '{"captured":true}', isError: false, images: [image, image] },
+    ];
+
+    await provider(server, { images: false }).complete(request({ messages }));
+
+    const sent = server.requests[0]?.messages.slice(1) ?? [];
+    expect(sent.map((message) => message.role)).toEqual(["user", "assistant", "tool"]);
+    expect(sent[2]).toEqual({
+      role: "tool",
+      tool_call_id: "call_shot",
+      content: '{"captured":true}\n[2 images returned by this call not shown: the model at this endpoint takes text only]',
+    });
+    expect(JSON.stringify(server.requests[0])).not.toContain("image_url");
+    expect(() => provider(server, { images: "no" as unknown as boolean })).toThrow(/images must be true or false/);
+  });
+
+  it("consecutive user messages go as one, images joined to the text after them: roles alternate for strict chat templates", async () => {
+    const server = await serve([() => chatCompletion({ content: "ok" })]);
+    const png = new Uint8Array([1, 2, 3]);
+    const messages: ModelMessage[] = [
+      { role: "user", content: "first" },
+      { role: "user", content: "second" },
+      { role: "assistant", content: "", toolCalls: [{ id: "call_shot", name: "example__screenshot", arguments: "{}" }] },
+      { role: "tool", toolCallId: "call_shot", name: "example__screenshot", content: "{}", isError: false, images: [{ mimeType: "image/png", data: png }] },
+      { role: "user", content: "third" },
+    ];
+
+    await provider(server).complete(request({ messages }));
+
+    const sent = server.requests[0]?.messages.slice(1) ?? [];
+    expect(sent.map((message) => message.role)).toEqual(["user", "assistant", "tool", "user"]);
+    expect(sent[0]).toEqual({ role: "user", content: "first\n\nsecond" });
+    const joined = sent[3] as { content: Array<Record<string, unknown>> };
+    expect(joined.content.map((part) => part.type)).toEqual(["text", "image_url", "text"]);
+    expect(joined.content[2]).toEqual({ type: "text", text: "third" });
+  });
+
   it("E6 HTTP 500 fails with MODEL_REQUEST_FAILED naming status and origin, never the API key", async () => {
     const server = await serve([() => errorReply(500, `internal error while handling key ${API_KEY}`)]);
     const model = provider(server);

@@ -81,4 +81,22 @@ describe("a full turn through the OpenAI-compatible provider (real wire format, 
     expect(turn).toMatchObject({ completed: false, reason: "model_error", error: { code: "MODEL_FAILED" } });
     expect(turn.error?.message).not.toContain("sk-test-key");
   });
+
+  it("after a turn the model never answered, the next request still alternates roles (strict chat templates refuse two user messages in a row)", async () => {
+    // What vLLM and llama.cpp answer with a Mistral-style template when roles do not alternate.
+    const strict = (body: { messages: { role: string }[] }) => {
+      const roles = body.messages.map((message) => message.role).filter((role) => role !== "system");
+      const repeated = roles.some((role, index) => index > 0 && role === "user" && roles[index - 1] === "user");
+      return repeated ? errorReply(400, "Conversation roles must alternate user/assistant/user/assistant/...", "BadRequestError") : chatCompletion({ content: "answered both" });
+    };
+    endpoint = await startFakeOpenAI([() => errorReply(500, "overloaded"), strict]);
+    const provider = new OpenAICompatibleProvider({ baseURL: endpoint.baseURL, model: "fake-model", apiKey: "sk-test-key-for-fake-endpoint" });
+    runtime = await openRuntime(space.dir, [echo], { models: [provider] });
+    const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.echo"]) });
+    expect(await session.runTurn("first question")).toMatchObject({ completed: false, reason: "model_error" });
+    expect(await session.runTurn("second question")).toMatchObject({ completed: true, text: "answered both" });
+    // The unanswered message is not lost: both reach the model, in order, as one user message.
+    const sent = endpoint.requests[1]!.messages.filter((message) => message.role !== "system");
+    expect(sent).toEqual([{ role: "user", content: "first question\n\nsecond question" }]);
+  });
 });

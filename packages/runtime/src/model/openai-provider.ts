@@ -75,6 +75,12 @@ export interface OpenAICompatibleOptions {
   readonly headers?: Readonly<Record<string, string>>;
   /** The provider id in catalog rows. Default `"openai"`; set it to tell two endpoints apart. */
   readonly id?: string;
+  /**
+   * Whether the model takes images (`image_url` parts). Default `true`. `false` for a
+   * text-only model (many local ones refuse a request holding an image): a tool result's
+   * images are not sent, and its tool message tells the model how many were left out.
+   */
+  readonly images?: boolean;
 }
 
 const DEFAULTS = Object.freeze({
@@ -118,6 +124,7 @@ export class OpenAICompatibleProvider implements ModelProvider {
   readonly #timeoutMs: number;
   readonly #maxRetries: number;
   readonly #maxTools: number;
+  readonly #images: boolean;
   /** Every credential handed to the provider, for `secrets()`. */
   readonly #handed: readonly string[];
   /** Those redacted from error text: the key, and header values long enough to be credentials. */
@@ -132,6 +139,7 @@ export class OpenAICompatibleProvider implements ModelProvider {
     const maxResponseBytes = positiveInteger(options.maxResponseBytes ?? DEFAULTS.maxResponseBytes, "maxResponseBytes");
     this.#maxRetries = nonNegativeInteger(options.maxRetries ?? DEFAULTS.maxRetries, "maxRetries");
     this.#maxTools = positiveInteger(options.maxTools ?? DEFAULTS.maxTools, "maxTools");
+    this.#images = boolean(options.images ?? true, "images");
     this.origin = url.origin;
     this.#models = catalogModels(this.defaultModel, options.models);
 
@@ -181,7 +189,7 @@ export class OpenAICompatibleProvider implements ModelProvider {
 
     const body: ChatCompletionCreateParamsNonStreaming = {
       model,
-      messages: toChatMessages(request),
+      messages: toChatMessages(request, { images: this.#images }),
       // The API rejects `tool_choice` without tools.
       ...(request.tools.length > 0 ? { tools: toChatTools(request.tools), tool_choice: "auto" as const } : {}),
     };
@@ -317,6 +325,11 @@ function positiveInteger(value: number, field: string, max = Number.MAX_SAFE_INT
   if (!Number.isSafeInteger(value) || value <= 0 || value > max) {
     throw configError(`${field} must be a positive integer${max === Number.MAX_SAFE_INTEGER ? "" : ` of at most ${max}`} (got ${value})`, field);
   }
+  return value;
+}
+
+function boolean(value: boolean, field: string): boolean {
+  if (typeof value !== "boolean") throw configError(`${field} must be true or false (got ${JSON.stringify(value)})`, field);
   return value;
 }
 

@@ -54,17 +54,27 @@ function chatParameters(schema: ModelToolDefinition["inputSchema"]): Record<stri
  * Chat-completions tool messages carry text only, so images of a tool result (T4) travel in
  * a `user` message with `image_url` parts. That message goes after the whole run of tool
  * messages answering one assistant turn: the API refuses any other message between an
- * assistant's `tool_calls` and the tool results answering them.
+ * assistant's `tool_calls` and the tool results answering them. With `images: false` (a
+ * text-only model) no image is sent: the tool message says how many were left out.
+ *
+ * Consecutive `user` messages are sent as one (their texts joined by a blank line): a
+ * turn that failed before the model answered leaves its message unanswered in the
+ * history, and the chat templates of many local models (Mistral's, some Llama ones in
+ * vLLM and llama.cpp) refuse a request whose roles do not alternate.
  */
-export function toChatMessages(request: Pick<ModelRequest, "instructions" | "facts" | "messages">): ChatCompletionMessageParam[] {
+export function toChatMessages(
+  request: Pick<ModelRequest, "instructions" | "facts" | "messages">,
+  options: { readonly images?: boolean } = {},
+): ChatCompletionMessageParam[] {
   const chat: ChatCompletionMessageParam[] = [];
   const system = systemPrompt(request.instructions, request.facts);
   if (system.length > 0) chat.push({ role: "system", content: system });
+  const sendImages = options.images ?? true;
 
   let pendingImages: ChatCompletionContentPart[] = [];
   const flushImages = (): void => {
     if (pendingImages.length === 0) return;
-    chat.push({ role: "user", content: pendingImages });
+    pushUser(chat, pendingImages);
     pendingImages = [];
   };
 
@@ -72,12 +82,16 @@ export function toChatMessages(request: Pick<ModelRequest, "instructions" | "fac
     if (message.role !== "tool") flushImages();
     switch (message.role) {
       case "user":
-        chat.push({ role: "user", content: message.content });
+        pushUser(chat, message.content);
         break;
       case "assistant":
         chat.push(toAssistantMessage(message));
         break;
       case "tool":
+        if (message.images.length > 0 && !sendImages) {
+          chat.push({ role: "tool", tool_call_id: message.toolCallId, content: `${message.content}\n${withheldImages(message.images.length)}` });
+          break;
+        }
         chat.push({ role: "tool", tool_call_id: message.toolCallId, content: message.content });
         if (message.images.length > 0) pendingImages.push(...imageParts(message));
         break;
@@ -85,6 +99,29 @@ export function toChatMessages(request: Pick<ModelRequest, "instructions" | "fac
   }
   flushImages();
   return chat;
+}
+
+/** What the model reads, in the tool message, of images a text-only endpoint is not sent. */
+export function withheldImages(count: number): string {
+  return `[${count} image${count === 1 ? "" : "s"} returned by this call not shown: the model at this endpoint takes text only]`;
+}
+
+/** Adds a user message, or joins it to the user message before it (see {@link toChatMessages}). */
+function pushUser(chat: ChatCompletionMessageParam[], content: string | ChatCompletionContentPart[]): void {
+  const last = chat.at(-1);
+  if (last?.role !== "user") {
+    chat.push({ role: "user", content });
+    return;
+  }
+  if (typeof last.content === "string" && typeof content === "string") {
+    chat[chat.length - 1] = { role: "user", content: `${last.content}\n\n${content}` };
+    return;
+  }
+  chat[chat.length - 1] = { role: "user", content: [...asParts(last.content), ...asParts(content)] };
+}
+
+function asParts(content: string | ChatCompletionContentPart[]): ChatCompletionContentPart[] {
+  return typeof content === "string" ? [{ type: "text", text: content }] : content;
 }
 
 function toAssistantMessage(message: Extract<ModelMessage, { role: "assistant" }>): ChatCompletionMessageParam {
