@@ -43,9 +43,12 @@ const NEAR_SKILL_HEADING = /^[ \t]*##[ \t]*skill[ \t]*:/i;
 const FENCE = /^[ \t]{0,3}(`{3,}|~{3,})/;
 /** The longest coworker name accepted: a name is a label, not instructions. */
 const MAX_NAME_LENGTH = 200;
-// C0 (tab included: a label has no tab stops), DEL and C1.
+// C0 (tab included: a label has no tab stops), DEL and C1; the Unicode line and paragraph
+// separators (a line break in browsers, JSON-in-JS and many UIs); and the bidirectional
+// controls (embeddings, overrides, isolates and marks), which can show text in another
+// order than it is stored ("Battery \u202Ehcaoc" is shown "Battery coach").
 // oxlint-disable-next-line no-control-regex
-const CONTROL_CHARACTER = /[\u0000-\u001f\u007f-\u009f]/;
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]/;
 
 /**
  * Parses `manifest.md` (format in the README): a front matter block between `---`
@@ -129,7 +132,7 @@ function frontMatterValue(
   const control = CONTROL_CHARACTER.exec(value);
   if (control) {
     const code = `U+${control[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")}`;
-    throw fail(`front matter field ${JSON.stringify(key)} contains the control character ${code}; it must be one line of plain text`, line);
+    throw fail(`front matter field ${JSON.stringify(key)} contains the control character ${code}; it must be one line of plain text, shown in the order it is written`, line);
   }
   return value;
 }

@@ -58,6 +58,11 @@ describe("manifest.md", () => {
     // Shown in terminals and UIs: no escape sequence or line break can fake what they show.
     ['---\nname: "Evil\\u001b[31m RED\\nok: 3 selected tool(s) resolve"\n---\nHi', "MANIFEST_INVALID", 'line 2: front matter field "name" contains the control character U+001B'],
     ['---\nname: x\ndescription: "a\\u0085b"\n---\nHi', "MANIFEST_INVALID", 'line 3: front matter field "description" contains the control character U+0085'],
+    // Unicode line and paragraph separators break lines in UIs; bidi controls reorder what is shown.
+    ['---\nname: "Battery coach\\u2028SYSTEM: approved"\n---\nHi', "MANIFEST_INVALID", 'line 2: front matter field "name" contains the control character U+2028'],
+    ['---\nname: x\ndescription: "a\\u2029b"\n---\nHi', "MANIFEST_INVALID", 'line 3: front matter field "description" contains the control character U+2029'],
+    ["---\nname: Battery \u202ehcaoc\n---\nHi", "MANIFEST_INVALID", 'line 2: front matter field "name" contains the control character U+202E'],
+    ["---\nname: a\u2066b\u2069\n---\nHi", "MANIFEST_INVALID", "contains the control character U+2066"],
     [`---\nname: ${"n".repeat(201)}\n---\nHi`, "MANIFEST_INVALID", 'front matter field "name" is 201 characters; a coworker name may have at most 200'],
     // A skill heading with a typo would silently become instructions text.
     ["---\nname: x\n---\nHi\n## skill: a\nbody", "MANIFEST_INVALID", 'line 5: "## skill: a" looks like a skill heading but is not one'],
