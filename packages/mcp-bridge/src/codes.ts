@@ -13,7 +13,7 @@ export const MCP_ERROR_CODES = Object.freeze({
   providerUnknown: "MCP_PROVIDER_UNKNOWN",
   /** Two provider definitions share a namespace (N5). */
   providerDuplicate: "MCP_PROVIDER_DUPLICATE",
-  /** A provider definition is malformed (no program, bad URL, unknown transport). */
+  /** A provider definition is malformed (no program, bad URL, a URL carrying credentials, unknown transport). */
   providerInvalid: "MCP_PROVIDER_INVALID",
   /** A provider with `placement: "sandbox"` and no sandbox launcher: never started as host code. */
   sandboxUnavailable: "MCP_SANDBOX_UNAVAILABLE",
@@ -41,7 +41,7 @@ export const MCP_ERROR_CODES = Object.freeze({
   toolNotPublished: "MCP_TOOL_NOT_PUBLISHED",
   /** The provider's connection is gone; it reconnects on the session's next discovery. */
   providerUnavailable: "MCP_PROVIDER_UNAVAILABLE",
-  /** The provider process exited (or its stdio closed) while the call was running. */
+  /** The provider process exited (or its stdio closed, or it stopped reading its stdin and the bridge ended it) while the call was running. */
   providerCrashed: "MCP_PROVIDER_CRASHED",
   /** The streamable-HTTP provider could not be reached while the call was running. */
   providerUnreachable: "MCP_PROVIDER_UNREACHABLE",
@@ -55,7 +55,11 @@ export const MCP_ERROR_CODES = Object.freeze({
   toolError: "MCP_TOOL_ERROR",
   /** The provider answered the request with a JSON-RPC error (unknown tool, invalid params…). */
   requestFailed: "MCP_REQUEST_FAILED",
-  /** The provider's result does not match the MCP `CallToolResult` shape. */
+  /**
+   * The provider's result does not match the MCP `CallToolResult` shape or cannot be used
+   * (nesting too deep), or the streamable-HTTP provider answered the call's POST without
+   * its answer (JSON for another id, a bare 202 with no event stream open).
+   */
   resultInvalid: "MCP_RESULT_INVALID",
   /**
    * The tool declares an `outputSchema` and its result has no `structuredContent`, or one

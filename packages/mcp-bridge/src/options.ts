@@ -25,6 +25,11 @@ export interface McpBridgeOptions {
   /** Tools accepted per provider catalog. Default 10 000. */
   readonly maxCatalogTools?: number;
   /**
+   * Bytes of tool definitions (name, description, schemas, annotations, title as UTF-8
+   * JSON) accepted per provider catalog. Default 16 MiB.
+   */
+  readonly maxCatalogBytes?: number;
+  /**
    * Grace of each cleanup step (M4): after stdin closes, and again after SIGTERM,
    * before SIGKILL. Default 2 000 ms.
    */
@@ -38,6 +43,12 @@ export interface McpBridgeOptions {
   readonly clientInfo?: { readonly name: string; readonly version: string };
   /** Largest stdout line (one JSON-RPC message) accepted from a stdio child. Default 32 MiB. */
   readonly maxMessageBytes?: number;
+  /**
+   * Bytes that may wait to be written to a stdio child's stdin (the child is not reading
+   * them). Past it the provider is taken for broken: its connection ends, its calls in
+   * flight fail `MCP_PROVIDER_CRASHED` and its process tree is ended. Default 4 MiB.
+   */
+  readonly maxStdinBacklogBytes?: number;
   /**
    * Receives each chunk a stdio child writes to stderr. When omitted, stderr is
    * discarded (it may echo the child's environment, E6).
@@ -59,10 +70,12 @@ export interface ResolvedOptions {
   readonly maxStartTurnMs: number;
   readonly maxCatalogPages: number;
   readonly maxCatalogTools: number;
+  readonly maxCatalogBytes: number;
   readonly closeGraceMs: number;
   readonly baseEnv: Readonly<Record<string, string>>;
   readonly clientInfo: { readonly name: string; readonly version: string };
   readonly maxMessageBytes: number;
+  readonly maxStdinBacklogBytes: number;
   readonly onStderr: ((namespace: string, text: string) => void) | undefined;
   readonly sandbox: SandboxLauncher | undefined;
   readonly callTimeoutMs: number;
@@ -149,10 +162,12 @@ export function resolveOptions(options: McpBridgeOptions = {}): ResolvedOptions 
     maxStartTurnMs: positive(options.maxStartTurnMs, 1_000, "maxStartTurnMs"),
     maxCatalogPages: positive(options.maxCatalogPages, 100, "maxCatalogPages"),
     maxCatalogTools: positive(options.maxCatalogTools, 10_000, "maxCatalogTools"),
+    maxCatalogBytes: positive(options.maxCatalogBytes, 16 * 1024 * 1024, "maxCatalogBytes"),
     closeGraceMs: positive(options.closeGraceMs, 2_000, "closeGraceMs"),
     baseEnv: options.baseEnv ?? safeBaseEnv(),
     clientInfo: options.clientInfo ?? { name: "openworker-mcp-bridge", version: "0.0.0" },
     maxMessageBytes: positive(options.maxMessageBytes, 32 * 1024 * 1024, "maxMessageBytes"),
+    maxStdinBacklogBytes: positive(options.maxStdinBacklogBytes, 4 * 1024 * 1024, "maxStdinBacklogBytes"),
     onStderr: options.onStderr,
     sandbox: launcher(options.sandbox),
     callTimeoutMs: LIMITS.callTimeoutMs,

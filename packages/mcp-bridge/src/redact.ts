@@ -5,7 +5,9 @@ const MIN_SECRET_LENGTH = 4;
 /**
  * The values a provider's configuration hands the bridge that must never appear in
  * anything it writes (E6): its extra environment values, its request headers (and the
- * token of a `Bearer …` header alone), and the password and query values of its URL.
+ * token of a `Bearer …` header alone), and the username, password (as written and
+ * percent-decoded) and query values of its URL. The registry refuses a URL with
+ * credentials, but a definition may reach the bridge without it.
  * The runtime redacts the same values from everything it writes.
  *
  * @example
@@ -25,13 +27,29 @@ export function providerSecrets(definition: McpProviderDefinition): readonly str
   if (definition.transport === "streamable_http") {
     try {
       const url = new URL(definition.url);
-      if (url.password) secrets.add(decodeURIComponent(url.password));
+      // Both forms of each: the URL echoes them encoded, a server or fetch may decode them.
+      // A password is a secret whatever its length; a short user name is too common a word.
+      const parts = [url.password, url.username.length >= MIN_SECRET_LENGTH ? url.username : ""];
+      for (const part of parts) {
+        if (part === "") continue;
+        secrets.add(part);
+        secrets.add(decodedUrlPart(part));
+      }
       for (const value of url.searchParams.values()) if (value.length >= MIN_SECRET_LENGTH) secrets.add(value);
     } catch {
       // An unparsable URL is reported by the connection; it has no parts to redact here.
     }
   }
   return [...secrets].sort((a, b) => b.length - a.length);
+}
+
+function decodedUrlPart(part: string): string {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    // A stray "%" that is no escape: the text as written is the secret.
+    return part;
+  }
 }
 
 /** Replaces every occurrence of a secret in `text` with `[redacted]`. */

@@ -190,7 +190,12 @@ export class BridgeSession implements McpSession {
     const tools = await untilAborted(
       this.withDeadline(namespace, this.closer.signal, (listingSignal) =>
         connection.listTools(
-          { maxPages: this.host.options.maxCatalogPages, maxTools: this.host.options.maxCatalogTools, timeoutMs: this.host.options.discoveryTimeoutMs },
+          {
+            maxPages: this.host.options.maxCatalogPages,
+            maxTools: this.host.options.maxCatalogTools,
+            maxBytes: this.host.options.maxCatalogBytes,
+            timeoutMs: this.host.options.discoveryTimeoutMs,
+          },
           listingSignal,
         ),
       ),

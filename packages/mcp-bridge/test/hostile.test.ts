@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import type { McpProviderDefinition } from "@openworker/registry";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { LIMITS } from "@openworker/tools-sdk";
 import { McpBridge, MCP_ERROR_CODES } from "../src/index.js";
 import { eventually, fixture, marker, processesWithMarker } from "./helpers.js";
 
@@ -194,6 +195,20 @@ describe("calls", () => {
     await session.close();
   });
 
+  it("E3 a result nesting deeper than the bound under huge keys fails MCP_RESULT_INVALID with a bounded message saying so", async () => {
+    const session = bridge.openSession("deep-keys");
+    await session.discover(["malformed"]);
+    const result = await session.callTool("malformed", "deep_keys", {}, {});
+    expect(result.outcome).toBe("crashed");
+    expect(result.error?.code).toBe(MCP_ERROR_CODES.resultInvalid);
+    const message = result.error?.message ?? "";
+    // The problem is the depth, named first; the path of 100 KB keys is cut (it made a 13 MB message).
+    expect(message).toContain(`MCP tool "deep_keys" of provider "malformed": the tool's result cannot be used: its structuredContent nests deeper than 128 levels (at /kkkk`);
+    expect(message).not.toContain("not JSON");
+    expect(Buffer.byteLength(message)).toBeLessThanOrEqual(LIMITS.errorMessageBytes);
+    await session.close();
+  });
+
   it("E4 a JSON-RPC error answer of code -32000 is a failed call with the server's message, not a crash; the connection stays", async () => {
     const session = bridge.openSession("server-error");
     await session.discover(["malformed"]);
@@ -231,6 +246,27 @@ describe("catalogs", () => {
     await session.close();
   });
 
+  it("M2 a catalog of 15 pages is listed without a MaxListenersExceededWarning reaching the host", async () => {
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(`${warning.name}: ${warning.message}`);
+    process.on("warning", onWarning);
+    const paged = new McpBridge([node("paged", "big-catalog.mjs", { TOOL_COUNT: "30", PAGE_SIZE: "2" })], { closeGraceMs: 300 });
+    try {
+      const session = paged.openSession("paged");
+      for (let round = 0; round < 2; round++) {
+        const { catalogs } = await session.discover(["paged"]);
+        expect(catalogs[0]?.tools).toHaveLength(30);
+      }
+      // Node emits its warnings on a later tick.
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings.filter((warning) => warning.includes("MaxListenersExceeded"))).toEqual([]);
+    } finally {
+      process.off("warning", onWarning);
+      await paged.dispose();
+      await paged.joinCleanup();
+    }
+  });
+
   it("M2 bounds catalogs: too many tools or pages make the provider unavailable", async () => {
     const bounded = new McpBridge(providers, { maxCatalogTools: 1000, closeGraceMs: 300 });
     const tools = await bounded.openSession("tools").discover(["big"]);
@@ -241,6 +277,27 @@ describe("catalogs", () => {
     expect(pages.unavailable[0]?.message).toContain("more than 2 pages");
     await Promise.all([bounded.dispose(), paged.dispose()]);
     await Promise.all([bounded.joinCleanup(), paged.joinCleanup()]);
+  });
+
+  it("M2 bounds the bytes of a catalog: 8 tools of 3 MiB each pass the page and tool bounds but not the 16 MiB default", async () => {
+    const fat = new McpBridge([node("fat", "fat-catalog.mjs")], { closeGraceMs: 300 });
+    try {
+      const session = fat.openSession("fat");
+      const { catalogs, unavailable } = await session.discover(["fat"]);
+      expect(catalogs).toEqual([]);
+      expect(unavailable[0]?.code).toBe(MCP_ERROR_CODES.catalogTooLarge);
+      expect(unavailable[0]?.message).toContain(`more than ${16 * 1024 * 1024} bytes of tool definitions`);
+      expect(unavailable[0]?.message).toContain("maxCatalogBytes");
+      // Configurable beside the other catalog bounds.
+      const roomy = new McpBridge([node("fat", "fat-catalog.mjs")], { closeGraceMs: 300, maxCatalogBytes: 32 * 1024 * 1024 });
+      const found = await roomy.openSession("roomy").discover(["fat"]);
+      expect(found.catalogs[0]?.tools).toHaveLength(8);
+      await roomy.dispose();
+      await roomy.joinCleanup();
+    } finally {
+      await fat.dispose();
+      await fat.joinCleanup();
+    }
   });
 
   it("M2 a repeated pagination cursor is an error naming the provider", async () => {

@@ -105,6 +105,18 @@ describe("streamable HTTP providers", () => {
     await bridge.joinCleanup();
   });
 
+  it("E6 a URL carrying credentials that reached the bridge without the registry is refused as invalid, naming none of them", async () => {
+    const url = service.url.replace("http://", "http://svc-token-ABCDEF123:p%40ss-SECRET-999@");
+    const bridge = new McpBridge([{ transport: "streamable_http", namespace: "local", url, headers: { Authorization: `Bearer ${TOKEN}` } }]);
+    const { unavailable } = await bridge.openSession("url-credentials").discover(["local"]);
+    expect(unavailable[0]?.code).toBe(MCP_ERROR_CODES.providerInvalid);
+    expect(unavailable[0]?.message).toContain('pass them in "headers" instead');
+    for (const secret of ["svc-token-ABCDEF123", "p%40ss-SECRET-999", "p@ss-SECRET-999"]) expect(unavailable[0]?.message).not.toContain(secret);
+    expect(service.sessions.size).toBe(0);
+    await bridge.dispose();
+    await bridge.joinCleanup();
+  });
+
   it("M4 a remote session that cannot be terminated makes joinCleanup reject, for every later caller too", async () => {
     const bridge = new McpBridge([provider(TOKEN)]);
     const session = bridge.openSession("stuck");

@@ -19,6 +19,16 @@ function grandchildren(pidFile: string): Record<string, number> {
   );
 }
 
+/** True when `pid` leads a session of its own (its session id, field 6 of /proc stat, is its pid). */
+function leadsOwnSession(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "latin1");
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[3] === String(pid);
+  } catch {
+    return false; // gone meanwhile
+  }
+}
+
 afterAll(() => {
   rmSync(scratch, { recursive: true, force: true });
 });
@@ -84,6 +94,37 @@ describe("process lifecycle (M4)", () => {
       await bridge.dispose();
       if (daemon > 0 && isRunning(daemon)) process.kill(daemon, "SIGKILL");
       bystander.kill("SIGKILL");
+    }
+  });
+
+  it("M4 a descendant that keeps re-spawning itself into new sessions is rescanned for by its mark until none is left before cleanup is confirmed", async () => {
+    const tag = marker("hopper");
+    const bridge = new McpBridge([{ transport: "stdio", namespace: "hopper", program: process.execPath, args: [fixture("hopper-provider.mjs")], env: { TEST_MARKER: tag } }], {
+      closeGraceMs: 300,
+    });
+    try {
+      const session = bridge.openSession("hopper");
+      const { catalogs } = await session.discover(["hopper"]);
+      expect(catalogs[0]?.tools.map((tool) => tool.name)).toEqual(["noop"]);
+      // The chain has left the provider's group: a generation with a session of its own runs.
+      await eventually(() => (processesWithMarker(tag).some(leadsOwnSession) ? true : undefined));
+      await session.close();
+      await session.joinCleanup();
+      // Confirmed: no process of the tree is left, not even the generation started last.
+      expect(processesWithMarker(tag)).toEqual([]);
+    } finally {
+      await bridge.dispose();
+      // Should the chain survive (the check failed), end it: each round may find a new generation.
+      for (let round = 0; round < 50 && processesWithMarker(tag).length > 0; round++) {
+        for (const pid of processesWithMarker(tag)) {
+          try {
+            process.kill(pid, "SIGKILL");
+          } catch {
+            // Gone meanwhile.
+          }
+        }
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
     }
   });
 

@@ -169,6 +169,12 @@ describe("configuration", () => {
     expect(redact("got Bearer tok-123456 and tok-123456, pw-secret, qs-secret", secrets)).toBe("got [redacted] and [redacted], [redacted], [redacted]");
   });
 
+  it("E6 the secrets of a URL with credentials are its user name and password, as written and percent-decoded", () => {
+    const secrets = providerSecrets({ transport: "streamable_http", namespace: "n", url: "http://svc-token-ABCDEF:p%40ss-SECRET@127.0.0.1/mcp" });
+    expect(secrets).toEqual(expect.arrayContaining(["svc-token-ABCDEF", "p%40ss-SECRET", "p@ss-SECRET"]));
+    expect(redact("http://svc-token-ABCDEF:p%40ss-SECRET@127.0.0.1/mcp said p@ss-SECRET", secrets)).toBe("http://[redacted]:[redacted]@127.0.0.1/mcp said [redacted]");
+  });
+
   it("N5 two providers cannot share a namespace, and the error names both", () => {
     expect(
       () =>

@@ -88,6 +88,9 @@ describe("ToolRegistry: MCP providers", () => {
     ["ftp://127.0.0.1/mcp", "PROVIDER_INVALID"],
     ["not a url", "PROVIDER_INVALID"],
     ["http://user:secret@127.0.0.1/mcp", "PROVIDER_INVALID"],
+    // E6: a user name alone, or a percent-encoded password, is a credential too.
+    ["http://secret-user@127.0.0.1/mcp", "PROVIDER_INVALID"],
+    ["http://svc:p%40ss-secret@localhost:8080/mcp", "PROVIDER_INVALID"],
   ])("M1 refuses the streamable-HTTP URL %s with %s", (url, code) => {
     const error = thrown(() => new ToolRegistry().registerMcpHttp({ namespace: "local", url }));
     expect(error.code).toBe(code);

@@ -90,6 +90,11 @@ export class CallChannel {
     });
   }
 
+  /** Whether the call with this request id still waits for its answer. */
+  waiting(id: string | number): boolean {
+    return typeof id === "number" && this.pending.has(id);
+  }
+
   /** Settles every pending call as cancelled (the session closes) and tells the server. */
   cancelAll(why: string): void {
     // A Map may drop the entry being visited: iteration goes on with the next one.

@@ -4,7 +4,7 @@ import { LIMITS } from "@openworker/tools-sdk";
 import { boundErrorMessage, FAULT_CODES } from "@openworker/tools-sdk/execution";
 import { MCP_ERROR_CODES } from "../codes.js";
 import { isConnectionRefused } from "../connection/bounded-fetch.js";
-import { SESSION_NOT_FOUND, STREAM_ENDED, type ProviderConnection } from "../connection/connection.js";
+import { NO_ANSWER, SESSION_NOT_FOUND, STREAM_ENDED, type ProviderConnection } from "../connection/connection.js";
 import { OVERSIZED_RESPONSE_CODE } from "../process/stdio-transport.js";
 import type { ChannelSettlement } from "./call-channel.js";
 import { failedCall, normalizeCallResult, type SettledCall } from "./result.js";
@@ -46,7 +46,10 @@ export async function callProvider(call: ProviderCall): Promise<SettledCall> {
       // The server broke its own contract: a tool failure the model is told about, the turn goes on.
       const broken = output?.check(parsed.result);
       if (broken !== undefined) return failedCall(MCP_ERROR_CODES.outputInvalid, `${where(call)} ${broken}`);
-      return normalizeCallResult(parsed.result);
+      const settled = normalizeCallResult(parsed.result);
+      // A result the bridge cannot use is named with its tool, as the malformed ones are.
+      if (settled.error?.code !== MCP_ERROR_CODES.resultInvalid) return settled;
+      return { outcome: settled.outcome, error: { code: settled.error.code, message: boundErrorMessage(`${where(call)}: ${settled.error.message}`) } };
     }
     return {
       outcome: "crashed",
@@ -92,6 +95,17 @@ function settleFault(call: ProviderCall, settlement: Exclude<ChannelSettlement, 
             message: boundErrorMessage(
               `${where(call)} failed: ${settlement.message}; the server had received the call, so it may have had effects; it was not replayed`,
             ),
+          },
+        };
+      }
+      if (settlement.data === NO_ANSWER) {
+        // The server took the call and answered its POST with something else than its answer:
+        // a protocol fault of the provider, which may have acted on the call.
+        return {
+          outcome: "crashed",
+          error: {
+            code: MCP_ERROR_CODES.resultInvalid,
+            message: boundErrorMessage(`${where(call)} failed: ${settlement.message}; the server had received the call, so it may have had effects; it was not replayed`),
           },
         };
       }

@@ -46,7 +46,7 @@ export function normalizeCallResult(result: CallToolResult): SettledCall {
   const normalized = normalizeToolOutput({ json, images });
   if (!normalized.ok) {
     if ("breach" in normalized) return breachOf(normalized.breach);
-    return { outcome: "crashed", error: { code: MCP_ERROR_CODES.resultInvalid, message: normalized.invalid.message } };
+    return { outcome: "crashed", error: { code: MCP_ERROR_CODES.resultInvalid, message: unusableResult(normalized.invalid.message, structured !== undefined) } };
   }
   const output = normalized.output;
   if (lines.length === 0) return { outcome: "succeeded", output };
@@ -67,6 +67,27 @@ export function normalizeCallResult(result: CallToolResult): SettledCall {
 /** A call that failed without a fault (the model is told; the turn goes on), its message bounded. */
 export function failedCall(code: string, message: string): SettledCall {
   return { outcome: "failed", error: { code, message: boundErrorMessage(message) } };
+}
+
+// The JSON checker's words: "result is not JSON: at /a/b nests deeper than 128 levels".
+const NOT_JSON = /^result is not JSON: (?:the result|at (\/[\s\S]*?)) (nests deeper than \d+ levels|is -?Infinity|is NaN)$/;
+/** How much of the path to the offending value a message shows: keys may be any size. */
+const PATH_SHOWN = 512;
+
+/**
+ * The message for a result the JSON checker refused. A provider's result was parsed from
+ * JSON, so "is not JSON" misleads; what can be wrong is its shape (nesting deeper than the
+ * checker follows, a number past the double range). The problem comes first and the path
+ * after it, cut short, so the bound on error messages never cuts off the problem: a
+ * result nested under keys of 100 KB each used to give a 13 MB message.
+ */
+function unusableResult(message: string, structured: boolean): string {
+  const what = structured ? "structuredContent" : "content";
+  const parsed = NOT_JSON.exec(message);
+  if (!parsed) return boundErrorMessage(`the tool's result cannot be used: ${message}`);
+  const [, path, problem] = parsed;
+  const where = path === undefined ? "" : ` (at ${path.length > PATH_SHOWN ? `${path.slice(0, PATH_SHOWN)}… (${path.length} characters)` : path})`;
+  return boundErrorMessage(`the tool's result cannot be used: its ${what} ${problem}${where}`);
 }
 
 /** Whether a text block of `content` is exactly `serialized`. */

@@ -1,5 +1,5 @@
 import type { JsonSchema, JsonValue } from "@openworker/tools-sdk";
-import { canonicalJson } from "@openworker/tools-sdk";
+import { canonicalJson, utf8Bytes } from "@openworker/tools-sdk";
 import { sha256Hex } from "@openworker/tools-sdk/validation";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { McpCatalog, McpCatalogTool } from "../types.js";
@@ -15,19 +15,31 @@ import type { McpCatalog, McpCatalogTool } from "../types.js";
  * ```
  */
 export function toolFingerprint(tool: Pick<McpCatalogTool, "name" | "description" | "inputSchema" | "outputSchema" | "annotations">): string {
-  return `sha256:${sha256Hex(
-    canonicalJson({
-      name: tool.name,
-      description: tool.description ?? null,
-      inputSchema: tool.inputSchema,
-      outputSchema: tool.outputSchema ?? null,
-      annotations: tool.annotations ?? null,
-    }),
-  )}`;
+  return `sha256:${sha256Hex(fingerprinted(tool))}`;
+}
+
+/** The canonical JSON a tool's fingerprint is the hash of. */
+function fingerprinted(tool: Pick<McpCatalogTool, "name" | "description" | "inputSchema" | "outputSchema" | "annotations">): string {
+  return canonicalJson({
+    name: tool.name,
+    description: tool.description ?? null,
+    inputSchema: tool.inputSchema,
+    outputSchema: tool.outputSchema ?? null,
+    annotations: tool.annotations ?? null,
+  });
 }
 
 /** A remote tool as the catalog keeps it. */
 export function catalogTool(tool: Tool): McpCatalogTool {
+  return catalogEntry(tool).tool;
+}
+
+/**
+ * A remote tool as the catalog keeps it, with about how many bytes it keeps: the UTF-8
+ * size of its fingerprinted JSON and of its title, for the listing's byte bound (M2).
+ * The JSON is serialized once, for both.
+ */
+export function catalogEntry(tool: Tool): { readonly tool: McpCatalogTool; readonly bytes: number } {
   const shaped = {
     name: tool.name,
     ...(tool.title === undefined ? {} : { title: tool.title }),
@@ -36,7 +48,9 @@ export function catalogTool(tool: Tool): McpCatalogTool {
     ...(tool.outputSchema === undefined ? {} : { outputSchema: tool.outputSchema as JsonSchema }),
     ...(tool.annotations === undefined ? {} : { annotations: tool.annotations as JsonValue }),
   };
-  return { ...shaped, fingerprint: toolFingerprint(shaped) };
+  const canonical = fingerprinted(shaped);
+  const bytes = utf8Bytes(canonical) + (typeof tool.title === "string" ? utf8Bytes(tool.title) : 0);
+  return { tool: { ...shaped, fingerprint: `sha256:${sha256Hex(canonical)}` }, bytes };
 }
 
 /**

@@ -25,6 +25,13 @@ export interface FetchObserver {
    * went: `true` when its connection was refused (the service is down).
    */
   readonly getRefused: (refused: boolean) => void;
+  /**
+   * A POST carrying requests was answered, but not with their answers: a JSON body with no
+   * response for some of them (one for another id), or 202 Accepted while no event stream
+   * is open or opening. No answer can come for the ones still waiting. Called after the SDK
+   * has read the body; the ids are every request the POST carried (answered ones included).
+   */
+  readonly unanswered: (requestIds: readonly (string | number)[], message: string) => void;
 }
 
 /**
@@ -45,16 +52,33 @@ export interface FetchObserver {
  * (`streamEnded`), after which the SDK neither resumes nor answers its requests.
  */
 export function boundedFetch(maxMessageBytes: number, observer: FetchObserver, base: FetchLike = fetch): FetchLike {
+  // GETs being made and standalone event streams open: while there are none, an answer
+  // can come on nothing but a POST's own response.
+  let streams = 0;
   return async (url, init) => {
+    const get = init?.method === "GET";
     let response: Response;
+    if (get) streams++;
     try {
       response = await base(url, init);
     } catch (error) {
-      if (init?.method === "GET") observer.getRefused(isConnectionRefused(error));
+      if (get) {
+        streams--;
+        observer.getRefused(isConnectionRefused(error));
+      }
       throw error;
     }
-    if (init?.method === "GET") observer.getRefused(false);
     const post = init?.method === "POST";
+    if (get) {
+      observer.getRefused(false);
+      if (!response.ok || response.body === null) streams--;
+    } else if (post && response.status === 202 && streams === 0) {
+      // The MCP transport spec asks a POST carrying requests to be answered with JSON or an
+      // event stream; 202 is for notifications and responses. With no event stream either,
+      // the requests it carried wait out their whole time bound for an answer that cannot come.
+      const ids = requestIdsOf(init.body);
+      if (ids.length > 0) setImmediate(() => observer.unanswered(ids, "the provider answered the request with 202 Accepted and no body, and has no event stream open to answer it on"));
+    }
     if (response.status === 404) {
       const headers = new Headers(init?.headers);
       if (post && headers.has("mcp-session-id")) observer.sessionNotFound(requestIdsOf(init.body));
@@ -87,9 +111,28 @@ export function boundedFetch(maxMessageBytes: number, observer: FetchObserver, b
         () => ended("ended"),
         (error: unknown) => ended(`broke off (${error instanceof Error ? error.message : String(error)})`),
       );
+    } else if (post && response.ok && !eventStream) {
+      // A JSON body is the answer to the requests its POST carried (the server sends a
+      // response on another stream only when resuming one): once the SDK has read it, a
+      // request it did not answer (a response for another id) never will be.
+      piped.then(
+        () => {
+          if (seen.breached || init.signal?.aborted) return;
+          const ids = requestIdsOf(init.body);
+          if (ids.length > 0) setImmediate(() => observer.unanswered(ids, "the provider's JSON response to the request held no answer to it (a response for another id, or none)"));
+        },
+        () => {},
+      );
     } else {
       // The reader (the SDK) sees the error; nothing is waiting for this promise.
       piped.catch(() => {});
+    }
+    if (get && response.ok) {
+      // A standalone stream (or a resumed one) counts until it ends.
+      void piped.then(
+        () => streams--,
+        () => streams--,
+      );
     }
     return new Response(bound.readable, { status: response.status, statusText: response.statusText, headers: response.headers });
   };

@@ -21,11 +21,14 @@ import type { McpCatalogTool } from "../types.js";
 // checks, so a server's own error with the same code is never taken for one.
 const SESSION_NOT_FOUND_CODE = -32098;
 const STREAM_ENDED_CODE = -32097;
+const NO_ANSWER_CODE = -32096;
 const SESSION_NOT_FOUND_MESSAGE = "the server no longer knows the MCP session (HTTP 404); the request was not processed";
 /** `data` of the bridge's answer to a request whose POST was answered 404: the server never processed it. */
 export const SESSION_NOT_FOUND: unknown = Object.freeze({ bridge: "session-not-found" });
 /** `data` of the bridge's answer to a request whose event stream ended with no answer and nothing to resume from. */
 export const STREAM_ENDED: unknown = Object.freeze({ bridge: "stream-ended" });
+/** `data` of the bridge's answer to a call whose POST was answered without its answer (JSON for another id, a bare 202). */
+export const NO_ANSWER: unknown = Object.freeze({ bridge: "no-answer" });
 
 /**
  * One live MCP connection of one session to one provider: its SDK client, its
@@ -102,6 +105,7 @@ export class ProviderConnection {
         env: command.env,
         ...(command.cwd === undefined ? {} : { cwd: command.cwd }),
         maxMessageBytes: options.maxMessageBytes,
+        maxStdinBacklogBytes: options.maxStdinBacklogBytes,
         closeGraceMs: options.closeGraceMs,
         ...(options.onStderr ? { onStderr: (text: string) => options.onStderr?.(namespace, text) } : {}),
         onTermination: (termination) =>
@@ -128,6 +132,15 @@ export class ProviderConnection {
       } catch (cause) {
         throw new OpenWorkerError(MCP_ERROR_CODES.providerInvalid, `MCP provider "${namespace}": url is not a valid URL`, { cause, details: { namespace } });
       }
+      // fetch refuses a URL with credentials, so such a provider could never connect, and its
+      // error would carry them (E6). The registry refuses it; a definition may come another way.
+      if (url.username !== "" || url.password !== "") {
+        throw new OpenWorkerError(
+          MCP_ERROR_CODES.providerInvalid,
+          `MCP provider "${namespace}": url must not carry credentials (user:password@); pass them in "headers" instead`,
+          { details: { namespace } },
+        );
+      }
       // What the SDK transport does not act on is answered here, through the transport's own
       // message handler, for the requests the POST carried: a response or event past
       // maxMessageBytes (a limit breach, as for stdio's dropped lines), a 404 to the session
@@ -145,6 +158,9 @@ export class ProviderConnection {
             owner?.remoteSessionLost();
           },
           streamEnded: (ids, message) => answer(ids, STREAM_ENDED_CODE, message, STREAM_ENDED),
+          // Only calls still waiting: the SDK's own requests (initialize, listings) were answered
+          // or have their own bounds, and an answer for an id it no longer knows is an error to it.
+          unanswered: (ids, message) => answer(ids.filter((id) => owner?.calls.waiting(id) === true), NO_ANSWER_CODE, message, NO_ANSWER),
           getRefused: (refused) => {
             getRefused = refused;
           },
@@ -300,8 +316,10 @@ export class ProviderConnection {
   private ended(reason: string): void {
     if (!this.live) return;
     this.live = false;
-    const exit = this.transport instanceof ChildProcessTransport ? this.transport.exit : undefined;
-    this.endReason = exit ? `the process exited with ${exit.signal ?? `code ${exit.code}`}` : reason;
+    const stdio = this.transport instanceof ChildProcessTransport ? this.transport : undefined;
+    // A child the transport gave up on is killed after this: its exit status says nothing.
+    const exit = stdio?.exit;
+    this.endReason = stdio?.broken ?? (exit ? `the process exited with ${exit.signal ?? `code ${exit.code}`}` : reason);
     this.calls.endAll();
     // A crashed server may leave its wrapper's other children behind: end the tree now.
     void this.close();

@@ -13,6 +13,8 @@ export interface ChildLaunch {
   readonly env: Readonly<Record<string, string>>;
   readonly cwd?: string;
   readonly maxMessageBytes: number;
+  /** Bytes that may wait to be written to the child's stdin before it is taken for broken (see `send`). */
+  readonly maxStdinBacklogBytes: number;
   readonly closeGraceMs: number;
   readonly onStderr?: (text: string) => void;
   /** Called once, when the tree's termination starts for any reason (close, crash, failed connect). */
@@ -50,6 +52,11 @@ export class ChildProcessTransport implements Transport {
   skippedLines = 0;
   /** Set once the child has exited. */
   exit: ChildExit | undefined;
+  /**
+   * Why the transport gave up on a child that is still running (it stopped reading its
+   * stdin); the connection reports it to the calls in flight.
+   */
+  broken: string | undefined;
 
   private child: ChildProcess | undefined;
   private pending: Buffer[] = [];
@@ -135,9 +142,19 @@ export class ChildProcessTransport implements Transport {
 
   // The first message of an event-loop turn is written at once (no added latency); the
   // ones that follow in the same turn go out together in one write at setImmediate.
+  //
+  // A child that stops reading its stdin leaves what is written to it in the host's memory
+  // (`stdin.writableLength`): a server flooding requests the SDK answers (pings) grew the
+  // host to its heap limit. Before each write the backlog is checked; past
+  // `maxStdinBacklogBytes` the child is taken for broken, as if it had crashed. The check
+  // is on what already waits, so one large message to a child that reads still goes out.
   send(message: JSONRPCMessage): Promise<void> {
     const stdin = this.child?.stdin;
     if (this.closed || !stdin || stdin.destroyed || !stdin.writable) return Promise.reject(new Error("Not connected"));
+    if (stdin.writableLength > this.launch.maxStdinBacklogBytes) {
+      this.stdinStalled(stdin.writableLength);
+      return Promise.reject(new Error(this.broken));
+    }
     const line = `${JSON.stringify(message)}\n`;
     if (this.flushQueued) {
       this.outgoing.push(line);
@@ -155,8 +172,28 @@ export class ChildProcessTransport implements Transport {
     const batch = this.outgoing;
     if (batch.length === 0) return;
     this.outgoing = [];
-    if (!stdin || stdin.destroyed || !stdin.writable) return;
+    if (this.closed || !stdin || stdin.destroyed || !stdin.writable) return;
+    if (stdin.writableLength > this.launch.maxStdinBacklogBytes) {
+      this.stdinStalled(stdin.writableLength);
+      return;
+    }
     stdin.write(batch.length === 1 ? (batch[0] as string) : batch.join(""));
+  }
+
+  /**
+   * The child stopped reading its stdin: what waits for it is dropped, the connection ends
+   * at once (its calls fail as crashed, naming why) and the tree is ended as for a crash.
+   */
+  private stdinStalled(waiting: number): void {
+    if (this.broken !== undefined) return;
+    this.broken =
+      `the provider stopped reading its stdin (${waiting} bytes were waiting to be written to it, ` +
+      `over the ${this.launch.maxStdinBacklogBytes}-byte bound); the bridge ended it`;
+    this.outgoing = [];
+    // Frees the backlog now; the child reads end-of-file if it ever reads again.
+    this.child?.stdin?.destroy();
+    this.finish();
+    void this.terminate();
   }
 
   /** Ends the process tree (verified); resolves once it is done, whatever the outcome. */

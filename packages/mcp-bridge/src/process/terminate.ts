@@ -59,7 +59,7 @@ export async function terminateTree(child: ChildProcess, graceMs: number, seen: 
   if (pgid === undefined) return { confirmed: true, step: "stdin", survivors: [] };
   // Snapshot before anything exits: a grandchild reparented later is still ours, and so is
   // one seen earlier (`seen`, same pid and start time) that no link leads to any more.
-  let known = liveTree(pgid, pgid, seen, mark);
+  const known = liveTree(pgid, pgid, seen, mark);
   try {
     child.stdin?.end();
   } catch {
@@ -67,14 +67,15 @@ export async function terminateTree(child: ChildProcess, graceMs: number, seen: 
   }
   if (process.platform === "win32") return terminateOnWindows(child, graceMs);
 
-  if (await waitUntilGone(pgid, known, graceMs)) return done("stdin");
-  known = merge(known, liveTree(pgid, pgid, known, mark));
-  signalTree(pgid, known, "SIGTERM");
-  if (await waitUntilGone(pgid, known, graceMs)) return done("sigterm");
-  known = merge(known, liveTree(pgid, pgid, known, mark));
-  signalTree(pgid, known, "SIGKILL");
-  if (await waitUntilGone(pgid, known, Math.max(graceMs, KILL_CONFIRM_MS))) return done("sigkill");
-  const survivors = liveTree(pgid, pgid, known, mark).map((identity) => identity.pid);
+  const tree: Tree = { pgid, known, mark, strayed: false };
+  if (await waitUntilGone(tree, graceMs)) return done("stdin");
+  tree.known = merge(tree.known, liveTree(pgid, pgid, tree.known, mark));
+  signalTree(pgid, tree.known, "SIGTERM");
+  if (await waitUntilGone(tree, graceMs, "SIGTERM")) return done("sigterm");
+  tree.known = merge(tree.known, liveTree(pgid, pgid, tree.known, mark));
+  signalTree(pgid, tree.known, "SIGKILL");
+  if (await waitUntilGone(tree, Math.max(graceMs, KILL_CONFIRM_MS), "SIGKILL")) return done("sigkill");
+  const survivors = liveTree(pgid, pgid, tree.known, mark).map((identity) => identity.pid);
   return { confirmed: false, step: "sigkill", survivors };
 
   function done(step: TerminationReport["step"]): TerminationReport {
@@ -89,11 +90,51 @@ function merge(a: readonly ProcessIdentity[], b: readonly ProcessIdentity[]): Pr
   return [...byPid.values()];
 }
 
-async function waitUntilGone(pgid: number, known: readonly ProcessIdentity[], budgetMs: number): Promise<boolean> {
+/** What a termination has found of one tree so far. */
+interface Tree {
+  readonly pgid: number;
+  known: readonly ProcessIdentity[];
+  readonly mark: TreeMark | undefined;
+  /** A scan for the mark found processes nothing knew of: the tree has moved under us. */
+  strayed: boolean;
+}
+
+/**
+ * Clean scans in a row needed once a tree has strayed. One scan of `/proc` is not a
+ * snapshot: a generation that starts its successor and exits while the scan reads the
+ * other processes is missed, and so is the successor, listed after it began. A chain
+ * re-spawning every 0.2 s slipped through a single clean scan now and then.
+ */
+const CLEAN_SCANS_AFTER_STRAYS = 3;
+const CLEAN_SCAN_PAUSE_MS = 20;
+
+/**
+ * Waits until every known member and the group are gone, then looks for the tree's mark
+ * once more before saying so: a descendant that keeps re-spawning itself into a new
+ * session (`setsid`) leaves the known members and the group while its next generation,
+ * which nothing knew of, runs on. Marked processes found so are added to the tree and sent
+ * `signal` (the step's; none while stdin closes), and the wait goes on until a scan finds
+ * none; processes that keep appearing until the budget ends leave the tree unconfirmed.
+ */
+async function waitUntilGone(tree: Tree, budgetMs: number, signal?: NodeJS.Signals): Promise<boolean> {
   const deadline = performance.now() + budgetMs;
   let pause = 2;
+  let clean = 0;
   for (;;) {
-    if (stillRunning(known).length === 0 && !groupRunning(pgid)) return true;
+    if (stillRunning(tree.known).length === 0 && !groupRunning(tree.pgid)) {
+      const strays = tree.mark === undefined ? [] : liveTree(tree.pgid, tree.pgid, [], tree.mark);
+      if (strays.length === 0) {
+        if (!tree.strayed || ++clean >= CLEAN_SCANS_AFTER_STRAYS) return true;
+        pause = CLEAN_SCAN_PAUSE_MS;
+      } else {
+        clean = 0;
+        tree.strayed = true;
+        tree.known = merge(tree.known, strays);
+        if (signal !== undefined) signalTree(tree.pgid, strays, signal);
+        // A new generation found: look again soon, it may have started the next one.
+        pause = 2;
+      }
+    } else clean = 0;
     const left = deadline - performance.now();
     if (left <= 0) return false;
     await sleep(Math.min(pause, left));

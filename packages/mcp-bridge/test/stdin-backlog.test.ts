@@ -1,0 +1,35 @@
+import { describe, expect, it } from "vitest";
+import { McpBridge, MCP_ERROR_CODES } from "../src/index.js";
+import { fixture, marker, processesWithMarker } from "./helpers.js";
+
+describe("a provider that stops reading its stdin", () => {
+  it("M4 E4 its stdin backlog is bounded: past maxStdinBacklogBytes the call fails MCP_PROVIDER_CRASHED and the tree is ended", async () => {
+    const tag = marker("stdin-stall");
+    const bridge = new McpBridge(
+      [{ transport: "stdio", namespace: "stall", program: process.execPath, args: [fixture("stdin-stall.mjs")], env: { TEST_MARKER: tag } }],
+      { closeGraceMs: 300 },
+    );
+    try {
+      const session = bridge.openSession("stdin-stall");
+      const found = await session.discover(["stall"]);
+      expect(found.catalogs.map((catalog) => catalog.namespace)).toEqual(["stall"]);
+      // The server floods pings and never reads their answers; without the bound they pile up
+      // in the host (48 MiB here, without end from a server that floods for ever) and the call
+      // waits out its bound (longer than this test's timeout).
+      const result = await session.callTool("stall", "stall", {}, { timeoutMs: 60_000 });
+      expect(result.outcome).toBe("crashed");
+      expect(result.error?.code).toBe(MCP_ERROR_CODES.providerCrashed);
+      expect(result.error?.message).toContain("stopped reading its stdin");
+      expect(result.error?.message).toContain(`over the ${4 * 1024 * 1024}-byte bound`);
+      expect(session.connected("stall")).toBe(false);
+      // A later call is not sent: the connection is gone until the next discovery.
+      const later = await session.callTool("stall", "stall", {}, {});
+      expect(later.error?.code).toBe(MCP_ERROR_CODES.providerUnavailable);
+      await session.close();
+      await session.joinCleanup();
+      expect(processesWithMarker(tag)).toEqual([]);
+    } finally {
+      await bridge.dispose();
+    }
+  }, 30_000);
+});
