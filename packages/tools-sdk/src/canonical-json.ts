@@ -58,7 +58,13 @@ function sorted(value: unknown, depth: number): unknown {
   const keys = Object.keys(source);
   if (!isPlain(source) || !inOrder(keys)) {
     const copy = ownKeysObject();
-    for (const key of sortKeys(keys)) copy[key] = sorted(source[key], depth + 1);
+    for (const key of sortKeys(keys)) {
+      const item = source[key];
+      // An own `toJSON` function would make `JSON.stringify` serialize the copy through it;
+      // as a member, a function is left out anyway.
+      if (key === "toJSON" && typeof item === "function") continue;
+      copy[key] = sorted(item, depth + 1);
+    }
     return copy;
   }
   let copy: Record<string, unknown> | undefined;

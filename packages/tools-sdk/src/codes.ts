@@ -25,10 +25,12 @@ export const SDK_ERROR_CODES = Object.freeze({
   ALIAS_TOO_LONG: "ALIAS_TOO_LONG",
   /** A namespace is not a valid name part. */
   NAMESPACE_INVALID: "NAMESPACE_INVALID",
-  /** The namespace `openworker` is reserved (N3). */
+  /** The namespace `openworker` is reserved (N3), and so is any whose aliases start with `openworker__` (N2). */
   NAMESPACE_RESERVED: "NAMESPACE_RESERVED",
   /** A descriptor field is missing or of the wrong type; the message names it. */
   DESCRIPTOR_INVALID: "DESCRIPTOR_INVALID",
+  /** `runTool` was given something that is not a tool (no `descriptor()`/`call()` methods), as the registry's code says. */
+  TOOL_INVALID: "TOOL_INVALID",
   /** A tool's `descriptor()` threw or could not be read. */
   DESCRIPTOR_FAILED,
   /** An input schema is not an object schema, not valid JSON Schema, or of an unsupported dialect (B5). */

@@ -119,7 +119,17 @@ class Reader {
       throw this.#invalid(field, "has a toJSON method, so JSON would show something else; give plain JSON data");
     }
     if (isArray) {
-      const length = this.read(value, "length", field) as number;
+      const length = this.read(value, "length", field);
+      // A Proxy's `length` can be anything: an object whose `valueOf` throws would escape
+      // the guard in the loop's comparison, one that counts up would run it to MAX_VALUES.
+      if (typeof length !== "number" || !Number.isInteger(length) || length < 0) {
+        throw new OpenWorkerError(
+          DESCRIPTOR_FAILED,
+          `tool ${JSON.stringify(this.tool)}: field ${JSON.stringify(field)} of its descriptor is an array whose length is ${typeOfValue(length)}, not a count; ` +
+            "descriptor() must return plain data",
+          { details: { name: this.tool, field } },
+        );
+      }
       const items: unknown[] = [];
       for (let index = 0; index < length; index++) {
         const at = `${field}[${index}]`;
@@ -177,11 +187,14 @@ function describePrototype(prototype: object | null): string {
 function typeOfValue(value: unknown): string {
   if (typeof value === "function") return "a function";
   if (typeof value === "undefined") return "undefined";
+  if (value === null) return "null";
+  if (typeof value === "object") return "an object";
+  if (typeof value === "number") return String(value);
   return `a ${typeof value}`;
 }
 
 /** The message of whatever was thrown, without letting a hostile value throw again. */
-function messageOf(cause: unknown): string {
+export function messageOf(cause: unknown): string {
   try {
     return cause instanceof Error ? cause.message : String(cause);
   } catch {

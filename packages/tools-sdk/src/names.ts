@@ -12,6 +12,9 @@ export interface QualifiedName {
   readonly tool: string;
 }
 
+/** The model aliases of the reserved namespace's tools (N2, N3), in any letter case. */
+const RESERVED_ALIAS_PREFIX = `${RESERVED_NAMESPACE}__`;
+
 const NAME_CHARACTERS = /^[A-Za-z0-9_.-]+$/;
 const NAMESPACE_CHARACTERS = /^[A-Za-z0-9_-]+$/;
 
@@ -30,7 +33,8 @@ export function modelAlias(qualifiedName: string): string {
 
 /**
  * Checks a namespace on its own (N1, N3): ASCII letters, digits, `_` and `-`, not the
- * reserved `openworker`. Throws an {@link OpenWorkerError} coded `NAMESPACE_INVALID` or
+ * reserved `openworker`, and none whose model aliases would start with `openworker__`
+ * (`openworker__shell`, `openworker_`), the aliases of `openworker`'s own tools (N2). Throws an {@link OpenWorkerError} coded `NAMESPACE_INVALID` or
  * `NAMESPACE_RESERVED`.
  *
  * @example
@@ -49,10 +53,22 @@ export function validateNamespace(namespace: string): void {
       { details: { namespace } },
     );
   }
-  if (namespace.toLowerCase() === RESERVED_NAMESPACE) {
+  const lower = namespace.toLowerCase();
+  if (lower === RESERVED_NAMESPACE) {
     throw new OpenWorkerError(
       "NAMESPACE_RESERVED",
       `namespace ${JSON.stringify(namespace)} is reserved for OpenWorker itself; choose your own namespace`,
+      { details: { namespace } },
+    );
+  }
+  // The model sees only aliases (N2): every alias of namespace `openworker__shell` (or
+  // `openworker_`) starts with `openworker__`, where the reserved names' aliases live, so
+  // `openworker__shell.run` would be `openworker__shell__run`, the alias of `openworker.shell.run`.
+  if (`${lower}__`.startsWith(RESERVED_ALIAS_PREFIX)) {
+    throw new OpenWorkerError(
+      "NAMESPACE_RESERVED",
+      `namespace ${JSON.stringify(namespace)} is reserved: its tools' model aliases (${JSON.stringify(`${namespace}__…`)}) fall among the ` +
+        `${JSON.stringify(`${RESERVED_ALIAS_PREFIX}…`)} aliases of OpenWorker's own tools, which a model could not tell apart; choose your own namespace`,
       { details: { namespace } },
     );
   }

@@ -10,7 +10,13 @@ function reference(value: unknown): string {
     if (typeof item !== "object" || item === null) return item;
     // No prototype: an own "__proto__" key stays a key (see the test below).
     const out = Object.create(null) as Record<string, unknown>;
-    for (const key of Object.keys(item).sort()) out[key] = sortKeys((item as Record<string, unknown>)[key], depth + 1);
+    for (const key of Object.keys(item).sort()) {
+      const entry = (item as Record<string, unknown>)[key];
+      // Never through toJSON (the documented rule): the first implementation copied an own
+      // toJSON function too, and JSON.stringify then serialized the copy through it.
+      if (key === "toJSON" && typeof entry === "function") continue;
+      out[key] = sortKeys(entry, depth + 1);
+    }
     return out;
   };
   return JSON.stringify(sortKeys(value, 0));
@@ -90,4 +96,14 @@ describe("canonicalJson (the text every fingerprint and chain hash is taken over
     expect(canonicalJson(value)).toBe('{"a":{"c":[1,{"d":2,"e":1}]},"b":2}');
     expect(JSON.stringify(value)).toBe(before);
   });
+
+  it("A2 M3 an object's own toJSON is never called: the text is its keys, as the doc says", () => {
+    const hijack = { b: 1, toJSON: () => "HIJACKED" };
+    expect(canonicalJson(hijack)).toBe('{"b":1}');
+    expect(canonicalJson([{ z: 1, toJSON: () => 5 }])).toBe('[{"z":1}]');
+    expect(canonicalJson({ nested: { a: 1, toJSON: () => ({ other: true }) } })).toBe('{"nested":{"a":1}}');
+    // A toJSON that is data, not a function, is an ordinary key.
+    expect(canonicalJson({ toJSON: "text", a: 1 })).toBe('{"a":1,"toJSON":"text"}');
+  });
 });
+

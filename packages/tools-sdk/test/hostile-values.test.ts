@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { createBoundedProgress, executeTool, gatherModelContext } from "../src/execution/index.js";
-import { LIMITS, ToolError, type JsonValue, type ProgressEvent, type Tool, type ToolImage } from "../src/index.js";
-import { runTool } from "../src/testing/index.js";
+import { LIMITS, snapshotDescriptor, ToolError, type JsonValue, type ProgressEvent, type Tool, type ToolImage } from "../src/index.js";
+import { captureError, runTool } from "../src/testing/index.js";
 
 // Values a tool hands the call boundary that misbehave when read: throwing getters, getters
 // that answer differently the second time, Proxies, forged ToolErrors. Each becomes a coded
@@ -9,7 +9,7 @@ import { runTool } from "../src/testing/index.js";
 
 const TOOL_ERROR_BRAND = Symbol.for("openworker.tool-error");
 const schema = { type: "object", properties: {}, additionalProperties: true } as const;
-const options = { sessionId: "s", turnId: "t", callId: "c", workspace: "/tmp" };
+const options = { sessionId: "s", turnId: "t", callId: "c", workspace: "/tmp", toolName: "hostile.tool" };
 const png = () => new Uint8Array([0x89, 0x50, 0x4e, 0x47, 1, 2, 3, 4]);
 
 function hostileTool(call: () => unknown, extra: Partial<Tool> = {}): Tool {
@@ -493,5 +493,35 @@ describe("hostile modelContext facts (L1)", () => {
     );
     expect(facts).toEqual({ ok: true, facts: { battery: 80 }, bytes: 14 });
     expect(reads).toBe(1);
+  });
+});
+
+describe("hostile descriptors (T1)", () => {
+  const withRequired = (required: unknown) => ({
+    name: "example.x",
+    description: "d",
+    version: "1",
+    inputSchema: { type: "object", properties: { q: { type: "string" } }, required },
+  });
+
+  it("T1 an array whose length is an object with a throwing valueOf is DESCRIPTOR_FAILED naming the field, not a raw error", () => {
+    const throwingLength = new Proxy(["q"], {
+      get(target, key, receiver) {
+        if (key === "length") return { valueOf: () => { throw new Error("length valueOf boom"); } };
+        return Reflect.get(target, key, receiver);
+      },
+    });
+    const error = captureError(() => snapshotDescriptor(withRequired(throwingLength)));
+    expect(error.code).toBe("DESCRIPTOR_FAILED");
+    expect(error.message).toContain('"inputSchema.required"');
+    // A length that counts up on every read is refused at once, not read a million times.
+    let reads = 0;
+    const growing = new Proxy([], { get: (_target, key) => (key === "length" ? { valueOf: () => ++reads } : "x") });
+    expect(captureError(() => snapshotDescriptor(withRequired(growing))).code).toBe("DESCRIPTOR_FAILED");
+    expect(reads).toBe(0);
+    for (const length of [-1, 1.5, Number.NaN, "2"]) {
+      const lying = new Proxy(["q"], { get: (target, key, receiver) => (key === "length" ? length : Reflect.get(target, key, receiver)) });
+      expect(captureError(() => snapshotDescriptor(withRequired(lying))).code, String(length)).toBe("DESCRIPTOR_FAILED");
+    }
   });
 });

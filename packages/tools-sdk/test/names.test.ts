@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { LIMITS, modelAlias, OpenWorkerError, parseQualifiedName, validateQualifiedName } from "../src/index.js";
+import { LIMITS, modelAlias, OpenWorkerError, parseQualifiedName, validateNamespace, validateQualifiedName } from "../src/index.js";
 import { captureError } from "../src/testing/index.js";
 
 function codeOf(action: () => unknown): string | undefined {
@@ -92,4 +92,25 @@ describe("qualified names", () => {
       }),
     );
   });
+
+  it("N3 N2 refuses a namespace whose aliases fall among openworker's own (openworker__shell.run is openworker.shell.run to the model)", () => {
+    expect(modelAlias("openworker__shell.run")).toBe(modelAlias("openworker.shell.run"));
+    for (const name of ["openworker__shell.run", "OpenWorker__Shell.run", "openworker_._run", "openworker___x.y"]) {
+      const error = captureError(() => validateQualifiedName(name));
+      expect(error.code, name).toBe("NAMESPACE_RESERVED");
+      expect(error.message).toContain("openworker__");
+    }
+    expect(codeOf(() => validateNamespace("openworker__core"))).toBe("NAMESPACE_RESERVED");
+    // Only the alias space is reserved: a namespace that merely starts with the word is not.
+    for (const name of ["openworker_tools.run", "openworkers.run", "my_openworker__x.run"]) expect(codeOf(() => validateQualifiedName(name)), name).toBeUndefined();
+    // Property: every name that is valid has an alias outside openworker__ (in any letter case).
+    const part = fc.stringMatching(/^[A-Za-z0-9_-]{1,14}$/);
+    fc.assert(
+      fc.property(fc.constantFrom("openworker", "OpenWorker", "openworker_", "openworker__", ""), part, part, (prefix, namespace, tool) => {
+        const name = `${prefix}${namespace}.${tool}`;
+        if (codeOf(() => validateQualifiedName(name)) === undefined) expect(modelAlias(name).toLowerCase().startsWith("openworker__"), name).toBe(false);
+      }),
+    );
+  });
 });
+

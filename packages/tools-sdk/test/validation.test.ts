@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { OpenWorkerError } from "../src/index.js";
+import { LIMITS, OpenWorkerError } from "../src/index.js";
 import { compileInputSchema, compiledSchemaCount, schemaFingerprint } from "../src/validation/index.js";
 
 describe("schema compilation", () => {
@@ -58,4 +58,74 @@ describe("schema compilation", () => {
     expect(tree.check({ name: "a", child: { name: "b" } })).toEqual({ ok: true });
     expect(tree.check({ name: "a", child: { name: 7 } }).ok).toBe(false);
   });
+
+  it("B5 M3 each schema compiles as if alone: a shared $id neither collides nor lingers", () => {
+    const id = "https://schemas.example.com/shared.json";
+    const alpha = compileInputSchema({ $id: id, type: "object", properties: { a: { type: "string" } }, required: ["a"] }, "alpha.t");
+    // Another provider's schema with the same $id, then alpha's schema changed under the same $id.
+    const beta = compileInputSchema({ $id: id, type: "object", properties: { b: { type: "number" } }, required: ["b"] }, "beta.t");
+    const alpha2 = compileInputSchema({ $id: id, type: "object", properties: { a: { type: "string" }, extra: { type: "boolean" } }, required: ["a"] }, "alpha.t");
+    expect(alpha.check({ a: "x" }).ok).toBe(true);
+    expect(beta.check({ b: 1 }).ok).toBe(true);
+    expect(beta.check({ a: "x" }).ok).toBe(false);
+    expect(alpha2.check({ a: "x", extra: 1 }).ok).toBe(false);
+    // A nested $id is no more shared than a root one.
+    const nested = { type: "object", properties: { p: { $id: "https://schemas.example.com/point.json", type: "object", required: ["x"] } } };
+    expect(compileInputSchema(nested, "one.t").check({ p: {} }).ok).toBe(false);
+    expect(compileInputSchema({ ...nested, title: "again" }, "two.t").check({ p: { x: 1 } }).ok).toBe(true);
+    // Relative $ids as TypeBox users give them: two tools, both "Args".
+    expect(compileInputSchema({ $id: "Args", type: "object", properties: { city: { type: "string" } } }, "weather.now").check({ city: "x" }).ok).toBe(true);
+    expect(compileInputSchema({ $id: "Args", type: "object", properties: { text: { type: "string" } } }, "notes.add").check({ text: 1 }).ok).toBe(false);
+  });
+
+  it("B5 M3 a $ref to another tool's $id fails the same way whatever was compiled before", () => {
+    const id = "https://schemas.example.com/ref-target.json";
+    const referring = (title: string) => ({ type: "object", title, properties: { x: { $ref: `${id}#/properties/a` } } });
+    const before = captureCode(() => compileInputSchema(referring("before"), "gamma.t"));
+    compileInputSchema({ $id: id, type: "object", properties: { a: { type: "string" } } }, "alpha.target");
+    const after = captureCode(() => compileInputSchema(referring("after"), "gamma.t"));
+    expect(before).toBe("SCHEMA_INVALID");
+    expect(after).toBe("SCHEMA_INVALID");
+  });
+
+  it("E5 B5 the dialect is read from schema positions only: data in an OpenAPI example does not make a schema draft-07", () => {
+    const base = {
+      type: "object",
+      properties: { items: { type: "array" }, a: { type: "string" }, b: { type: "string" }, pair: { type: "array", prefixItems: [{ type: "string" }, { type: "number" }] } },
+      dependentRequired: { a: ["b"] },
+    };
+    const bad = { a: "x", pair: [1, "not a number"] };
+    for (const extra of [{ example: { items: ["apple", "pear"], a: "x", b: "y" } }, { "x-sample": { additionalItems: true, dependencies: {} } }, { default: { items: [1] } }]) {
+      const check = compileInputSchema({ ...base, ...extra }, "shop.order").check(bad);
+      expect(check.ok, JSON.stringify(extra)).toBe(false);
+      expect(check.ok ? [] : check.issues.map((issue) => issue.path)).toEqual(["/pair/0", "/pair/1", ""]);
+    }
+    // A draft-07 form in a real schema position still makes it draft-07.
+    const tuple = compileInputSchema({ type: "object", properties: { t: { type: "array", items: [{ type: "string" }] } }, dependentRequired: { a: ["b"] } }, "x.tuple7");
+    expect(tuple.check({ a: 1 }).ok).toBe(true);
+  });
+
+  it("E5 an argument mismatch message names the first 20 problems and counts the rest, within 4 KB", () => {
+    const validator = compileInputSchema({ type: "object", properties: { list: { type: "array", items: { type: "string" } } }, additionalProperties: false }, "example.tags");
+    const check = validator.check({ list: Array.from({ length: 130_000 }, () => 0) });
+    expect(check.ok).toBe(false);
+    if (check.ok) return;
+    expect(check.issues).toHaveLength(130_000);
+    expect(check.message.split("; ").filter((part) => part.startsWith("/list/"))).toHaveLength(20);
+    expect(check.message).toMatch(/; … \(129980 more\)$/);
+    const longKey = "k".repeat(100_000);
+    const long = validator.check({ [longKey]: 1 });
+    expect(long.ok).toBe(false);
+    if (!long.ok) expect(Buffer.byteLength(long.message)).toBeLessThanOrEqual(LIMITS.errorMessageBytes);
+  });
 });
+
+function captureCode(action: () => unknown): string | undefined {
+  try {
+    action();
+  } catch (error) {
+    return OpenWorkerError.isInstance(error) ? error.code : "uncoded";
+  }
+  return undefined;
+}
+

@@ -20,6 +20,13 @@ export interface ExecuteOptions {
   readonly timeoutMs?: number;
   /** Receives each progress event the bounded reporter accepted. */
   readonly onProgress?: (event: ProgressEvent) => void;
+  /**
+   * The tool's registered qualified name, to name it in fault messages (`tool
+   * "example.lookup" threw …`); without it they say `the tool`. The name comes from
+   * here, never from `tool.descriptor()` again: a descriptor is read once, at
+   * registration, and one that answers differently later would name another tool.
+   */
+  readonly toolName?: string;
 }
 
 /** The settled result of one call: exactly one outcome. */
@@ -61,7 +68,7 @@ type Settlement =
  *
  * @example
  * ```ts
- * const result = await executeTool(tool, { query: "x" }, { sessionId: "s", turnId: "t", callId: "c", workspace: "/tmp" });
+ * const result = await executeTool(tool, { query: "x" }, { sessionId: "s", turnId: "t", callId: "c", workspace: "/tmp", toolName: "example.search" });
  * result.outcome; // "succeeded"
  * ```
  */
@@ -133,9 +140,9 @@ export async function executeTool(tool: Tool, args: unknown, options: ExecuteOpt
     case "cancelled":
       return finish({ outcome: "cancelled", error: { code: FAULT_CODES.cancelled, message: "the call was cancelled" } });
     case "thrown":
-      return finish(fromThrown(tool, settlement.error));
+      return finish(fromThrown(options.toolName, settlement.error));
     case "value":
-      return finish(fromValue(tool, settlement.value));
+      return finish(fromValue(options.toolName, settlement.value));
   }
 }
 
@@ -196,17 +203,17 @@ type Settled = Omit<ExecutionResult, "progress" | "durationMs">;
  * What a tool resolved with: a `ToolError`, or a result to normalize. Normalization never
  * throws; the guard is for whatever nobody foresaw, since `executeTool` must not throw.
  */
-function fromValue(tool: Tool, value: unknown): Settled {
+function fromValue(name: string | undefined, value: unknown): Settled {
   try {
-    if (ToolError.isInstance(value)) return fromToolError(tool, value, "returned");
+    if (ToolError.isInstance(value)) return fromToolError(name, value, "returned");
     const normalized = normalizeToolOutput(value);
     if (normalized.ok) return { outcome: "succeeded", output: normalized.output };
     if ("breach" in normalized) {
       return { outcome: "limit_exceeded", breach: normalized.breach, error: { code: FAULT_CODES.limitExceeded, message: normalized.breach.message } };
     }
-    return { outcome: "crashed", error: { code: normalized.invalid.code, message: boundErrorMessage(`${toolLabel(tool)}: ${normalized.invalid.message}`) } };
+    return { outcome: "crashed", error: { code: normalized.invalid.code, message: boundErrorMessage(`${toolLabel(name)}: ${normalized.invalid.message}`) } };
   } catch (error) {
-    return crashed(tool, `resolved with a result that could not be read (${describeThrown(error)})`);
+    return crashed(name, `resolved with a result that could not be read (${describeThrown(error)})`);
   }
 }
 
@@ -216,43 +223,37 @@ function fromValue(tool: Tool, value: unknown): Settled {
  * each and checked as the constructor would; a value that fails is a crash, as any other
  * thrown value, never a `failed` call with a code the journal and the model cannot trust.
  */
-function fromToolError(tool: Tool, error: ToolError, how: "returned" | "threw"): Settled {
+function fromToolError(name: string | undefined, error: ToolError, how: "returned" | "threw"): Settled {
   let code: unknown;
   let message: unknown;
   try {
     code = error.code;
     message = error.message;
   } catch (readError) {
-    return crashed(tool, `${how} a ToolError whose code or message could not be read (${describeThrown(readError)})`);
+    return crashed(name, `${how} a ToolError whose code or message could not be read (${describeThrown(readError)})`);
   }
   if (!isToolErrorCode(code)) {
     const shown = typeof code === "string" ? `${JSON.stringify(code.slice(0, 64))}${code.length > 64 ? `… (${code.length} characters)` : ""}` : typeWords(code);
-    return crashed(tool, `${how} a ToolError whose code is ${shown}, not 1-64 characters of A-Z a-z 0-9 _ . -`);
+    return crashed(name, `${how} a ToolError whose code is ${shown}, not 1-64 characters of A-Z a-z 0-9 _ . -`);
   }
-  if (typeof message !== "string") return crashed(tool, `${how} a ToolError whose message is ${typeWords(message)}, not a string`);
+  if (typeof message !== "string") return crashed(name, `${how} a ToolError whose message is ${typeWords(message)}, not a string`);
   return { outcome: "failed", error: { code, message: boundErrorMessage(message) } };
 }
 
-function fromThrown(tool: Tool, error: unknown): Settled {
-  if (ToolError.isInstance(error)) return fromToolError(tool, error, "threw");
-  return crashed(tool, `threw ${describeThrown(error)}`);
+function fromThrown(name: string | undefined, error: unknown): Settled {
+  if (ToolError.isInstance(error)) return fromToolError(name, error, "threw");
+  return crashed(name, `threw ${describeThrown(error)}`);
 }
 
 /** A crash (E4): the turn stops; `what` says what the tool did, after its name. */
-function crashed(tool: Tool, what: string): Settled {
-  return { outcome: "crashed", error: { code: FAULT_CODES.crashed, message: boundErrorMessage(`${toolLabel(tool)} ${what}`) } };
+function crashed(name: string | undefined, what: string): Settled {
+  return { outcome: "crashed", error: { code: FAULT_CODES.crashed, message: boundErrorMessage(`${toolLabel(name)} ${what}`) } };
 }
 
 /**
- * `tool "namespace.name"` for a message, or `the tool` when the descriptor cannot say:
- * it is tool code too, and is asked only once a call has already gone wrong.
+ * `tool "namespace.name"` for a message, from the name the caller registered the tool
+ * under ({@link ExecuteOptions.toolName}), or `the tool` without one.
  */
-function toolLabel(tool: Tool): string {
-  try {
-    const name: unknown = tool.descriptor().name;
-    if (typeof name === "string" && name.length <= LIMITS.nameBytes) return `tool ${JSON.stringify(name)}`;
-  } catch {
-    // The generic label below; the call's own failure is what the message is about.
-  }
-  return "the tool";
+function toolLabel(name: string | undefined): string {
+  return typeof name === "string" && name.length <= LIMITS.nameBytes ? `tool ${JSON.stringify(name)}` : "the tool";
 }

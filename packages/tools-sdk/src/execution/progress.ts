@@ -39,28 +39,26 @@ export function createBoundedProgress(onEvent?: (event: ProgressEvent) => void):
 }
 
 /**
- * One call's reporter, its counters and its `close`, in one object: every call makes one,
- * so it is a class rather than a handful of closures made per call. `report` is an own
- * arrow function so that a tool may pass it around detached from `context.progress`.
+ * One call's counters and its `close`: every call makes one, so it is a class rather than
+ * a handful of closures made per call. The tool gets only {@link Bounded.reporter}, a
+ * frozen object holding `report` and nothing else (E2, E4): handed this object, a tool
+ * could reset `stats` and report without bound. `report` is an arrow function so that a
+ * tool may pass it around detached from `context.progress`.
  */
-class Bounded implements BoundedProgress, ProgressReporter {
+class Bounded implements BoundedProgress {
   readonly stats: ProgressStats = { accepted: 0, dropped: 0, jsonBytes: 0, breaches: [] };
+  readonly reporter: ProgressReporter;
   #closed = false;
   readonly #onEvent: ((event: ProgressEvent) => void) | undefined;
 
   constructor(onEvent: ((event: ProgressEvent) => void) | undefined) {
     this.#onEvent = onEvent;
-  }
-
-  get reporter(): ProgressReporter {
-    return this;
+    this.reporter = Object.freeze({ report: (event: ProgressEvent): boolean => this.#report(event) });
   }
 
   close(): void {
     this.#closed = true;
   }
-
-  readonly report = (event: ProgressEvent): boolean => this.#report(event);
 
   #report(event: ProgressEvent): boolean {
     if (this.#closed) return false;

@@ -3,8 +3,11 @@ import { Ajv2019 } from "ajv/dist/2019.js";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormatsImport from "ajv-formats";
 import { OpenWorkerError } from "../errors.js";
+import { boundErrorMessage } from "../execution/normalize.js";
 import type { JsonSchema } from "../json.js";
+import { undeclaredDialect } from "./dialect.js";
 import { schemaFingerprint } from "./fingerprint.js";
+import { linearRegExp, UnsupportedPatternError } from "./linear-pattern.js";
 
 /** One reason arguments do not match their schema. */
 export interface ArgumentIssue {
@@ -31,7 +34,14 @@ type FormatsPlugin = (ajv: Ajv) => Ajv;
 const addFormats = ((addFormatsImport as unknown as { default?: FormatsPlugin }).default ??
   addFormatsImport) as unknown as FormatsPlugin;
 
-const AJV_OPTIONS = { strict: false, allErrors: true, allowUnionTypes: true } as const;
+/**
+ * `allErrors` so the model learns every problem at once (the message shows the first
+ * {@link MESSAGE_ISSUES}); patterns run on RE2 ({@link linearRegExp}), in linear time.
+ */
+const AJV_OPTIONS = { strict: false, allErrors: true, allowUnionTypes: true, code: { regExp: linearRegExp } } as const;
+
+/** How many issues an argument mismatch's message spells out; the rest are counted (E5). */
+const MESSAGE_ISSUES = 20;
 
 let drafts: { draft7: Ajv; draft2019: Ajv; draft2020: Ajv } | undefined;
 
@@ -66,54 +76,6 @@ function engineFor(schema: JsonSchema, toolName: string): Ajv {
   );
 }
 
-/** Keywords 2019-09 and 2020-12 share, which a draft-07 reader ignores. */
-const KEYWORDS_2019_AND_2020 = new Set(["dependentRequired", "dependentSchemas", "unevaluatedProperties", "unevaluatedItems", "minContains", "maxContains"]);
-/** Keywords of 2020-12 only (`prefixItems` also changes what `items` means). */
-const KEYWORDS_2020_ONLY = new Set(["prefixItems", "$dynamicRef", "$dynamicAnchor"]);
-/** Keywords of 2019-09 only, which 2020-12 replaced (`$dynamicRef`). */
-const KEYWORDS_2019_ONLY = new Set(["$recursiveRef", "$recursiveAnchor"]);
-/** Keywords whose values are maps from names to schemas: their keys are names, not keywords. */
-const SCHEMA_MAPS = new Set(["properties", "patternProperties", "$defs", "definitions", "dependentSchemas"]);
-/** Keywords whose values are data, never schemas. */
-const DATA_KEYWORDS = new Set(["enum", "const", "default", "examples", "required", "dependentRequired"]);
-
-/**
- * The dialect of a schema that declares none. MCP's 2025-11-25 revision reads such a
- * schema as 2020-12, older revisions and most servers' generators (draft-07 with
- * `$schema`, or none) as draft-07. Read by what it uses: a schema with a keyword only
- * 2019-09/2020-12 know (`prefixItems`, `dependentRequired`, `unevaluatedProperties`, …)
- * and no draft-07-only form (`items` as an array, `additionalItems`, `dependencies`) is
- * 2020-12 (2019-09 when it uses `$recursiveRef`/`$recursiveAnchor`, which 2020-12
- * replaced); a schema mixing keywords only one of those has is read as draft-07, as every
- * other is, as before (the dialects read the common keywords alike).
- */
-function undeclaredDialect(schema: JsonSchema): "draft-07" | "2019-09" | "2020-12" {
-  let shared = false;
-  let only2020 = false;
-  let only2019 = false;
-  const pending: unknown[] = [schema];
-  while (pending.length > 0) {
-    const node = pending.pop();
-    if (Array.isArray(node)) {
-      pending.push(...node);
-      continue;
-    }
-    if (typeof node !== "object" || node === null) continue;
-    for (const [key, value] of Object.entries(node)) {
-      if (key === "additionalItems" || key === "dependencies" || (key === "items" && Array.isArray(value))) return "draft-07";
-      if (KEYWORDS_2019_AND_2020.has(key)) shared = true;
-      else if (KEYWORDS_2020_ONLY.has(key)) only2020 = true;
-      else if (KEYWORDS_2019_ONLY.has(key)) only2019 = true;
-      if (DATA_KEYWORDS.has(key)) continue;
-      if (SCHEMA_MAPS.has(key) && typeof value === "object" && value !== null) pending.push(...Object.values(value));
-      else pending.push(value);
-    }
-  }
-  if (only2019 && only2020) return "draft-07";
-  if (only2019) return "2019-09";
-  return only2020 || shared ? "2020-12" : "draft-07";
-}
-
 const cache = new Map<string, ArgumentValidator>();
 let compiled = 0;
 
@@ -143,8 +105,17 @@ export function compileInputSchema(schema: JsonSchema, toolName = "(unnamed)"): 
   const engine = engineFor(schema, toolName);
   let validate: ValidateFunction;
   try {
-    validate = engine.compile(schema as Record<string, unknown>);
+    validate = compileAlone(engine, schema as Record<string, unknown>);
   } catch (cause) {
+    if (cause instanceof UnsupportedPatternError) {
+      const shown = cause.pattern.length > 200 ? `${JSON.stringify(cause.pattern.slice(0, 200))}… (${cause.pattern.length} characters)` : JSON.stringify(cause.pattern);
+      throw new OpenWorkerError(
+        "SCHEMA_INVALID",
+        `input schema of tool ${JSON.stringify(toolName)} has the pattern ${shown}, which cannot be checked in linear time: ${cause.reason}; ` +
+          "the host checks patterns with RE2 so that no argument can stall it, and refuses this schema",
+        { cause, details: { tool: toolName, pattern: cause.pattern } },
+      );
+    }
     throw new OpenWorkerError(
       "SCHEMA_INVALID",
       `input schema of tool ${JSON.stringify(toolName)} is not valid JSON Schema: ${(cause as Error).message}`,
@@ -157,8 +128,7 @@ export function compileInputSchema(schema: JsonSchema, toolName = "(unnamed)"): 
     check(args) {
       if (validate(args)) return { ok: true };
       const issues = (validate.errors ?? []).map(toIssue);
-      const message = issues.map((issue) => `${issue.path || "(root)"} ${issue.message}`).join("; ");
-      return { ok: false, message, issues };
+      return { ok: false, message: mismatchMessage(issues), issues };
     },
   };
   cache.set(fingerprint, validator);
@@ -168,6 +138,40 @@ export function compileInputSchema(schema: JsonSchema, toolName = "(unnamed)"): 
 /** How many distinct schemas this process has compiled (for benchmarks and tests of B5's cache). */
 export function compiledSchemaCount(): number {
   return compiled;
+}
+
+/**
+ * The first {@link MESSAGE_ISSUES} issues, then how many more, within
+ * `LIMITS.errorMessageBytes` (E5): with `allErrors`, 256 KB of arguments can break a
+ * schema 130,000 times, and the message goes to the journal and to the model.
+ */
+function mismatchMessage(issues: readonly ArgumentIssue[]): string {
+  const shown = issues.length > MESSAGE_ISSUES ? issues.slice(0, MESSAGE_ISSUES) : issues;
+  let message = shown.map((issue) => `${issue.path || "(root)"} ${issue.message}`).join("; ");
+  if (issues.length > shown.length) message += `; … (${issues.length - shown.length} more)`;
+  return boundErrorMessage(message);
+}
+
+/**
+ * Compiles a schema as if it were the only one ajv had seen (B5, M3). ajv registers
+ * every `$id` a compiled schema holds (its own and nested ones) in the instance: left
+ * there, two tools with the same `$id` collide, a changed schema keeping its `$id` never
+ * compiles again, and a `$ref` to another tool's `$id` resolves or not by compile order.
+ * So whatever this compilation registered is removed once it is done, success or not;
+ * the meta-schemas, registered before, stay. The validator keeps what it resolved.
+ */
+function compileAlone(engine: Ajv, schema: Record<string, unknown>): ValidateFunction {
+  const refs = new Set(Object.keys(engine.refs));
+  const schemas = new Set(Object.keys(engine.schemas));
+  try {
+    return engine.compile(schema);
+  } finally {
+    for (const key of Object.keys(engine.refs)) if (!refs.has(key)) delete engine.refs[key];
+    for (const key of Object.keys(engine.schemas)) if (!schemas.has(key)) delete engine.schemas[key];
+    // ajv also caches the schema object itself: a second compile of a schema that failed
+    // would skip its meta-schema check. The fingerprint cache above stands in for it.
+    (engine as unknown as { readonly _cache: Map<unknown, unknown> })._cache.delete(schema);
+  }
 }
 
 function toIssue(error: ErrorObject): ArgumentIssue {
