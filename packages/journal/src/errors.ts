@@ -10,7 +10,7 @@ import { OpenWorkerError } from "@openworker/tools-sdk";
  * ```
  */
 export const JOURNAL_ERRORS = Object.freeze({
-  /** The file could not be opened as a SQLite database (missing folder rights, not SQLite, locked). */
+  /** The file could not be opened as a SQLite database (missing folder rights, not SQLite, locked), or a writer may not write it. */
   OPEN_FAILED: "JOURNAL_OPEN_FAILED",
   /** The path exists but is not a regular file (a directory, a device such as `/dev/null`, a FIFO). */
   NOT_A_FILE: "JOURNAL_NOT_A_FILE",
@@ -46,7 +46,10 @@ export const JOURNAL_ERRORS = Object.freeze({
   CALL_EXISTS: "JOURNAL_CALL_EXISTS",
   /** Another writer (a live process) holds the journal's writer lock. */
   LOCKED: "JOURNAL_LOCKED",
-  /** The file lacks what the journal itself always writes (e.g. a live session's head row): it was altered. */
+  /**
+   * The file lacks what the journal itself always writes (e.g. a live session's head row):
+   * it was altered. At open: a file SQLite finds malformed, or whose schema lost a column.
+   */
   DAMAGED: "JOURNAL_DAMAGED",
   /** A second approval decision for one call. */
   DECISION_EXISTS: "JOURNAL_DECISION_EXISTS",

@@ -19,7 +19,7 @@ import { LiveState } from "./live-state.js";
 import { type CallSummary, JournalReader, type SessionSummary } from "./reader.js";
 import type { JournalRecord } from "./records.js";
 import { type InterruptedCall, recoverInterruptedCalls } from "./recovery.js";
-import { openDatabase } from "./schema.js";
+import { openDatabase, openFailure } from "./schema.js";
 import { TailLog } from "./tail-log.js";
 import { replayTailLog } from "./tail-replay.js";
 import { verifyChains, type VerifyReport } from "./verify.js";
@@ -210,7 +210,9 @@ export class Journal {
     } catch (error) {
       db.close();
       lock?.release();
-      throw error;
+      // Reading the file (its tables, its sessions, its tail log) can meet a damaged
+      // database: SQLite's error becomes the journal's, like one met while opening it.
+      throw openFailure(options.path, error);
     }
   }
 

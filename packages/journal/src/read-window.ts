@@ -53,7 +53,16 @@ export class ReadWindow {
     if (!this.open) return;
     this.open = false;
     this.reads = 0;
-    if (this.db.inTransaction) this.end.run();
+    if (this.db.inTransaction) {
+      try {
+        this.end.run();
+      } catch (error) {
+        // A damaged file can fail the COMMIT of a read: the connection must not stay
+        // inside the transaction (every later read would see its snapshot).
+        if (this.db.inTransaction) this.db.exec("ROLLBACK");
+        throw error;
+      }
+    }
     this.transactions += 1;
     this.between?.();
   }

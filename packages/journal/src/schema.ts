@@ -1,5 +1,6 @@
 import { statSync } from "node:fs";
 import Database from "better-sqlite3";
+import { OpenWorkerError } from "@openworker/tools-sdk";
 import { JOURNAL_ERRORS, journalError } from "./errors.js";
 import { writerPragmas } from "./group-writes.js";
 import { folderReadOnlyError } from "./journal-path.js";
@@ -178,6 +179,7 @@ export function openDatabase(file: string, mode: OpenMode): Database.Database {
   try {
     db.pragma("busy_timeout = 5000");
     if (!mode.readonly) {
+      refuseReadOnlyConnection(db, file);
       db.pragma("journal_mode = WAL");
       for (const pragma of writerPragmas(mode.synchronous)) db.pragma(pragma);
     }
@@ -220,15 +222,60 @@ export function openDatabase(file: string, mode: OpenMode): Database.Database {
     if (isSqliteError(error)) {
       const readOnlyFolder = mode.readonly ? folderReadOnlyError(file, error) : undefined;
       if (readOnlyFolder !== undefined) throw readOnlyFolder;
-      throw journalError(
-        JOURNAL_ERRORS.OPEN_FAILED,
-        `journal ${JSON.stringify(file)}: not a readable journal database (${errorText(error)})`,
-        { path: file },
-        error,
-      );
     }
-    throw error;
+    throw openFailure(file, error);
   }
+}
+
+/**
+ * A writer's connection must be able to write. Asked to open a file this process may
+ * not write (mode 0444, another user's file), SQLite falls back to reading it and says
+ * nothing: the journal would then open, every `callStarted` would resolve on the tail
+ * log and its tool would run, and only the group commit after it would fail. So a
+ * write is tried (the schema version set to what it is) and rolled back: nothing reaches
+ * the file, and a connection SQLite opened read-only refuses it with `SQLITE_READONLY`.
+ * (`BEGIN IMMEDIATE` alone is not refused, and better-sqlite3's `db.readonly` only says
+ * what was asked.)
+ */
+export function refuseReadOnlyConnection(db: Database.Database, file: string): void {
+  try {
+    db.exec("BEGIN IMMEDIATE");
+    try {
+      const version = db.pragma("user_version", { simple: true }) as number;
+      db.pragma(`user_version = ${version}`);
+    } finally {
+      if (db.inTransaction) db.exec("ROLLBACK");
+    }
+  } catch (error) {
+    if (!sqliteCode(error)?.startsWith("SQLITE_READONLY")) throw error;
+    throw journalError(
+      JOURNAL_ERRORS.OPEN_FAILED,
+      `journal ${JSON.stringify(file)}: this process has no write permission on the file (SQLite could open it only read-only); grant write permission on it and on its -wal and -shm files (SQLite gives them the file's mode), or open it with { readonly: true } to read it`,
+      { path: file },
+      error,
+    );
+  }
+}
+
+/**
+ * What opening a journal met, as one of the journal's errors (its own pass as they are).
+ * A file SQLite reads as malformed (`SQLITE_CORRUPT`), or whose tables lack a column or
+ * table its schema version has, holds what the journal never writes: `JOURNAL_DAMAGED`.
+ * Anything else (not a database, I/O, rights) is `JOURNAL_OPEN_FAILED`.
+ */
+export function openFailure(file: string, error: unknown): Error {
+  if (OpenWorkerError.isInstance(error)) return error;
+  const code = sqliteCode(error);
+  const text = errorText(error);
+  if (code?.startsWith("SQLITE_CORRUPT") || (code === "SQLITE_ERROR" && /^no such (column|table)\b/.test(text))) {
+    return journalError(
+      JOURNAL_ERRORS.DAMAGED,
+      `journal ${JSON.stringify(file)}: the database is damaged (${text}); restore it from a backup, or copy what SQLite can still read out of it (sqlite3's .recover) to a new file`,
+      { path: file },
+      error,
+    );
+  }
+  return journalError(JOURNAL_ERRORS.OPEN_FAILED, `journal ${JSON.stringify(file)}: not a readable journal database (${text})`, { path: file }, error);
 }
 
 function migrate(db: Database.Database): void {
@@ -255,6 +302,13 @@ function hasForeignTables(db: Database.Database): boolean {
 
 function isSqliteError(error: unknown): boolean {
   return error instanceof Error && error.name === "SqliteError";
+}
+
+/** A SqliteError's code (`SQLITE_CORRUPT`, `SQLITE_READONLY_…`), or `undefined` for any other error. */
+function sqliteCode(error: unknown): string | undefined {
+  if (!isSqliteError(error)) return undefined;
+  const code = (error as { code?: unknown }).code;
+  return typeof code === "string" ? code : undefined;
 }
 
 function errorText(error: unknown): string {

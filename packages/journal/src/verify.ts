@@ -90,14 +90,33 @@ type HeadRow = Pick<VerifiedSessionRow, "ref" | "head_frame" | "seq" | "hash" | 
  * content is not a JSON object, or a database SQLite cannot read is a break.
  */
 export function verifyChains(db: Database.Database, sessionId?: string, pacing: VerifyPacing = {}): VerifyReport {
-  const run = new Verification(db, pacing);
+  let run: Verification;
   try {
-    return sessionId === undefined ? run.file() : run.one(sessionId);
+    run = new Verification(db, pacing);
   } catch (error) {
-    return run.unreadable(error);
-  } finally {
-    run.window.release();
+    // Statements SQLite cannot prepare on this file (a damaged schema lost a column): nothing is readable.
+    return unreadableFile(error);
   }
+  let report: VerifyReport;
+  try {
+    report = sessionId === undefined ? run.file() : run.one(sessionId);
+  } catch (error) {
+    report = run.unreadable(error);
+  }
+  try {
+    run.window.release();
+  } catch (error) {
+    // SQLite can report a damaged file only when the last read transaction ends: that is
+    // a break too, unless the walk already found one (the first break stands).
+    if (report.ok) report = unreadableFile(error, report);
+  }
+  return report;
+}
+
+/** A break that no session or record can be blamed for: the file itself could not be read. */
+function unreadableFile(error: unknown, checked?: VerifyReport): VerifyReport {
+  const problem = `unreadable: ${error instanceof Error ? error.message : String(error)}`;
+  return { ok: false, sessions: checked?.sessions ?? 0, records: checked?.records ?? 0, firstBreak: { sessionId: "", seq: 0, problem } };
 }
 
 interface Break extends ChainBreak {

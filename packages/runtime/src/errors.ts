@@ -47,6 +47,12 @@ export const RUNTIME_ERROR_CODES = Object.freeze({
    * turn stops (E4), instead of the call being left without a terminal record (A3).
    */
   CALL_PIPELINE_FAILED: "CALL_PIPELINE_FAILED",
+  /**
+   * Stands for a tool's error code that held a secret the runtime was handed (E6): a code
+   * is a bare identifier, so the secret cannot be masked inside it (`ERR_[redacted]` is no
+   * code) and the whole code is replaced. The message is redacted as always.
+   */
+  CODE_REDACTED: "CODE_REDACTED",
   /** An option of `openSession` (or the runtime) that cannot work: the message names it and what it takes. */
   OPTIONS_INVALID: "OPTIONS_INVALID",
 });

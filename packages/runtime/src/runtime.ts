@@ -27,11 +27,14 @@ export interface RuntimeOptions {
   readonly models?: readonly ModelProvider[];
   /** Asks a person. Without one, tools whose policy says `ask` are denied (fail closed). */
   readonly approver?: Approver;
-  /** How long the approver may take before the call is denied. Default 5 minutes. */
+  /**
+   * How long the approver may take before the call is denied. Default 5 minutes; at most
+   * 2³¹ − 1 ms (about 24.8 days, a Node.js timer's longest), else `OPTIONS_INVALID`.
+   */
   readonly approvalTimeoutMs?: number;
   /** The bundled host entry file whose bytes enter the execution identity (A2). Default: `process.argv[1]`. */
   readonly hostEntry?: string;
-  /** Options of the MCP bridge (connect timeouts, grace periods, base environment). */
+  /** Options of the MCP bridge (connect timeouts, grace periods, base environment); one it refuses is `OPTIONS_INVALID` naming `mcp.<field>`. */
   readonly mcp?: McpBridgeOptions;
   /** More values to keep out of everything the runtime writes (E6). */
   readonly secrets?: readonly string[];
@@ -97,13 +100,13 @@ export class Runtime {
   #host: Promise<{ executableBytesDigest: string; nodeVersion: string }> | undefined;
   #closing: Promise<void> | undefined;
 
-  private constructor(registry: ToolRegistry, journal: Journal, ownsJournal: boolean, options: RuntimeOptions, secrets: readonly string[]) {
+  private constructor(registry: ToolRegistry, journal: Journal, ownsJournal: boolean, options: RuntimeOptions, bridge: McpBridge, redactor: Redactor) {
     this.registry = registry;
     this.journal = journal;
     this.#ownsJournal = ownsJournal;
     this.#options = options;
-    this.#bridge = new McpBridge(registry.providers(), options.mcp);
-    this.#redactor = Redactor.fromSources(registry.providers(), process.env, secrets);
+    this.#bridge = bridge;
+    this.#redactor = redactor;
   }
 
   /**
@@ -112,8 +115,14 @@ export class Runtime {
    */
   static async openWithRegistry(registry: ToolRegistry, options: RuntimeOptions = {}): Promise<Runtime> {
     const workspace = path.resolve(options.workspace ?? process.cwd());
-    // Known before anything opens: a provider whose credentials cannot be listed leaves nothing open.
+    // Everything that can refuse the options is checked and built before the journal opens
+    // and the registry freezes: a refused option leaves no journal locked and no registry
+    // frozen, so the host fixes it and opens again. Nothing here starts a process.
+    const approvalTimeoutMs = checkedApprovalTimeout(options.approvalTimeoutMs);
+    // A provider whose credentials cannot be listed leaves nothing open.
     const secrets = [...(options.secrets ?? []), ...modelSecrets(options.models ?? [])];
+    const bridge = openBridge(registry, options.mcp);
+    const redactor = Redactor.fromSources(registry.providers(), process.env, secrets);
     const given = options.journal;
     // Opened before the registry freezes: a journal that cannot open (locked, unreadable)
     // leaves the host's registry as it was, to fix and try again.
@@ -126,7 +135,7 @@ export class Runtime {
             commitThread: given?.commitThread ?? "auto",
           });
     registry.freeze();
-    return new Runtime(registry, journal, !(given instanceof Journal), { ...options, workspace }, secrets);
+    return new Runtime(registry, journal, !(given instanceof Journal), { ...options, workspace, approvalTimeoutMs }, bridge, redactor);
   }
 
   /** Opens a session on a bundle: loads it, computes and journals its execution identity (A2). */
@@ -156,7 +165,7 @@ export class Runtime {
         executionIdentity: identity.identity,
         policy,
         approver: this.#options.approver,
-        approvalTimeoutMs: this.#options.approvalTimeoutMs ?? 300_000,
+        approvalTimeoutMs: this.#options.approvalTimeoutMs!,
         callTimeoutMs,
         journal: this.journal,
         mcp: this.#bridge.openSession(sessionId),
@@ -233,11 +242,32 @@ export class Runtime {
       await this.#bridge.dispose();
       await this.#bridge.joinCleanup();
     } finally {
-      await this.journal.flush();
-      if (this.#ownsJournal) this.journal.close();
+      await this.#closeJournal();
     }
     const failed = results.find((result): result is PromiseRejectedResult => result.status === "rejected");
     if (failed) throw failed.reason;
+  }
+
+  /**
+   * Commits what is queued, then closes the journal it opened. A failing commit (a file
+   * gone or made read-only, a full disk) still closes it, and the flush's error is what
+   * the host sees: left open, its connection and writer lock would outlive the runtime,
+   * and a new runtime in this process could not open the file again (`JOURNAL_LOCKED`).
+   */
+  async #closeJournal(): Promise<void> {
+    try {
+      await this.journal.flush();
+    } catch (error) {
+      if (this.#ownsJournal) {
+        try {
+          this.journal.close();
+        } catch {
+          // The same failure, met again by close's own commit: the flush's error stands.
+        }
+      }
+      throw error;
+    }
+    if (this.#ownsJournal) this.journal.close();
   }
 
   #assertOpen(): void {
@@ -306,6 +336,46 @@ function checkedCallTimeout(callTimeoutMs: number | undefined): number | undefin
     );
   }
   return callTimeoutMs;
+}
+
+/** The approver's default time to answer (5 minutes). */
+const APPROVAL_TIMEOUT_MS = 300_000;
+/** The longest delay a Node.js timer keeps (2³¹ − 1 ms, about 24.8 days): a longer one fires after 1 ms. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * The approver's time to answer, checked at open: a timer given `Infinity`, `NaN`, a
+ * negative or anything past 2³¹ − 1 ms fires after 1 ms, and "no timeout" would deny every
+ * asked call at once, saying no decision came in time.
+ */
+function checkedApprovalTimeout(approvalTimeoutMs: number | undefined): number {
+  if (approvalTimeoutMs === undefined) return APPROVAL_TIMEOUT_MS;
+  if (typeof approvalTimeoutMs !== "number" || !Number.isFinite(approvalTimeoutMs) || approvalTimeoutMs <= 0 || approvalTimeoutMs > MAX_TIMER_MS) {
+    throw new OpenWorkerError(
+      RUNTIME_ERROR_CODES.OPTIONS_INVALID,
+      `approvalTimeoutMs must be a positive number of milliseconds up to ${MAX_TIMER_MS} (about 24.8 days; leave it out for 5 minutes), got ${String(approvalTimeoutMs)}`,
+      { details: { option: "approvalTimeoutMs" } },
+    );
+  }
+  return approvalTimeoutMs;
+}
+
+/**
+ * The MCP bridge for the registry's providers. The bridge refuses an option it cannot
+ * use with a `RangeError` or `TypeError` naming `McpBridgeOptions.<field>`; the host gets
+ * the runtime's `OPTIONS_INVALID` naming `mcp.<field>`, the option it passed. The bridge's
+ * own coded errors pass as they are.
+ */
+function openBridge(registry: ToolRegistry, options: McpBridgeOptions | undefined): McpBridge {
+  try {
+    return new McpBridge(registry.providers(), options);
+  } catch (error) {
+    if (OpenWorkerError.isInstance(error) || !(error instanceof RangeError || error instanceof TypeError)) throw error;
+    const field = /McpBridgeOptions\.(\w+)/.exec(error.message)?.[1];
+    const option = field === undefined ? "mcp" : `mcp.${field}`;
+    const problem = field === undefined ? error.message : error.message.replace(`McpBridgeOptions.${field}`, option);
+    throw new OpenWorkerError(RUNTIME_ERROR_CODES.OPTIONS_INVALID, `runtime option ${problem}`, { details: { option }, cause: error });
+  }
 }
 
 /**

@@ -1,4 +1,4 @@
-import { existsSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { ToolRegistry } from "@openworker/registry";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
@@ -103,6 +103,42 @@ describe("a cancelled turn", () => {
     expect(answeredIds(model)).toEqual(askedIds(model));
     expect(askedIds(model)).toHaveLength(2);
     expect(toolAnswers(model)[1]!.content).toContain("Not run: the turn stopped at an earlier call (TOOL_CRASHED)");
+  });
+
+  it("T5 a turn cancelled while it prepares revokes the selected native tools directly, though its selection never landed", async () => {
+    const log: string[] = [];
+    // A tool with expiring app consent keeps its access across a completed turn (T5 allows it)...
+    const app = nativeTool("test.app", async () => ({ json: "which file?" }), {
+      turnFinished: (_sessionId, completed) => void log.push(`finished ${completed}`),
+      revoke: () => void log.push("revoke"),
+    });
+    const hang = path.join(space.dir, "hang");
+    const launched = path.join(space.dir, "launched");
+    const registry = new ToolRegistry();
+    registry.register(app);
+    // ...and the next turn is cancelled while a provider holds its preparation: down at the
+    // first turn (which goes on without it), started but never answering at the second.
+    registry.registerMcp({ namespace: "stuck", program: "/bin/sh", args: ["-c", 'if [ -e "$0" ]; then : > "$1"; exec sleep 60; fi; exit 3', hang, launched] });
+    const model = new ScriptedProvider([{ toolCalls: [{ name: "test__app", arguments: "{}" }] }, { text: "Which file do you mean?" }, { text: "never" }]);
+    runtime = await Runtime.openWithRegistry(registry, {
+      workspace: space.dir,
+      journal: { path: path.join(space.dir, "journal.db") },
+      hostEntry: writeHostEntry(space.dir),
+      models: [model],
+      mcp: { connectTimeoutMs: 60_000 },
+    });
+    const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.app", "stuck.tool"]), policy: bypass });
+    expect(await session.runTurn("rename the file")).toMatchObject({ reason: "answered" });
+    expect(log.splice(0)).toEqual(["finished true"]);
+    writeFileSync(hang, "");
+    const second = session.runTurn("the report one");
+    await vi.waitFor(() => expect(existsSync(launched)).toBe(true), { timeout: 10_000 });
+    expect(session.cancel("the user pressed stop")).toBe(true);
+    expect(await second).toMatchObject({ completed: false, reason: "cancelled" });
+    expect(log).toEqual(["revoke"]);
+    await runtime.journal.flush();
+    const revoked = [...runtime.journal.exportSession(session.id)].map((line) => JSON.parse(line)).filter((record) => record.kind === "revoked");
+    expect(revoked).toMatchObject([{ tool: "test.app", reason: "cancel" }]);
   });
 
   it("M4 a turn cancelled before it began starts no MCP provider", async () => {

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { OpenAICompatibleProvider, type Runtime } from "../src/index.js";
-import { chatCompletion, errorReply, startFakeOpenAI, type FakeOpenAIServer } from "./support/fake-openai-server.js";
+import { chatCompletion, errorReply, startFakeOpenAI, type FakeChatRequest, type FakeOpenAIServer } from "./support/fake-openai-server.js";
 import { echo, nativeTool, openRuntime, scratch, writeBundle } from "./support/harness.js";
 
 let space: ReturnType<typeof scratch>;
@@ -84,7 +84,7 @@ describe("a full turn through the OpenAI-compatible provider (real wire format, 
 
   it("after a turn the model never answered, the next request still alternates roles (strict chat templates refuse two user messages in a row)", async () => {
     // What vLLM and llama.cpp answer with a Mistral-style template when roles do not alternate.
-    const strict = (body: { messages: { role: string }[] }) => {
+    const strict = (body: FakeChatRequest) => {
       const roles = body.messages.map((message) => message.role).filter((role) => role !== "system");
       const repeated = roles.some((role, index) => index > 0 && role === "user" && roles[index - 1] === "user");
       return repeated ? errorReply(400, "Conversation roles must alternate user/assistant/user/assistant/...", "BadRequestError") : chatCompletion({ content: "answered both" });

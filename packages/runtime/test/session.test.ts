@@ -3,7 +3,7 @@ import path from "node:path";
 import { ToolRegistry } from "@openworker/registry";
 import { OpenWorkerError, type JsonValue } from "@openworker/tools-sdk";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { Runtime, type ModelProvider, type ModelRequest } from "../src/index.js";
+import { Runtime, type Approver, type ModelProvider, type ModelRequest } from "../src/index.js";
 import { ScriptedProvider } from "../src/testing/index.js";
 import { echo, nativeTool, openRuntime, scratch, writeBundle, writeHostEntry } from "./support/harness.js";
 
@@ -341,6 +341,20 @@ describe("sessions", () => {
     expect(decided).toMatchObject({ decision: "approved", by: "policy", who: "ci flag" });
   });
 
+  it("A1 A3 an approver answer that is not an object (a forgotten return, true, \"yes\") is a fail-closed denial journaled as the runtime's rule, not a person", async () => {
+    for (const [index, answer] of [undefined, true, "yes"].entries()) {
+      // What a host's approver returns when its author forgot `return`, or answered a yes/no question.
+      const approver = (async () => answer) as unknown as Approver;
+      const runtime = await open(space.dir, [echo], { approver, journal: { path: path.join(space.dir, `shape-${index}.db`) } });
+      const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.echo"]) });
+      const report = await session.callTool("test.echo", { text: "x" });
+      expect(report).toMatchObject({ outcome: "denied", code: "APPROVAL_DENIED" });
+      expect(report.approval).toMatchObject({ approved: false, by: "policy", who: "runtime (fail closed)", reason: expect.stringContaining("did not answer with an object") });
+      const decided = runtime.journal.timeline({ sessionId: session.id, callId: report.callId }).find((record) => record.kind === "approval_decided");
+      expect(decided).toMatchObject({ decision: "denied", by: "policy", who: "runtime (fail closed)" });
+    }
+  });
+
   it("I1 the model catalog lists configured models without readiness; readiness is a separate synchronous observation", async () => {
     const runtime = await open(space.dir, [echo], { models: [new ScriptedProvider([])] });
     // Seed 004: rows never carry readiness; it is asked for at the moment of use.
@@ -354,6 +368,25 @@ describe("sessions", () => {
     await runtime.close();
     expect(runtime.loadModelCatalog()).toHaveLength(1);
     expect(runtime.readModelCatalogReadiness({ provider: "scripted", model: "scripted-1" })).toBeUndefined();
+  });
+
+  it("T5 a turn whose preparation failed ends the selected tools like any incomplete turn: turnFinished(false), else revoke", async () => {
+    const log: string[] = [];
+    const name = `test.${"a".repeat(70)}`;
+    const plain = nativeTool(name, async () => ({ json: null }), { revoke: (sessionId) => void log.push(`plain revoke ${sessionId}`) });
+    const keeper = nativeTool("test.keeper", async () => ({ json: null }), {
+      revoke: () => void log.push("keeper revoke"),
+      turnFinished: (_sessionId, completed) => void log.push(`keeper finished ${completed}`),
+    });
+    const model = new ScriptedProvider([{ text: "never" }], { maxToolNameLength: 64 });
+    const runtime = await open(space.dir, [plain, keeper], { models: [model] });
+    const session = await runtime.openSession({ bundle: writeBundle(space.dir, [name, "test.keeper"]) });
+    const turn = await session.runTurn("hi");
+    expect(turn).toMatchObject({ completed: false, reason: "preparation_failed" });
+    expect(log).toEqual([`plain revoke ${session.id}`, "keeper finished false"]);
+    await runtime.journal.flush();
+    const revoked = [...runtime.journal.exportSession(session.id)].map((line) => JSON.parse(line)).filter((record) => record.kind === "revoked");
+    expect(revoked).toMatchObject([{ tool: name, reason: "turn" }]);
   });
 
   it("N4 an alias longer than the model provider accepts fails turn preparation with a clear error", async () => {

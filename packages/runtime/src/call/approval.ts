@@ -63,7 +63,8 @@ export async function decideApproval(
     return {
       approved: true,
       by: remembered.by,
-      ...(remembered.who ? { who: remembered.who } : {}),
+      // Stored redacted since E6 covered `who`; an approval stored before that is redacted here.
+      ...(remembered.who ? { who: environment.redactor.text(remembered.who) } : {}),
       scope: "session",
       key: keyText,
       reason: "remembered for this execution identity and schema",
@@ -83,13 +84,15 @@ export async function decideApproval(
   const { classification } = classify(environment.policy, resolved.qualifiedName);
   const answer = await askApprover(environment, resolved, args, call, classification);
   const by = answer.decidedBy === "policy" ? "policy" : "person";
+  // The host's text, journaled and reported: a `who` naming a token ("ana (token sk-…)") is redacted like any other (E6).
+  const who = answer.who ? environment.redactor.text(answer.who) : undefined;
   if (answer.approved && answer.scope === "session") {
-    environment.journal.storeApproval(key, { scope: "session", by, ...(answer.who ? { who: answer.who } : {}) });
+    environment.journal.storeApproval(key, { scope: "session", by, ...(who ? { who } : {}) });
   }
   return {
     approved: answer.approved,
     by,
-    ...(answer.who ? { who: answer.who } : {}),
+    ...(who ? { who } : {}),
     scope: answer.scope ?? "once",
     key: keyText,
     ...(answer.reason ? { reason: answer.reason } : {}),
@@ -205,7 +208,8 @@ function failClosed(reason: string): ApprovalAnswer {
  * the answer a denial (fail closed), with the call still getting its decision record.
  */
 function readAnswer(answer: unknown): ApprovalAnswer {
-  if (typeof answer !== "object" || answer === null) return { approved: false, reason: "denied: the approver did not answer with an object {approved, scope?, who?, reason?}" };
+  // Nobody decided (a forgotten `return`, a bare `true` or `"yes"`): the runtime's fail-closed rule, not a person (A1, A3).
+  if (typeof answer !== "object" || answer === null) return failClosed(`the approver did not answer with an object {approved, scope?, who?, reason?} (it answered ${describeAnswer(answer)})`);
   const source = answer as Record<string, unknown>;
   const approved = source.approved === true;
   const scope = source.scope;
@@ -219,6 +223,14 @@ function readAnswer(answer: unknown): ApprovalAnswer {
     ...(decidedBy === "policy" || decidedBy === "person" ? { decidedBy } : {}),
     ...(typeof reason === "string" && reason !== "" ? { reason: clip(reason, MAX_ANSWER_TEXT) } : approved ? {} : { reason: "denied" }),
   };
+}
+
+/** What a non-object answer was, for the denial's reason: its type, and a short value for a primitive. */
+function describeAnswer(answer: unknown): string {
+  if (answer === undefined || answer === null) return String(answer);
+  if (typeof answer === "string") return `the string ${JSON.stringify(clip(answer, 40))}`;
+  if (typeof answer === "function" || typeof answer === "symbol") return `a ${typeof answer}`;
+  return `${typeof answer} ${String(answer)}`;
 }
 
 /** Answers are journaled: a host's runaway `who` or `reason` is clipped, not stored whole. */

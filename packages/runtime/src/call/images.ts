@@ -1,6 +1,7 @@
 import type { ToolImage } from "@openworker/tools-sdk";
 import { sha256Hex } from "@openworker/tools-sdk/validation";
 import type { ModelImage } from "../model/types.js";
+import type { Redactor } from "../secrets.js";
 
 /** An image waiting for delivery to the model, held in memory only (T4). */
 export interface PendingImage {
@@ -21,11 +22,15 @@ export const CONSENT_RECHECK_TIMEOUT_MS = 5_000;
 /**
  * Digests images for the journal and keeps the bytes for delivery only. Each image's
  * fields are read here, once: what is delivered is what was checked and digested, whatever
- * the tool's image object (or its consent check) does later.
+ * the tool's image object (or its consent check) does later. A description is the tool's
+ * text like its result, and reaches the model (with the image, or in the note that it was
+ * withheld) and the `IMAGE_WITHHELD` event: it is redacted here, once (E6).
  */
-export function holdImages(images: readonly ToolImage[]): PendingImage[] {
+export function holdImages(images: readonly ToolImage[], redactor: Redactor): PendingImage[] {
   return images.map((source) => {
-    const image: ModelImage = source.description === undefined ? { mimeType: source.mimeType, data: source.data } : { mimeType: source.mimeType, data: source.data, description: source.description };
+    const description = source.description;
+    const image: ModelImage =
+      description === undefined ? { mimeType: source.mimeType, data: source.data } : { mimeType: source.mimeType, data: source.data, description: redactor.text(description) };
     return { image, recheckConsent: source.recheckConsent, digest: `sha256:${sha256Hex(image.data)}` };
   });
 }

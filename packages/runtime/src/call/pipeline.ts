@@ -212,6 +212,7 @@ function execute(
   const timeout = environment.callTimeoutMs === undefined ? {} : { timeoutMs: environment.callTimeoutMs };
   if (resolved.kind === "native") {
     return executeTool(resolved.tool, args, {
+      toolName: resolved.qualifiedName,
       sessionId,
       turnId: request.turnId,
       callId: request.callId,
@@ -230,9 +231,10 @@ function execute(
 
 function finish(environment: CallEnvironment, request: CallRequest, resolved: ResolvedTool, result: ExecutionResult, approval: CallApproval): CallReport {
   const { journal, redactor, sessionId } = environment;
-  const images = result.outcome === "succeeded" && result.output ? holdImages(result.output.images) : [];
+  const images = result.outcome === "succeeded" && result.output && result.output.images.length > 0 ? holdImages(result.output.images, redactor) : [];
   const json = result.output ? redactor.json(result.output.json) : undefined;
   const message = result.error ? redactor.text(result.error.message) : undefined;
+  const errorCode = result.error ? cleanCode(environment, result.error.code) : undefined;
   if (result.progress.dropped > 0) {
     // E2: progress past a bound was dropped; the journal keeps the count and which bounds.
     const breaches = result.progress.breaches.map((breach) => ({ limit: breach.limit, max: breach.max, message: breach.message }));
@@ -243,19 +245,19 @@ function finish(environment: CallEnvironment, request: CallRequest, resolved: Re
     sessionId,
     callId: request.callId,
     outcome: result.outcome,
-    code: result.error?.code,
+    code: errorCode,
     message,
     result: json,
     imageDigests: images.length > 0 ? images.map((image) => image.digest) : undefined,
     breach: result.breach && { ...result.breach },
   });
-  emitFinished(environment, request, resolved, result.outcome, result.error?.code);
+  emitFinished(environment, request, resolved, result.outcome, errorCode);
   if (result.outcome === "succeeded") {
     const text = redactor.text(result.output!.text);
     return report(request, resolved, { outcome: "succeeded", json: json!, modelText: text, isError: false, images, approval });
   }
   const stopsTurn = FAULTS.has(result.outcome);
-  const code = result.error?.code ?? result.outcome.toUpperCase();
+  const code = errorCode ?? result.outcome.toUpperCase();
   const modelText = stopsTurn
     ? `The call ended ${result.outcome.replace("_", " ")} (${code}: ${message}). The turn was stopped; the call may have had effects and was not retried.`
     : `Error ${code}: ${message}`;
@@ -287,6 +289,16 @@ function pipelineFailed(environment: CallEnvironment, request: CallRequest, reso
     isError: true,
     stopsTurn: true,
   });
+}
+
+/**
+ * A failed call's code as journaled, reported and told to the model: a tool's own code
+ * (a `ToolError`'s, an MCP server's) is its text like the message, and one holding a secret
+ * is replaced whole by `CODE_REDACTED` (E6), since a masked code would not be a code.
+ */
+function cleanCode(environment: CallEnvironment, code: string): string {
+  const { redactor } = environment;
+  return redactor.empty || redactor.text(code) === code ? code : RUNTIME_ERROR_CODES.CODE_REDACTED;
 }
 
 /** The alias as journaled and quoted back: redacted (E6), and clipped when a model sent a huge one. */

@@ -117,6 +117,7 @@ export class Session {
           messages: this.#messages,
           slowFacts: this.#slowFacts,
           nextCallId: () => this.#nextCallId(),
+          selectedNatives: () => this.#selectedNatives(),
           onPrepared: (prepared) => void (this.#prepared = prepared),
           onEnded: () => {
             if (this.#turn === controller) this.#turn = undefined;

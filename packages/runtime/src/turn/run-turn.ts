@@ -48,6 +48,11 @@ export interface TurnContext {
   /** Tools whose modelContext hook was too slow once: not called again (L1). */
   readonly slowFacts: Set<string>;
   nextCallId(): string;
+  /**
+   * The session's selected native tools by name, for settling a turn whose preparation
+   * did not finish (cancelled or failed): T5 still owes them their revoke.
+   */
+  selectedNatives(): readonly SettledTool[];
   /** Remembers the selection so host-driven calls and revocation use the latest turn's. */
   onPrepared(prepared: PreparedTurn): void;
   /** The turn is over: called before `turn_finished` is emitted, so a listener may start the next one. */
@@ -58,7 +63,10 @@ export interface TurnContext {
  * One turn: prepare (discovery and resolution, journaled), then provider attempts until
  * the model answers without tool calls or the turn stops (E4 fault, cancellation, model
  * failure, attempt budget). At the end each selected native tool's `turnFinished` runs
- * (default revoke); on cancellation `revoke` is called directly (T5).
+ * (default revoke); on cancellation `revoke` is called directly (T5). A turn that never
+ * got its selection settles the session's selected natives by name: a cancelled one
+ * revokes them (a tool may hold access kept across the previous turn), and one whose
+ * preparation failed ends them like any incomplete turn (`turnFinished(…, false)`).
  */
 export async function runTurn(context: TurnContext, turnId: string, input: string, signal: AbortSignal): Promise<TurnResult> {
   const { environment } = context;
@@ -68,7 +76,7 @@ export async function runTurn(context: TurnContext, turnId: string, input: strin
   let prepared: PreparedTurn | undefined;
   const end = (reason: TurnStopReason, text: string, error?: { code: string; message: string }): TurnResult => {
     const completed = reason === "answered";
-    if (prepared) settleTools(context, natives(prepared), reason === "cancelled" ? "cancel" : "turn", completed);
+    settleTools(context, prepared ? natives(prepared) : context.selectedNatives(), reason === "cancelled" ? "cancel" : "turn", completed);
     journal.turnFinished({ sessionId, turnId, completed, reason });
     context.onEnded();
     events.emit({ type: "turn_finished", sessionId, turnId, completed, reason });
@@ -100,7 +108,9 @@ export async function runTurn(context: TurnContext, turnId: string, input: strin
     events.emit({ type: "attempt_started", sessionId, turnId, attempt });
     const { facts, diagnostics } = gatherFacts(nativeTools, sessionId, context.slowFacts, context.modelContextBudgetMs);
     for (const diagnostic of diagnostics) {
-      events.emit({ type: "diagnostic", sessionId, code: RUNTIME_ERROR_CODES.MODEL_CONTEXT_SKIPPED, message: `${diagnostic.alias}: ${diagnostic.reason}` });
+      // A hook's error text is the tool's own (a failed auth call names its key): redacted like any error (E6).
+      const message = environment.redactor.text(`${diagnostic.alias}: ${diagnostic.reason}`);
+      events.emit({ type: "diagnostic", sessionId, code: RUNTIME_ERROR_CODES.MODEL_CONTEXT_SKIPPED, message });
     }
     const messages = await deliverImages(context.messages, pendingImages, environment, signal);
     let response;
