@@ -116,6 +116,8 @@ describe("run", () => {
     const result = await done;
     expect(result.code).toBe(1);
     expect(result.stderr).toContain("cancelling the turn");
+    // The one turn was the command: it ends as a stopped command (README "Stopping").
+    expect(result.stderr).toMatch(/^error CLI_INTERRUPTED: cancelled by the user \(Ctrl-C\)\nhint: /m);
     expect(result.stdout).toMatch(/call fixture\.wait .*\n.*\n {2}cancelled/);
     expect(result.stdout).toContain("turn ses_cancel.t1: cancelled");
     const show = await runEntry(FIXTURE_HOST, ["journal", "show", "ses_cancel", "--json", "--journal", journal]);

@@ -113,6 +113,24 @@ describe("what the command line refuses instead of ignoring", () => {
     expect(parsePolicy({ classifications: { "demo.echo": "external" }, rules: { read_only: "allow" } }, "p.json")).toMatchObject({ classifications: { "demo.echo": "external" } });
   });
 
+  it("A1 B6 a --policy (or --script) file that repeats a key is refused, naming the file, the key and where: JSON.parse would keep the last", async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), "ow-cli-dup-"));
+    try {
+      const policy = path.join(dir, "policy.json");
+      writeFileSync(policy, '{"name":"locked-down","rules":{"external":"deny","read_only":"allow","external":"allow"}}');
+      const called = await cli(["call", "demo.echo", "--policy", policy, "--approve", "no", "--workspace", dir]);
+      expect(called.code).toBe(EXIT_CODES.failed);
+      expect(called.stderr).toContain(`error CLI_POLICY_INVALID: ${policy}: key "external" appears twice in "rules"; give each once`);
+      expect(called.stdout).toBe("");
+      const script = path.join(dir, "script.json");
+      writeFileSync(script, '[{"text":"a","text":"b"}]');
+      const ran = await cli(["run", "--bundle", writeBundle(path.join(dir, "bundle"), '{"version":3,"tools":["demo.echo"]}'), "--script", script, "--message", "hi", "--workspace", dir]);
+      expect(ran.stderr).toContain(`error CLI_SCRIPT_INVALID: ${script}: key "text" appears twice in "[0]"`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("--http takes a decimal port only", async () => {
     const result = await cli(["serve", "--mcp", "--bundle", temp, "--http", "0x10"]);
     expect(result.code).toBe(EXIT_CODES.usage);

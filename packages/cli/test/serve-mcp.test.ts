@@ -1,15 +1,17 @@
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import path from "node:path";
 // The MCP SDK's own client, as any MCP client would use it.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { collect, COWORKER, DEMO_POLICY, FIXTURE_HOST, HOST, REPO, runEntry, tempDir, waitForOutput, writeBundle } from "./helpers.js";
 
 const temp = tempDir("mcp");
+/** A host that registers fixture.echo with the classification "read_only". */
+const CLASSIFIED_HOST = path.join(path.dirname(FIXTURE_HOST), "classified-host.mjs");
 afterAll(() => temp.cleanup());
 
 type ToolResult = { isError?: boolean; content: { type: string; text?: string }[]; structuredContent?: Record<string, unknown> };
@@ -117,6 +119,54 @@ describe("serve --mcp over HTTP bounds what clients can open", () => {
   });
 });
 
+describe("serve --mcp over HTTP answers a malformed request target", () => {
+  it("a request target that is not a URL (//, http://[::1/mcp) is answered 400 with a message, not a 500", async () => {
+    const bundle = writeBundle(path.join(temp.dir, "whoami-target"), JSON.stringify({ version: 3, tools: ["fixture.whoami"] }));
+    const { child, done, port } = await serveHttp(FIXTURE_HOST, ["--bundle", bundle, "--approve", "yes", "--journal", path.join(temp.dir, "target.db")]);
+    try {
+      for (const target of ["//", "http://[::1/mcp"]) {
+        const answer = await post(port, { host: `127.0.0.1:${port}` }, target);
+        expect(answer.status).toBe(400);
+        expect(JSON.parse(answer.body)).toMatchObject({ error: { message: "bad request: the request target is not a valid URL path; the MCP endpoint is /mcp" } });
+      }
+      expect((await post(port, { host: `127.0.0.1:${port}` }, "/other")).status).toBe(404);
+      expect((await post(port, { host: `127.0.0.1:${port}` })).status).toBe(200);
+    } finally {
+      child.kill("SIGTERM");
+    }
+    expect((await done).code).toBe(0);
+  });
+});
+
+describe("serve --mcp over HTTP when a client's OpenWorker session cannot open", () => {
+  it("M4 a session the runtime refuses at open answers that client's initialize with its code, frees its slot, and the server stays up", async () => {
+    const bundle = writeBundle(path.join(temp.dir, "classified"), JSON.stringify({ version: 3, tools: ["fixture.echo"] }));
+    // The host classifies fixture.echo "read_only"; this policy has no rule for that class, which only openSession checks.
+    const policy = path.join(temp.dir, "no-read-only-rule.json");
+    writeFileSync(policy, JSON.stringify({ name: "ops", rules: { external: "ask" } }));
+    const { child, done, port } = await serveHttp(CLASSIFIED_HOST, ["--max-sessions", "1", "--bundle", bundle, "--policy", policy, "--journal", path.join(temp.dir, "refused.db")]);
+    let stderr = "";
+    child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    try {
+      // Twice with --max-sessions 1: the failed session must not keep its slot (no 503).
+      for (let attempt = 0; attempt < 2; attempt += 1) {
+        const client = new Client({ name: "test-client", version: "1.0.0" });
+        const refused = client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`)));
+        await expect(refused).rejects.toMatchObject({ data: { code: "OPTIONS_INVALID" } });
+        await expect(refused).rejects.toThrow(/classifications\["fixture\.echo"\] is "read_only"/);
+        await client.close();
+      }
+      expect(child.exitCode).toBe(null);
+      await vi.waitFor(() => expect(stderr).toContain("refused an MCP client's initialize: its OpenWorker session could not open (OPTIONS_INVALID"));
+    } finally {
+      child.kill("SIGTERM");
+    }
+    const result = await done;
+    expect(result.code).toBe(0);
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+  });
+});
+
 /** Starts `serve --mcp --http 0` of a host entry and waits for the port it printed. */
 async function serveHttp(entry: string, args: readonly string[]) {
   const child = spawn(process.execPath, [entry, "serve", "--mcp", "--http", "0", ...args], {
@@ -128,10 +178,10 @@ async function serveHttp(entry: string, args: readonly string[]) {
   return { child, done, port: Number(/127\.0\.0\.1:(\d+)\/mcp/.exec(banner)![1]) };
 }
 
-function post(port: number, headers: Record<string, string>): Promise<{ status: number | undefined; body: string }> {
+function post(port: number, headers: Record<string, string>, target = "/mcp"): Promise<{ status: number | undefined; body: string }> {
   return new Promise((resolve, reject) => {
     const request = http.request(
-      { host: "127.0.0.1", port, path: "/mcp", method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers } },
+      { host: "127.0.0.1", port, path: target, method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers } },
       (response) => {
         let body = "";
         response.on("data", (chunk: Buffer) => (body += chunk.toString()));

@@ -3,7 +3,7 @@ import path from "node:path";
 import type { RuntimeEvent } from "@openworker/runtime";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import { HarnessClient, type HarnessApprovalRequest } from "../src/index.js";
-import { COWORKER, DEMO_SCRIPT, FIXTURE_HOST, HOST, tempDir, writeBundle } from "./helpers.js";
+import { COWORKER, DEMO_SCRIPT, FIXTURE_HOST, HOST, runEntry, tempDir, writeBundle } from "./helpers.js";
 
 const temp = tempDir("stdio");
 afterAll(() => temp.cleanup());
@@ -110,6 +110,84 @@ describe("serve --stdio (JSON-RPC harness driven by a test host over pipes)", ()
       expect(report.outcome).toBe("succeeded");
       expect(report.json).toEqual({ pid: harness.child.pid, entry: FIXTURE_HOST });
       expect(harness.child.pid).not.toBe(process.pid);
+    } finally {
+      expect(await harness.close()).toBe(0);
+    }
+  });
+});
+
+describe("serve --stdio checks param types", () => {
+  it("I2 M5 a wrongly typed optional param is PARAMS_INVALID naming the field and the type, never ignored", async () => {
+    const harness = HarnessClient.spawn({ entry: FIXTURE_HOST, args: ["--journal", path.join(temp.dir, "params.db")], stderr: "ignore" });
+    const bundle = writeBundle(path.join(temp.dir, "whoami-params"), JSON.stringify({ version: 3, tools: ["fixture.whoami"] }));
+    try {
+      const refused = async (method: string, params: Record<string, unknown>, message: string) => {
+        await expect(harness.request(method, params)).rejects.toMatchObject({ code: "PARAMS_INVALID", message: expect.stringContaining(message) });
+      };
+      // Ignored, these would answer every session's connections, open a random session id, fall back to the default model or workspace.
+      await refused("inventory.mcp", { sessionId: 7 }, "params.sessionId must be a non-empty string, got a number");
+      await refused("session.open", { bundle, sessionId: 42 }, "params.sessionId must be a non-empty string, got a number");
+      await refused("session.open", { bundle, model: "openai" }, "params.model must be an object {provider?: string, model?: string}");
+      await refused("session.open", { bundle, model: { provider: 1 } }, "params.model.provider must be a non-empty string, got a number");
+      await refused("session.open", { bundle, model: { name: "gpt" } }, 'params.model has unknown field(s) "name"');
+      await refused("session.open", { bundle, workspace: ["/x"] }, "params.workspace must be a non-empty string, got an array");
+      const { sessionId } = await harness.openSession({ bundle, sessionId: "ses_params" });
+      expect(sessionId).toBe("ses_params");
+      await refused("turn.cancel", { sessionId, turnId: 3 }, "params.turnId must be a non-empty string, got a number");
+      await refused("turn.cancel", { sessionId, reason: false }, "params.reason must be a non-empty string, got a boolean");
+      expect(await harness.mcpInventory(sessionId)).not.toBeUndefined();
+    } finally {
+      expect(await harness.close()).toBe(0);
+    }
+  });
+});
+
+describe("serve --stdio cancels host-driven calls", () => {
+  const WAIT = () => writeBundle(path.join(temp.dir, "wait"), JSON.stringify({ version: 3, tools: ["fixture.wait"] }));
+  const BYPASS = { name: "bypass", mode: "bypass" };
+
+  /** Resolves once `count` calls reported progress (fixture.wait reports, then waits for its signal). */
+  function waiting(events: RuntimeEvent[], count: number) {
+    return vi.waitFor(() => expect(events.filter((event) => event.type === "call_progress")).toHaveLength(count), { timeout: 15_000 });
+  }
+
+  async function outcomes(journal: string, sessionId: string) {
+    const ran = await runEntry(FIXTURE_HOST, ["journal", "show", sessionId, "--json", "--journal", journal]);
+    return (JSON.parse(ran.stdout) as { calls: { outcome: string }[] }).calls.map((call) => call.outcome);
+  }
+
+  it("T7 E4 A3 SIGTERM cancels a host call in flight (journaled cancelled) instead of waiting for the tool to finish", async () => {
+    const journal = path.join(temp.dir, "sigterm-call.db");
+    const events: RuntimeEvent[] = [];
+    const harness = HarnessClient.spawn({ entry: FIXTURE_HOST, args: ["--journal", journal], stderr: "ignore", onEvent: (event) => events.push(event) });
+    const { sessionId } = await harness.openSession({ bundle: WAIT(), policy: BYPASS });
+    const call = harness.call(sessionId, "fixture.wait");
+    await waiting(events, 1);
+    harness.child.kill("SIGTERM");
+    expect(await call).toMatchObject({ qualifiedName: "fixture.wait", outcome: "cancelled" });
+    expect(await harness.close()).toBe(0);
+    expect(await outcomes(journal, sessionId)).toEqual(["cancelled"]);
+  });
+
+  it("T7 $/cancelRequest (a host call's aborted signal) and turn.cancel without a turn id cancel host calls", async () => {
+    const journal = path.join(temp.dir, "cancel-call.db");
+    const events: RuntimeEvent[] = [];
+    const harness = HarnessClient.spawn({ entry: FIXTURE_HOST, args: ["--journal", journal], stderr: "ignore", onEvent: (event) => events.push(event) });
+    try {
+      const { sessionId } = await harness.openSession({ bundle: WAIT(), policy: BYPASS });
+      const stop = new AbortController();
+      const first = harness.call(sessionId, "fixture.wait", {}, { signal: stop.signal });
+      await waiting(events, 1);
+      stop.abort();
+      await expect(first).rejects.toMatchObject({ code: "JSON_RPC_CANCELLED" });
+      await vi.waitFor(() => expect(events.filter((event) => event.type === "call_finished")).toHaveLength(1), { timeout: 15_000 });
+
+      const second = harness.call(sessionId, "fixture.wait");
+      await waiting(events, 2);
+      expect(await harness.cancelTurn(sessionId)).toEqual({ cancelled: true });
+      expect(await second).toMatchObject({ outcome: "cancelled" });
+      expect(await harness.cancelTurn(sessionId)).toEqual({ cancelled: false });
+      expect(await outcomes(journal, sessionId)).toEqual(["cancelled", "cancelled"]);
     } finally {
       expect(await harness.close()).toBe(0);
     }

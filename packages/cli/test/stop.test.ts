@@ -71,6 +71,40 @@ describe("stopping a command from outside (Ctrl-C, SIGTERM, a closed stdout)", (
     expect((await runEntry(FIXTURE_HOST, ["journal", "verify", "--journal", journal])).code).toBe(0);
   });
 
+  it.each([
+    ["SIGTERM", "stopped by SIGTERM"],
+    ["SIGINT", "cancelled by the user \\(Ctrl-C\\)"],
+    ["SIGHUP", "stopped by SIGHUP"],
+  ] as const)("A3 call stopped by %s shows the cancelled call, then error CLI_INTERRUPTED (exit 1)", async (signal, why) => {
+    const child = spawn(process.execPath, [FIXTURE_HOST, "call", "fixture.wait", "--approve", "yes", "--journal", path.join(temp.dir, `call-${signal}.db`)], {
+      env: { ...process.env, NO_COLOR: "1" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const done = collect(child);
+    await waitForOutput(child.stderr!, (text) => text.includes("waiting for cancellation"));
+    child.kill(signal);
+    const result = await done;
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(/cancelled/);
+    expect(result.stderr).toMatch(new RegExp(`^error CLI_INTERRUPTED: ${why}\\nhint: `, "m"));
+  });
+
+  it.each(["SIGTERM", "SIGHUP"] as const)("A3 run --message stopped by %s cancels its turn, then error CLI_INTERRUPTED (exit 1)", async (signal) => {
+    const script = path.join(temp.dir, "wait-script.json");
+    writeFileSync(script, JSON.stringify([{ toolCalls: [{ name: "fixture__wait", arguments: {} }] }, { text: "never reached" }]));
+    const child = spawn(process.execPath, [FIXTURE_HOST, "run", "--bundle", WAIT_BUNDLE(), "--script", script, "--approve", "yes", "--message", "wait", "--journal", path.join(temp.dir, `run-${signal}.db`)], {
+      env: { ...process.env, NO_COLOR: "1" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const done = collect(child);
+    await waitForOutput(child.stderr!, (text) => text.includes("waiting for cancellation"));
+    child.kill(signal);
+    const result = await done;
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(/: cancelled/);
+    expect(result.stderr).toMatch(new RegExp(`^error CLI_INTERRUPTED: stopped by ${signal}\\nhint: `, "m"));
+  });
+
   it("A3 SIGTERM stops serve --mcp on stdio with a call in flight: exit 0, the session closed in the journal", async () => {
     const journal = path.join(temp.dir, "serve-mcp.db");
     const child = spawn(process.execPath, [FIXTURE_HOST, "serve", "--mcp", "--bundle", WAIT_BUNDLE(), "--approve", "yes", "--journal", journal], {

@@ -1,6 +1,6 @@
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { COWORKER, runHost, tempDir, writeBundle } from "./helpers.js";
+import { COWORKER, FIXTURE_HOST, runEntry, runHost, tempDir, writeBundle } from "./helpers.js";
 
 const temp = tempDir("tools");
 afterAll(() => temp.cleanup());
@@ -97,5 +97,38 @@ describe("tools list / tools check (the built example host)", () => {
     const missing = await runHost(["tools", "check", "--bundle", noManifest]);
     expect(missing.code).toBe(1);
     expect(missing.stdout).toMatch(/problem MANIFEST_MISSING: .*manifest\.md/);
+  });
+});
+
+describe("tools check names entries by their index in tools.json", () => {
+  /** `tools check --json` of a fixture-host bundle: each problem's code and the fields it names. */
+  async function check(name: string, tools: unknown[], args: string[] = []) {
+    const bundle = writeBundle(path.join(temp.dir, name), JSON.stringify({ version: 3, tools }));
+    const result = await runEntry(FIXTURE_HOST, ["tools", "check", "--bundle", bundle, "--json", ...args]);
+    expect(result.code).toBe(1);
+    const { problems } = JSON.parse(result.stdout) as { problems: { code: string; message: string }[] };
+    return problems.map((problem) => `${problem.code} ${[...problem.message.matchAll(/"(tools\[\d+\])"/g)].map((match) => match[1]).join(" ")}`.trim());
+  }
+
+  it("B6 after a provider's tools were left out (it could not start), resolution problems name the file's index", async () => {
+    const { writeFileSync } = await import("node:fs");
+    const servers = path.join(temp.dir, "down-servers.json");
+    writeFileSync(servers, JSON.stringify({ servers: { down: { transport: "stdio", command: path.join(temp.dir, "no-such-program") } } }));
+    const problems = await check("down-first", ["down.tool_a", "down.tool_b", "fixture.whoami", "fixture.nope", "nope.x"], ["--servers", servers]);
+    expect(problems).toContain("TOOL_NOT_REGISTERED tools[3]");
+    expect(problems).toContain("NAMESPACE_UNKNOWN tools[4]");
+  });
+
+  it("B6 with both bad entries and a provider that could not start, the two reductions map back to the file's index", async () => {
+    const { writeFileSync } = await import("node:fs");
+    const servers = path.join(temp.dir, "down-servers-both.json");
+    writeFileSync(servers, JSON.stringify({ servers: { down: { transport: "stdio", command: path.join(temp.dir, "no-such-program") } } }));
+    const problems = await check("both", ["", "down.a", "fixture.whoami", "down.b", "fixture.nope", 3, "nope.x"], ["--servers", servers]);
+    expect(problems).toEqual(expect.arrayContaining(["TOOLS_JSON_INVALID tools[0]", "TOOLS_JSON_INVALID tools[5]", "TOOL_NOT_REGISTERED tools[4]", "NAMESPACE_UNKNOWN tools[6]"]));
+  });
+
+  it("B6 after bad entries of a tools.json that did not parse, resolving the rest names the file's index", async () => {
+    const problems = await check("bad-first", ["fixture.whoami", "", 5, "fixture.whoami", "fixture.nope", "nope.x"]);
+    expect(problems.sort()).toEqual(["TOOLS_JSON_DUPLICATE tools[3] tools[0]", "NAMESPACE_UNKNOWN tools[5]", "TOOLS_JSON_INVALID tools[1]", "TOOLS_JSON_INVALID tools[2]", "TOOL_NOT_REGISTERED tools[4]"].sort());
   });
 });

@@ -60,7 +60,7 @@ export class StopRequests {
   /** Asks the command to stop (idempotent: the first cause is the reason). */
   stop(cause: StopCause): void {
     if (this.#controller.signal.aborted) return;
-    this.#controller.abort(new OpenWorkerError(CLI_ERROR_CODES.INTERRUPTED, describe(cause), { details: { cause } }));
+    this.#controller.abort(interruptedError(cause));
   }
 
   /** Removes the signal listeners: Node's defaults apply again. */
@@ -85,6 +85,11 @@ export class StopRequests {
     }
     this.#note(`still stopping: closing sessions and ending MCP processes (${3 - this.#afterStop} more to exit at once)`);
   }
+}
+
+/** The `CLI_INTERRUPTED` error a stop by `cause` ends its command with (`error CLI_INTERRUPTED: …`, exit 1). */
+export function interruptedError(cause: StopCause): OpenWorkerError {
+  return new OpenWorkerError(CLI_ERROR_CODES.INTERRUPTED, describe(cause), { details: { cause } });
 }
 
 function describe(cause: StopCause): string {

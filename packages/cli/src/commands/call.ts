@@ -53,6 +53,9 @@ export const callCommand: CommandSpec = {
         printCallOutcome(context.terminal, report);
         if (report.outcome === "succeeded") context.terminal.line(JSON.stringify(report.json ?? null, null, 2));
       }
+      // Stopped from outside (README "Stopping"): the cancelled call's report is shown, and the
+      // command still ends as every stopped command does, `error CLI_INTERRUPTED: …`.
+      if (context.signal.aborted) throw context.signal.reason;
       return report.outcome === "succeeded" ? EXIT_CODES.ok : EXIT_CODES.failed;
     } finally {
       reader?.close();

@@ -1,6 +1,7 @@
 import type { Runtime, Session, TurnResult } from "@openworker/runtime";
 import { choiceOption, requiredOption, stringOption, type CommandContext, type CommandSpec } from "../cli/command.js";
 import { EXIT_CODES } from "../cli/errors.js";
+import { interruptedError } from "../cli/stop-requests.js";
 import { terminalApprover, type ApproveMode } from "../setup/approver.js";
 import { loadBundleDir, noteUnselectedClassifications } from "../setup/bundle.js";
 import { LineReader } from "../setup/lines.js";
@@ -55,10 +56,16 @@ export const runCommand: CommandSpec = {
       context.terminal.note(context.terminal.paint("dim", `session ${session.id} · ${bundle.manifest.name} · identity ${session.executionIdentity.slice(0, 23)}…`));
       if (!interactive) {
         const result = await control.turn(session, runtime, message, true);
+        // The one turn was the command: a Ctrl-C that cancelled it stopped the command too.
+        const interruption = control.interruption();
+        if (interruption) throw interruption;
         return result?.completed ? EXIT_CODES.ok : EXIT_CODES.failed;
       }
       control.listen(lines());
-      return await loop(context, session, runtime, lines(), control);
+      const code = await loop(context, session, runtime, lines(), control);
+      // SIGTERM, SIGHUP or a closed output end the loop as a stopped command (the two-step Ctrl-C is the user quitting).
+      if (context.signal.aborted) throw context.signal.reason;
+      return code;
     } finally {
       control.stop();
       reader?.close();
@@ -119,6 +126,15 @@ class TurnControl {
     } finally {
       this.#session = undefined;
     }
+  }
+
+  /**
+   * Why the last turn was stopped from outside: the command's stop (SIGTERM, SIGHUP, a
+   * closed output), or a Ctrl-C during it; `undefined` when nothing stopped it.
+   */
+  interruption(): Error | undefined {
+    if (this.#context.signal.aborted) return this.#context.signal.reason as Error;
+    return this.#interrupts > 0 ? interruptedError("SIGINT") : undefined;
   }
 
   interrupt(): void {

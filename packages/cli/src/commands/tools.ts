@@ -7,6 +7,7 @@ import { table } from "../cli/terminal.js";
 import type { ModelProvider } from "@openworker/runtime";
 import { loadBundleDir } from "../setup/bundle.js";
 import { commandLineModel } from "../setup/runtime.js";
+import { keptIndexes } from "../setup/entry-indexes.js";
 import { inspectSelection, type SelectionProblem, type SelectionReport } from "../setup/selection.js";
 
 /** `tools list`: registered natives and providers, or a bundle's resolved selection. */
@@ -147,9 +148,12 @@ function shortDigest(digest: string): string {
  * resolver collects them in `details.problems`), and what resolving its good entries finds.
  */
 async function loadProblems(context: CommandContext, error: OpenWorkerError, model: ModelProvider | undefined): Promise<SelectionProblem[]> {
-  const problems = problemsOf(error).map((problem) => ({ code: problem.code, message: problem.message }));
+  const entries = problemsOf(error);
+  const problems = entries.map((problem) => ({ code: problem.code, message: problem.message }));
   const rest = error.details.selection as BundleSelection | undefined;
   if (rest === undefined) return problems;
-  const resolved = await inspectSelection(context.registry, { selection: rest }, { discover: true, signal: context.signal, sandbox: context.sandbox, model });
+  // The rest lacks the bad entries: its problems are named by where its entries stand in the file.
+  const fileIndexes = keptIndexes(rest, entries.flatMap((problem) => (typeof problem.details.field === "string" ? [problem.details.field] : [])));
+  const resolved = await inspectSelection(context.registry, { selection: rest }, { discover: true, signal: context.signal, sandbox: context.sandbox, model, fileIndexes });
   return [...problems, ...resolved.problems];
 }

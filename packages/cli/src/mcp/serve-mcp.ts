@@ -107,7 +107,12 @@ async function serveHttp(
       reply(response, 403, -32000, `forbidden: ${local.reason}`);
       return;
     }
-    if (new URL(request.url ?? "/", "http://127.0.0.1").pathname !== "/mcp") {
+    const pathname = pathOf(request.url);
+    if (pathname === undefined) {
+      reply(response, 400, -32000, "bad request: the request target is not a valid URL path; the MCP endpoint is /mcp");
+      return;
+    }
+    if (pathname !== "/mcp") {
       reply(response, 404, -32000, "not found: the MCP endpoint is /mcp");
       return;
     }
@@ -138,15 +143,42 @@ async function serveHttp(
     // refuses (406, 415) gives the client no session id to end, so nothing may be left open.
     let session: Promise<Session> | undefined;
     const sessionOf = () => (session ??= openSession());
+    // Why the session could not open (a policy the runtime refuses, a host file moved away):
+    // the initialize is answered with it instead of a session the client could never use.
+    let refusal: OpenWorkerError | undefined;
     const transport: Entry["transport"] = new sdk.StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
-      onsessioninitialized: (id) => void entries.set(id, { transport, session: sessionOf() }),
+      // Awaited by the transport before it hands the initialize on, so the open is over
+      // (or failed) by the time the initialize is answered. The entry is set first: an
+      // opening session holds its slot against --max-sessions.
+      onsessioninitialized: async (id) => {
+        entries.set(id, { transport, session: sessionOf() });
+        try {
+          await sessionOf();
+        } catch (error) {
+          entries.delete(id);
+          refusal = error instanceof OpenWorkerError ? error : new OpenWorkerError(CLI_ERROR_CODES.INTERNAL, error instanceof Error ? error.message : String(error), { cause: error });
+          context.terminal.note(`refused an MCP client's initialize: its OpenWorker session could not open (${refusal.code}: ${refusal.message})`);
+        }
+      },
     });
     transport.onclose = () => {
       if (transport.sessionId) entries.delete(transport.sessionId);
       void session?.then((opened) => opened.close()).catch(() => undefined);
     };
     await createToolServer(sdk, tools, sessionOf).connect(transport);
+    const deliver = transport.onmessage;
+    transport.onmessage = (message, extra) => {
+      if (refusal === undefined || !sdk.isInitializeRequest(message)) return deliver?.(message, extra);
+      // The server never sees this initialize: the client gets the session's error under its
+      // own request id (code in `error.data.code`), and the MCP session is dropped.
+      const { id } = message as unknown as { id: string | number };
+      const error = { code: -32603, message: `${refusal.code}: ${refusal.message}`, data: { code: refusal.code } };
+      void transport
+        .send({ jsonrpc: "2.0", id, error })
+        .then(() => transport.close())
+        .catch(() => undefined);
+    };
     await transport.handleRequest(request, response, body);
   }
 
@@ -165,6 +197,16 @@ async function serveHttp(
   await Promise.all([...entries.values()].map((entry) => entry.transport.close()));
   http.closeAllConnections();
   await new Promise<void>((resolve) => http.close(() => resolve()));
+}
+
+/**
+ * The path of a request target, or `undefined` when it does not parse as a URL (`//`,
+ * `http://[::1/mcp`): any local process can send one, and it is the client's mistake (400),
+ * not the server's (`new URL` throws, which would be a 500).
+ */
+function pathOf(target: string | undefined): string | undefined {
+  const base = "http://127.0.0.1";
+  return URL.canParse(target ?? "/", base) ? new URL(target ?? "/", base).pathname : undefined;
 }
 
 /** Concurrent MCP sessions over HTTP, by default: each holds an OpenWorker session and its own MCP processes (M4). */

@@ -3,6 +3,7 @@ import type { SandboxLauncher } from "@openworker/mcp-bridge";
 import type { ToolRegistry } from "@openworker/registry";
 import type { ModelProvider } from "@openworker/runtime";
 import { modelAlias, OpenWorkerError, utf8Bytes, validateQualifiedName } from "@openworker/tools-sdk";
+import { indexesWithoutProviders, relabel, type EntryIndexes } from "./entry-indexes.js";
 
 /** One selected tool as `tools list --bundle` and `tools check` show it. */
 export interface SelectionRow {
@@ -39,12 +40,14 @@ export interface SelectionReport {
  * needs are started, discovered in parallel (M2) and closed again with verified cleanup
  * (M4); without it no process starts and MCP tools are listed as not discovered. With a
  * `model`, every selected alias longer than its `maxToolNameLength` is a problem too (N4),
- * as a turn with that model would refuse it.
+ * as a turn with that model would refuse it. Problems name entries by their index in
+ * tools.json, also for entries after ones left out (`fileIndexes`: where the entries of a
+ * selection reduced by the parser stand in the file).
  */
 export async function inspectSelection(
   registry: ToolRegistry,
   bundle: Pick<Bundle, "selection">,
-  options: { discover: boolean; signal: AbortSignal; sandbox?: SandboxLauncher | undefined; model?: ModelProvider | undefined },
+  options: { discover: boolean; signal: AbortSignal; sandbox?: SandboxLauncher | undefined; model?: ModelProvider | undefined; fileIndexes?: EntryIndexes },
 ): Promise<SelectionReport> {
   const { checkSelection, providersNeeded, resolveSelection, withoutProviders } = await import("@openworker/bundle-resolver");
   registry.freeze();
@@ -61,7 +64,11 @@ export async function inspectSelection(
     for (const provider of discovery.unavailable) problems.push({ code: provider.code, message: provider.message });
   }
   const reduced = withoutProviders(bundle.selection, skipped);
-  for (const problem of checkSelection(registry, reduced, catalogs)) problems.push(describe(problem));
+  const indexes = indexesWithoutProviders(bundle.selection, skipped, options.fileIndexes);
+  for (const problem of checkSelection(registry, reduced, catalogs)) {
+    const { code, message } = describe(problem);
+    problems.push({ code, message: relabel(message, indexes) });
+  }
   const limit = options.model?.maxToolNameLength;
   if (problems.length > 0) {
     // Names the selection spells out are checked even so, so that one run lists every problem.

@@ -88,8 +88,12 @@ export class HarnessClient {
     return this.request("turn.cancel", turnId === undefined ? { sessionId } : { sessionId, turnId }) as Promise<{ cancelled: boolean }>;
   }
 
-  call(sessionId: string, name: string, args: JsonValue | object = {}) {
-    return this.request("call", { sessionId, name, arguments: args }) as Promise<HarnessCallReport>;
+  /**
+   * One host-driven call. Aborting `options.signal` rejects with `JSON_RPC_CANCELLED` and
+   * sends `$/cancelRequest`: the harness cancels the call (journaled cancelled).
+   */
+  call(sessionId: string, name: string, args: JsonValue | object = {}, options: { signal?: AbortSignal } = {}) {
+    return this.#peer.request("call", { sessionId, name, arguments: args }, options.signal) as Promise<HarnessCallReport>;
   }
 
   closeSession(sessionId: string): Promise<unknown> {

@@ -1,5 +1,5 @@
 import type { ApprovalAnswer, ApprovalPolicy, ApprovalRequest, CallReport, Runtime, Session, TurnResult } from "@openworker/runtime";
-import type { JsonValue } from "@openworker/tools-sdk";
+import { OpenWorkerError, type JsonValue } from "@openworker/tools-sdk";
 import { isObject } from "../setup/files.js";
 import { parsePolicy } from "../setup/policy.js";
 import { JSON_RPC_ERRORS, JsonRpcPeer, rpcError } from "./json-rpc.js";
@@ -40,7 +40,14 @@ export class HarnessServer {
   readonly #peer: JsonRpcPeer;
   readonly #runtime: Promise<Runtime>;
   readonly #inFlight = new Set<Promise<unknown>>();
+  /**
+   * Host `call`s in flight, by request id. `session.cancel` stops turns only, and a host
+   * call is not a turn: without its own signal a stop would wait for the tool to finish
+   * (its effects included). Aborted by a signal stop, `$/cancelRequest` and `turn.cancel`.
+   */
+  readonly #hostCalls = new Map<number | string, { sessionId: string; controller: AbortController }>();
   #stopping = false;
+  readonly #signal: AbortSignal | undefined;
   #stop: () => void = () => undefined;
   /** Settles once the harness stopped, every request it took was answered, and the runtime closed: sessions, MCP processes, journal. */
   readonly finished: Promise<void>;
@@ -51,12 +58,17 @@ export class HarnessServer {
     openRuntime: (approve: (request: ApprovalRequest) => Promise<ApprovalAnswer>) => Promise<Runtime>,
     signal?: AbortSignal,
   ) {
+    this.#signal = signal;
     const stopped = new Promise<void>((resolve) => (this.#stop = resolve));
     signal?.addEventListener("abort", () => this.#stop(), { once: true });
     if (signal?.aborted) this.#stop();
     const peer = new JsonRpcPeer(input, output, {
-      request: (method, params) => this.#accept(method, params),
-      notification: () => undefined,
+      request: (method, params, id) => this.#accept(method, params, id),
+      notification: (method, params) => {
+        if (method === "$/cancelRequest" && isObject(params) && (typeof params.id === "number" || typeof params.id === "string")) {
+          this.#hostCalls.get(params.id)?.controller.abort(new OpenWorkerError("TURN_CANCELLED", "cancelled by the host ($/cancelRequest)"));
+        }
+      },
     });
     this.#peer = peer;
     const opening = openRuntime((request) => this.#askHost(request));
@@ -68,26 +80,27 @@ export class HarnessServer {
       if (signal?.aborted) {
         const why = (signal.reason as Error | undefined)?.message ?? "the harness is stopping";
         for (const session of this.#sessions.values()) session.cancel(why);
+        for (const { controller } of this.#hostCalls.values()) controller.abort(signal.reason);
       }
       while (this.#inFlight.size > 0) await Promise.allSettled(this.#inFlight);
       await runtime.close();
     })();
   }
 
-  #accept(method: string, params: unknown): Promise<unknown> {
+  #accept(method: string, params: unknown, id: number | string): Promise<unknown> {
     if (this.#stopping) {
       return Promise.reject(rpcError(JSON_RPC_ERRORS.SERVER_ERROR, "HARNESS_SHUTTING_DOWN", `the harness is shutting down and takes no new requests (${method} refused)`));
     }
     // Requests after a `shutdown` (even on the same read) are refused, not raced against the close.
     if (method === "shutdown") this.#stopping = true;
-    const work = this.#handle(method, params);
+    const work = this.#handle(method, params, id);
     this.#inFlight.add(work);
     const done = () => void this.#inFlight.delete(work);
     work.then(done, done);
     return work;
   }
 
-  async #handle(method: string, params: unknown): Promise<unknown> {
+  async #handle(method: string, params: unknown, id: number | string): Promise<unknown> {
     const runtime = await this.#runtime;
     const input = isObject(params) ? params : {};
     switch (method) {
@@ -98,22 +111,27 @@ export class HarnessServer {
         return turnJson(await session.runTurn(text(input, "text")));
       }
       case "turn.cancel": {
-        const reason = typeof input.reason === "string" ? input.reason : "cancelled by the host";
-        const turnId = input.turnId === undefined ? undefined : text(input, "turnId");
-        return { cancelled: this.#session(input).cancel(reason, turnId === undefined ? {} : { turnId }) };
-      }
-      case "call": {
+        const reason = optionalText(input, "reason") ?? "cancelled by the host";
+        const turnId = optionalText(input, "turnId");
         const session = this.#session(input);
-        return callJson(await session.callTool(text(input, "name"), (input.arguments ?? {}) as JsonValue));
+        const turn = session.cancel(reason, turnId === undefined ? {} : { turnId });
+        // Without a turn id, the session's host calls stop too: each runs as a turn of its own.
+        const calls = turnId === undefined ? this.#cancelHostCalls(session.id, reason) : false;
+        return { cancelled: turn || calls };
       }
+      case "call":
+        return this.#call(this.#session(input), input, id);
       case "session.close": {
         const session = this.#session(input);
         this.#sessions.delete(session.id);
         await session.close();
         return { closed: true };
       }
-      case "inventory.mcp":
-        return runtime.mcpInventory(typeof input.sessionId === "string" ? { sessionId: input.sessionId } : {}) ?? null;
+      case "inventory.mcp": {
+        // A wrongly typed sessionId must not widen the answer to every session's connections.
+        const sessionId = optionalText(input, "sessionId");
+        return runtime.mcpInventory(sessionId === undefined ? {} : { sessionId }) ?? null;
+      }
       case "models.list":
         return runtime.loadModelCatalog();
       case "models.readiness": {
@@ -130,15 +148,41 @@ export class HarnessServer {
     }
   }
 
+  async #call(session: Session, input: Record<string, unknown>, id: number | string): Promise<unknown> {
+    const controller = new AbortController();
+    // A call taken just before a signal stop swept the others is cancelled the same way.
+    if (this.#signal?.aborted) controller.abort(this.#signal.reason);
+    this.#hostCalls.set(id, { sessionId: session.id, controller });
+    try {
+      return callJson(await session.callTool(text(input, "name"), (input.arguments ?? {}) as JsonValue, { signal: controller.signal }));
+    } finally {
+      this.#hostCalls.delete(id);
+    }
+  }
+
+  /** Cancels the session's host calls in flight; answers whether there was one. */
+  #cancelHostCalls(sessionId: string, reason: string): boolean {
+    let cancelled = false;
+    for (const call of this.#hostCalls.values()) {
+      if (call.sessionId !== sessionId || call.controller.signal.aborted) continue;
+      call.controller.abort(new OpenWorkerError("TURN_CANCELLED", reason));
+      cancelled = true;
+    }
+    return cancelled;
+  }
+
   async #openSession(runtime: Runtime, input: Record<string, unknown>): Promise<unknown> {
+    const bundle = text(input, "bundle");
     const policy: ApprovalPolicy = input.policy === undefined ? {} : parsePolicy(input.policy, "session.open params.policy");
-    const model = isObject(input.model) ? (input.model as { provider?: string; model?: string }) : undefined;
+    const model = modelParam(input);
+    const sessionId = optionalText(input, "sessionId");
+    const workspace = optionalText(input, "workspace");
     const session = await runtime.openSession({
-      bundle: text(input, "bundle"),
+      bundle,
       policy,
       ...(model ? { model } : {}),
-      ...(typeof input.sessionId === "string" ? { sessionId: input.sessionId } : {}),
-      ...(typeof input.workspace === "string" ? { workspace: input.workspace } : {}),
+      ...(sessionId === undefined ? {} : { sessionId }),
+      ...(workspace === undefined ? {} : { workspace }),
     });
     this.#sessions.set(session.id, session);
     session.subscribe((event) => this.#peer.notify("event", { event }));
@@ -167,10 +211,38 @@ export class HarnessServer {
   }
 }
 
-function text(input: Record<string, unknown>, field: string): string {
+function text(input: Record<string, unknown>, field: string, label = `params.${field}`): string {
   const value = input[field];
-  if (typeof value !== "string" || value === "") throw rpcError(JSON_RPC_ERRORS.INVALID_PARAMS, "PARAMS_INVALID", `params.${field} must be a non-empty string`);
+  if (typeof value !== "string" || value === "") throw rpcError(JSON_RPC_ERRORS.INVALID_PARAMS, "PARAMS_INVALID", `${label} must be a non-empty string, got ${describeValue(value)}`);
   return value;
+}
+
+function describeValue(value: unknown): string {
+  if (value === "") return "an empty string";
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  return value === undefined ? "nothing" : `a ${typeof value}`;
+}
+
+/**
+ * An optional string param: absent is `undefined`; present, it must be a non-empty string.
+ * A wrongly typed value is refused rather than ignored: ignoring it would quietly do
+ * something else (a random session id, the default workspace, every session's inventory).
+ */
+function optionalText(input: Record<string, unknown>, field: string): string | undefined {
+  return input[field] === undefined ? undefined : text(input, field);
+}
+
+/** `session.open`'s `model`: absent, or `{provider?: string, model?: string}` (a string such as `"openai"` is refused, not dropped). */
+function modelParam(input: Record<string, unknown>): { provider?: string; model?: string } | undefined {
+  if (input.model === undefined) return undefined;
+  const model = input.model;
+  if (!isObject(model)) throw rpcError(JSON_RPC_ERRORS.INVALID_PARAMS, "PARAMS_INVALID", "params.model must be an object {provider?: string, model?: string}");
+  const unknown = Object.keys(model).filter((key) => key !== "provider" && key !== "model");
+  if (unknown.length > 0) throw rpcError(JSON_RPC_ERRORS.INVALID_PARAMS, "PARAMS_INVALID", `params.model has unknown field(s) ${unknown.map((key) => JSON.stringify(key)).join(", ")} (allowed: provider, model)`);
+  const provider = model.provider === undefined ? undefined : text(model, "provider", "params.model.provider");
+  const name = model.model === undefined ? undefined : text(model, "model", "params.model.model");
+  return { ...(provider === undefined ? {} : { provider }), ...(name === undefined ? {} : { model: name }) };
 }
 
 /** A call report as JSON: images stay in the harness (T4: they go only to the model). */
