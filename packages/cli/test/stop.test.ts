@@ -26,6 +26,15 @@ async function until(predicate: () => boolean, what: string): Promise<void> {
   }
 }
 
+/** Runs the fixture host with `args` until its tool waits for cancellation, then sends it `signal`: how it ended. */
+async function stopWhileWaiting(args: string[], signal: NodeJS.Signals): Promise<Awaited<ReturnType<typeof collect>>> {
+  const child = spawn(process.execPath, [FIXTURE_HOST, ...args], { env: { ...process.env, NO_COLOR: "1" }, stdio: ["ignore", "pipe", "pipe"] });
+  const done = collect(child);
+  await waitForOutput(child.stderr!, (text) => text.includes("waiting for cancellation"));
+  child.kill(signal);
+  return done;
+}
+
 function sessionsOf(journal: string) {
   return runEntry(FIXTURE_HOST, ["journal", "sessions", "--json", "--journal", journal]).then((ran) => JSON.parse(ran.stdout) as { sessionId: string; closedAt: string | null }[]);
 }
@@ -54,14 +63,7 @@ describe("stopping a command from outside (Ctrl-C, SIGTERM, a closed stdout)", (
 
   it("A3 SIGTERM during a call cancels it and closes the session: journaled as cancelled, chain closed and intact", async () => {
     const journal = path.join(temp.dir, "sigterm.db");
-    const child = spawn(process.execPath, [FIXTURE_HOST, "call", "fixture.wait", "--approve", "yes", "--journal", journal], {
-      env: { ...process.env, NO_COLOR: "1" },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    const done = collect(child);
-    await waitForOutput(child.stderr!, (text) => text.includes("waiting for cancellation"));
-    child.kill("SIGTERM");
-    const result = await done;
+    const result = await stopWhileWaiting(["call", "fixture.wait", "--approve", "yes", "--journal", journal], "SIGTERM");
     expect(result.code).toBe(1);
     expect(result.stdout).toMatch(/cancelled/);
     const [session] = await sessionsOf(journal);
@@ -76,14 +78,7 @@ describe("stopping a command from outside (Ctrl-C, SIGTERM, a closed stdout)", (
     ["SIGINT", "cancelled by the user \\(Ctrl-C\\)"],
     ["SIGHUP", "stopped by SIGHUP"],
   ] as const)("A3 call stopped by %s shows the cancelled call, then error CLI_INTERRUPTED (exit 1)", async (signal, why) => {
-    const child = spawn(process.execPath, [FIXTURE_HOST, "call", "fixture.wait", "--approve", "yes", "--journal", path.join(temp.dir, `call-${signal}.db`)], {
-      env: { ...process.env, NO_COLOR: "1" },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    const done = collect(child);
-    await waitForOutput(child.stderr!, (text) => text.includes("waiting for cancellation"));
-    child.kill(signal);
-    const result = await done;
+    const result = await stopWhileWaiting(["call", "fixture.wait", "--approve", "yes", "--journal", path.join(temp.dir, `call-${signal}.db`)], signal);
     expect(result.code).toBe(1);
     expect(result.stdout).toMatch(/cancelled/);
     expect(result.stderr).toMatch(new RegExp(`^error CLI_INTERRUPTED: ${why}\\nhint: `, "m"));
@@ -92,14 +87,7 @@ describe("stopping a command from outside (Ctrl-C, SIGTERM, a closed stdout)", (
   it.each(["SIGTERM", "SIGHUP"] as const)("A3 run --message stopped by %s cancels its turn, then error CLI_INTERRUPTED (exit 1)", async (signal) => {
     const script = path.join(temp.dir, "wait-script.json");
     writeFileSync(script, JSON.stringify([{ toolCalls: [{ name: "fixture__wait", arguments: {} }] }, { text: "never reached" }]));
-    const child = spawn(process.execPath, [FIXTURE_HOST, "run", "--bundle", WAIT_BUNDLE(), "--script", script, "--approve", "yes", "--message", "wait", "--journal", path.join(temp.dir, `run-${signal}.db`)], {
-      env: { ...process.env, NO_COLOR: "1" },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    const done = collect(child);
-    await waitForOutput(child.stderr!, (text) => text.includes("waiting for cancellation"));
-    child.kill(signal);
-    const result = await done;
+    const result = await stopWhileWaiting(["run", "--bundle", WAIT_BUNDLE(), "--script", script, "--approve", "yes", "--message", "wait", "--journal", path.join(temp.dir, `run-${signal}.db`)], signal);
     expect(result.code).toBe(1);
     expect(result.stdout).toMatch(/: cancelled/);
     expect(result.stderr).toMatch(new RegExp(`^error CLI_INTERRUPTED: stopped by ${signal}\\nhint: `, "m"));

@@ -1,4 +1,4 @@
-import { modelAlias, OpenWorkerError, snapshotDescriptor, type Tool, type ToolDescriptor } from "@openworker/tools-sdk";
+import { modelAlias, OpenWorkerError, readToolDescriptor, snapshotDescriptor, type Tool, type ToolDescriptor } from "@openworker/tools-sdk";
 import { REGISTRY_ERROR_CODES as CODES } from "./codes.js";
 import { readConfigFile } from "./config-file.js";
 import {
@@ -10,7 +10,6 @@ import {
 } from "./provider-definition.js";
 import type { McpProviderDefinition } from "./provider.js";
 import { parseServersFile } from "./servers-file.js";
-import { isOpenWorkerError, messageOf } from "./thrown.js";
 
 /**
  * A native tool as the registry holds it: the descriptor read once, frozen.
@@ -331,26 +330,7 @@ export class ToolRegistry {
   }
 
   #prepareNative(tool: Tool, options: RegisterOptions): RegisteredTool {
-    let describe: unknown;
-    let call: unknown;
-    try {
-      describe = typeof tool === "object" && tool !== null ? tool.descriptor : undefined;
-      call = typeof tool === "object" && tool !== null ? tool.call : undefined;
-    } catch (cause) {
-      throw new OpenWorkerError(CODES.toolInvalid, `register() could not read the tool's methods: ${messageOf(cause)}`, { cause });
-    }
-    if (typeof describe !== "function" || typeof call !== "function") {
-      throw new OpenWorkerError(CODES.toolInvalid, "register() needs a Tool: an object with descriptor() and call() methods");
-    }
-    let raw: unknown;
-    try {
-      raw = Reflect.apply(describe, tool, []);
-    } catch (cause) {
-      if (isOpenWorkerError(cause)) throw cause;
-      throw new OpenWorkerError(CODES.descriptorFailed, `tool.descriptor() threw while registering a native tool: ${messageOf(cause)}`, {
-        cause,
-      });
-    }
+    const raw = readToolDescriptor(tool, "register()");
     // Read once, then check and store that same copy: a getter cannot pass the check and store something else.
     const { descriptor, placement } = snapshotDescriptor(raw);
     checkNativePlacement(descriptor.name, options.placement, placement);

@@ -1,5 +1,5 @@
 import { CODE_TOOL_ERROR } from "./code-tool.js";
-import { DESCRIPTOR_FAILED } from "./descriptor-snapshot.js";
+import { DESCRIPTOR_FAILED, TOOL_INVALID } from "./descriptor-snapshot.js";
 
 /**
  * Stable codes of the errors this package raises, for `OpenWorkerError.hasCode` (names,
@@ -29,8 +29,8 @@ export const SDK_ERROR_CODES = Object.freeze({
   NAMESPACE_RESERVED: "NAMESPACE_RESERVED",
   /** A descriptor field is missing or of the wrong type; the message names it. */
   DESCRIPTOR_INVALID: "DESCRIPTOR_INVALID",
-  /** `runTool` was given something that is not a tool (no `descriptor()`/`call()` methods), as the registry's code says. */
-  TOOL_INVALID: "TOOL_INVALID",
+  /** Something that is not a tool (no `descriptor()`/`call()` methods) was given to `runTool`, the registry or `readToolDescriptor`. */
+  TOOL_INVALID,
   /** A tool's `descriptor()` threw or could not be read. */
   DESCRIPTOR_FAILED,
   /** An input schema is not an object schema, not valid JSON Schema, or of an unsupported dialect (B5). */

@@ -1,6 +1,7 @@
 import { checkDescriptor, type ToolDescriptor } from "./descriptor.js";
 import { OpenWorkerError } from "./errors.js";
 import type { JsonSchema } from "./json.js";
+import type { Tool } from "./tool.js";
 
 /** The code of a descriptor whose reading threw (a getter, a Proxy trap, `descriptor()` itself). */
 export const DESCRIPTOR_FAILED = "DESCRIPTOR_FAILED";
@@ -191,6 +192,46 @@ function typeOfValue(value: unknown): string {
   if (typeof value === "object") return "an object";
   if (typeof value === "number") return String(value);
   return `a ${typeof value}`;
+}
+
+/** The code of a value that is not a tool: no `descriptor()` and `call()` methods, or methods that cannot be read. */
+export const TOOL_INVALID = "TOOL_INVALID";
+
+/**
+ * What `tool.descriptor()` returns, read as the registry reads it, for `caller`
+ * (`"register()"`, `"runTool"`, named in the messages): a value that is not a tool is
+ * `TOOL_INVALID`, a `descriptor()` that throws `DESCRIPTOR_FAILED` (a coded error of its
+ * own passes on as it is), never the raw error. Check the result with
+ * {@link snapshotDescriptor}.
+ */
+export function readToolDescriptor(tool: Tool, caller: string): unknown {
+  let describe: unknown;
+  let call: unknown;
+  try {
+    describe = typeof tool === "object" && tool !== null ? tool.descriptor : undefined;
+    call = typeof tool === "object" && tool !== null ? tool.call : undefined;
+  } catch (cause) {
+    throw new OpenWorkerError(TOOL_INVALID, `${caller} could not read the tool's methods: ${messageOf(cause)}`, { cause });
+  }
+  if (typeof describe !== "function" || typeof call !== "function") {
+    throw new OpenWorkerError(TOOL_INVALID, `${caller} needs a Tool: an object with descriptor() and call() methods`);
+  }
+  try {
+    return Reflect.apply(describe, tool, []);
+  } catch (cause) {
+    // A coded error of the SDK's own (a check inside descriptor()) passes on.
+    if (isCoded(cause)) throw cause;
+    throw new OpenWorkerError(DESCRIPTOR_FAILED, `tool.descriptor() threw when ${caller} read it: ${messageOf(cause)}; the registry refuses such a tool`, { cause });
+  }
+}
+
+function isCoded(value: unknown): boolean {
+  try {
+    return OpenWorkerError.isInstance(value);
+  } catch {
+    // A thrown Proxy whose traps throw: not one of ours.
+    return false;
+  }
 }
 
 /** The message of whatever was thrown, without letting a hostile value throw again. */

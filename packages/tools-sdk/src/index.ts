@@ -8,7 +8,7 @@ export { codeTool, CODE_TOOL_ERROR, type CodeToolHandler, type CodeToolResult } 
 export type { ProgressEvent, ProgressReporter, ToolContext } from "./context.js";
 export { defineTool, type ToolDefinition } from "./define-tool.js";
 export { checkDescriptor, type ToolDescriptor } from "./descriptor.js";
-export { DESCRIPTOR_FAILED, snapshotDescriptor, type DescriptorSnapshot } from "./descriptor-snapshot.js";
+export { DESCRIPTOR_FAILED, readToolDescriptor, snapshotDescriptor, TOOL_INVALID, type DescriptorSnapshot } from "./descriptor-snapshot.js";
 export { OpenWorkerError, type ErrorDetails } from "./errors.js";
 export type { JsonObject, JsonPrimitive, JsonSchema, JsonValue } from "./json.js";
 export { IMAGE_MIME_TYPES, LIMITS, utf8Bytes, type Limits } from "./limits.js";

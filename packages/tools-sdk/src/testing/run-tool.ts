@@ -1,5 +1,5 @@
 import type { ProgressEvent } from "../context.js";
-import { DESCRIPTOR_FAILED, messageOf, snapshotDescriptor } from "../descriptor-snapshot.js";
+import { readToolDescriptor, snapshotDescriptor } from "../descriptor-snapshot.js";
 import { argumentsFailure, readHostArguments, schemaMismatchMessage } from "../execution/arguments.js";
 import { executeTool, type ExecutionResult } from "../execution/execute.js";
 import { OpenWorkerError } from "../errors.js";
@@ -39,7 +39,7 @@ export interface RunToolResult extends ExecutionResult {
 export async function runTool(tool: Tool, args: unknown, options: RunToolOptions = {}): Promise<RunToolResult> {
   // The registry's own reading: a descriptor the kit accepts is one the host can register
   // (plain-JSON schema, no sandbox placement for native code, A4), with its codes.
-  const { descriptor, placement } = snapshotDescriptor(readDescriptor(tool));
+  const { descriptor, placement } = snapshotDescriptor(readToolDescriptor(tool, "runTool"));
   if (placement !== undefined && placement !== "host") {
     throw new OpenWorkerError(
       placement === "sandbox" ? "NATIVE_SANDBOX_PLACEMENT" : "PLACEMENT_INVALID",
@@ -81,38 +81,3 @@ export async function runTool(tool: Tool, args: unknown, options: RunToolOptions
   return { ...result, progressEvents };
 }
 
-/**
- * What `tool.descriptor()` returns, with the registry's codes for a value that is not a
- * tool (`TOOL_INVALID`) and a `descriptor()` that throws (`DESCRIPTOR_FAILED`), never the
- * raw error: the kit promises the registry's verdict.
- */
-function readDescriptor(tool: Tool): unknown {
-  let describe: unknown;
-  let call: unknown;
-  try {
-    describe = typeof tool === "object" && tool !== null ? tool.descriptor : undefined;
-    call = typeof tool === "object" && tool !== null ? tool.call : undefined;
-  } catch (cause) {
-    throw new OpenWorkerError("TOOL_INVALID", `runTool could not read the tool's methods: ${messageOf(cause)}`, { cause });
-  }
-  if (typeof describe !== "function" || typeof call !== "function") {
-    throw new OpenWorkerError("TOOL_INVALID", "runTool needs a Tool: an object with descriptor() and call() methods");
-  }
-  try {
-    return Reflect.apply(describe, tool, []);
-  } catch (cause) {
-    // A coded error of the SDK's own (a check inside descriptor()) passes on, as at the registry.
-    if (isCoded(cause)) throw cause;
-    throw new OpenWorkerError(DESCRIPTOR_FAILED, `tool.descriptor() threw: ${messageOf(cause)}; the registry refuses such a tool`, { cause });
-  }
-}
-
-
-function isCoded(value: unknown): boolean {
-  try {
-    return OpenWorkerError.isInstance(value);
-  } catch {
-    // A thrown Proxy whose traps throw: not one of ours.
-    return false;
-  }
-}
