@@ -18,13 +18,18 @@ import { completeCall, openSession, request, temporaryFolderPerTest } from "./he
 const folder = temporaryFolderPerTest();
 let file: string;
 
-// Three sessions of 40 calls each (two closed, one open): several pages of frames.
+// Three sessions of 40 calls each (two closed, one open), each call its own commit: many
+// small frames, so several leaf pages of frames (a group holding many calls would make a
+// few large frames, stored on overflow pages behind one leaf).
 beforeEach(async () => {
   file = folder.file("journal.db");
   const journal = Journal.open({ path: file, commitThread: "never" });
   for (const sessionId of ["s1", "s2", "s3"]) {
     openSession(journal, sessionId);
-    for (let call = 0; call < 40; call++) await completeCall(journal, sessionId, `c${call}`);
+    for (let call = 0; call < 40; call++) {
+      await completeCall(journal, sessionId, `c${call}`);
+      await journal.flush();
+    }
     if (sessionId !== "s3") journal.sessionClosed({ sessionId });
   }
   request(journal, "s3", "waiting");
