@@ -147,6 +147,28 @@ describe("process lifecycle (M4)", () => {
     }
   });
 
+  it.each(["SIGKILL", "SIGTERM"] as const)("M4 a host killed by %s (no exit hook runs) still takes its providers' trees with it, a setsid grandchild included (the reaper)", async (signal) => {
+    const pidFile = path.join(scratch, `killed-host-${signal}.pids`);
+    const host = spawn(process.execPath, [fixture("killed-host.mjs"), fixture("wrapper-grandchild.sh"), pidFile], { stdio: ["ignore", "pipe", "inherit"] });
+    await new Promise<void>((resolve, reject) => {
+      host.stdout!.on("data", (chunk: Buffer) => chunk.toString().includes("ready") && resolve());
+      host.once("exit", (code) => reject(new Error(`the host exited (${code}) before its providers were up`)));
+    });
+    const pids = grandchildren(pidFile);
+    expect(Object.keys(pids).sort()).toEqual(["ignores-term", "plain", "setsid"]);
+    try {
+      host.kill(signal);
+      // The reaper sends SIGTERM, then SIGKILL a second later; the kernel takes a moment more.
+      const left = await Promise.race([
+        eventually(() => (Object.values(pids).some(isRunning) ? undefined : [])),
+        new Promise<number[]>((resolve) => setTimeout(() => resolve(Object.values(pids).filter(isRunning)), 8_000)),
+      ]);
+      expect(left).toEqual([]);
+    } finally {
+      for (const pid of Object.values(pids)) if (isRunning(pid)) process.kill(pid, "SIGKILL");
+    }
+  });
+
   it("M4 a grandchild whose main thread exited while another runs is not taken for gone: it is ended too", async (context) => {
     if (spawnSync("python3", ["-c", "import ctypes, threading"], { stdio: "ignore" }).status !== 0) {
       context.skip("needs python3 (with ctypes) to end a main thread while another runs");

@@ -1,4 +1,4 @@
-import { spawnSync, type ChildProcess } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { setTimeout as sleep } from "node:timers/promises";
 import { groupRunning, liveTree, processesCarrying, signalTree, stillRunning, type ProcessIdentity, type TreeMark } from "./probe.js";
 
@@ -23,10 +23,13 @@ let exitGuardInstalled = false;
  * Remembers a started process group so that, should the host exit without disposing
  * the bridge, the group is killed on the way out instead of being orphaned (M4), and so
  * is every process carrying its tree's mark (a `setsid` daemon has left the group).
- * Installed lazily by the first spawn, never at import.
+ * Installed lazily by the first spawn, never at import. A host that dies without running
+ * its exit hooks (SIGKILL, a signal it does not handle, a crash) is covered by the
+ * reaper (see {@link startReaper}).
  */
 export function guardGroup(pgid: number, mark?: TreeMark): void {
   liveGroups.set(pgid, mark);
+  tellReaper(`+ ${pgid}${mark === undefined ? "" : ` ${mark.name}=${mark.value}`}`);
   if (exitGuardInstalled) return;
   exitGuardInstalled = true;
   process.once("exit", () => {
@@ -80,6 +83,7 @@ export async function terminateTree(child: ChildProcess, graceMs: number, seen: 
 
   function done(step: TerminationReport["step"]): TerminationReport {
     liveGroups.delete(pgid as number);
+    tellReaper(`- ${pgid}`);
     return { confirmed: true, step, survivors: [] };
   }
 }
@@ -153,4 +157,89 @@ async function terminateOnWindows(child: ChildProcess, graceMs: number): Promise
   spawnSync("taskkill", ["/T", "/F", "/PID", String(child.pid)], { stdio: "ignore" });
   if (await waitExit(Math.max(graceMs, KILL_CONFIRM_MS))) return { confirmed: true, step: "sigkill", survivors: [] };
   return { confirmed: false, step: "sigkill", survivors: child.pid === undefined ? [] : [child.pid] };
+}
+
+/**
+ * The reaper: a small process of its own (its own process group, deaf to SIGINT, SIGTERM
+ * and SIGHUP, so a Ctrl-C to the host's group does not take it too) that reads, on a pipe
+ * from the host, which provider groups are live (`+ <pgid> [<mark>]`, `- <pgid>`). When
+ * the pipe closes, the host has gone, however it went: the reaper sends SIGTERM to each
+ * group still listed, SIGKILL a second later, then SIGKILL to every process carrying a
+ * listed mark (a `setsid` descendant), and exits. After an orderly exit nothing is
+ * listed and it exits at once. Without it, a host stopped by a signal it does not handle
+ * (or by SIGKILL) never runs its exit hooks, and the providers, started detached, ran on.
+ * Started with the first provider; `null` once it could not start or has gone (the exit
+ * hook still covers an orderly exit). Not on Windows, which has no process groups.
+ */
+let reaper: ChildProcess | null | undefined;
+
+/** The reaper's program (run with `node -e`: no file to ship beside a bundled host). */
+const REAPER = `
+const fs = require("fs");
+const groups = new Map();
+for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) process.on(signal, () => {});
+let text = "";
+process.stdin.setEncoding("utf8");
+process.stdin.on("data", (chunk) => {
+  text += chunk;
+  for (let end = text.indexOf("\\n"); end >= 0; end = text.indexOf("\\n")) {
+    const [op, pgid, mark] = text.slice(0, end).split(" ");
+    text = text.slice(end + 1);
+    if (op === "+") groups.set(Number(pgid), mark); else groups.delete(Number(pgid));
+  }
+});
+const kill = (pid, signal) => { try { process.kill(pid, signal); } catch {} };
+const killMarked = () => {
+  const needles = [...groups.values()].filter(Boolean).map((mark) => "\\0" + mark + "\\0");
+  if (needles.length === 0) return;
+  let pids = [];
+  try { pids = fs.readdirSync("/proc").filter((name) => /^\\d+$/.test(name)); } catch { return; }
+  for (const pid of pids) {
+    try {
+      const environ = "\\0" + fs.readFileSync("/proc/" + pid + "/environ", "latin1");
+      if (needles.some((needle) => environ.includes(needle))) kill(Number(pid), "SIGKILL");
+    } catch {}
+  }
+};
+let reaping = false;
+const reap = () => {
+  if (reaping) return;
+  reaping = true;
+  if (groups.size === 0) process.exit(0);
+  for (const pgid of groups.keys()) kill(-pgid, "SIGTERM");
+  setTimeout(() => {
+    for (const pgid of groups.keys()) kill(-pgid, "SIGKILL");
+    killMarked();
+    setTimeout(() => { killMarked(); process.exit(0); }, 200);
+  }, 1000);
+};
+process.stdin.on("end", reap);
+process.stdin.on("close", reap);
+process.stdin.on("error", reap);
+`;
+
+function tellReaper(line: string): void {
+  if (process.platform === "win32" || reaper === null) return;
+  reaper ??= startReaper();
+  if (reaper === null) return;
+  try {
+    reaper.stdin!.write(`${line}\n`);
+  } catch {
+    reaper = null;
+  }
+}
+
+function startReaper(): ChildProcess | null {
+  try {
+    const child = spawn(process.execPath, ["-e", REAPER], { stdio: ["pipe", "ignore", "ignore"], detached: true, env: {} });
+    child.on("error", () => (reaper = null));
+    child.on("exit", () => (reaper = null));
+    child.stdin!.on("error", () => (reaper = null));
+    // It must not keep the host alive: the host's exit is what it waits for.
+    child.unref();
+    (child.stdin as unknown as { unref?: () => void }).unref?.();
+    return child;
+  } catch {
+    return null;
+  }
 }
