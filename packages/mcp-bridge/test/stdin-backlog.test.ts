@@ -32,4 +32,26 @@ describe("a provider that stops reading its stdin", () => {
       await bridge.dispose();
     }
   }, 30_000);
+  it("M4 E4 a provider that closes its stdin while still running fails the next call at once as crashed, saying so, and is ended", async () => {
+    const tag = marker("stdin-closer");
+    const bridge = new McpBridge(
+      [{ transport: "stdio", namespace: "closer", program: process.execPath, args: [fixture("stdin-closer.mjs")], env: { TEST_MARKER: tag } }],
+      { closeGraceMs: 300 },
+    );
+    try {
+      const session = bridge.openSession("stdin-closer");
+      expect((await session.discover(["closer"])).catalogs).toHaveLength(1);
+      // The first write after the close meets EPIPE; without the check the call would wait
+      // out its bound (longer than this test's timeout) for an answer that cannot come.
+      const result = await session.callTool("closer", "never_reached", {}, { timeoutMs: 60_000 });
+      expect(result.outcome).toBe("crashed");
+      expect(result.error?.code).toBe(MCP_ERROR_CODES.providerCrashed);
+      expect(result.error?.message).toContain("closed its stdin while still running");
+      await session.close();
+      await session.joinCleanup();
+      expect(processesWithMarker(tag)).toEqual([]);
+    } finally {
+      await bridge.dispose();
+    }
+  }, 30_000);
 });

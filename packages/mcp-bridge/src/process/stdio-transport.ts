@@ -133,7 +133,12 @@ export class ChildProcessTransport implements Transport {
       });
       child.stdout?.on("error", (error) => this.onerror?.(error));
       child.stdin?.on("error", () => {
-        // EPIPE after the child died: the exit handler reports the loss.
+        // EPIPE after the child died: the exit handler reports the loss. A child that still
+        // runs a moment later closed its stdin: no request can reach it, and one written
+        // meanwhile would wait out its whole time bound for an answer.
+        setTimeout(() => {
+          if (this.exit === undefined) this.giveUp("the provider closed its stdin while still running, so no request can reach it; the bridge ended it");
+        }, STDOUT_DRAIN_MS).unref();
       });
       const onStderr = this.launch.onStderr;
       if (onStderr) child.stderr?.on("data", (chunk: Buffer) => onStderr(chunk.toString("utf8")));
@@ -180,15 +185,23 @@ export class ChildProcessTransport implements Transport {
     stdin.write(batch.length === 1 ? (batch[0] as string) : batch.join(""));
   }
 
-  /**
-   * The child stopped reading its stdin: what waits for it is dropped, the connection ends
-   * at once (its calls fail as crashed, naming why) and the tree is ended as for a crash.
-   */
+  /** The child stopped reading its stdin: see {@link giveUp}. */
   private stdinStalled(waiting: number): void {
-    if (this.broken !== undefined) return;
-    this.broken =
+    this.giveUp(
       `the provider stopped reading its stdin (${waiting} bytes were waiting to be written to it, ` +
-      `over the ${this.launch.maxStdinBacklogBytes}-byte bound); the bridge ended it`;
+        `over the ${this.launch.maxStdinBacklogBytes}-byte bound); the bridge ended it`,
+    );
+  }
+
+  /**
+   * A child that still runs but can take no more requests (it stopped reading its stdin,
+   * or closed it): what waits for it is dropped, the connection ends at once (its calls
+   * fail as crashed, saying `why`) and the tree is ended as for a crash.
+   */
+  private giveUp(why: string): void {
+    // A tree being ended (a close, a crash) is not given up on: its own reason stands.
+    if (this.broken !== undefined || this.closed || this.termination !== undefined) return;
+    this.broken = why;
     this.outgoing = [];
     // Frees the backlog now; the child reads end-of-file if it ever reads again.
     this.child?.stdin?.destroy();
