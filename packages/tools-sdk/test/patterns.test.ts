@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { OpenWorkerError } from "../src/index.js";
 import { compileInputSchema } from "../src/validation/index.js";
@@ -75,5 +76,18 @@ describe("schema patterns (RE2)", () => {
       expect(withPattern(pattern).check({ q: text }).ok, `${pattern} on ${JSON.stringify(text)}`).toBe(expected);
       expect(new RegExp(pattern, "u").test(text), `ECMA-262 agrees: ${pattern}`).toBe(expected);
     }
+  });
+});
+
+describe("schema patterns in the built SDK (what hosts load)", () => {
+  it("E5 B5 the built validation entry refuses syntax ECMA-262 refuses, RE2-only syntax included: no pattern takes RE2's meaning", async () => {
+    const built = new URL("../dist/validation.js", import.meta.url);
+    expect(existsSync(built), "build the SDK first (pnpm turbo run build)").toBe(true);
+    const { compileInputSchema: compileBuilt } = (await import(built.href)) as typeof import("../src/validation/index.js");
+    // `(?i)` would make the check case-insensitive, `\z` and `\Q…\E` are RE2's anchors and quoting, `{,2}` RE2's short count.
+    for (const pattern of ["^(?i)admin$", "^a\\z", "^\\Q.*\\E$", "^a{,2}$", "^(a$"]) {
+      expect(() => compileBuilt({ type: "object", properties: { name: { type: "string", pattern } } }, "acer.lookup"), pattern).toThrow(/not valid JSON Schema/);
+    }
+    expect(compileBuilt({ type: "object", properties: { name: { type: "string", pattern: "^[a-z]+$" } } }, "acer.lookup").check({ name: "ADMIN" }).ok).toBe(false);
   });
 });

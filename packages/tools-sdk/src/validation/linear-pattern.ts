@@ -41,8 +41,10 @@ export const linearRegExp: RegExpEngine = Object.assign((pattern: string, flags:
 
 function compileLinear(pattern: string, flags: string): RegExpLike {
   // JSON Schema patterns are ECMA-262: one JavaScript refuses is not valid JSON Schema
-  // (ajv's usual error). Constructing a RegExp parses it; nothing is matched.
-  new RegExp(pattern, flags);
+  // (ajv's usual error). Constructing a RegExp parses it; nothing is matched. Its result
+  // is read: the bundler takes a bare `new RegExp(…)` for pure and drops it, and the
+  // built SDK then accepted RE2-only syntax (`(?i)`, `\z`, `\Q…\E`) with RE2's meaning.
+  if (new RegExp(pattern, flags).flags !== flags) throw new SyntaxError(`pattern ${JSON.stringify(pattern)}: flags ${JSON.stringify(flags)} were not taken`);
   const rewritten = toRe2Syntax(pattern);
   try {
     // RE2JS's own `toString` is the pattern, which ajv uses to share one compiled
