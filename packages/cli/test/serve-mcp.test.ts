@@ -12,6 +12,7 @@ import { collect, COWORKER, DEMO_POLICY, FIXTURE_HOST, HOST, REPO, runEntry, tem
 const temp = tempDir("mcp");
 /** A host that registers fixture.echo with the classification "read_only". */
 const CLASSIFIED_HOST = path.join(path.dirname(FIXTURE_HOST), "classified-host.mjs");
+const SLOW_OPEN_HOST = path.join(path.dirname(FIXTURE_HOST), "slow-open-host.mjs");
 afterAll(() => temp.cleanup());
 
 type ToolResult = { isError?: boolean; content: { type: string; text?: string }[]; structuredContent?: Record<string, unknown> };
@@ -165,6 +166,36 @@ describe("serve --mcp over HTTP when a client's OpenWorker session cannot open",
     expect(result.code).toBe(0);
     expect(result.stderr).not.toMatch(/\n\s+at /);
   });
+});
+
+describe("serve --mcp over HTTP when a client goes away while its session opens", () => {
+  it("M4 the session opened for a client that never got its id is closed and its slot freed: the next client gets a session, not 503", async () => {
+    const bundle = writeBundle(path.join(temp.dir, "slow"), JSON.stringify({ version: 3, tools: ["fixture.echo"] }));
+    const { child, done, port } = await serveHttp(SLOW_OPEN_HOST, ["--max-sessions", "1", "--bundle", bundle, "--approve", "yes", "--journal", path.join(temp.dir, "slow.db")]);
+    let stderr = "";
+    child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    try {
+      // The first client gives up while its session takes 1.5 s to open.
+      await new Promise<void>((resolve) => {
+        const request = http.request({ host: "127.0.0.1", port, path: "/mcp", method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream" } });
+        request.once("error", () => resolve());
+        request.end(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "x", version: "1" } } }));
+        setTimeout(() => {
+          request.destroy();
+          resolve();
+        }, 300);
+      });
+      // Its session opens, then closes at once: nobody can use or end it.
+      await vi.waitFor(() => expect(stderr.match(/\[host\] session \S+ closed/g)).toHaveLength(1), { timeout: 10_000 });
+      const client = new Client({ name: "test-client", version: "1.0.0" });
+      await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`)));
+      expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(["fixture__echo"]);
+      await client.close();
+    } finally {
+      child.kill("SIGTERM");
+    }
+    expect((await done).code).toBe(0);
+  }, 30_000);
 });
 
 /** Starts `serve --mcp --http 0` of a host entry and waits for the port it printed. */

@@ -28,12 +28,11 @@ export function providerSecrets(definition: McpProviderDefinition): readonly str
     try {
       const url = new URL(definition.url);
       // Both forms of each: the URL echoes them encoded, a server or fetch may decode them.
-      // A password is a secret whatever its length; a short user name is too common a word.
-      const parts = [url.password, url.username.length >= MIN_SECRET_LENGTH ? url.username : ""];
-      for (const part of parts) {
-        if (part === "") continue;
-        secrets.add(part);
-        secrets.add(decodedUrlPart(part));
+      // Shorter than the bound, a user name or password is too common a string: redacting
+      // it would garble every message ("e" in each word). Such a URL is refused at connect
+      // anyway, and never sent.
+      for (const part of [url.password, url.username]) {
+        for (const form of [part, decodedUrlPart(part)]) if (form.length >= MIN_SECRET_LENGTH) secrets.add(form);
       }
       for (const value of url.searchParams.values()) if (value.length >= MIN_SECRET_LENGTH) secrets.add(value);
     } catch {

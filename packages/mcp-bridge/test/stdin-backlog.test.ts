@@ -21,6 +21,7 @@ describe("a provider that stops reading its stdin", () => {
       expect(result.error?.code).toBe(MCP_ERROR_CODES.providerCrashed);
       expect(result.error?.message).toContain("stopped reading its stdin");
       expect(result.error?.message).toContain(`over the ${4 * 1024 * 1024}-byte bound`);
+      expect(result.error?.message).toContain("took none of them");
       expect(session.connected("stall")).toBe(false);
       // A later call is not sent: the connection is gone until the next discovery.
       const later = await session.callTool("stall", "stall", {}, {});
@@ -50,6 +51,28 @@ describe("a provider that stops reading its stdin", () => {
       await session.close();
       await session.joinCleanup();
       expect(processesWithMarker(tag)).toEqual([]);
+    } finally {
+      await bridge.dispose();
+    }
+  }, 30_000);
+  it("M4 E4 a provider that reads, only slower than the host writes, is never taken for stalled: a 6 MiB argument and 40 calls of 250 KiB all succeed", async () => {
+    const bridge = new McpBridge([{ transport: "stdio", namespace: "echo", program: process.execPath, args: [fixture("line-echo.mjs")] }], { closeGraceMs: 300 });
+    try {
+      const session = bridge.openSession("line-echo");
+      await session.discover(["echo"]);
+      // Over the 4 MiB bound at once, then a small call while it still waits to be written.
+      const large = session.callTool("echo", "size", { data: "x".repeat(6 * 1024 * 1024) }, {});
+      await new Promise((resolve) => setImmediate(resolve));
+      const small = session.callTool("echo", "size", {}, {});
+      const many: Promise<{ outcome: string }>[] = [];
+      for (let index = 0; index < 40; index += 1) {
+        many.push(session.callTool("echo", "size", { data: "y".repeat(250 * 1024) }, {}));
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      const outcomes = (await Promise.all([large, small, ...many])).map((result) => result.outcome);
+      expect(outcomes.filter((outcome) => outcome !== "succeeded")).toEqual([]);
+      await session.close();
+      await session.joinCleanup();
     } finally {
       await bridge.dispose();
     }

@@ -175,6 +175,12 @@ describe("configuration", () => {
     expect(redact("http://svc-token-ABCDEF:p%40ss-SECRET@127.0.0.1/mcp said p@ss-SECRET", secrets)).toBe("http://[redacted]:[redacted]@127.0.0.1/mcp said [redacted]");
   });
 
+  it("E6 a user name or password shorter than the secret bound is not redacted as a substring of every message", () => {
+    const secrets = providerSecrets({ transport: "streamable_http", namespace: "n", url: "http://me:e@127.0.0.1/mcp" });
+    expect(secrets).toEqual([]);
+    expect(redact("MCP provider \"docs\": url must not carry credentials", secrets)).toBe("MCP provider \"docs\": url must not carry credentials");
+  });
+
   it("N5 two providers cannot share a namespace, and the error names both", () => {
     expect(
       () =>

@@ -155,6 +155,12 @@ async function serveHttp(
         entries.set(id, { transport, session: sessionOf() });
         try {
           await sessionOf();
+          // A client that went away while the session opened never got its id, so it can
+          // never end it (DELETE): the session is closed now and its slot freed.
+          if (response.destroyed || request.socket.destroyed) {
+            entries.delete(id);
+            setImmediate(() => void transport.close().catch(() => undefined));
+          }
         } catch (error) {
           entries.delete(id);
           refusal = error instanceof OpenWorkerError ? error : new OpenWorkerError(CLI_ERROR_CODES.INTERNAL, error instanceof Error ? error.message : String(error), { cause: error });
@@ -174,10 +180,9 @@ async function serveHttp(
       // own request id (code in `error.data.code`), and the MCP session is dropped.
       const { id } = message as unknown as { id: string | number };
       const error = { code: -32603, message: `${refusal.code}: ${refusal.message}`, data: { code: refusal.code } };
-      void transport
-        .send({ jsonrpc: "2.0", id, error })
-        .then(() => transport.close())
-        .catch(() => undefined);
+      // Closed whether the send worked or not (a client gone meanwhile makes it fail).
+      const close = () => transport.close().catch(() => undefined);
+      void transport.send({ jsonrpc: "2.0", id, error }).then(close, close);
     };
     await transport.handleRequest(request, response, body);
   }

@@ -29,6 +29,10 @@ export interface ChildExit {
 
 // After the child exits, give its stdout a moment to deliver what it wrote last.
 const STDOUT_DRAIN_MS = 100;
+/** How long a child with a backlog over the bound may take nothing from its stdin before it is given up on. */
+const STDIN_STALL_MS = 1_000;
+/** A backlog this many times the bound is given up on even while the child still reads: the host outpaces it without end. */
+const STDIN_HARD_FACTOR = 16;
 const DROPPED_EDGE_BYTES = 256;
 const DROPPED_ID = /"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")\s*\}\s*$/;
 /** The JSON-RPC error code of a response dropped for its size (in the implementation-defined server-error range). */
@@ -71,6 +75,10 @@ export class ChildProcessTransport implements Transport {
   private droppedBytes = 0;
   private outgoing: string[] = [];
   private flushQueued = false;
+  /** Characters handed to the child's stdin so far, and what the child had taken when the backlog was last seen to shrink (see `stalled`). */
+  private queued = 0;
+  private watch: { taken: number; since: number } | undefined;
+  private stallCheck: NodeJS.Timeout | undefined;
   private closed = false;
   private termination: Promise<TerminationReport> | undefined;
   /** Descendants noted while the provider ran (see {@link noteDescendants}). */
@@ -150,17 +158,15 @@ export class ChildProcessTransport implements Transport {
   //
   // A child that stops reading its stdin leaves what is written to it in the host's memory
   // (`stdin.writableLength`): a server flooding requests the SDK answers (pings) grew the
-  // host to its heap limit. Before each write the backlog is checked; past
-  // `maxStdinBacklogBytes` the child is taken for broken, as if it had crashed. The check
-  // is on what already waits, so one large message to a child that reads still goes out.
+  // host to its heap limit. Before each write the backlog is checked (see `stalled`).
   send(message: JSONRPCMessage): Promise<void> {
     const stdin = this.child?.stdin;
     if (this.closed || !stdin || stdin.destroyed || !stdin.writable) return Promise.reject(new Error("Not connected"));
-    if (stdin.writableLength > this.launch.maxStdinBacklogBytes) {
-      this.stdinStalled(stdin.writableLength);
-      return Promise.reject(new Error(this.broken));
+    if (stdin.writableLength > this.launch.maxStdinBacklogBytes && this.stalled(stdin.writableLength)) {
+      return Promise.reject(new Error(this.broken ?? "Not connected"));
     }
     const line = `${JSON.stringify(message)}\n`;
+    this.queued += line.length;
     if (this.flushQueued) {
       this.outgoing.push(line);
       return Promise.resolve();
@@ -178,19 +184,40 @@ export class ChildProcessTransport implements Transport {
     if (batch.length === 0) return;
     this.outgoing = [];
     if (this.closed || !stdin || stdin.destroyed || !stdin.writable) return;
-    if (stdin.writableLength > this.launch.maxStdinBacklogBytes) {
-      this.stdinStalled(stdin.writableLength);
-      return;
-    }
+    if (stdin.writableLength > this.launch.maxStdinBacklogBytes && this.stalled(stdin.writableLength)) return;
+    for (const line of batch) this.queued += line.length;
     stdin.write(batch.length === 1 ? (batch[0] as string) : batch.join(""));
   }
 
-  /** The child stopped reading its stdin: see {@link giveUp}. */
-  private stdinStalled(waiting: number): void {
+  /**
+   * Whether a child with `waiting` characters queued for its stdin (over
+   * `maxStdinBacklogBytes`) has stopped reading it, in which case it is given up on (see
+   * {@link giveUp}). Queued is not stopped: a child slower than the host, or one large
+   * message, leaves a backlog that shrinks. So past the bound the transport watches what
+   * the child takes (written so far minus what still waits): a child that took nothing
+   * for {@link STDIN_STALL_MS}, or a backlog {@link STDIN_HARD_FACTOR} times the bound,
+   * is broken. Counted in the characters of the lines written, as `writableLength` counts
+   * strings.
+   */
+  private stalled(waiting: number): boolean {
+    const taken = this.queued - waiting;
+    const now = Date.now();
+    if (this.watch === undefined || taken > this.watch.taken) this.watch = { taken, since: now };
+    const bound = this.launch.maxStdinBacklogBytes;
+    if (waiting <= bound * STDIN_HARD_FACTOR && now - this.watch.since < STDIN_STALL_MS) {
+      // Looked at again once the wait is over, even if nothing more is sent meanwhile.
+      this.stallCheck ??= setTimeout(() => {
+        this.stallCheck = undefined;
+        const left = this.child?.stdin?.writableLength ?? 0;
+        if (!this.closed && left > bound) this.stalled(left);
+      }, STDIN_STALL_MS - (now - this.watch.since) + 10).unref();
+      return false;
+    }
     this.giveUp(
-      `the provider stopped reading its stdin (${waiting} bytes were waiting to be written to it, ` +
-        `over the ${this.launch.maxStdinBacklogBytes}-byte bound); the bridge ended it`,
+      `the provider stopped reading its stdin (${waiting} characters were waiting to be written to it, over the ${bound}-byte bound, ` +
+        `${waiting > bound * STDIN_HARD_FACTOR ? `past ${STDIN_HARD_FACTOR} times it` : `and it took none of them for ${STDIN_STALL_MS} ms`}); the bridge ended it`,
     );
+    return true;
   }
 
   /**
