@@ -44,9 +44,10 @@ export interface McpBridgeOptions {
   /** Largest stdout line (one JSON-RPC message) accepted from a stdio child. Default 32 MiB. */
   readonly maxMessageBytes?: number;
   /**
-   * Bytes that may wait to be written to a stdio child's stdin (the child is not reading
-   * them). Past it the provider is taken for broken: its connection ends, its calls in
-   * flight fail `MCP_PROVIDER_CRASHED` and its process tree is ended. Default 4 MiB.
+   * Bytes that may wait to be written to a stdio child's stdin before the bridge watches
+   * whether the child still reads. Past it, a child that takes nothing for 1 s (or a
+   * backlog 16 times this) is taken for broken: its connection ends, its calls in flight
+   * fail `MCP_PROVIDER_CRASHED` and its process tree is ended. Default 4 MiB.
    */
   readonly maxStdinBacklogBytes?: number;
   /**
