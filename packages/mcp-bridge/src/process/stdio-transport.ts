@@ -29,6 +29,12 @@ export interface ChildExit {
 
 // After the child exits, give its stdout a moment to deliver what it wrote last.
 const STDOUT_DRAIN_MS = 100;
+/**
+ * After an error writing to the child's stdin (EPIPE), how long the child may still run
+ * before it is taken to have closed its stdin: a child that died is reported by its exit,
+ * which comes within this wait.
+ */
+const STDIN_CLOSED_GRACE_MS = 100;
 /** How long a child with a backlog over the bound may take nothing from its stdin before it is given up on. */
 const STDIN_STALL_MS = 1_000;
 /** A backlog this many times the bound is given up on even while the child still reads: the host outpaces it without end. */
@@ -146,7 +152,7 @@ export class ChildProcessTransport implements Transport {
         // meanwhile would wait out its whole time bound for an answer.
         setTimeout(() => {
           if (this.exit === undefined) this.giveUp("the provider closed its stdin while still running, so no request can reach it; the bridge ended it");
-        }, STDOUT_DRAIN_MS).unref();
+        }, STDIN_CLOSED_GRACE_MS).unref();
       });
       const onStderr = this.launch.onStderr;
       if (onStderr) child.stderr?.on("data", (chunk: Buffer) => onStderr(chunk.toString("utf8")));
