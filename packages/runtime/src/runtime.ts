@@ -147,7 +147,7 @@ export class Runtime {
     // The host's policy first (its own fields, by name), then with the registry's
     // classifications merged in: a misspelt class given at registration must not fall to
     // "ask", which bypass approves, any more than one written in the policy.
-    const policy = checkApprovalPolicy(withRegistryClassifications(checkApprovalPolicy(options.policy ?? {}), this.registry), {
+    const policy = checkApprovalPolicy(withRegistryClassifications(checkApprovalPolicy(options.policy ?? {}), this.registry, bundle), {
       source: "policy (with the classifications given at registration)",
     });
     const host = await this.#hostDigest();
@@ -380,14 +380,19 @@ function openBridge(registry: ToolRegistry, options: McpBridgeOptions | undefine
 
 /**
  * The policy a session runs under: the host's, with the classification each native tool
- * was registered with (`register(tool, { classification })`) for the tools the policy does
- * not classify itself. It enters the execution identity as it is applied (A2); with no
- * registry classification it is the host's policy unchanged (and so is the identity).
+ * the bundle selects was registered with (`register(tool, { classification })`) for the
+ * tools the policy does not classify itself. It enters the execution identity as it is
+ * applied (A2). Only selected tools' classifications join it: a tool the bundle does not
+ * select (and every native tool, for a v1/v2 MCP-only bundle) cannot change the
+ * session's identity, so registering or reclassifying it keeps remembered approvals.
  */
-function withRegistryClassifications(policy: ApprovalPolicy, registry: ToolRegistry): ApprovalPolicy {
+function withRegistryClassifications(policy: ApprovalPolicy, registry: ToolRegistry, bundle: Bundle): ApprovalPolicy {
+  const { selection } = bundle;
+  if (selection.version !== 3) return policy;
+  const selected = new Set(selection.tools);
   let fromRegistry: Record<string, string> | undefined;
   for (const tool of registry.natives()) {
-    if (tool.classification === undefined || policy.classifications?.[tool.name] !== undefined) continue;
+    if (tool.classification === undefined || !selected.has(tool.name) || policy.classifications?.[tool.name] !== undefined) continue;
     (fromRegistry ??= {})[tool.name] = tool.classification;
   }
   return fromRegistry === undefined ? policy : { ...policy, classifications: { ...fromRegistry, ...policy.classifications } };

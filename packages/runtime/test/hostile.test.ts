@@ -417,6 +417,25 @@ describe("runtime options and inventories", () => {
     expect(allowed.executionIdentity).not.toBe(overridden.executionIdentity);
   });
 
+  it("A2 a classification given at registration for a tool the bundle does not select leaves the identity as it was (v3 and v1 bundles)", async () => {
+    const identities = async (classification: string | undefined, name: string): Promise<string[]> => {
+      const registry = new ToolRegistry();
+      registry.register(echo);
+      registry.register(nativeTool("test.other", async () => ({ json: "other" })), classification === undefined ? {} : { classification });
+      registry.registerMcp({ namespace: "acer", program: process.execPath, args: ["-e", ""] });
+      const opened = await Runtime.openWithRegistry(registry, { workspace: space.dir, journal: { path: path.join(space.dir, `${name}.db`) }, hostEntry: writeHostEntry(space.dir) });
+      try {
+        const v3 = await opened.openSession({ bundle: writeBundle(space.dir, ["test.echo"], "v3"), policy: { rules: { read_only: "allow" } } });
+        const v1 = await opened.openSession({ bundle: writeBundle(space.dir, '{"version":1,"mcpServers":["acer"]}', "v1"), policy: { rules: { read_only: "allow" } } });
+        return [v3.executionIdentity, v1.executionIdentity];
+      } finally {
+        await opened.close();
+      }
+    };
+    const plain = await identities(undefined, "plain");
+    expect(await identities("read_only", "classified")).toEqual(plain);
+  });
+
   it("N8 a journal that cannot open leaves the registry unfrozen, to fix and try again", async () => {
     const journalPath = path.join(space.dir, "locked.db");
     const holder = Journal.open({ path: journalPath });

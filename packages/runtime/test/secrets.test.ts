@@ -55,6 +55,15 @@ describe("redaction of what hooks, approvers and tools hand the runtime (E6)", (
     expect(JSON.stringify(events)).not.toContain(secret);
   });
 
+  it("E6 L1 facts holding a secret reach the model masked, as a tool result would", async () => {
+    const leaky = nativeTool("test.ctx", async () => ({ json: "ok" }), { modelContext: () => ({ status: `signed in with ${secret}`, [secret]: 1 }) });
+    const model = new ScriptedProvider([{ text: "done" }]);
+    runtime = await openRuntime(space.dir, [leaky], { models: [model], secrets: [secret], modelContextBudgetMs: 1000 });
+    const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.ctx"]), policy: { mode: "bypass" } });
+    await session.runTurn("go");
+    expect(model.requests[0]!.facts).toEqual({ test__ctx: { status: "signed in with [redacted]", "[redacted]": 1 } });
+  });
+
   it("E6 a ToolError code holding a secret is replaced whole by CODE_REDACTED in the report, the event, the journal and the model's message", async () => {
     const leaky = nativeTool("test.code", async () => toolError(secret, "refused"));
     const partly = nativeTool("test.partly", async () => toolError(`ERR_${secret}`, "refused too"));

@@ -137,25 +137,55 @@ describe("sessions", () => {
     expect(diagnostics.join("\n")).toMatch(/test__fill5: .*total limit/);
   });
 
-  it("L1 a slow hook contributes nothing and is not called again in the session", async () => {
-    let calls = 0;
-    const slow = nativeTool("test.slow", async () => ({ json: null }), {
+  /** A hook busy for `slowMs` on the calls `isSlow` picks (1-based), quick on the others; counts its calls. */
+  const hookedTool = (slowMs: number, isSlow: (call: number) => boolean) => {
+    const counter = { calls: 0 };
+    const tool = nativeTool("test.slow", async () => ({ json: null }), {
       modelContext: () => {
-        calls++;
-        const until = performance.now() + 20;
-        while (performance.now() < until) {
-          // busy: a hook doing I/O-like work
+        counter.calls++;
+        if (isSlow(counter.calls)) {
+          const until = performance.now() + slowMs;
+          while (performance.now() < until) {
+            // busy: a hook doing I/O-like work
+          }
         }
-        return { late: true };
+        return { fresh: counter.calls };
       },
     });
-    const model = new ScriptedProvider([{ text: "a" }, { text: "b" }]);
-    const runtime = await open(space.dir, [slow], { models: [model] });
-    const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.slow"]) });
+    return { tool, counter };
+  };
+  // The budget is generous beside the quick calls (nothing) and far below the slow ones:
+  // a pause of the busy machine must not make a quick call look slow.
+  const budget = { modelContextBudgetMs: 100 };
+  const slowMs = 250;
+
+  it("L1 a hook slow once contributes nothing for the rest of that turn only; the next turn calls it again", async () => {
+    const { tool, counter } = hookedTool(slowMs, (call) => call === 1);
+    const model = new ScriptedProvider([{ toolCalls: [{ name: "test__slow", arguments: "{}" }] }, { text: "a" }, { text: "b" }]);
+    const runtime = await open(space.dir, [tool], { models: [model], ...budget });
+    const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.slow"]), policy: { mode: "bypass" } });
+    const diagnostics: string[] = [];
+    session.subscribe((event) => event.type === "diagnostic" && diagnostics.push(event.message));
     await session.runTurn("one");
     await session.runTurn("two");
-    expect(calls).toBe(1);
-    expect(model.requests.map((request) => request.facts)).toEqual([{}, {}]);
+    // Turn one: slow on attempt 1, skipped on attempt 2. Turn two: called again, on time.
+    expect(model.requests.map((request) => request.facts)).toEqual([{}, {}, { test__slow: { fresh: 2 } }]);
+    expect(counter.calls).toBe(2);
+    expect(diagnostics[0]).toMatch(/test__slow: modelContext took \d+\.\d ms \(budget 100 ms\)/);
+    expect(diagnostics[1]).toBe("test__slow: skipped for this turn: an earlier modelContext call in it was too slow");
+  });
+
+  it("L1 a hook slow in three turns in a row is not called again in the session", async () => {
+    const { tool, counter } = hookedTool(slowMs, () => true);
+    const model = new ScriptedProvider(["a", "b", "c", "d"].map((text) => ({ text })));
+    const runtime = await open(space.dir, [tool], { models: [model], ...budget });
+    const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.slow"]) });
+    const diagnostics: string[] = [];
+    session.subscribe((event) => event.type === "diagnostic" && diagnostics.push(event.message));
+    for (const text of ["one", "two", "three", "four"]) await session.runTurn(text);
+    expect(counter.calls).toBe(3);
+    expect(model.requests.map((request) => request.facts)).toEqual([{}, {}, {}, {}]);
+    expect(diagnostics.at(-1)).toBe("test__slow: skipped for this session: modelContext was too slow in 3 turns in a row");
   });
 
   it("L1 the slow-hook budget is the host's choice (modelContextBudgetMs)", async () => {

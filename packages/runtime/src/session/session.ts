@@ -8,6 +8,7 @@ import { runGovernedCall, type CallReport, type CallRequest } from "../call/pipe
 import { RUNTIME_ERROR_CODES } from "../errors.js";
 import type { RuntimeEventListener } from "../events.js";
 import type { ModelMessage, ModelProvider } from "../model/types.js";
+import type { SlowHooks } from "../turn/facts.js";
 import { prepareTurn, unavailableRefusal, type PreparedTurn } from "../turn/prepare.js";
 import { runTurn, settleTools, type SettledTool, type TurnResult } from "../turn/run-turn.js";
 import { linkSignals } from "./linked-signal.js";
@@ -37,7 +38,7 @@ export class Session {
   readonly bundle: Bundle;
   readonly #parts: SessionParts;
   readonly #messages: ModelMessage[] = [];
-  readonly #slowFacts = new Set<string>();
+  readonly #slowFacts: SlowHooks = { turn: new Set(), slowTurns: new Map() };
   #prepared: PreparedTurn | undefined;
   /** The host-driven preparation running now, if any: calls that need one share it. */
   #preparing: Promise<PreparedTurn> | undefined;

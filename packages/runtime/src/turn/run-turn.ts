@@ -8,7 +8,7 @@ import { releaseImages, type PendingImage } from "../call/images.js";
 import { runGovernedCall, type CallReport } from "../call/pipeline.js";
 import { RUNTIME_ERROR_CODES } from "../errors.js";
 import type { ModelMessage, ModelProvider, ModelResponse } from "../model/types.js";
-import { gatherFacts } from "./facts.js";
+import { gatherFacts, newFactsTurn, type SlowHooks } from "./facts.js";
 import { prepareTurn, unavailableRefusal, type PreparedTurn } from "./prepare.js";
 
 /** An answer with more than this many times `maxCallsPerAttempt` tool calls is dropped whole. */
@@ -45,8 +45,8 @@ export interface TurnContext {
   readonly modelContextBudgetMs: number;
   /** The session's conversation; the turn appends to it. */
   readonly messages: ModelMessage[];
-  /** Tools whose modelContext hook was too slow once: not called again (L1). */
-  readonly slowFacts: Set<string>;
+  /** What the session remembers of slow modelContext hooks (L1, see `gatherFacts`). */
+  readonly slowFacts: SlowHooks;
   nextCallId(): string;
   /**
    * The session's selected native tools by name, for settling a turn whose preparation
@@ -72,6 +72,7 @@ export async function runTurn(context: TurnContext, turnId: string, input: strin
   const { environment } = context;
   const { journal, events, sessionId } = environment;
   events.emit({ type: "turn_started", sessionId, turnId });
+  newFactsTurn(context.slowFacts);
   const calls: CallReport[] = [];
   let prepared: PreparedTurn | undefined;
   const end = (reason: TurnStopReason, text: string, error?: { code: string; message: string }): TurnResult => {
@@ -106,7 +107,7 @@ export async function runTurn(context: TurnContext, turnId: string, input: strin
   for (let attempt = 1; attempt <= context.maxAttempts; attempt++) {
     if (signal.aborted) return end("cancelled", "");
     events.emit({ type: "attempt_started", sessionId, turnId, attempt });
-    const { facts, diagnostics } = gatherFacts(nativeTools, sessionId, context.slowFacts, context.modelContextBudgetMs);
+    const { facts, diagnostics } = gatherFacts(nativeTools, sessionId, context.slowFacts, context.modelContextBudgetMs, (value) => environment.redactor.json(value));
     for (const diagnostic of diagnostics) {
       // A hook's error text is the tool's own (a failed auth call names its key): redacted like any error (E6).
       const message = environment.redactor.text(`${diagnostic.alias}: ${diagnostic.reason}`);
