@@ -39,6 +39,11 @@ export const MCP_ERROR_CODES = Object.freeze({
   catalogDuplicateTool: "MCP_CATALOG_DUPLICATE_TOOL",
   /** A call names a remote tool the session's current catalog does not publish. */
   toolNotPublished: "MCP_TOOL_NOT_PUBLISHED",
+  /**
+   * The call was approved for another version of the tool: since then a discovery took a
+   * catalog that describes it otherwise (M3). Not sent; the next preparation takes the new one.
+   */
+  toolChanged: "MCP_TOOL_CHANGED",
   /** The provider's connection is gone; it reconnects on the session's next discovery. */
   providerUnavailable: "MCP_PROVIDER_UNAVAILABLE",
   /** The provider process exited (or its stdio closed, or it stopped reading its stdin and the bridge ended it) while the call was running. */

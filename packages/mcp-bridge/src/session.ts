@@ -51,6 +51,14 @@ export interface McpSession {
    * a new session first.
    */
   connected(namespace: string): boolean;
+  /**
+   * Whether the session's current catalog of the namespace is known to be stale: the
+   * provider announced a change to its tools (`notifications/tools/list_changed`) since it
+   * was listed, or a renewed HTTP session found another catalog. A caller holding that
+   * catalog discovers again before calling, so a changed tool is approved again (M3).
+   * False for a namespace never discovered, and for a provider that announces nothing.
+   */
+  catalogChanged(namespace: string): boolean;
   /** Ends this session's processes (whole trees) and remote sessions; in-flight calls settle as cancelled. Idempotent. */
   close(): Promise<void>;
   /** Waits for every cleanup this session requested; rejects (sticky) if any failed or could not be confirmed (M4). */
@@ -71,8 +79,8 @@ export interface SessionHost {
 
 interface CurrentCatalog {
   readonly catalog: McpCatalog;
-  /** The callable tools by remote name, each with its `outputSchema` contract (null: none). */
-  readonly tools: ReadonlyMap<string, OutputContract | null>;
+  /** The callable tools by remote name, each with its catalog entry's fingerprint and `outputSchema` contract. */
+  readonly tools: ReadonlyMap<string, CallableTool>;
   readonly connection: ProviderConnection;
   readonly discoveredAt: number;
   /**
@@ -276,6 +284,11 @@ export class BridgeSession implements McpSession {
     return this.connections.get(namespace)?.live === true;
   }
 
+  catalogChanged(namespace: string): boolean {
+    const entry = this.current.get(namespace);
+    return entry !== undefined && (entry.superseded === true || entry.connection.changedSinceListing);
+  }
+
   async callTool(namespace: string, remoteName: string, args: unknown, options: McpCallOptions = {}): Promise<McpCallResult> {
     const started = performance.now();
     // Without a listener no progress token is requested, so nothing can be reported.
@@ -305,8 +318,12 @@ export class BridgeSession implements McpSession {
   ): Promise<SettledCall> {
     if (this.closed) return failedCall(MCP_ERROR_CODES.sessionClosed, `session "${this.sessionId}" is closed; MCP tool "${namespace}.${remoteName}" was not called`);
     let entry = this.current.get(namespace);
-    const output = entry?.tools.get(remoteName);
-    if (!entry || output === undefined) return failedCall(MCP_ERROR_CODES.toolNotPublished, notPublished(namespace, remoteName, entry));
+    const callable = entry?.tools.get(remoteName);
+    if (!entry || callable === undefined) return failedCall(MCP_ERROR_CODES.toolNotPublished, notPublished(namespace, remoteName, entry));
+    if (options.toolFingerprint !== undefined && options.toolFingerprint !== callable.fingerprint) {
+      return failedCall(MCP_ERROR_CODES.toolChanged, changedMessage(namespace, remoteName));
+    }
+    const { output } = callable;
     let timeoutMs = options.timeoutMs;
     if (entry.superseded) return failedCall(MCP_ERROR_CODES.providerUnavailable, supersededMessage(namespace, remoteName));
     if (!entry.connection.live && entry.connection.sessionLost) {
@@ -443,6 +460,13 @@ function withinBound<T>(work: Promise<T>, bound: number): Promise<T | undefined>
   return Promise.race([work, expiry]).finally(() => clearTimeout(timer));
 }
 
+function changedMessage(namespace: string, remoteName: string): string {
+  return (
+    `MCP tool "${namespace}.${remoteName}" was not called: its provider's catalog changed what the tool says or takes since the call was ` +
+    "approved (M3); the next turn's preparation takes the new catalog, and asks for approval again"
+  );
+}
+
 function supersededMessage(namespace: string, remoteName: string): string {
   return (
     `MCP tool "${namespace}.${remoteName}" was not called: its provider's server forgot the MCP session, and the new session publishes ` +
@@ -455,17 +479,20 @@ function supersededMessage(namespace: string, remoteName: string): string {
  * tool (same fingerprint) keeps the contract it had, compiled or not, so rediscovery
  * compiles nothing again.
  */
-function callableTools(tools: readonly McpCatalogTool[], before: ReadonlyMap<string, OutputContract | null> | undefined): Map<string, OutputContract | null> {
-  const callable = new Map<string, OutputContract | null>();
+function callableTools(tools: readonly McpCatalogTool[], before: ReadonlyMap<string, CallableTool> | undefined): Map<string, CallableTool> {
+  const callable = new Map<string, CallableTool>();
   for (const tool of tools) {
-    if (tool.outputSchema === undefined) {
-      callable.set(tool.name, null);
-      continue;
-    }
     const known = before?.get(tool.name);
-    callable.set(tool.name, known && known.fingerprint === tool.fingerprint ? known : new OutputContract(tool.outputSchema, tool.fingerprint));
+    if (known && known.fingerprint === tool.fingerprint) callable.set(tool.name, known);
+    else callable.set(tool.name, { fingerprint: tool.fingerprint, output: tool.outputSchema === undefined ? null : new OutputContract(tool.outputSchema, tool.fingerprint) });
   }
   return callable;
+}
+
+/** A tool of the session's current catalog: its entry's fingerprint (M3) and its `outputSchema` contract (null: none). */
+interface CallableTool {
+  readonly fingerprint: string;
+  readonly output: OutputContract | null;
 }
 
 /** A provider start shared by the discoveries waiting for it (see `connection`). */

@@ -74,6 +74,13 @@ export interface McpCallOptions {
   readonly timeoutMs?: number;
   /** Receives each progress event the call's bounded reporter accepted (E2). */
   readonly onProgress?: (event: ProgressEvent) => void;
+  /**
+   * The fingerprint of the catalog entry the call was approved for (`McpCatalogTool.fingerprint`).
+   * When the session's current catalog describes the tool otherwise (a discovery since
+   * took a changed catalog), the call fails unsent with `MCP_TOOL_CHANGED` (M3): it never
+   * runs a tool under another tool's approval.
+   */
+  readonly toolFingerprint?: string;
 }
 
 /**

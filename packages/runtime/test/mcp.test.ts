@@ -26,9 +26,19 @@ afterEach(async () => {
   space.cleanup();
 });
 
-async function openWith(model: ScriptedProvider | undefined, approver?: () => { approved: boolean; scope?: "once" | "session" }, extraArgs: string[] = []): Promise<Runtime> {
+async function openWith(
+  model: ScriptedProvider | undefined,
+  approver?: () => { approved: boolean; scope?: "once" | "session" } | Promise<{ approved: boolean; scope?: "once" | "session" }>,
+  extraArgs: string[] = [],
+  extraEnv: Record<string, string> = {},
+): Promise<Runtime> {
   const registry = new ToolRegistry();
-  registry.registerMcp({ namespace: "mut", program: process.execPath, args: [server, ...extraArgs], env: { MUTABLE_SCHEMA_FILE: schemaFile, MUTABLE_SECRET: secret, MUTABLE_DOWN_FILE: downFile, MUTABLE_DESCRIPTION_FILE: path.join(space.dir, "description.txt") } });
+  registry.registerMcp({
+    namespace: "mut",
+    program: process.execPath,
+    args: [server, ...extraArgs],
+    env: { MUTABLE_SCHEMA_FILE: schemaFile, MUTABLE_SECRET: secret, MUTABLE_DOWN_FILE: downFile, MUTABLE_DESCRIPTION_FILE: path.join(space.dir, "description.txt"), ...extraEnv },
+  });
   runtime = await Runtime.openWithRegistry(registry, {
     workspace: space.dir,
     journal: { path: path.join(space.dir, "journal.db") },
@@ -81,6 +91,56 @@ describe("MCP tools through the runtime", () => {
     const third = await session.runTurn("three");
     expect(asked).toBe(2);
     expect(third.calls[0]!.outcome).toBe("succeeded");
+  });
+
+  it("M3 a host call after the provider announced a change to its tools discovers again, and so asks again", async () => {
+    const asked: string[] = [];
+    await openWith(undefined, () => (asked.push("asked"), { approved: true, scope: "session" }), [], { MUTABLE_LIST_CHANGED: "1" });
+    const session = await runtime!.openSession({ bundle: writeBundle(space.dir, ["mut.status_get", "mut.describe_as"]), policy: { classifications: { "mut.describe_as": "harmless" }, rules: { harmless: "allow" } } });
+    expect((await session.callTool("mut.status_get", {})).outcome).toBe("succeeded");
+    expect((await session.callTool("mut.status_get", {})).outcome).toBe("succeeded");
+    expect(asked).toHaveLength(1); // remembered for the session
+    expect((await session.callTool("mut.describe_as", { text: "Deletes every file in your home folder." })).outcome).toBe("succeeded");
+    // The announcement may trail the call's answer by a moment: calls until one sees it.
+    await expect.poll(async () => {
+      const report = await session.callTool("mut.status_get", {});
+      expect(report.outcome).toBe("succeeded");
+      return asked.length;
+    }).toBe(2);
+    // The preparation the call made took the new catalog.
+    expect((await session.prepare()).byAlias("mut__status_get")).toMatchObject({ descriptor: { description: "Deletes every file in your home folder." } });
+  });
+
+  it("M3 a turn's call after a discovery took a changed catalog is not sent under the turn's approval (MCP_TOOL_CHANGED)", async () => {
+    const descriptionFile = path.join(space.dir, "description.txt");
+    let session: Awaited<ReturnType<Runtime["openSession"]>> | undefined;
+    let asked = 0;
+    // While the person is asked about the turn's first call, the host prepares again, and
+    // that discovery takes a catalog whose status_get says something else.
+    const approver = async () => {
+      asked++;
+      if (asked === 1) {
+        writeFileSync(descriptionFile, "Deletes every file in your home folder.");
+        await session!.prepare();
+      }
+      return { approved: true, scope: "session" as const };
+    };
+    const step = { toolCalls: [{ name: "mut__status_get", arguments: "{}" }, { name: "mut__status_get", arguments: "{}" }] };
+    const model = new ScriptedProvider([step, { text: "1" }, { toolCalls: [{ name: "mut__status_get", arguments: "{}" }] }, { text: "2" }]);
+    await openWith(model, approver);
+    session = await runtime!.openSession({ bundle: writeBundle(space.dir, ["mut.status_get"]) });
+    const first = await session.runTurn("one");
+    expect(first.calls.map((call) => [call.outcome, call.code])).toEqual([
+      ["failed", "MCP_TOOL_CHANGED"],
+      ["failed", "MCP_TOOL_CHANGED"],
+    ]);
+    expect(first.reason).toBe("answered"); // the model was told, and the turn went on
+    expect(asked).toBe(1);
+    // The next turn prepares with the changed catalog: asked again, then it runs.
+    const second = await session.runTurn("two");
+    expect(second.calls.map((call) => call.outcome)).toEqual(["succeeded"]);
+    expect(asked).toBe(2);
+    expect(runtime!.journal.verify(session.id).ok).toBe(true);
   });
 
   it("A2 a remembered approval does not carry to the same tool of a provider started differently (same catalog)", async () => {

@@ -274,6 +274,11 @@ export class ProviderConnection {
     return this.listedAtChange === this.changes && this.client.getServerCapabilities()?.tools?.listChanged === true;
   }
 
+  /** True when the provider announced a change to its tools (list_changed) since its last listing began. */
+  get changedSinceListing(): boolean {
+    return this.listedAtChange !== this.changes;
+  }
+
   /** Lists the provider's tools (one listing at a time; concurrent callers share it). */
   listTools(bounds: Omit<ListingBounds, "signal">, signal: AbortSignal): Promise<McpCatalogTool[]> {
     if (!this.listing) {

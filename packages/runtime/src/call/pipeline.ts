@@ -222,9 +222,12 @@ function execute(
       ...timeout,
     });
   }
+  // The entry the approval was bound to: a discovery since (a host's prepare, a reconnect)
+  // may have taken a catalog that describes the tool otherwise (M3).
   return environment.mcp.callTool(resolved.provider.namespace, resolved.remoteName, args, {
     signal: request.signal,
     onProgress,
+    toolFingerprint: resolved.catalogFingerprint,
     ...timeout,
   });
 }

@@ -168,11 +168,18 @@ export class Session {
     return this.#track(release === undefined ? call : call.finally(release));
   }
 
-  /** False when the tool's MCP provider was unavailable at `prepared`, or is not connected now (its process exited). */
+  /**
+   * False when the tool's MCP provider was unavailable at `prepared`, is not connected now
+   * (its process exited), or announced a change to its tools since `prepared` listed them:
+   * a changed tool is discovered again, and so approved again (M3), before it is called.
+   */
   #reachable(prepared: PreparedTurn, alias: string, qualifiedName: string): boolean {
     const tool = prepared.selection.byAlias(alias);
     if (tool === undefined) return unavailableRefusal(prepared, { qualifiedName }) === undefined;
-    return tool.kind !== "mcp" || this.#parts.environment.mcp.connected(tool.provider.namespace);
+    if (tool.kind !== "mcp") return true;
+    const { mcp } = this.#parts.environment;
+    const namespace = tool.provider.namespace;
+    return mcp.connected(namespace) && !mcp.catalogChanged(namespace);
   }
 
   #callTool(
