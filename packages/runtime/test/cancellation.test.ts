@@ -105,6 +105,22 @@ describe("a cancelled turn", () => {
     expect(toolAnswers(model)[1]!.content).toContain("Not run: the turn stopped at an earlier call (TOOL_CRASHED)");
   });
 
+  it("T5 a cancel from the message event, as the model answers, ends the turn cancelled: cancel() said it would, and the tools are revoked", async () => {
+    const hooks: string[] = [];
+    const keeper = nativeTool("test.keeper", async () => ({ json: null }), {
+      revoke: () => void hooks.push("revoke"),
+      turnFinished: (_sessionId, completed) => void hooks.push(`finished ${completed}`),
+    });
+    runtime = await openRuntime(space.dir, [keeper], { models: [new ScriptedProvider([{ text: "all done" }])] });
+    const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.keeper"]), policy: bypass });
+    const answers: boolean[] = [];
+    session.subscribe((event) => event.type === "message" && answers.push(session.cancel()));
+    const turn = await session.runTurn("go");
+    expect(answers).toEqual([true]);
+    expect(turn).toMatchObject({ completed: false, reason: "cancelled" });
+    expect(hooks).toEqual(["revoke"]);
+  });
+
   it("T5 a turn cancelled while it prepares revokes the selected native tools directly, though its selection never landed", async () => {
     const log: string[] = [];
     // A tool with expiring app consent keeps its access across a completed turn (T5 allows it)...
@@ -182,16 +198,24 @@ describe("host-driven calls and a closing session", () => {
     expect(runtime.journal.verify().ok).toBe(true);
   });
 
-  it("A3 a host call whose signal has already aborted is never journaled as started", async () => {
+  it.each([
+    ["bypass", bypass],
+    ["ask", {}],
+  ] as const)("A1 A3 a host call whose signal has already aborted (%s) is never decided, announced for approval or journaled as started: it ends cancelled", async (_mode, policy) => {
     let ran = 0;
+    let asked = 0;
     const counted = nativeTool("test.counted", async () => (ran++, { json: "ran" }));
-    runtime = await openRuntime(space.dir, [counted]);
-    const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.counted"]), policy: bypass });
+    runtime = await openRuntime(space.dir, [counted], { approver: () => (asked++, { approved: true }) });
+    const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.counted"]), policy });
     await session.prepare();
+    const events: string[] = [];
+    session.subscribe((event) => events.push(event.type));
     const report = await session.callTool("test.counted", {}, { signal: AbortSignal.abort() });
     expect(report).toMatchObject({ outcome: "cancelled", message: "the call was cancelled before it started" });
-    expect(ran).toBe(0);
-    expect(runtime.journal.timeline({ sessionId: session.id, callId: report.callId }).map((record) => record.kind)).toEqual(["call_requested", "approval_decided", "call_finished"]);
+    expect(report.approval).toBeUndefined();
+    expect(ran + asked).toBe(0);
+    expect(events).toEqual(["call_finished"]);
+    expect(runtime.journal.timeline({ sessionId: session.id, callId: report.callId }).map((record) => record.kind)).toEqual(["call_requested", "call_finished"]);
   });
 
   it("prepare() on a closed session rejects (it never throws where a host awaits it)", async () => {

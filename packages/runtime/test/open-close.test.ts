@@ -2,8 +2,9 @@ import { existsSync, mkdirSync, readdirSync, renameSync } from "node:fs";
 import path from "node:path";
 import { ToolRegistry } from "@openworker/registry";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { Runtime, type RuntimeOptions } from "../src/index.js";
-import { echo, scratch, writeBundle, writeHostEntry } from "./support/harness.js";
+import { Runtime, type RuntimeEvent, type RuntimeOptions } from "../src/index.js";
+import { ScriptedProvider } from "../src/testing/index.js";
+import { echo, nativeTool, scratch, writeBundle, writeHostEntry } from "./support/harness.js";
 
 // Opening refuses bad options before it holds anything, and closing lets go of everything
 // it holds, whatever fails on the way: a host in a long-lived process fixes the problem
@@ -58,6 +59,52 @@ describe("opening a runtime with options it cannot use", () => {
   });
 });
 
+/** Moves a journal's files away under its writer (all but the writer lock), as a lost volume would. */
+function pullJournalFiles(folder: string): void {
+  const moved = path.join(space.dir, "moved");
+  mkdirSync(moved);
+  for (const name of readdirSync(folder)) if (name !== "journal.db-lock") renameSync(path.join(folder, name), path.join(moved, name));
+}
+
+describe("a journal that fails under a running turn", () => {
+  it("T5 A3 the turn's tools are still settled and its call and end announced, runTurn rejects with the journal's error, and close still revokes", async () => {
+    const folder = path.join(space.dir, "journal");
+    mkdirSync(folder);
+    const hooks: string[] = [];
+    // The journal's files go while the tool runs; its progress reports make commits, one of
+    // which notices (the writer checks its file at most every 200 ms).
+    const work = nativeTool(
+      "test.work",
+      async (context) => {
+        pullJournalFiles(folder);
+        for (let tick = 0; tick < 40; tick++) {
+          context.progress.report({ message: `tick ${tick}` });
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+        return { json: { done: true } };
+      },
+      { revoke: () => void hooks.push("work revoke"), turnFinished: (_sessionId, completed) => void hooks.push(`work finished ${completed}`) },
+    );
+    const holder = nativeTool("test.holder", async () => ({ json: 1 }), { revoke: () => void hooks.push("holder revoke") });
+    const registry = new ToolRegistry();
+    registry.register(work);
+    registry.register(holder);
+    const model = new ScriptedProvider([{ toolCalls: [{ name: "test__work", arguments: "{}" }] }, { text: "done" }]);
+    const runtime = await open(registry, options({ models: [model] }, path.join(folder, "journal.db")));
+    const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.work", "test.holder"]), policy: { mode: "bypass" } });
+    const events: RuntimeEvent[] = [];
+    session.subscribe((event) => events.push(event));
+    await expect(session.runTurn("go")).rejects.toMatchObject({ code: "JOURNAL_WRITE_FAILED" });
+    expect(hooks).toEqual(["work finished false", "holder revoke"]);
+    expect(events.find((event) => event.type === "call_finished")).toMatchObject({ outcome: "crashed", code: "JOURNAL_WRITE_FAILED" });
+    expect(events.at(-1)).toMatchObject({ type: "turn_finished", completed: false, reason: "fault" });
+    // The session is not left thinking a turn runs, and close still revokes every selected tool.
+    hooks.length = 0;
+    await expect(session.close()).rejects.toMatchObject({ code: "JOURNAL_WRITE_FAILED" });
+    expect(hooks.sort()).toEqual(["holder revoke", "work revoke"]);
+  });
+});
+
 describe("closing a runtime", () => {
   it("A3 close() closes the journal it opened even when the final flush fails, and rejects with that failure", async () => {
     const folder = path.join(space.dir, "journal");
@@ -71,9 +118,7 @@ describe("closing a runtime", () => {
     // The journal's files are moved away under it (all but its writer lock): the writer
     // notices at a later commit (it checks its file at most every 200 ms) and refuses every
     // write and flush from then on.
-    const moved = path.join(space.dir, "moved");
-    mkdirSync(moved);
-    for (const name of readdirSync(folder)) if (name !== "journal.db-lock") renameSync(path.join(folder, name), path.join(moved, name));
+    pullJournalFiles(folder);
     let failure: unknown;
     for (let attempt = 0; attempt < 500 && failure === undefined; attempt++) {
       try {

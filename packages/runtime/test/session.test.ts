@@ -1,7 +1,7 @@
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { ToolRegistry } from "@openworker/registry";
-import { OpenWorkerError, type JsonValue } from "@openworker/tools-sdk";
+import { OpenWorkerError, toolError, type JsonValue } from "@openworker/tools-sdk";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { Runtime, type Approver, type ModelProvider, type ModelRequest } from "../src/index.js";
 import { ScriptedProvider } from "../src/testing/index.js";
@@ -244,6 +244,36 @@ describe("sessions", () => {
     expect(revoked.map((record) => record.reason)).toEqual(["turn", "cancel", "cancel", "close", "close"]);
   });
 
+  it("T5 a host call is a turn of its own: its tool is settled when it ends (turnFinished, default revoke), revoked directly when cancelled; other tools are left alone", async () => {
+    const log: string[] = [];
+    const plain = nativeTool("test.plain", async () => ({ json: null }), { revoke: (sessionId) => void log.push(`plain revoke ${sessionId}`) });
+    const keeper = nativeTool("test.keeper", async () => ({ json: null }), {
+      revoke: () => void log.push("keeper revoke"),
+      turnFinished: (_sessionId, completed) => void log.push(`keeper finished ${completed}`),
+    });
+    const failing = nativeTool("test.failing", async () => toolError("NOPE", "not today"), { turnFinished: (_sessionId, completed) => void log.push(`failing finished ${completed}`) });
+    const hang = nativeTool("test.hang", () => new Promise(() => undefined), { revoke: () => void log.push("hang revoke") });
+    const runtime = await open(space.dir, [plain, keeper, failing, hang]);
+    const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.plain", "test.keeper", "test.failing", "test.hang"]), policy: { mode: "bypass" } });
+    await session.callTool("test.plain", {});
+    expect(log).toEqual([`plain revoke ${session.id}`]);
+    log.length = 0;
+    await session.callTool("test.keeper", {});
+    await session.callTool("test.failing", {});
+    expect(log).toEqual(["keeper finished true", "failing finished false"]);
+    log.length = 0;
+    const stop = new AbortController();
+    session.subscribe((event) => event.type === "call_started" && stop.abort());
+    const hung = session.callTool("test.hang", {}, { signal: stop.signal });
+    expect(await hung).toMatchObject({ outcome: "cancelled" });
+    expect(log).toEqual(["hang revoke"]);
+    const revoked = [...runtime.journal.exportSession(session.id)].map((line) => JSON.parse(line)).filter((record) => record.kind === "revoked");
+    expect(revoked.map((record) => [record.tool, record.reason])).toEqual([
+      ["test.plain", "turn"],
+      ["test.hang", "cancel"],
+    ]);
+  });
+
   it("T4 images are held for delivery only: consent is rechecked, a refusal withholds the image and tells the model, the journal keeps a digest", async () => {
     const png = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 1, 2, 3]);
     const camera = nativeTool("test.camera", async () => ({
@@ -332,7 +362,8 @@ describe("sessions", () => {
     const results = await Promise.all(sessions.map((session) => session.callTool("test.who", {})));
     results.forEach((result, index) => expect(result.json).toBe(sessions[index]!.id));
     await Promise.all(sessions.map((session) => session.close()));
-    for (const session of sessions) expect(seen.get(session.id)).toEqual(["revoke"]);
+    // Each session's tool was revoked as its host call ended (T5), then again at close.
+    for (const session of sessions) expect(seen.get(session.id)).toEqual(["revoke", "revoke"]);
   });
 
   it("A3 E4 closing a session mid-call cancels it, journals its terminal record, then the close; nothing is replayed", async () => {

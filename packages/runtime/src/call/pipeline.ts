@@ -141,6 +141,9 @@ async function decideAndRun(
   const check = resolved.validator.check(parsed.value);
   if (!check.ok) return refuse(environment, request, resolved, RUNTIME_ERROR_CODES.ARGUMENTS_INVALID, schemaMismatchMessage(resolved.alias, check.message));
 
+  // Cancelled before it was decided (a host call whose signal had already aborted): nobody
+  // is asked about a call that will not run, and it ends cancelled, not denied.
+  if (request.signal.aborted) return finish(environment, request, resolved, notCalled("the call was cancelled before it started"), undefined);
   const verdict = standingVerdict(environment, resolved) ?? (await decideApproval(environment, resolved, journaledArgs, request));
   const approval = approvalOf(environment, verdict);
   journal.approvalDecided({
@@ -232,7 +235,7 @@ function execute(
   });
 }
 
-function finish(environment: CallEnvironment, request: CallRequest, resolved: ResolvedTool, result: ExecutionResult, approval: CallApproval): CallReport {
+function finish(environment: CallEnvironment, request: CallRequest, resolved: ResolvedTool, result: ExecutionResult, approval: CallApproval | undefined): CallReport {
   const { journal, redactor, sessionId } = environment;
   const images = result.outcome === "succeeded" && result.output && result.output.images.length > 0 ? holdImages(result.output.images, redactor) : [];
   const json = result.output ? redactor.json(result.output.json) : undefined;
@@ -257,14 +260,14 @@ function finish(environment: CallEnvironment, request: CallRequest, resolved: Re
   emitFinished(environment, request, resolved, result.outcome, errorCode);
   if (result.outcome === "succeeded") {
     const text = redactor.text(result.output!.text);
-    return report(request, resolved, { outcome: "succeeded", json: json!, modelText: text, isError: false, images, approval });
+    return report(request, resolved, { outcome: "succeeded", json: json!, modelText: text, isError: false, images, ...(approval ? { approval } : {}) });
   }
   const stopsTurn = FAULTS.has(result.outcome);
   const code = errorCode ?? result.outcome.toUpperCase();
   const modelText = stopsTurn
     ? `The call ended ${result.outcome.replace("_", " ")} (${code}: ${message}). The turn was stopped; the call may have had effects and was not retried.`
     : `Error ${code}: ${message}`;
-  return report(request, resolved, { outcome: result.outcome, code, ...(message ? { message } : {}), modelText, isError: true, stopsTurn, approval });
+  return report(request, resolved, { outcome: result.outcome, code, ...(message ? { message } : {}), modelText, isError: true, stopsTurn, ...(approval ? { approval } : {}) });
 }
 
 /**
@@ -274,7 +277,11 @@ function finish(environment: CallEnvironment, request: CallRequest, resolved: Re
  * to record it, and the error goes up.
  */
 function pipelineFailed(environment: CallEnvironment, request: CallRequest, resolved: ResolvedTool | undefined, error: unknown): CallReport {
-  if (OpenWorkerError.isInstance(error) && error.code.startsWith("JOURNAL_")) throw error;
+  if (OpenWorkerError.isInstance(error) && error.code.startsWith("JOURNAL_")) {
+    // Nowhere to record the end, but whoever watches the events learns the call is over.
+    emitFinished(environment, request, resolved, "crashed", error.code);
+    throw error;
+  }
   const code = RUNTIME_ERROR_CODES.CALL_PIPELINE_FAILED;
   const message = environment.redactor.text(`the call failed inside the runtime: ${clip(messageOf(error), 500)}`);
   try {

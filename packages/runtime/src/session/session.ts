@@ -1,6 +1,6 @@
 import { setMaxListeners } from "node:events";
 import type { Bundle, ResolvedSelection } from "@openworker/bundle-resolver";
-import { modelAlias, OpenWorkerError, type JsonValue } from "@openworker/tools-sdk";
+import { modelAlias, OpenWorkerError, type JsonValue, type Tool } from "@openworker/tools-sdk";
 import type { ToolRegistry } from "@openworker/registry";
 import { untilAborted } from "@openworker/tools-sdk/execution";
 import type { CallEnvironment } from "../call/environment.js";
@@ -192,7 +192,17 @@ export class Session {
   ): Promise<CallReport> {
     const turnId = `${this.id}.h${++this.#turns}`;
     const request = { turnId, callId: this.#nextCallId(), alias, qualifiedName, args: { json: args }, signal };
-    return runGovernedCall(this.#parts.environment, selection, refusal === undefined ? request : { ...request, refusal });
+    const call = runGovernedCall(this.#parts.environment, selection, refusal === undefined ? request : { ...request, refusal });
+    // A host call is a turn of its own (T5): when it ends, the tool it called is settled
+    // as at a turn's end (`turnFinished`, by default revoke), and revoked directly when it
+    // was cancelled. Only that tool: the others took no part in it.
+    const resolved = selection.byAlias(alias);
+    if (resolved?.kind !== "native" || !hasSettleHooks(resolved.tool)) return call;
+    const { environment } = this.#parts;
+    return call.then((report) => {
+      settleTools({ environment }, [{ qualifiedName: resolved.qualifiedName, tool: resolved.tool }], report.outcome === "cancelled" ? "cancel" : "turn", report.outcome === "succeeded");
+      return report;
+    });
   }
 
   /**
@@ -327,4 +337,13 @@ function instructionsOf(bundle: Bundle): string {
   const parts = [manifest.instructions.trim()];
   for (const skill of manifest.skills) parts.push(`## Skill: ${skill.name}\n\n${skill.instructions.trim()}`);
   return parts.filter(Boolean).join("\n\n");
+}
+
+/** Whether a tool has a hook a turn's end calls (a getter that throws counts as one: `settleTools` reports it). */
+function hasSettleHooks(tool: Tool): boolean {
+  try {
+    return typeof tool.turnFinished === "function" || typeof tool.revoke === "function";
+  } catch {
+    return true;
+  }
 }

@@ -74,24 +74,66 @@ export async function runTurn(context: TurnContext, turnId: string, input: strin
   events.emit({ type: "turn_started", sessionId, turnId });
   newFactsTurn(context.slowFacts);
   const calls: CallReport[] = [];
-  let prepared: PreparedTurn | undefined;
+  const state: TurnState = { prepared: undefined, ended: false };
+  // Ends the turn once: tools settled (T5), the end journaled, the session told, the event
+  // sent. A journal that fails its write still lets the rest happen, then the error goes up.
   const end = (reason: TurnStopReason, text: string, error?: { code: string; message: string }): TurnResult => {
+    state.ended = true;
     const completed = reason === "answered";
-    settleTools(context, prepared ? natives(prepared) : context.selectedNatives(), reason === "cancelled" ? "cancel" : "turn", completed);
-    journal.turnFinished({ sessionId, turnId, completed, reason });
-    context.onEnded();
-    events.emit({ type: "turn_finished", sessionId, turnId, completed, reason });
+    settleTools(context, state.prepared ? natives(state.prepared) : context.selectedNatives(), reason === "cancelled" ? "cancel" : "turn", completed);
+    try {
+      journal.turnFinished({ sessionId, turnId, completed, reason });
+    } finally {
+      context.onEnded();
+      events.emit({ type: "turn_finished", sessionId, turnId, completed, reason });
+    }
     return { turnId, completed, reason, text, calls, ...(error ? { error } : {}) };
   };
+  try {
+    return await attempts(context, turnId, input, signal, calls, state, end);
+  } catch (error) {
+    // Only the journal's own failure gets here (the pipeline records everything else): the
+    // turn cannot be recorded, but its tools are still settled and its end still announced.
+    if (!state.ended) {
+      try {
+        end(signal.aborted ? "cancelled" : "fault", "");
+      } catch {
+        // The journal refused the end too; the first error is the one to report.
+      }
+    }
+    throw error;
+  }
+}
+
+/** What a turn's steps share with its end. */
+interface TurnState {
+  prepared: PreparedTurn | undefined;
+  ended: boolean;
+}
+
+/** A turn after its start: preparation, then provider attempts (see {@link runTurn}). */
+async function attempts(
+  context: TurnContext,
+  turnId: string,
+  input: string,
+  signal: AbortSignal,
+  calls: CallReport[],
+  state: TurnState,
+  end: (reason: TurnStopReason, text: string, error?: { code: string; message: string }) => TurnResult,
+): Promise<TurnResult> {
+  const { environment } = context;
+  const { events, sessionId } = environment;
 
   // Cancelled before it began: nothing is prepared, so no provider starts for it (M4).
   if (signal.aborted) return end("cancelled", "");
+  let prepared: PreparedTurn;
   try {
     prepared = await prepareTurn({ environment, registry: context.registry, bundle: context.bundle, turnId, maxToolNameLength: context.provider.maxToolNameLength, signal });
   } catch (error) {
     if (signal.aborted) return end("cancelled", "");
     return end("preparation_failed", "", describe(error));
   }
+  state.prepared = prepared;
   context.onPrepared(prepared);
   for (const provider of prepared.unavailable) {
     events.emit({ type: "diagnostic", sessionId, code: RUNTIME_ERROR_CODES.PROVIDER_UNAVAILABLE, message: `${provider.namespace}: ${provider.message}` });
@@ -135,7 +177,9 @@ export async function runTurn(context: TurnContext, turnId: string, input: strin
     const text = environment.redactor.text(response.text);
     context.messages.push({ role: "assistant", content: text, toolCalls: redactedCalls(environment, response.toolCalls) });
     if (text) events.emit({ type: "message", sessionId, turnId, text });
-    if (response.toolCalls.length === 0) return end("answered", text);
+    // A cancel from a `message` listener came before the turn's end: it ends cancelled (T5:
+    // revoke), as `cancel()` answered.
+    if (response.toolCalls.length === 0) return signal.aborted ? end("cancelled", "") : end("answered", text);
 
     for (const [index, toolCall] of response.toolCalls.entries()) {
       // A cancelled turn starts no further call and asks nobody to approve one.
@@ -234,9 +278,13 @@ export function settleTools(context: Pick<TurnContext, "environment">, tools: re
       }
       // Without turnFinished, the end of a turn revokes (the SDK's finishTurn default). The
       // journal records the runtime's revocation first: a hook that throws was still told.
+      // A journal that cannot record it does not keep the tool from being revoked.
       if (!tool.revoke) continue;
-      journal.revoked({ sessionId, tool: resolved.qualifiedName, reason });
-      ignoreRejection(tool.revoke(sessionId));
+      try {
+        journal.revoked({ sessionId, tool: resolved.qualifiedName, reason });
+      } finally {
+        ignoreRejection(tool.revoke(sessionId));
+      }
     } catch {
       // A hook's failure must not keep the turn from ending; the journal has the turn's end.
     }
