@@ -195,6 +195,9 @@ describe("MCP tools through the runtime", () => {
     expect(refused.message).toMatch(/MCP provider "mut" is unavailable \(.+\); the call was not made/);
     const records = runtime!.journal.timeline({ sessionId: session.id, callId: refused.callId }).map((record) => record.kind);
     expect(records).toEqual(["call_requested", "call_finished"]); // never approved, never started
+    // Journaled and reported under the selected tool's name, which the audit trail needs.
+    expect(refused.qualifiedName).toBe("mut.status_get");
+    expect(runtime!.journal.calls(session.id)[0]).toMatchObject({ qualifiedName: "mut.status_get" });
     // Still down: refused again, after looking again (not from the first preparation's verdict).
     expect(await session.callTool("mut.status_get", {})).toMatchObject({ code: "PROVIDER_UNAVAILABLE" });
     rmSync(downFile);
@@ -234,6 +237,8 @@ describe("MCP tools through the runtime", () => {
     expect(turn.completed).toBe(true);
     // An alias under no down provider's namespace stays unknown.
     expect(turn.calls.map((call) => call.code)).toEqual(["PROVIDER_UNAVAILABLE", "PROVIDER_UNAVAILABLE", "UNKNOWN_TOOL"]);
+    // The selected tool is named; the one the bundle never selected is not.
+    expect(turn.calls.map((call) => call.qualifiedName)).toEqual(["mut.status_get", undefined, undefined]);
     expect(turn.calls[0]!.modelText).toMatch(/^Error PROVIDER_UNAVAILABLE: MCP provider "mut" is unavailable \(.+\); the call was not made, try it again later/);
   });
 

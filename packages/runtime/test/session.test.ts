@@ -103,8 +103,12 @@ describe("sessions", () => {
     await expect(attempt).rejects.toSatisfy((error: unknown) => OpenWorkerError.isInstance(error) && /test\.missing/.test(error.message));
     // The same code and hint as `tools check` (the bundle resolver's): what the namespace has.
     await expect(attempt).rejects.toMatchObject({ code: "TOOL_NOT_REGISTERED", message: expect.stringContaining('namespace "test" has: test.echo') });
-    const elsewhere = runtime.openSession({ bundle: writeBundle(space.dir, ["nowhere.tool"], "other") });
-    await expect(elsewhere).rejects.toMatchObject({ code: "NAMESPACE_UNKNOWN", message: expect.stringContaining("registered namespaces: test") });
+    // The field is where the name stands in tools.json, as `tools check` names it.
+    await expect(attempt).rejects.toMatchObject({ details: { field: "tools[1]" }, message: expect.stringContaining('field "tools[1]"') });
+    const elsewhere = runtime.openSession({ bundle: writeBundle(space.dir, ["test.echo", "nowhere.tool"], "other") });
+    await expect(elsewhere).rejects.toMatchObject({ code: "NAMESPACE_UNKNOWN", details: { field: "tools[1]" }, message: expect.stringContaining("registered namespaces: test") });
+    const legacy = runtime.openSession({ bundle: writeBundle(space.dir, '{"version":2,"mcpServers":{"nowhere":["tool"]}}', "legacy") });
+    await expect(legacy).rejects.toMatchObject({ code: "NAMESPACE_UNKNOWN", details: { field: "mcpServers.nowhere" } });
   });
 
   it("L1 facts come from selected tools only, capped per tool and in total; a throwing or oversized hook contributes nothing", async () => {

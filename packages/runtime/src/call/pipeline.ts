@@ -34,8 +34,12 @@ export interface CallRequest {
   /** JSON text as the model sent it, or parsed arguments (from a host, or a provider that parses). */
   readonly args: { readonly text: string } | { readonly json: JsonValue | object | undefined };
   readonly signal: AbortSignal;
-  /** A refusal decided before the pipeline (e.g. past the calls-per-attempt cap): journaled, never run. */
-  readonly refusal?: { readonly code: string; readonly message: string };
+  /**
+   * A refusal decided before the pipeline (e.g. past the calls-per-attempt cap): journaled,
+   * never run; under `qualifiedName` when it names a selected tool the turn could not
+   * resolve (its provider was down).
+   */
+  readonly refusal?: { readonly code: string; readonly message: string; readonly qualifiedName?: string };
 }
 
 /** The approval a call got, as its report tells the host: what the journal's `approval_decided` says. */
@@ -106,7 +110,7 @@ export async function runGovernedCall(
     turnId,
     callId,
     alias: shownAlias(environment, request.alias),
-    qualifiedName: resolved?.qualifiedName ?? UNSELECTED,
+    qualifiedName: resolved?.qualifiedName ?? request.refusal?.qualifiedName ?? UNSELECTED,
     args: journaledArgs,
   });
   // From here the call is journaled: whatever fails, it gets exactly one terminal record (A3).
@@ -341,7 +345,7 @@ function emitFinished(
     sessionId: environment.sessionId,
     turnId: request.turnId,
     callId: request.callId,
-    qualifiedName: resolved?.qualifiedName ?? UNSELECTED,
+    qualifiedName: resolved?.qualifiedName ?? request.refusal?.qualifiedName ?? UNSELECTED,
     outcome,
     ...(code ? { code } : {}),
   });
@@ -360,7 +364,7 @@ function report(
   const report: { -readonly [K in keyof CallReport]: CallReport[K] } = {
     callId: request.callId,
     alias: request.alias,
-    qualifiedName: resolved?.qualifiedName,
+    qualifiedName: resolved?.qualifiedName ?? request.refusal?.qualifiedName,
     outcome: fields.outcome,
     modelText: fields.modelText,
     isError: fields.isError,

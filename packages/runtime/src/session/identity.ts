@@ -78,15 +78,19 @@ export function sessionIdentity(
 
 /**
  * A selected name nobody owns, reported as `tools check` and turn preparation report it
- * (one check, one set of codes): `TOOL_NOT_REGISTERED` naming what the namespace has, or
- * `NAMESPACE_UNKNOWN` naming the registered namespaces; prefixed with the bundle's folder.
+ * (one check, one set of codes, the same field: `tools[2]`, `mcpServers.x`):
+ * `TOOL_NOT_REGISTERED` naming what the namespace has, `NAMESPACE_UNKNOWN` naming the
+ * registered namespaces, or `SELECTION_NOT_MCP` for a v1/v2 bundle naming a native
+ * namespace; prefixed with the bundle's folder.
  */
 function notFound(bundle: Bundle, name: string, namespace: string, registry: ToolRegistry): OpenWorkerError {
-  const problem = checkSelection(registry, { version: 3, tools: [name] }, []).find(
-    (candidate) => candidate.code === BUNDLE_ERROR_CODES.toolNotRegistered || candidate.code === BUNDLE_ERROR_CODES.namespaceUnknown,
-  );
+  // The whole selection is checked, so the problem names the field where the name stands.
+  const problem = checkSelection(registry, bundle.selection, []).find((candidate) => OWNER_CODES.has(candidate.code) && candidate.details.namespace === namespace);
   if (problem === undefined) {
     return new OpenWorkerError(RUNTIME_ERROR_CODES.TOOL_NOT_FOUND, `bundle ${bundle.dir}: tool ${JSON.stringify(name)} is not registered`, { details: { tool: name, namespace } });
   }
   return new OpenWorkerError(problem.code, `bundle ${bundle.dir}: ${problem.message}`, { details: { ...problem.details, tool: name, namespace, bundleDir: bundle.dir } });
 }
+
+/** The resolver's codes for a selected name no registered tool or provider owns. */
+const OWNER_CODES: ReadonlySet<string> = new Set([BUNDLE_ERROR_CODES.toolNotRegistered, BUNDLE_ERROR_CODES.namespaceUnknown, BUNDLE_ERROR_CODES.notMcpNamespace]);

@@ -18,6 +18,12 @@ export interface PreparedTurn {
    * every provider was reached): the selected tools it will not find this turn.
    */
   readonly unavailableNotice: string | undefined;
+  /**
+   * The selected tools of unreachable providers, by model alias: a call to one is refused
+   * and journaled under the tool's name. `"*"` for a provider the bundle takes whole (v1):
+   * any tool of it is selected.
+   */
+  readonly unavailableTools: ReadonlyMap<string, string>;
 }
 
 /**
@@ -66,6 +72,7 @@ export async function prepareTurn(input: {
     catalogFingerprints,
     unavailable: discovery.unavailable,
     unavailableNotice: unavailableNotice(bundle.selection, discovery.unavailable),
+    unavailableTools: unavailableTools(bundle.selection, discovery.unavailable),
   };
 }
 
@@ -83,6 +90,27 @@ function unavailableNotice(selection: Bundle["selection"], unavailable: readonly
   return lines.length === 0 ? undefined : `${UNAVAILABLE_HEADING}\n${lines.join("\n")}`;
 }
 
+/** See {@link PreparedTurn.unavailableTools}. */
+function unavailableTools(selection: Bundle["selection"], unavailable: readonly UnavailableProvider[]): ReadonlyMap<string, string> {
+  const tools = new Map<string, string>();
+  for (const { namespace } of unavailable) {
+    const named = selectedOf(selection, namespace);
+    if (named === undefined) tools.set(`${namespace}__*`, "*");
+    else for (const name of named) tools.set(modelAlias(name), name);
+  }
+  return tools;
+}
+
+/** The selected tool of a down provider that the host (`qualifiedName`) or the model (`alias`) names, if it is one. */
+function unavailableToolOf(prepared: PreparedTurn, tool: { qualifiedName: string } | { alias: string }, namespace: string): string | undefined {
+  const alias = "qualifiedName" in tool ? modelAlias(tool.qualifiedName) : tool.alias;
+  const named = prepared.unavailableTools.get(alias);
+  if (named !== undefined) return "qualifiedName" in tool && named !== tool.qualifiedName ? undefined : named;
+  if (!prepared.unavailableTools.has(`${namespace}__*`)) return undefined;
+  // A provider the bundle takes whole: the model's alias is `<namespace>__<remote name>`.
+  return "qualifiedName" in tool ? tool.qualifiedName : `${namespace}.${alias.slice(namespace.length + 2)}`;
+}
+
 /**
  * The refusal of a call to a tool whose MCP provider was unavailable at `prepared`:
  * journaled as a failed call that never ran, with the provider's own reason. The tool is
@@ -90,7 +118,10 @@ function unavailableNotice(selection: Bundle["selection"], unavailable: readonly
  * alias, only one the selection does not hold, under the namespace of a provider that
  * is down (`acer__…`: a namespace is one provider's, N5).
  */
-export function unavailableRefusal(prepared: PreparedTurn, tool: { qualifiedName: string } | { alias: string }): { code: string; message: string } | undefined {
+export function unavailableRefusal(
+  prepared: PreparedTurn,
+  tool: { qualifiedName: string } | { alias: string },
+): { code: string; message: string; qualifiedName?: string } | undefined {
   if (prepared.unavailable.length === 0) return undefined;
   const down =
     "qualifiedName" in tool
@@ -100,7 +131,8 @@ export function unavailableRefusal(prepared: PreparedTurn, tool: { qualifiedName
         : undefined;
   if (down === undefined) return undefined;
   const message = `MCP provider ${JSON.stringify(down.namespace)} is unavailable (${down.code}: ${down.message}); the call was not made, try it again later`;
-  return { code: RUNTIME_ERROR_CODES.PROVIDER_UNAVAILABLE, message };
+  const qualifiedName = unavailableToolOf(prepared, tool, down.namespace);
+  return { code: RUNTIME_ERROR_CODES.PROVIDER_UNAVAILABLE, message, ...(qualifiedName === undefined ? {} : { qualifiedName }) };
 }
 
 /** The heading of the notice of unreachable providers' tools, in the system prompt. */
