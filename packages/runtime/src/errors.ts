@@ -37,6 +37,8 @@ export const RUNTIME_ERROR_CODES = Object.freeze({
   TURN_ATTEMPTS_EXHAUSTED: "TURN_ATTEMPTS_EXHAUSTED",
   /** A model-context hook was skipped (over its cap, slow, throwing, or over the total). */
   MODEL_CONTEXT_SKIPPED: "MODEL_CONTEXT_SKIPPED",
+  /** A `turnFinished` or `revoke` hook threw or rejected (a `diagnostic` event names the tool; the turn is not changed). */
+  HOOK_FAILED: "HOOK_FAILED",
   /** An MCP provider could not be reached at turn preparation; its tools are unavailable this turn. */
   PROVIDER_UNAVAILABLE: "PROVIDER_UNAVAILABLE",
   /** A tool's image was withheld because its consent recheck failed (T4). */

@@ -123,7 +123,7 @@ describe("hostile values never leave a call without its terminal record", () => 
 });
 
 describe("hooks and providers that misbehave", () => {
-  it("T5 an async revoke or turnFinished that rejects neither kills the process nor changes the turn", async () => {
+  it("T5 an async revoke or turnFinished that rejects neither kills the process nor changes the turn; a HOOK_FAILED diagnostic names the tool", async () => {
     const rejections: unknown[] = [];
     const onRejection = (reason: unknown) => rejections.push(reason);
     process.on("unhandledRejection", onRejection);
@@ -133,8 +133,11 @@ describe("hooks and providers that misbehave", () => {
       const model = new ScriptedProvider([{ toolCalls: [{ name: "test__echo", arguments: '{"text":"x"}' }, { name: "test__finish", arguments: "{}" }] }, { text: "done" }]);
       runtime = await openRuntime(space.dir, [asyncRevoke, asyncFinish], { models: [model] });
       const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.echo", "test.finish"]), policy: bypass });
+      const diagnostics: string[] = [];
+      session.subscribe((event) => event.type === "diagnostic" && event.code === "HOOK_FAILED" && diagnostics.push(event.message));
       const turn = await session.runTurn("go");
       expect(turn).toMatchObject({ completed: true, text: "done" });
+      await expect.poll(() => diagnostics.slice().sort()).toEqual(["test.echo: revoke failed: revoke failed", "test.finish: turnFinished failed: turnFinished failed"]);
       await session.close();
       await new Promise((resolve) => setTimeout(resolve, 50));
       expect(rejections).toEqual([]);
@@ -148,7 +151,10 @@ describe("hooks and providers that misbehave", () => {
     const model = new ScriptedProvider([{ toolCalls: [{ name: "test__echo", arguments: '{"text":"x"}' }] }, { text: "done" }]);
     runtime = await openRuntime(space.dir, [throwing], { models: [model] });
     const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.echo"]), policy: bypass });
+    const diagnostics: string[] = [];
+    session.subscribe((event) => event.type === "diagnostic" && diagnostics.push(`${event.code} ${event.message}`));
     expect(await session.runTurn("go")).toMatchObject({ completed: true });
+    expect(diagnostics).toEqual(["HOOK_FAILED test.echo: revoke failed: revoke failed"]);
     await session.close();
     const revoked = [...runtime.journal.exportSession(session.id)].map((line) => JSON.parse(line) as { kind: string; reason?: string }).filter((record) => record.kind === "revoked");
     expect(revoked.map((record) => record.reason)).toEqual(["turn", "close"]);

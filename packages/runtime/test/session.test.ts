@@ -355,6 +355,20 @@ describe("sessions", () => {
     unsubscribe();
   });
 
+  it("a ScriptedProvider with whenExhausted: \"fail\" fails the attempt past its last step: the turn ends model_error, not answered", async () => {
+    const model = new ScriptedProvider([{ toolCalls: [{ name: "test__echo", arguments: { text: "x" } }] }], { whenExhausted: "fail" });
+    const runtime = await open(space.dir, [echo], { models: [model] });
+    const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.echo"]), policy: { mode: "bypass" } });
+    const turn = await session.runTurn("go");
+    expect(turn).toMatchObject({ completed: false, reason: "model_error", error: { message: expect.stringContaining("the script has no step left") } });
+    expect(model.remaining).toBe(0);
+    // The default answers, for demos whose loop goes on.
+    const lenient = new ScriptedProvider([]);
+    expect(lenient.remaining).toBe(0);
+    await expect(lenient.complete({ signal: new AbortController().signal } as never)).resolves.toMatchObject({ text: "(script finished)" });
+    expect(() => new ScriptedProvider([], { whenExhausted: "never" as never })).toThrow(/whenExhausted/);
+  });
+
   it("many sessions run concurrently and hooks see their own session id", async () => {
     const seen = new Map<string, string[]>();
     const tool = nativeTool("test.who", async (context) => ({ json: context.sessionId }), {

@@ -268,12 +268,15 @@ export type SettledTool = Pick<NativeResolvedTool, "tool" | "qualifiedName">;
 
 /** T5: end-of-turn hooks (default revoke), or a direct revoke on cancellation or close. */
 export function settleTools(context: Pick<TurnContext, "environment">, tools: readonly SettledTool[], reason: "turn" | "cancel" | "close", completed: boolean): void {
-  const { journal, sessionId } = context.environment;
+  const { environment } = context;
+  const { journal, sessionId } = environment;
   for (const resolved of tools) {
     const tool: Tool = resolved.tool;
+    // A hook's failure must not keep the turn from ending; the partner learns of it from a diagnostic.
+    const failed = (hook: string) => (error: unknown) => hookFailed(environment, resolved.qualifiedName, hook, error);
     try {
       if (reason === "turn" && tool.turnFinished) {
-        ignoreRejection(tool.turnFinished(sessionId, completed));
+        ignoreRejection(tool.turnFinished(sessionId, completed), failed("turnFinished"));
         continue;
       }
       // Without turnFinished, the end of a turn revokes (the SDK's finishTurn default). The
@@ -283,12 +286,25 @@ export function settleTools(context: Pick<TurnContext, "environment">, tools: re
       try {
         journal.revoked({ sessionId, tool: resolved.qualifiedName, reason });
       } finally {
-        ignoreRejection(tool.revoke(sessionId));
+        try {
+          ignoreRejection(tool.revoke(sessionId), failed("revoke"));
+        } catch (error) {
+          failed("revoke")(error);
+        }
       }
-    } catch {
-      // A hook's failure must not keep the turn from ending; the journal has the turn's end.
+    } catch (error) {
+      // The journal's failure goes up with the turn's end; a hook's (or a getter's) is reported.
+      if (!(OpenWorkerError.isInstance(error) && error.code.startsWith("JOURNAL_"))) failed(reason === "turn" ? "turnFinished" : "revoke")(error);
     }
   }
+}
+
+/** A `diagnostic` event for a hook that threw or rejected (E6: its text redacted, and clipped). */
+function hookFailed(environment: CallEnvironment, qualifiedName: string, hook: string, error: unknown): void {
+  if (!environment.events.active) return;
+  const text = error instanceof Error ? error.message : String(error);
+  const message = environment.redactor.text(`${qualifiedName}: ${hook} failed: ${text.length > 500 ? `${text.slice(0, 500)}…` : text}`);
+  environment.events.emit({ type: "diagnostic", sessionId: environment.sessionId, code: RUNTIME_ERROR_CODES.HOOK_FAILED, message });
 }
 
 /** The model's tool calls as the session's history keeps them: arguments redacted (E6); the same array when nothing changed. */
@@ -304,9 +320,9 @@ function redactedCalls(environment: CallEnvironment, calls: ModelResponse["toolC
  * The hooks are typed `void`, but TypeScript accepts an `async` function there: a
  * rejection it returns would be unhandled and end the host process.
  */
-function ignoreRejection(result: unknown): void {
+function ignoreRejection(result: unknown, onRejected: (error: unknown) => void): void {
   if (typeof result === "object" && result !== null && typeof (result as { then?: unknown }).then === "function") {
-    (result as PromiseLike<unknown>).then(undefined, () => undefined);
+    (result as PromiseLike<unknown>).then(undefined, onRejected);
   }
 }
 
