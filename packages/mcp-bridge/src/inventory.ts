@@ -57,8 +57,8 @@ const SAFE_NAME_BYTES = 32;
 
 /**
  * Gives each server a display name that is safe wherever the name is embedded
- * (`server__tool` aliases, UI keys): lower-case `[a-z0-9_]`, no `__`, at most 32
- * characters, and unique: names that would collide (`Acer` and `acer`, `my-app` and
+ * (`server__tool` aliases, UI keys): lower-case `[a-z0-9_]`, no `__`, no `_` first or
+ * last, at most 32 characters, and unique: names that would collide (`Acer` and `acer`, `my-app` and
  * `my_app`) get `_2`, `_3`, … in sorted order of their raw names. Raw names are never
  * changed; this is a display mapping only.
  *
@@ -76,10 +76,12 @@ export function assignSafeServerNames(serverNames: readonly string[]): Map<strin
         .toLowerCase()
         .replace(/[^a-z0-9_]+/g, "_")
         .replace(/_{2,}/g, "_")
-        .replace(/^_+|_+$/g, "")
-        .slice(0, SAFE_NAME_BYTES) || "server";
+        .replace(/^_+/, "")
+        .slice(0, SAFE_NAME_BYTES)
+        .replace(/_+$/, "") || "server";
     let candidate = base;
-    for (let suffix = 2; taken.has(candidate); suffix++) candidate = `${base.slice(0, SAFE_NAME_BYTES - String(suffix).length - 1)}_${suffix}`;
+    // A cut can end on "_", which the suffix's own "_" would double into "__".
+    for (let suffix = 2; taken.has(candidate); suffix++) candidate = `${base.slice(0, SAFE_NAME_BYTES - String(suffix).length - 1).replace(/_+$/, "")}_${suffix}`;
     taken.add(candidate);
     assigned.set(raw, candidate);
   }

@@ -52,7 +52,8 @@ export interface McpBridgeOptions {
   readonly maxStdinBacklogBytes?: number;
   /**
    * Receives each chunk a stdio child writes to stderr. When omitted, stderr is
-   * discarded (it may echo the child's environment, E6).
+   * discarded (it may echo the child's environment, E6), but for its last 2 KB, kept to
+   * explain a provider that exits while starting (redacted, in that failure's message).
    */
   readonly onStderr?: (namespace: string, text: string) => void;
   /**

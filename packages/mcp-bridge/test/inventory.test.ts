@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { assignSafeServerNames, McpBridge } from "../src/index.js";
 import { fixture, marker, processesWithMarker } from "./helpers.js";
@@ -49,5 +50,44 @@ describe("MCP tool inventory (M5, I2)", () => {
     expect(names.get("a__b")).toBe("a_b_2");
     expect(names.get("x".repeat(60))).toHaveLength(32);
     expect(new Set(names.values()).size).toBe(5);
+  });
+
+  it("M5 never gives a safe server name a doubled or trailing underscore where the 32-character cut falls on one", () => {
+    const a29 = "a".repeat(29);
+    const a31 = "a".repeat(31);
+    const table: [string[], Record<string, string>][] = [
+      // The cut for "_2" falls on the "_" of "_bc": it used to give "aaa…a__2".
+      [[`${a29}_bc`, `${"A".repeat(29)}_bc`], { [`${"A".repeat(29)}_bc`]: `${a29}_bc`, [`${a29}_bc`]: `${a29}_2` }],
+      // The 32-character cut itself ends on "_": it used to keep it ("aaa…a_").
+      [[`${a31}_b`], { [`${a31}_b`]: a31 }],
+      [[`${a31}_b`, `${a31}_c`], { [`${a31}_b`]: a31, [`${a31}_c`]: `${"a".repeat(30)}_2` }],
+    ];
+    for (const [raw, expected] of table) expect(Object.fromEntries(assignSafeServerNames(raw))).toEqual(expected);
+    // Twelve spellings of one name: from "_10" on the cut falls on the "_" of "_bcd".
+    const spellings = Array.from({ length: 12 }, (_, index) => `${"a".repeat(24)}${[...index.toString(2).padStart(4, "0")].map((bit) => (bit === "1" ? "A" : "a")).join("")}_bcd`);
+    const a28 = "a".repeat(28);
+    expect(new Set(assignSafeServerNames(spellings).values())).toEqual(
+      new Set([`${a28}_bcd`, ...[2, 3, 4, 5, 6, 7, 8, 9].map((suffix) => `${a28}_b_${suffix}`), `${a28}_10`, `${a28}_11`, `${a28}_12`]),
+    );
+  });
+
+  it("M5 safe server names keep their promise for any raw names (property)", () => {
+    // Few letters and many separators, so that collisions are common; and names near the
+    // 32-character cut that differ in letter case only, so that cuts on "_" are too.
+    const unit = fc.constantFrom("a", "A", "b", "1", "_", "-", ".", "é");
+    const nearCut = fc.tuple(fc.integer({ min: 24, max: 34 }), fc.string({ unit, maxLength: 8 })).map(([length, tail]) => `${"a".repeat(length)}${tail}`);
+    const rawName = fc.oneof(fc.string({ unit, maxLength: 70 }), nearCut, nearCut.map((name) => name.toUpperCase()));
+    fc.assert(
+      fc.property(fc.array(rawName, { maxLength: 25 }), (raw) => {
+        const names = assignSafeServerNames(raw);
+        expect([...names.keys()].sort()).toEqual([...new Set(raw)].sort());
+        for (const safe of names.values()) {
+          expect(safe).toMatch(/^[a-z0-9]+(?:_[a-z0-9]+)*$/);
+          expect(safe.length).toBeLessThanOrEqual(32);
+        }
+        expect(new Set(names.values()).size).toBe(names.size);
+      }),
+      { numRuns: 2_000 },
+    );
   });
 });

@@ -108,6 +108,11 @@ const KNOWN_FIELDS = {
   streamable_http: ["transport", "namespace", "url", "headers", "allowRemote", "placement"],
 } as const;
 
+/** What to write instead of a field another way of registering spells differently (`registerMcp` takes `program`, servers.json `command`). */
+const FIELD_HINTS: Readonly<Record<string, Readonly<Record<string, string>>>> = {
+  stdio: { command: 'use "program" (servers.json\'s "command" is "program" here)' },
+};
+
 function normalizeFields(fields: Record<string, unknown>): McpProviderDefinition {
   const namespace = checkProviderNamespace(fields.namespace);
   const label = `MCP provider ${JSON.stringify(namespace)}`;
@@ -117,7 +122,8 @@ function normalizeFields(fields: Record<string, unknown>): McpProviderDefinition
     const known: readonly string[] = KNOWN_FIELDS[fields.transport];
     const unknown = Object.keys(fields).find((key) => !known.includes(key) && fields[key] !== undefined);
     if (unknown !== undefined) {
-      throw new OpenWorkerError(CODES.providerInvalid, `${label}: field ${JSON.stringify(unknown)} is not known (known: ${known.join(", ")})`, {
+      const hint = FIELD_HINTS[fields.transport]?.[unknown];
+      throw new OpenWorkerError(CODES.providerInvalid, `${label}: field ${JSON.stringify(unknown)} is not known (known: ${known.join(", ")})${hint ? `; ${hint}` : ""}`, {
         details: { field: unknown, namespace },
       });
     }
@@ -263,9 +269,9 @@ function checkStringMap(
   const copy = Object.create(null) as Record<string, string>;
   for (const [key, item] of Object.entries(value)) {
     if (!validKey(key)) throw fieldError(label, `${field}.${key}`, "is not a valid name", key);
-    // Values may be credentials (E6): never echo them.
+    // Values may be credentials (E6): never echo them (a value that is not a string is named by its type only).
     if (typeof item !== "string" || item.includes("\0") || (field === "headers" && /[\r\n]/.test(item))) {
-      throw fieldError(label, `${field}.${key}`, "must be a string (no NUL, no line breaks in headers)", "(hidden)");
+      throw fieldError(label, `${field}.${key}`, field === "headers" ? "must be a string without NUL or line breaks" : "must be a string without NUL", typeof item === "string" ? "(hidden)" : item);
     }
     copy[key] = item;
   }

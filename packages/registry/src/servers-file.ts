@@ -9,6 +9,8 @@ import type { McpProviderDefinition } from "./provider.js";
 const STDIO_FIELDS = ["transport", "command", "args", "env", "cwd", "placement"];
 const HTTP_FIELDS = ["transport", "url", "headers", "allowRemote", "placement"];
 const HTTP_TYPES = new Set(["streamable_http", "streamable-http", "streamableHttp", "http"]);
+/** `registerMcp` takes `program`; here it is `command`. */
+const PROGRAM_HINT = 'use "command" (registerMcp\'s "program" is "command" in servers.json)';
 
 /**
  * Parses an app-owned servers file (M1) into provider definitions, sorted by namespace.
@@ -16,7 +18,10 @@ const HTTP_TYPES = new Set(["streamable_http", "streamable-http", "streamableHtt
  * `{"servers": {"<namespace>": {"transport": "stdio" | "streamable_http", …}}}` and the
  * `{"mcpServers": {…}}` shape other MCP clients keep. Relative `command` paths (with a
  * slash) and relative `cwd` resolve against the file's folder; a bare command such as
- * `npx` stays as is for PATH lookup. Every error names the file, the entry and the field.
+ * `npx` stays as is for PATH lookup. `args` and `env` are never rewritten (they may not be
+ * paths): a relative path among them is relative to the child's working folder, the
+ * entry's `cwd` or else the host's (README, "How each stdio field resolves"). Every error
+ * names the file, the entry and the field.
  *
  * @example
  * ```ts
@@ -101,7 +106,8 @@ function fromServersEntry(fields: Record<string, unknown>, label: string): Recor
   if (unknown !== undefined) {
     throw invalidEntry(
       label,
-      `field ${JSON.stringify(unknown)} is not known for transport ${JSON.stringify(transport)} (known: ${known!.join(", ")})`,
+      `field ${JSON.stringify(unknown)} is not known for transport ${JSON.stringify(transport)} (known: ${known!.join(", ")})` +
+        (unknown === "program" && transport === "stdio" ? `; ${PROGRAM_HINT}` : ""),
     );
   }
   const { command, ...rest } = fields;
@@ -126,6 +132,12 @@ function fromMcpServersEntry(fields: Record<string, unknown>, label: string): Re
     );
   }
   const { command, args, env, cwd, placement } = fields;
+  // Unknown fields are ignored in this shape, so "program" alone would read as a missing "command".
+  if (command === undefined && fields.program !== undefined) {
+    throw new OpenWorkerError(CODES.providerInvalid, `${label}: field "command" is missing and "program" is given; ${PROGRAM_HINT}`, {
+      details: { field: "command" },
+    });
+  }
   return { transport: "stdio", program: command, args, env, cwd, placement };
 }
 

@@ -157,6 +157,30 @@ describe("ToolRegistry: MCP providers", () => {
     expect(registry.provider("acer")).toEqual({ transport: "stdio", namespace: "acer", program: "acer", args: [] });
   });
 
+  it("M1 registerMcp given servers.json's \"command\" says to use \"program\"", () => {
+    const registry = new ToolRegistry();
+    const error = thrown(() => registry.registerMcp({ namespace: "parcels", command: "node", args: ["parcels-server.mjs"] } as never));
+    expect(error.code).toBe("PROVIDER_INVALID");
+    expect(error.message).toBe(
+      'MCP provider "parcels": field "command" is not known (known: transport, namespace, program, args, env, cwd, placement); ' +
+        'use "program" (servers.json\'s "command" is "program" here)',
+    );
+    expect(thrown(() => registry.registerProvider({ transport: "stdio", namespace: "parcels", command: "node" } as never)).message).toContain('use "program"');
+    expect(registry.providers()).toEqual([]);
+  });
+
+  it("M1 an env value that is not a string is refused as an env value, never echoed", () => {
+    const registry = new ToolRegistry();
+    const number = thrown(() => registry.registerMcp({ namespace: "parcels", program: "node", env: { PORT: 8080 } } as never));
+    expect(number.code).toBe("PROVIDER_INVALID");
+    expect(number.message).toBe('MCP provider "parcels": field "env.PORT" must be a string without NUL, got number');
+    const nul = thrown(() => registry.registerMcp({ namespace: "parcels", program: "node", env: { TOKEN: "s3cret\0value" } }));
+    expect(nul.message).toBe('MCP provider "parcels": field "env.TOKEN" must be a string without NUL');
+    const header = thrown(() => registry.registerMcpHttp({ namespace: "svc", url: "http://127.0.0.1:1/mcp", headers: { Authorization: "Bearer s3cret\r\nX: y" } }));
+    expect(header.message).toBe('MCP provider "svc": field "headers.Authorization" must be a string without NUL or line breaks');
+    expect(`${nul.message}${header.message}`).not.toContain("s3cret");
+  });
+
   it("M1 refuses an unknown transport", () => {
     const error = thrown(() => new ToolRegistry().registerProvider({ transport: "sse", namespace: "x", url: "http://127.0.0.1/" } as never));
     expect(error.code).toBe("PROVIDER_TRANSPORT_UNKNOWN");

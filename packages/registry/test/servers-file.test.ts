@@ -39,6 +39,17 @@ describe("servers.json: the project's own shape", () => {
     ]);
   });
 
+  it("M1 resolves only command and cwd against the file's folder: args and env stay as written, and no cwd stays none (README)", () => {
+    const [pinned, tickets] = parse({
+      servers: {
+        tickets: { transport: "stdio", command: "node", args: ["tickets-server.mjs", "../data"], env: { TICKETS_DB: "tickets.db" } },
+        pinned: { transport: "stdio", command: "node", args: ["tickets-server.mjs"], cwd: "." },
+      },
+    });
+    expect(tickets).toEqual({ transport: "stdio", namespace: "tickets", program: "node", args: ["tickets-server.mjs", "../data"], env: { TICKETS_DB: "tickets.db" } });
+    expect(pinned).toEqual({ transport: "stdio", namespace: "pinned", program: "node", args: ["tickets-server.mjs"], cwd: path.join(root, "app") });
+  });
+
   it("M1 accepts a UTF-8 BOM and an empty server list", () => {
     expect(parse('\uFEFF{"servers":{}}')).toEqual([]);
   });
@@ -70,6 +81,31 @@ describe("servers.json: the project's own shape", () => {
     expect(error.code).toBe(code);
     expect(error.message).toContain("servers.json");
     expect(error.message).toContain(fragment);
+  });
+});
+
+describe("servers.json: messages that fit the field", () => {
+  it("M1 an env value that is not a string is refused as an env value (no word of headers), never echoed", () => {
+    const error = thrown(() => parse({ servers: { wiki: { transport: "stdio", command: "node", env: { PORT: 8080 } } } }, "servers.json"));
+    expect(error.code).toBe("PROVIDER_INVALID");
+    expect(error.message).toBe('servers.json: server "wiki": field "env.PORT" must be a string without NUL, got number');
+    const header = thrown(() => parse({ servers: { web: { transport: "streamable_http", url: "http://127.0.0.1:1/mcp", headers: { "X-Key": 12345678 } } } }, "servers.json"));
+    expect(header.message).toBe('servers.json: server "web": field "headers.X-Key" must be a string without NUL or line breaks, got number');
+    expect(header.message).not.toContain("12345678");
+  });
+
+  it("M1 registerMcp's \"program\" in servers.json says to use \"command\", in either shape", () => {
+    const own = thrown(() => parse({ servers: { parcels: { transport: "stdio", program: "node", args: ["parcels-server.mjs"] } } }, "servers.json"));
+    expect(own.code).toBe("SERVERS_FILE_INVALID");
+    expect(own.message).toBe(
+      'servers.json: server "parcels": field "program" is not known for transport "stdio" (known: transport, command, args, env, cwd, placement); ' +
+        'use "command" (registerMcp\'s "program" is "command" in servers.json)',
+    );
+    const foreign = thrown(() => parse({ mcpServers: { parcels: { program: "node", args: ["parcels-server.mjs"] } } }, "servers.json"));
+    expect(foreign.code).toBe("PROVIDER_INVALID");
+    expect(foreign.message).toBe(
+      'servers.json: server "parcels": field "command" is missing and "program" is given; use "command" (registerMcp\'s "program" is "command" in servers.json)',
+    );
   });
 });
 

@@ -232,17 +232,38 @@ export class ProviderConnection {
       this.noteDescendants();
     } catch (error) {
       void this.close();
-      if (OpenWorkerError.isInstance(error)) throw error;
-      if (signal?.aborted) throw this.connectError(MCP_ERROR_CODES.discoveryCancelled, "discovery was cancelled while connecting");
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code === "ENOENT" || code === "EACCES" || code === "ENOTDIR") {
-        throw this.connectError(MCP_ERROR_CODES.spawnFailed, `could not start its program (${code}); check the provider's program path and permissions`, error);
-      }
-      throw this.connectError(MCP_ERROR_CODES.connectFailed, `initialize failed: ${this.describe(error)}`, error);
+      throw await this.withStderr(this.startError(error, signal));
     } finally {
       clearTimeout(timer);
       signal?.removeEventListener("abort", onAbort);
     }
+  }
+
+  private startError(error: unknown, signal: AbortSignal | undefined): OpenWorkerError {
+    if (OpenWorkerError.isInstance(error)) return error;
+    if (signal?.aborted) return this.connectError(MCP_ERROR_CODES.discoveryCancelled, "discovery was cancelled while connecting");
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" || code === "EACCES" || code === "ENOTDIR") {
+      const where = this.transport instanceof ChildProcessTransport ? ` ${this.transport.describeStart()}` : "";
+      return this.connectError(MCP_ERROR_CODES.spawnFailed, `could not start its program${where} (${code}); check the provider's program path, cwd and permissions`, error);
+    }
+    return this.connectError(MCP_ERROR_CODES.connectFailed, `initialize failed: ${this.describe(error)}`, error);
+  }
+
+  /**
+   * A stdio provider that exited while starting usually said why on its stderr, which the
+   * host may not watch (onStderr): the failure carries its last lines, redacted (E6).
+   */
+  private async withStderr(failure: OpenWorkerError): Promise<OpenWorkerError> {
+    const stdio = this.transport instanceof ChildProcessTransport ? this.transport : undefined;
+    const said = stdio?.exit === undefined ? undefined : await stdio.lastStderrLines();
+    if (said === undefined) return failure;
+    // Redacted before quoting: quoting escapes a secret's quotes and backslashes.
+    const quoted = JSON.stringify(redact(said, this.secrets));
+    return new OpenWorkerError(failure.code, redact(`${failure.message}; its last stderr lines: ${quoted}`, this.secrets), {
+      ...(failure.cause === undefined ? {} : { cause: failure.cause }),
+      details: failure.details,
+    });
   }
 
   private connectError(code: string, problem: string, cause?: unknown): OpenWorkerError {

@@ -1,5 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
+import { existsSync } from "node:fs";
+import path from "node:path";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { liveTree, startTimeOf, TREE_MARK_VARIABLE, type ProcessIdentity, type TreeMark } from "./probe.js";
@@ -44,6 +46,12 @@ const DROPPED_ID = /"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")\s*\}\s*$/;
 /** The JSON-RPC error code of a response dropped for its size (in the implementation-defined server-error range). */
 export const OVERSIZED_RESPONSE_CODE = -32099;
 const NEWLINE = 0x0a;
+/** The end of a child's stderr kept for the message of a failed start: a fixed buffer, whatever the child writes. */
+const STDERR_TAIL_BYTES = 2_048;
+/** Lines of that tail a message shows at most (never a part of one: a cut could leave part of a secret that redaction no longer finds). */
+const STDERR_TAIL_LINES = 5;
+/** A stack frame (`    at f (file:1:2)`) or a line with nothing to read (blank, `{`, `^`): a message skips them. */
+const STDERR_NOISE = /^(?:\s+at\s.*|[\s{}()[\],^~]*)$/;
 
 /**
  * An MCP stdio client transport (newline-delimited JSON-RPC) over a child process
@@ -92,6 +100,12 @@ export class ChildProcessTransport implements Transport {
   /** The environment entry every process of this tree inherits (see {@link TreeMark}). */
   private readonly markValue = randomUUID();
   private mark: TreeMark | undefined;
+  /** The last {@link STDERR_TAIL_BYTES} bytes the child wrote to stderr (allocated by its first write), and how many of them are filled. */
+  private stderrTail: Buffer | undefined;
+  private stderrTailBytes = 0;
+  private stderrTotalBytes = 0;
+  /** Resolves when the child's stderr has closed. */
+  private stderrClosed: Promise<void> = Promise.resolve();
 
   constructor(private readonly launch: ChildLaunch) {}
 
@@ -107,7 +121,8 @@ export class ChildProcessTransport implements Transport {
         env: { ...this.launch.env, [TREE_MARK_VARIABLE]: this.markValue },
         cwd: this.launch.cwd,
         detached: true,
-        stdio: ["pipe", "pipe", this.launch.onStderr ? "pipe" : "ignore"],
+        // stderr is always read: its end explains a provider that fails to start (see lastStderrLines).
+        stdio: ["pipe", "pipe", "pipe"],
         windowsHide: true,
         shell: false,
       });
@@ -155,8 +170,68 @@ export class ChildProcessTransport implements Transport {
         }, STDIN_CLOSED_GRACE_MS).unref();
       });
       const onStderr = this.launch.onStderr;
-      if (onStderr) child.stderr?.on("data", (chunk: Buffer) => onStderr(chunk.toString("utf8")));
+      const stderr = child.stderr;
+      if (stderr) {
+        this.stderrClosed = new Promise((resolve) => stderr.once("close", () => resolve()));
+        stderr.on("data", (chunk: Buffer) => {
+          this.keepStderr(chunk);
+          onStderr?.(chunk.toString("utf8"));
+        });
+        stderr.on("error", () => {});
+      }
     });
+  }
+
+  /**
+   * Where the child was to start, for the message of a start that failed (ENOENT,
+   * EACCES): the program as the system looked for it (a path with a slash resolves
+   * against the child's working folder; a bare name is looked up on the PATH the child
+   * was given) and that folder, saying so when it does not exist (spawn reports ENOENT
+   * for a missing folder too).
+   */
+  describeStart(): string {
+    const folder = path.resolve(this.launch.cwd ?? process.cwd());
+    const program = this.launch.program;
+    const where = /[\\/]/.test(program) ? JSON.stringify(path.resolve(folder, program)) : `${JSON.stringify(program)} (looked up on its PATH)`;
+    return `${where} in folder ${JSON.stringify(folder)}${existsSync(folder) ? "" : " (that folder does not exist)"}`;
+  }
+
+  /**
+   * The last whole lines the child wrote to stderr, at most {@link STDERR_TAIL_LINES}
+   * of them from its last {@link STDERR_TAIL_BYTES} bytes, without stack frames and
+   * blank lines, joined by line breaks; `undefined` when it wrote none. Not redacted: the
+   * caller redacts. Waits a moment for stderr to close first (its last chunk may trail
+   * the exit), never longer than the stdout drain.
+   */
+  async lastStderrLines(): Promise<string | undefined> {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.stderrClosed, new Promise<void>((resolve) => (timer = setTimeout(resolve, STDOUT_DRAIN_MS).unref()))]);
+    clearTimeout(timer);
+    if (this.stderrTail === undefined || this.stderrTailBytes === 0) return undefined;
+    let lines = this.stderrTail.toString("utf8", 0, this.stderrTailBytes).split(/\r?\n/);
+    // A tail that lost its start begins mid-line (maybe mid-character, or mid-secret).
+    if (this.stderrTotalBytes > this.stderrTailBytes) lines = lines.slice(1);
+    const shown = lines
+      .filter((line) => !STDERR_NOISE.test(line))
+      .slice(-STDERR_TAIL_LINES)
+      .map((line) => line.trim())
+      .join("\n");
+    return shown === "" ? undefined : shown;
+  }
+
+  /** Keeps the last {@link STDERR_TAIL_BYTES} bytes of stderr in one fixed buffer: memory stays bounded whatever the child writes. */
+  private keepStderr(chunk: Buffer): void {
+    const tail = (this.stderrTail ??= Buffer.allocUnsafe(STDERR_TAIL_BYTES));
+    this.stderrTotalBytes += chunk.length;
+    if (chunk.length >= STDERR_TAIL_BYTES) {
+      chunk.copy(tail, 0, chunk.length - STDERR_TAIL_BYTES);
+      this.stderrTailBytes = STDERR_TAIL_BYTES;
+      return;
+    }
+    const kept = Math.min(this.stderrTailBytes, STDERR_TAIL_BYTES - chunk.length);
+    tail.copy(tail, 0, this.stderrTailBytes - kept, this.stderrTailBytes);
+    chunk.copy(tail, kept);
+    this.stderrTailBytes = kept + chunk.length;
   }
 
   // The first message of an event-loop turn is written at once (no added latency); the
