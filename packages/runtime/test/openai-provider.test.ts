@@ -528,6 +528,26 @@ describe("OpenAICompatibleProvider catalog and readiness", () => {
     expect(JSON.stringify(readiness)).not.toContain(API_KEY);
   });
 
+  it("I1 readiness is a failed observation (undefined) once the endpoint refused the key (401/403), and comes back when a request succeeds", async () => {
+    const server = await serve([
+      () => errorReply(401, "Incorrect API key provided.", "invalid_request_error"),
+      () => errorReply(403, "Forbidden."),
+      () => errorReply(500, "busy"),
+      () => chatCompletion({ content: "hello again" }),
+    ]);
+    const model = provider(server);
+    expect(model.readModelReadiness("fake-model")).toEqual({ accountType: "api-key" });
+    await rejection(model.complete(request()));
+    expect(model.readModelReadiness("fake-model")).toBeUndefined();
+    await rejection(model.complete(request()));
+    expect(model.readModelReadiness("fake-model")).toBeUndefined();
+    // A server error says nothing of the key: the refusal stands until a request succeeds.
+    await rejection(model.complete(request()));
+    expect(model.readModelReadiness("fake-model")).toBeUndefined();
+    await model.complete(request());
+    expect(model.readModelReadiness("fake-model")).toEqual({ accountType: "api-key" });
+  });
+
   it("I1 readiness reads api-key from OPENAI_API_KEY and local for a keyless endpoint", async () => {
     await withEnv({ OPENAI_API_KEY: "sk-from-env" }, () => {
       const provider = new OpenAICompatibleProvider({ baseURL: "http://127.0.0.1:9/v1", model: "m" });

@@ -87,6 +87,11 @@ export function toProviderError(error: unknown, endpoint: EndpointFacts): OpenWo
  * The rejection of an attempt that passed its deadline (`timeoutMs`), which covers the
  * whole request: connecting, waiting, reading the body, and any retries.
  */
+/** Whether the endpoint refused the credentials (HTTP 401 or 403): the provider's readiness observation has failed (I1). */
+export function credentialsRefused(error: unknown): boolean {
+  return error instanceof APIError && (error.status === 401 || error.status === 403);
+}
+
 export function timeoutError(endpoint: EndpointFacts, timeoutMs: number): OpenWorkerError {
   return new OpenWorkerError(
     OPENAI_PROVIDER_CODES.REQUEST_FAILED,

@@ -4,6 +4,7 @@ import { OpenAI } from "openai";
 import type { ChatCompletionCreateParamsNonStreaming } from "openai/resources/chat/completions";
 import {
   cancelledError,
+  credentialsRefused,
   incompleteCompletionError,
   OPENAI_PROVIDER_CODES,
   retryDelayMs,
@@ -121,6 +122,8 @@ export class OpenAICompatibleProvider implements ModelProvider {
   readonly #client: OpenAI;
   readonly #models: readonly string[];
   readonly #readiness: ModelReadiness;
+  /** Whether the endpoint's last answer refused the credentials (401/403); a success clears it. */
+  #credentialsRefused = false;
   readonly #timeoutMs: number;
   readonly #maxRetries: number;
   readonly #maxTools: number;
@@ -203,9 +206,11 @@ export class OpenAICompatibleProvider implements ModelProvider {
     let completion: unknown;
     try {
       completion = await this.#send(body, deadline.signal, deadlineAt);
+      this.#credentialsRefused = false;
     } catch (error) {
       if (request.signal.aborted) throw cancelledError(endpoint, request.signal.reason);
       if (deadline.signal.aborted) throw timeoutError(endpoint, this.#timeoutMs);
+      if (credentialsRefused(error)) this.#credentialsRefused = true;
       throw toProviderError(error, endpoint);
     } finally {
       clearTimeout(timer);
@@ -236,10 +241,13 @@ export class OpenAICompatibleProvider implements ModelProvider {
   /**
    * `{ accountType: "api-key" }` when a key was configured (option or `OPENAI_API_KEY`),
    * `{ accountType: "local" }` for a keyless endpoint, `undefined` for a model not in the
-   * catalog. Synchronous, no I/O, and never execution authorization (I1).
+   * catalog, and `undefined` while the endpoint's last answer refused the credentials
+   * (HTTP 401 or 403: a failed observation) until a request succeeds again. Synchronous,
+   * no I/O (what it reports was observed by requests already made), and never execution
+   * authorization (I1).
    */
   readModelReadiness(model: string): ModelReadiness | undefined {
-    return this.#models.includes(model) ? this.#readiness : undefined;
+    return this.#models.includes(model) && !this.#credentialsRefused ? this.#readiness : undefined;
   }
 
   /**
