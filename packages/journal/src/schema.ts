@@ -169,6 +169,10 @@ export function openDatabase(file: string, mode: OpenMode): Database.Database {
       const readOnlyFolder = folderReadOnlyError(file, cause);
       if (readOnlyFolder !== undefined) throw readOnlyFolder;
     }
+    const binding = nativeBindingProblem(cause);
+    if (binding !== undefined) {
+      throw journalError(JOURNAL_ERRORS.OPEN_FAILED, `journal ${JSON.stringify(file)}: cannot open the database: ${binding}`, { path: file, reason: "native-binding" }, cause);
+    }
     throw journalError(
       JOURNAL_ERRORS.OPEN_FAILED,
       `journal ${JSON.stringify(file)}: cannot open the database (${errorText(cause)}); check the path and its permissions`,
@@ -309,6 +313,28 @@ function sqliteCode(error: unknown): string | undefined {
   if (!isSqliteError(error)) return undefined;
   const code = (error as { code?: unknown }).code;
   return typeof code === "string" ? code : undefined;
+}
+
+/**
+ * Why SQLite itself could not load, in words that say what to do: better-sqlite3's native
+ * part was never built (pnpm 10 blocks build scripts unless allowed), or was built for
+ * another Node.js. `undefined` for any other failure. Without it the message would send
+ * the reader to the journal's path and permissions, which are fine.
+ */
+export function nativeBindingProblem(cause: unknown): string | undefined {
+  const text = errorText(cause);
+  if (text.startsWith("Could not locate the bindings file")) {
+    return (
+      "better-sqlite3's native binding is not built (its install script did not run; pnpm 10 runs it only for packages listed under " +
+      "onlyBuiltDependencies in pnpm-workspace.yaml): allow it and reinstall, or run `npm rebuild better-sqlite3`"
+    );
+  }
+  if ((cause as { code?: unknown } | null)?.code === "ERR_DLOPEN_FAILED" || text.includes("NODE_MODULE_VERSION")) {
+    // Node's text spans lines ("The module …\nwas compiled against … NODE_MODULE_VERSION 115 …").
+    const said = text.replace(/\s+/g, " ");
+    return `better-sqlite3's native binding does not load in Node.js ${process.version} (${said.length > 400 ? `${said.slice(0, 400)}…` : said}); rebuild it for this Node.js: reinstall, or run \`npm rebuild better-sqlite3\``;
+  }
+  return undefined;
 }
 
 function errorText(error: unknown): string {

@@ -231,3 +231,19 @@ async function errorOf(run: () => unknown): Promise<{ code?: string; message: st
   }
   throw new Error("expected an error");
 }
+
+describe("SQLite's native part that cannot load", () => {
+  const child = path.resolve(import.meta.dirname, "fixtures/no-binding-child.mjs");
+  it.each([
+    ["missing", "not built", /native binding is not built .*onlyBuiltDependencies.*npm rebuild better-sqlite3/],
+    ["mismatch", "built for another Node.js", /native binding does not load in Node\.js v\d+\.\d+\.\d+ \(The module '.*' was compiled against .* NODE_MODULE_VERSION 115\.\); .*npm rebuild better-sqlite3/],
+  ] as const)("A3 a native binding %s (%s) fails JOURNAL_OPEN_FAILED saying what to rebuild, not to check the journal's path", (how, _words, expected) => {
+    const run = spawnSync(process.execPath, [child, how, path.join(dir, "journal.db")], { encoding: "utf8" });
+    const answer = JSON.parse(run.stdout.trim()) as { code: string; message: string; details: { reason?: string } };
+    expect(answer.code).toBe("JOURNAL_OPEN_FAILED");
+    expect(answer.message).toMatch(expected);
+    expect(answer.message).not.toContain("check the path");
+    expect(answer.details.reason).toBe("native-binding");
+  });
+});
+
