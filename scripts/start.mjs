@@ -9,6 +9,7 @@
 import { spawnSync } from "node:child_process";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { drivesRealModel } from "./start-args.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const env = { ...process.env, TURBO_TELEMETRY_DISABLED: "1", TURBO_NO_UPDATE_NOTIFIER: "1" };
@@ -26,7 +27,7 @@ const host = path.join(root, "apps", "example-host", "dist", "host.js");
 const bundle = path.join(root, "examples", "coworker");
 const journal = path.join(root, ".openworker", "demo", "journal.db");
 const extra = process.argv.slice(2);
-const realModel = extra.includes("--base-url") || extra.some((arg) => arg === "--provider=openai") || extra[extra.indexOf("--provider") + 1] === "openai";
+const realModel = drivesRealModel(extra);
 const sessionId = `ses_demo_${new Date().toISOString().replace(/[-:.]/g, "").replace("T", "_").slice(0, 15)}`;
 const run = (args) => spawnSync(process.execPath, [host, ...args, "--journal", journal], { cwd: root, env, stdio: "inherit" });
 

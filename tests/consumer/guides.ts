@@ -32,18 +32,22 @@ export function codeBlocks(file: string): CodeBlock[] {
   const lines = readFileSync(file, "utf8").split("\n");
   const blocks: CodeBlock[] = [];
   for (let index = 0; index < lines.length; index++) {
-    const fence = /^(`{3,})(\S*)\s*$/.exec(lines[index]!);
+    // A fence may be indented (inside a list item): its block is read without that indent,
+    // so no block escapes the checks by sitting in a list.
+    const fence = /^( *)(`{3,})(\S*)\s*$/.exec(lines[index]!);
     if (!fence) continue;
+    const indent = fence[1]!;
+    const close = `${indent}${fence[2]}`;
     const body: string[] = [];
     let end = index + 1;
-    while (end < lines.length && lines[end] !== fence[1]) body.push(lines[end++]!);
+    while (end < lines.length && lines[end]!.trimEnd() !== close) body.push(lines[end++]!.slice(indent.length));
     let above = index - 1;
     while (above >= 0 && lines[above]!.trim() === "") above--;
     const match = above >= 0 ? MARKER.exec(lines[above]!.trim()) : null;
     let marker: BlockMarker = { kind: "none" };
     if (match?.[1] === "snippet") marker = { kind: "snippet", path: match[2]! };
     if (match?.[1] === "shell" && (match[2] === "run" || match[2] === "illustrative")) marker = { kind: "shell", mode: match[2] };
-    blocks.push({ guide: path.relative(ROOT, file), line: index + 1, lang: fence[2] ?? "", marker, content: body.length ? `${body.join("\n")}\n` : "" });
+    blocks.push({ guide: path.relative(ROOT, file), line: index + 1, lang: fence[3] ?? "", marker, content: body.length ? `${body.join("\n")}\n` : "" });
     index = end;
   }
   return blocks;
