@@ -355,5 +355,14 @@ describe("the governed call pipeline", () => {
     expect(bad).toMatchObject({ outcome: "failed", code: "ARGUMENTS_INVALID" });
     const unselected = await session.callTool("test.other", {});
     expect(unselected).toMatchObject({ outcome: "failed", code: "UNKNOWN_TOOL" });
+    expect(unselected.message).not.toContain("did you mean");
+  });
+
+  it("N7 a host call that names a tool by its model alias is refused (names are exact) with the qualified name as a hint", async () => {
+    runtime = await openRuntime(space.dir, [echo]);
+    const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.echo"]), policy: bypass });
+    const report = await session.callTool("test__echo", { text: "x" });
+    expect(report).toMatchObject({ outcome: "failed", code: "UNKNOWN_TOOL" });
+    expect(report.message).toContain('did you mean "test.echo"? ("test__echo" is its model alias)');
   });
 });

@@ -115,7 +115,7 @@ export async function runGovernedCall(
   });
   // From here the call is journaled: whatever fails, it gets exactly one terminal record (A3).
   try {
-    return await decideAndRun(environment, request, resolved, parsed, journaledArgs);
+    return await decideAndRun(environment, selection, request, resolved, parsed, journaledArgs);
   } catch (error) {
     return pipelineFailed(environment, request, resolved, error);
   }
@@ -123,6 +123,7 @@ export async function runGovernedCall(
 
 async function decideAndRun(
   environment: CallEnvironment,
+  selection: ResolvedSelection,
   request: CallRequest,
   resolved: ResolvedTool | undefined,
   parsed: ArgumentsReading,
@@ -135,7 +136,7 @@ async function decideAndRun(
     const message =
       request.qualifiedName === undefined
         ? `no selected tool has the alias ${JSON.stringify(shownAlias(environment, request.alias))}; use only the tools you were given`
-        : `no selected tool is named ${JSON.stringify(shownAlias(environment, request.qualifiedName))}; names are exact (N7), see the session's selection`;
+        : `no selected tool is named ${JSON.stringify(shownAlias(environment, request.qualifiedName))}; names are exact (N7), see the session's selection${aliasHint(selection, request.qualifiedName)}`;
     return refuse(environment, request, undefined, RUNTIME_ERROR_CODES.UNKNOWN_TOOL, message);
   }
   if (!parsed.ok) {
@@ -320,6 +321,15 @@ function shownAlias(environment: CallEnvironment, alias: string): string {
   if (alias === "") return "(empty)";
   const clipped = alias.length > MAX_SHOWN_ALIAS ? `${clip(alias, MAX_SHOWN_ALIAS)} (${alias.length} characters)` : alias;
   return environment.redactor.text(clipped);
+}
+
+/**
+ * A host that passes a model alias (`shipping__track`) where the qualified name belongs:
+ * the name of the selected tool it is the alias of, as a hint. Empty otherwise.
+ */
+function aliasHint(selection: ResolvedSelection, name: string): string {
+  const tool = name.includes(".") ? undefined : selection.byAlias(name);
+  return tool === undefined ? "" : `; did you mean ${JSON.stringify(tool.qualifiedName)}? (${JSON.stringify(name)} is its model alias)`;
 }
 
 /** Aliases fit 80 bytes (N4); a longer name from a model is shown clipped to this many characters. */
