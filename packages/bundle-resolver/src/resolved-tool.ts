@@ -69,7 +69,9 @@ const providerKeys = new WeakMap<McpProviderDefinition, string>();
 export function resolveNative(registered: RegisteredTool): NativeResolvedTool {
   const known = natives.get(registered);
   if (known) return known;
-  const validator = compileInputSchema(registered.descriptor.inputSchema, registered.name);
+  // A native schema is the partner's own: an unknown format is a mistake to report (B5),
+  // not a third-party server's extension to tolerate as MCP schemas are.
+  const validator = compileInputSchema(registered.descriptor.inputSchema, registered.name, { strictFormats: true });
   const resolved: NativeResolvedTool = Object.freeze({
     kind: "native",
     qualifiedName: registered.name,

@@ -190,6 +190,17 @@ describe("resolveSelection: schemas (B5)", () => {
     expect(resolveSelection(registry, v3("example.fine"), []).tools).toHaveLength(1);
   });
 
+  it("B5 an unknown format in a native schema (the partner's own) fails resolution naming the tool; in an MCP schema it is tolerated", () => {
+    const schema = { type: "object", properties: { phone: { type: "string", format: "phone" } } };
+    const registry = registryWith(["example.call"], ["acer"], { schemas: { "example.call": schema } });
+    const error = thrown(() => resolveSelection(registry, v3("example.call"), []));
+    expect(error.code).toBe("SCHEMA_INVALID");
+    expect(error.message).toContain('"example.call"');
+    expect(error.message).toContain('"phone"');
+    const catalogs = [{ namespace: "acer", tools: [catalogTool("dial", schema)] }];
+    expect(resolveSelection(registry, v3("acer.dial"), catalogs).tools).toHaveLength(1);
+  });
+
   it.each([
     [{ type: "object", properties: { a: { minimum: "ten" } } }],
     [{ type: "string" }],

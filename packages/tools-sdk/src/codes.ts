@@ -29,7 +29,7 @@ export const SDK_ERROR_CODES = Object.freeze({
   NAMESPACE_RESERVED: "NAMESPACE_RESERVED",
   /** A descriptor field is missing or of the wrong type; the message names it. */
   DESCRIPTOR_INVALID: "DESCRIPTOR_INVALID",
-  /** Something that is not a tool (no `descriptor()`/`call()` methods) was given to `runTool`, the registry or `readToolDescriptor`. */
+  /** Something that is not a tool (no `descriptor()`/`call()` methods, or a descriptor with a key outside `DESCRIPTOR_KEYS`) was given to `runTool`, the registry or `readToolDescriptor`. */
   TOOL_INVALID,
   /** A tool's `descriptor()` threw or could not be read. */
   DESCRIPTOR_FAILED,

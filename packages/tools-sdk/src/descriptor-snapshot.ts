@@ -201,8 +201,15 @@ export const TOOL_INVALID = "TOOL_INVALID";
  * What `tool.descriptor()` returns, read as the registry reads it, for `caller`
  * (`"register()"`, `"runTool"`, named in the messages): a value that is not a tool is
  * `TOOL_INVALID`, a `descriptor()` that throws `DESCRIPTOR_FAILED` (a coded error of its
- * own passes on as it is), never the raw error. Check the result with
- * {@link snapshotDescriptor}.
+ * own passes on as it is), never the raw error. A descriptor with a key other than
+ * {@link DESCRIPTOR_KEYS} (`outputSchema`, `annotations`, …) is `TOOL_INVALID` too, naming
+ * the key and the tool: the snapshot would drop it, and a declared output schema would
+ * never be enforced. Check the result with {@link snapshotDescriptor}.
+ *
+ * @example
+ * ```ts
+ * const { descriptor } = snapshotDescriptor(readToolDescriptor(tool, "register()"));
+ * ```
  */
 export function readToolDescriptor(tool: Tool, caller: string): unknown {
   let describe: unknown;
@@ -216,13 +223,49 @@ export function readToolDescriptor(tool: Tool, caller: string): unknown {
   if (typeof describe !== "function" || typeof call !== "function") {
     throw new OpenWorkerError(TOOL_INVALID, `${caller} needs a Tool: an object with descriptor() and call() methods`);
   }
+  let descriptor: unknown;
   try {
-    return Reflect.apply(describe, tool, []);
+    descriptor = Reflect.apply(describe, tool, []);
   } catch (cause) {
     // A coded error of the SDK's own (a check inside descriptor()) passes on.
     if (isCoded(cause)) throw cause;
     throw new OpenWorkerError(DESCRIPTOR_FAILED, `tool.descriptor() threw when ${caller} read it: ${messageOf(cause)}; the registry refuses such a tool`, { cause });
   }
+  refuseUnknownKeys(descriptor, caller);
+  return descriptor;
+}
+
+/** The fields a native descriptor may have: T1's four, and `placement` (A4 checks it). */
+export const DESCRIPTOR_KEYS: readonly string[] = Object.freeze(["name", "description", "inputSchema", "version", "placement"]);
+
+/**
+ * A key the snapshot would not keep is refused rather than dropped: an MCP-shaped
+ * `outputSchema` or `annotations` would otherwise look declared and never be enforced.
+ * Only the keys are read here; the name is read again only to word the refusal.
+ */
+function refuseUnknownKeys(descriptor: unknown, caller: string): void {
+  if (typeof descriptor !== "object" || descriptor === null) return;
+  let unknown: string | undefined;
+  try {
+    unknown = Object.keys(descriptor).find((key) => !DESCRIPTOR_KEYS.includes(key));
+  } catch (cause) {
+    throw new OpenWorkerError(DESCRIPTOR_FAILED, `${caller} could not read the keys of the tool's descriptor: ${messageOf(cause)}; descriptor() must return plain data`, { cause });
+  }
+  if (unknown === undefined) return;
+  let name: unknown;
+  try {
+    name = (descriptor as { name?: unknown }).name;
+  } catch {
+    // The refusal below stands without the name.
+  }
+  const tool = typeof name === "string" ? name : "(unnamed)";
+  throw new OpenWorkerError(
+    TOOL_INVALID,
+    `tool ${JSON.stringify(tool)}: its descriptor has the key ${JSON.stringify(unknown.length > 100 ? `${unknown.slice(0, 100)}…` : unknown)}, which a native tool cannot declare ` +
+      `(known keys: ${DESCRIPTOR_KEYS.join(", ")}); ${caller} refuses it rather than drop it. Native tools do not declare output schemas or MCP annotations: ` +
+      "their JSON and text result is checked by the runtime's limits instead (plain JSON, at most 256 KB)",
+    { details: { name: tool, key: unknown, knownKeys: DESCRIPTOR_KEYS } },
+  );
 }
 
 function isCoded(value: unknown): boolean {

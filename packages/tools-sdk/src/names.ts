@@ -103,7 +103,7 @@ export function validateQualifiedName(name: string): QualifiedName {
   if (dot <= 0 || dot === name.length - 1) {
     throw new OpenWorkerError(
       "NAME_NOT_QUALIFIED",
-      `tool name ${JSON.stringify(name)} must be qualified as "namespace.tool" with both parts non-empty`,
+      `tool name ${JSON.stringify(name)} must be qualified as "namespace.tool" with both parts non-empty${aliasLike(name)}`,
       { details: { name } },
     );
   }
@@ -138,4 +138,14 @@ export function validateQualifiedName(name: string): QualifiedName {
  */
 export function parseQualifiedName(name: string): QualifiedName {
   return validateQualifiedName(name);
+}
+
+/**
+ * For a name with no dot that reads as a model alias (`shipping__track`), the hint that
+ * the qualified name is wanted, and which one it would be. Empty otherwise.
+ */
+function aliasLike(name: string): string {
+  const at = name.indexOf("__");
+  if (name.includes(".") || at <= 0 || at + 2 >= name.length) return "";
+  return `; "${name}" looks like a model alias: its qualified name is "${name.slice(0, at)}.${name.slice(at + 2)}"`;
 }

@@ -6,6 +6,7 @@ import {
   defineTool,
   finishTurn,
   LIMITS,
+  readToolDescriptor,
   ToolError,
   toolError,
   type Tool,
@@ -490,5 +491,52 @@ describe("runTool reads a tool as the registry does (T1, T7)", () => {
     expect((await captureRejection(runTool(null as unknown as Tool, {}))).code).toBe("TOOL_INVALID");
     const unreadable = new Proxy({}, { get() { throw new TypeError("trap"); } }) as Tool;
     expect((await captureRejection(runTool(unreadable, {}))).code).toBe("TOOL_INVALID");
+  });
+});
+
+describe("a descriptor holds only what a native tool can declare (T1)", () => {
+  const withExtra = (extra: Record<string, unknown>): Tool => ({
+    descriptor: () => ({ name: "kit.extra", description: "Extra keys.", version: "1", inputSchema: { type: "object" }, ...extra }) as never,
+    call: async () => ({ json: { n: "not a number" } }),
+  });
+
+  it.each([
+    ["outputSchema", { outputSchema: { type: "object", properties: { n: { type: "number" } }, required: ["n"] } }],
+    ["annotations", { annotations: { readOnlyHint: true } }],
+    ["classification", { classification: "read_only" }],
+  ])("T1 a descriptor with %s is refused with TOOL_INVALID naming the key, the tool and the known keys, not silently dropped", async (key, extra) => {
+    const error = await captureRejection(runTool(withExtra(extra), {}));
+    expect(error.code).toBe("TOOL_INVALID");
+    expect(error.message).toContain(`tool "kit.extra"`);
+    expect(error.message).toContain(`the key "${key}"`);
+    expect(error.message).toContain("known keys: name, description, inputSchema, version, placement");
+    expect(error.message).toContain("do not declare output schemas");
+    expect(error.details).toMatchObject({ name: "kit.extra", key });
+    expect(captureError(() => readToolDescriptor(withExtra(extra), "register()")).code).toBe("TOOL_INVALID");
+  });
+
+  it("T1 the known keys still pass, placement included, and a descriptor whose keys cannot be read is DESCRIPTOR_FAILED", async () => {
+    expect((await runTool(withExtra({ placement: "host" }), {})).outcome).toBe("succeeded");
+    const keyless = new Proxy(
+      { name: "kit.keys", description: "d", version: "1", inputSchema: { type: "object" } },
+      {
+        ownKeys() {
+          throw new Error("no keys");
+        },
+      },
+    );
+    const tool = { descriptor: () => keyless, call: async () => ({ json: null }) } as unknown as Tool;
+    expect((await captureRejection(runTool(tool, {}))).code).toBe("DESCRIPTOR_FAILED");
+  });
+});
+
+describe("the testing kit's documented defaults (T7)", () => {
+  it("T7 runTool and createTestContext use the session id \"test-session\" (and test-turn, test-call, the current directory) unless told otherwise", async () => {
+    let seen: ToolContext | undefined;
+    await runTool(nativeTool(async (context) => ((seen = context), { json: null })), {});
+    expect(seen).toMatchObject({ sessionId: "test-session", turnId: "test-turn", callId: "test-call", workspace: process.cwd() });
+    const test = createTestContext();
+    expect(Object.keys(test).sort()).toEqual(["abort", "context", "progress", "progressStats"]);
+    expect(test.context).toMatchObject({ sessionId: "test-session", turnId: "test-turn", callId: "test-call" });
   });
 });

@@ -35,6 +35,20 @@ describe("qualified names", () => {
     expect(codeOf(() => validateQualifiedName(name))).toBe(code);
   });
 
+  it("N1 N2 a model alias given where a qualified name belongs is refused, naming the qualified name it stands for", () => {
+    const message = (name: string) => {
+      try {
+        validateQualifiedName(name);
+      } catch (error) {
+        return (error as Error).message;
+      }
+      return "";
+    };
+    expect(message("shipping__track")).toContain('"shipping__track" looks like a model alias: its qualified name is "shipping.track"');
+    expect(message("web_search")).not.toContain("model alias");
+    expect(message("__x")).not.toContain("model alias");
+  });
+
   it("N1 is case-sensitive: Example.Tool and example.tool are different names", () => {
     expect(validateQualifiedName("Example.Tool")).toEqual({ namespace: "Example", tool: "Tool" });
     expect(modelAlias("Example.Tool")).not.toBe(modelAlias("example.tool"));

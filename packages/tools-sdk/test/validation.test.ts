@@ -1,5 +1,7 @@
-import { describe, expect, it } from "vitest";
-import { LIMITS, OpenWorkerError } from "../src/index.js";
+import { Type } from "typebox";
+import { describe, expect, it, vi } from "vitest";
+import { defineTool, LIMITS, OpenWorkerError } from "../src/index.js";
+import { captureError, captureRejection, runTool } from "../src/testing/index.js";
 import { compileInputSchema, compiledSchemaCount, schemaFingerprint } from "../src/validation/index.js";
 
 describe("schema compilation", () => {
@@ -117,6 +119,98 @@ describe("schema compilation", () => {
     const long = validator.check({ [longKey]: 1 });
     expect(long.ok).toBe(false);
     if (!long.ok) expect(Buffer.byteLength(long.message)).toBeLessThanOrEqual(LIMITS.errorMessageBytes);
+  });
+});
+
+describe("unknown formats (B5)", () => {
+  it("B5 ajv never writes to the console, whatever the schema (an unknown format was logged on every compile)", () => {
+    const written = [
+      vi.spyOn(console, "warn").mockImplementation(() => undefined),
+      vi.spyOn(console, "error").mockImplementation(() => undefined),
+      vi.spyOn(console, "log").mockImplementation(() => undefined),
+      vi.spyOn(process.stderr, "write").mockImplementation(() => true),
+    ];
+    const schema = { type: "object", title: "console", properties: { q: { type: "string", format: "phone" }, r: { type: "string", format: "postcode" } } };
+    compileInputSchema(schema, "mcp.lenient");
+    for (const spy of written) expect(spy).not.toHaveBeenCalled();
+  });
+
+  it("B5 with strictFormats (native tools) an unknown format is SCHEMA_INVALID naming the tool, the path and the known formats; without it (MCP) it compiles, unchecked", () => {
+    const schema = { type: "object", title: "strict", properties: { contact: { type: "object", properties: { phone: { type: "string", format: "phone" } } } } };
+    // Compiled leniently first (an MCP server's copy): the cached validator is still refused for a native tool.
+    expect(compileInputSchema(schema, "mcp.contacts").check({ contact: { phone: "anything" } }).ok).toBe(true);
+    const error = captureError(() => compileInputSchema(schema, "shop.contact", { strictFormats: true }));
+    expect(error.code).toBe("SCHEMA_INVALID");
+    expect(error.message).toContain('tool "shop.contact"');
+    expect(error.message).toContain('unknown format "phone" at /properties/contact/properties/phone');
+    expect(error.message).toMatch(/Known formats: date, time, date-time, .*email.*uuid/);
+    // Known formats pass in strict mode and are checked.
+    const email = compileInputSchema({ type: "object", properties: { to: { type: "string", format: "email" } } }, "shop.mail", { strictFormats: true });
+    expect(email.check({ to: "nope" }).ok).toBe(false);
+  });
+
+  it("B5 runTool checks a native tool's schema strictly: an unknown format is refused before the tool runs", async () => {
+    const tool = defineTool({
+      name: "shop.call_back",
+      description: "Call a customer back.",
+      version: "1",
+      inputSchema: Type.Object({ phone: Type.String({ format: "phone" }) }),
+      call: () => ({ json: null }),
+    });
+    const error = await captureRejection(runTool(tool, { phone: "+1 555" }));
+    expect(error.code).toBe("SCHEMA_INVALID");
+    expect(error.message).toContain('unknown format "phone" at /properties/phone');
+  });
+});
+
+describe("schema error messages say what to fix (B5)", () => {
+  it.each([
+    ["Type.BigInt()", Type.Object({ q: Type.BigInt() }), '"type" is "bigint"', true],
+    ["Type.Undefined()", Type.Object({ q: Type.String(), u: Type.Optional(Type.Undefined()) }), '"type" is "undefined"', true],
+    ['{type:"int"}', { type: "object", properties: { q: { type: "int" } } }, '"type" is "int"', false],
+    ['{type:["string","bigint"]}', { type: "object", properties: { q: { type: ["string", "bigint"] } } }, '"type" lists "bigint"', true],
+  ])("B5 a schema using %s is SCHEMA_INVALID quoting the value and listing the JSON Schema types", (_label, schema, quoted, typebox) => {
+    const error = captureError(() => compileInputSchema(schema as never, "shop.ids"));
+    expect(error.code).toBe("SCHEMA_INVALID");
+    expect(error.message).toContain('tool "shop.ids"');
+    expect(error.message).toContain(quoted);
+    expect(error.message).toContain("the JSON Schema types are array, boolean, integer, null, number, object, string");
+    expect(error.message).not.toContain("must be equal to one of the allowed values");
+    expect(error.message.includes("TypeBox gives a JavaScript-only type")).toBe(typebox);
+  });
+
+  it("B5 other meta-schema problems keep ajv's words beside the type explanation", () => {
+    const error = captureError(() => compileInputSchema({ type: "object", properties: { q: { type: "int" }, r: { type: "string", minLength: "x" } } }, "shop.mixed"));
+    expect(error.message).toContain('at /properties/q "type" is "int"');
+    expect(error.message).toContain("/properties/r/minLength must be integer");
+  });
+});
+
+describe("enum and const mismatches name the allowed values (E5)", () => {
+  it("E5 an enum, a const and a TypeBox union of literals say which values are allowed", () => {
+    const validator = compileInputSchema(
+      Type.Object({ size: Type.Union([Type.Literal("small"), Type.Literal("large")]), unit: Type.Enum(["kg", "lb"]), kind: Type.Literal("parcel") }) as never,
+      "shop.ship",
+    );
+    const check = validator.check({ size: "huge", unit: "stone", kind: "letter" });
+    expect(check.ok).toBe(false);
+    if (check.ok) return;
+    expect(check.message).toContain('/size must be equal to constant "small"');
+    expect(check.message).toContain('/size must be equal to constant "large"');
+    expect(check.message).toContain('/unit must be equal to one of the allowed values: "kg", "lb"');
+    expect(check.message).toContain('/kind must be equal to constant "parcel"');
+  });
+
+  it("E5 a long list of allowed values, or a long value, is cut and counted", () => {
+    const codes = Array.from({ length: 1_000 }, (_, index) => `CODE_${index}`);
+    const validator = compileInputSchema({ type: "object", properties: { code: { enum: codes }, note: { const: "n".repeat(10_000) } } }, "shop.codes");
+    const check = validator.check({ code: "nope", note: "x" });
+    expect(check.ok).toBe(false);
+    if (check.ok) return;
+    const [code, note] = check.issues.map((issue) => issue.message);
+    expect(code).toMatch(/^must be equal to one of the allowed values: "CODE_0", "CODE_1", .*, … \(\d+ more\)$/);
+    expect(code!.length).toBeLessThan(300);
+    expect(note).toBe(`must be equal to constant "${"n".repeat(100)}"…`);
   });
 });
 

@@ -12,7 +12,9 @@ export type ModelContextFacts =
 /**
  * Calls a tool's `modelContext(sessionId)` hook under L1's rules for one tool: it must
  * return synchronously (a Promise contributes nothing), must not throw, must be JSON,
- * and must fit `LIMITS.modelContextToolBytes`. `undefined` from the hook, or a tool with
+ * and must fit `LIMITS.modelContextToolBytes`. It returns `{ ok: true, facts, bytes }`
+ * (`facts` the JSON copy, `bytes` its UTF-8 size) or `{ ok: false, reason }` (why the tool
+ * contributes nothing: the runtime's diagnostic). `undefined` from the hook, or a tool with
  * no hook, gives `{ ok: false, reason: "no facts" }`. It never throws: a hook that cannot
  * be read, facts with no JSON form (a function, a Symbol), a `then` or a `toJSON` that
  * throws, or a Proxy all contribute nothing, with the reason. The facts returned are a
@@ -20,8 +22,9 @@ export type ModelContextFacts =
  *
  * @example
  * ```ts
- * const facts = gatherModelContext(tool, "session-1");
- * if (!facts.ok) console.warn(facts.reason);
+ * const gathered = gatherModelContext(tool, "test-session");
+ * if (gathered.ok) expect(gathered.facts).toEqual({ unread: 3 });
+ * else console.warn(gathered.reason); // e.g. "modelContext returned a Promise; it must be synchronous"
  * ```
  */
 export function gatherModelContext(tool: Tool, sessionId: string): ModelContextFacts {

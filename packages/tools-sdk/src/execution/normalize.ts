@@ -33,6 +33,8 @@ interface Walk {
   problem: string | undefined;
   /** The keys from the problem up to the root, pushed as the walk unwinds. */
   readonly trail: string[];
+  /** How many values the walk copies before it refuses the value as too large. */
+  readonly maxNodes: number;
 }
 
 /**
@@ -69,7 +71,7 @@ export function normalizeToolOutput(output: unknown): Normalization {
     return invalid("RESULT_INVALID", `reading the result's ${reading} threw ${describeThrown(error)}`);
   }
   if (json === undefined) return invalid("RESULT_INVALID", NOT_AN_OUTPUT);
-  const walk: Walk = { ancestors: [], nodes: 0, chars: 0, problem: undefined, trail: [] };
+  const walk: Walk = { ancestors: [], nodes: 0, chars: 0, problem: undefined, trail: [], maxNodes: MAX_NODES };
   const copy = copyJson(json, walk, 0);
   if (walk.nodes > MAX_NODES) {
     return breach("resultBytes", walk.nodes, MAX_NODES, `result has over ${MAX_NODES} JSON values; the limit is ${LIMITS.resultBytes} bytes`);
@@ -184,6 +186,43 @@ function copyImage(images: readonly unknown[], index: number): ToolImage | Norma
   return copy;
 }
 
+const TOO_MANY = "is one value too many";
+
+/** What {@link copyPlainJson} made of a value: a plain copy, or what is wrong with it and where. */
+export type PlainJsonCopy =
+  | { readonly ok: true; readonly value: JsonValue; readonly characters: number }
+  | {
+      readonly ok: false;
+      /** What is wrong (`is a Map, not a plain object`), at {@link path}. */
+      readonly problem: string;
+      /** The keys from the root to the value at fault. */
+      readonly path: readonly string[];
+      /** More than `maxNodes` values. */
+      readonly tooLarge: boolean;
+      /** Objects or arrays nested deeper than results may be. */
+      readonly tooDeep: boolean;
+    };
+
+/**
+ * A plain copy of a value under the rules a result's `json` follows (strict JSON: no
+ * `Map`, `Set`, `Date` or other class instance, function, `undefined`, BigInt, `NaN`,
+ * cycle; each value read once), for the other values a tool hands the call boundary
+ * (progress `data`). `depth` is how deep the value already sits: an object in it may
+ * nest to 128 levels from the top. `characters` counts those of its strings and keys,
+ * a lower bound of its JSON's bytes. Never throws.
+ *
+ * @example
+ * ```ts
+ * copyPlainJson({ seen: new Set([1]) }, 1_000, 1); // { ok: false, problem: "is a Set, not a plain object", path: ["seen"], … }
+ * ```
+ */
+export function copyPlainJson(value: unknown, maxNodes: number, depth: number): PlainJsonCopy {
+  const walk: Walk = { ancestors: [], nodes: 0, chars: 0, problem: undefined, trail: [], maxNodes };
+  const copy = copyJson(value, walk, depth);
+  if (walk.problem === undefined) return { ok: true, value: copy as JsonValue, characters: walk.chars };
+  return { ok: false, problem: walk.problem, path: walk.trail.reverse(), tooLarge: walk.problem === TOO_MANY, tooDeep: walk.problem.startsWith("nests deeper") };
+}
+
 /** Where a value is, for messages: "the result" or `at /a/0/b`. */
 function where(path: readonly string[]): string {
   return path.length === 0 ? "the result" : `at /${path.join("/")}`;
@@ -196,7 +235,7 @@ function where(path: readonly string[]): string {
  * unwinds (`walk.trail`): keeping a path on the way down costs a push and a pop a value.
  */
 function copyJson(value: unknown, walk: Walk, depth: number): unknown {
-  if (++walk.nodes > MAX_NODES) return refuse(walk, "is one value too many");
+  if (++walk.nodes > walk.maxNodes) return refuse(walk, TOO_MANY);
   switch (typeof value) {
     case "string":
       walk.chars += value.length;

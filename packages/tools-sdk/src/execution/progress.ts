@@ -1,7 +1,9 @@
 import type { ProgressEvent, ProgressReporter } from "../context.js";
 import type { JsonValue } from "../json.js";
 import { LIMITS, utf8Bytes } from "../limits.js";
-import { MAX_ARGUMENT_DEPTH, nestsDeeperThan } from "./arguments.js";
+import { MAX_ARGUMENT_DEPTH } from "./arguments.js";
+import { typeWords } from "./describe.js";
+import { copyPlainJson } from "./normalize.js";
 import type { CallError, CallOutcome, LimitBreach, NormalizedOutput } from "./outcome.js";
 
 /** What a call's progress reporter accepted and dropped (E2). */
@@ -25,8 +27,11 @@ export interface BoundedProgress {
  * message, 16 KB of progress JSON. An event past a bound is dropped and counted, the
  * first breach of each limit is recorded; the tool never sees an exception, not even
  * one thrown by `onEvent` (the host's sink: the event still counts as accepted). Each field
- * of an event is read once; one that cannot be read (a throwing getter, a message whose
- * `toString` throws) is dropped and counted under `progressJsonBytes`.
+ * of an event is read once; an event that cannot be read (a throwing getter, a message
+ * whose `toString` throws), that is not a plain object (`report("text")`), whose
+ * `progress`/`total` is not a finite number, or whose `data` is not strict JSON (a `Map`,
+ * `Date`, function, `NaN`, …, as for results) is dropped and counted under
+ * `progressJsonBytes`, never coerced. The host's `onEvent` gets a plain copy.
  *
  * @example
  * ```ts
@@ -66,42 +71,40 @@ class Bounded implements BoundedProgress {
     if (stats.accepted >= LIMITS.progressEvents) {
       return this.#breach("progressEvents", stats.accepted + 1, LIMITS.progressEvents, "too many progress events");
     }
-    let plain: ProgressEvent;
+    let read: PlainEvent | string;
     try {
-      plain = toPlainEvent(event);
+      read = readEvent(event);
     } catch {
-      // A getter or a message's `toString` threw: the tool must not see it (E2), so the
-      // event is dropped and counted with the events that are not JSON.
+      // A getter, a Proxy trap or a message's `toString` threw: the tool must not see it
+      // (E2), so the event is dropped and counted with the events that are not JSON.
       return this.#breach("progressJsonBytes", 0, LIMITS.progressJsonBytes, "progress event could not be read");
     }
+    // Refused, not coerced: `report("text")` is not an event with no fields, and data
+    // holding a Map is not data holding `{}`.
+    if (typeof read === "string") return this.#breach("progressJsonBytes", 0, LIMITS.progressJsonBytes, read);
+    const { plain, characters } = read;
     if (plain.message !== undefined) {
       const bytes = utf8Bytes(plain.message);
       if (bytes > LIMITS.progressMessageBytes) {
         return this.#breach("progressMessageBytes", bytes, LIMITS.progressMessageBytes, "progress message too long");
       }
     }
-    let serialized: string;
-    try {
-      serialized = JSON.stringify(plain);
-    } catch {
-      return this.#breach("progressJsonBytes", 0, LIMITS.progressJsonBytes, "progress event is not JSON");
+    // Each character is at least a byte: an event whose strings alone are over the budget
+    // is refused without building its JSON.
+    if (stats.jsonBytes + characters > LIMITS.progressJsonBytes) {
+      return this.#breach("progressJsonBytes", stats.jsonBytes + characters, LIMITS.progressJsonBytes, "progress JSON over budget");
     }
-    const bytes = utf8Bytes(serialized);
+    // A plain copy, checked while it was made: serializing it cannot throw.
+    const bytes = utf8Bytes(JSON.stringify(plain));
     if (stats.jsonBytes + bytes > LIMITS.progressJsonBytes) {
       return this.#breach("progressJsonBytes", stats.jsonBytes + bytes, LIMITS.progressJsonBytes, "progress JSON over budget");
-    }
-    // The copy the host gets, read back from the text: also what is checked for depth, so
-    // a getter or Proxy in `data` cannot answer differently the second time.
-    const copy = JSON.parse(serialized) as ProgressEvent;
-    if (copy.data !== undefined && nestsDeeperThan(copy.data as JsonValue, MAX_ARGUMENT_DEPTH)) {
-      // Deeper than a journal or a model message can carry: dropped like an event that is
-      // not JSON, rather than accepted here and lost by the host's journal.
-      return this.#breach("progressJsonBytes", bytes, LIMITS.progressJsonBytes, `progress data nests deeper than ${MAX_ARGUMENT_DEPTH} levels`);
     }
     stats.accepted++;
     stats.jsonBytes += bytes;
     try {
-      this.#onEvent?.(copy);
+      // The copy, not the tool's event: a getter or a later change of the tool's objects
+      // cannot change what the host records.
+      this.#onEvent?.(plain);
     } catch {
       // The host's sink failed (its journal, its event listener): the event was within
       // bounds, and what the host could not record is the host's to report, not the tool's.
@@ -116,18 +119,58 @@ class Bounded implements BoundedProgress {
   }
 }
 
+/** A progress event as read: its plain copy, and the characters of its strings (a lower bound of its bytes). */
+interface PlainEvent {
+  readonly plain: ProgressEvent;
+  readonly characters: number;
+}
+
+// An event within the 16 KB budget has fewer values than this (each takes two bytes or more).
+const MAX_DATA_VALUES = LIMITS.progressJsonBytes / 2;
+
 /**
- * The fields of a progress event, each read once (a getter could answer differently on a
- * second read). Throws what a getter or a message's `toString` throws.
+ * A progress event read into a plain copy, each field read once (a getter could answer
+ * differently on a second read), or why it is refused: an event that is not a plain
+ * object (a string, a number, an array, `null`, a class instance), a `progress` or `total`
+ * that is not a finite number, `data` that is not strict JSON under the rules results
+ * follow (a `Map`, `Set`, `Date`, function, `undefined`, BigInt, `NaN`, a cycle, deeper
+ * than 128 levels). A `message` is read as its text, as before. Throws what a getter, a
+ * Proxy trap or a message's `toString` throws.
  */
-function toPlainEvent(event: ProgressEvent): ProgressEvent {
-  const { message, progress, total, data } = event;
-  const plain: { message?: string; progress?: number; total?: number; data?: ProgressEvent["data"] } = {};
-  if (message !== undefined) plain.message = String(message);
-  if (typeof progress === "number" && Number.isFinite(progress)) plain.progress = progress;
-  if (typeof total === "number" && Number.isFinite(total)) plain.total = total;
-  if (data !== undefined) plain.data = data;
-  return plain;
+function readEvent(event: unknown): PlainEvent | string {
+  if (typeof event !== "object" || event === null || Array.isArray(event)) {
+    return `progress event is ${Array.isArray(event) ? "an array" : typeWords(event)}, not an object such as { message: "…" }`;
+  }
+  const prototype: unknown = Object.getPrototypeOf(event);
+  if (prototype !== Object.prototype && prototype !== null) return "progress event is a class instance, not a plain object";
+  const { message, progress, total, data } = event as ProgressEvent;
+  const plain: { message?: string; progress?: number; total?: number; data?: JsonValue } = {};
+  let characters = 0;
+  if (message !== undefined) {
+    plain.message = String(message);
+    characters += plain.message.length;
+  }
+  for (const [field, value] of [
+    ["progress", progress],
+    ["total", total],
+  ] as const) {
+    if (value === undefined) continue;
+    if (typeof value !== "number" || !Number.isFinite(value)) return `progress event's ${field} is ${typeof value === "number" ? String(value) : typeWords(value)}, not a finite number`;
+    plain[field] = value;
+  }
+  if (data !== undefined) {
+    const copy = copyPlainJson(data, MAX_DATA_VALUES, 1);
+    if (!copy.ok) {
+      if (copy.tooDeep) return `progress data nests deeper than ${MAX_ARGUMENT_DEPTH} levels`;
+      if (copy.tooLarge) return "progress JSON over budget";
+      const at = copy.path.length > 0 ? `at /${copy.path.join("/")} ` : "";
+      const reason = `progress data is not JSON: ${at.length > 200 ? `${at.slice(0, 200)}… ` : at}${copy.problem}`;
+      return reason.length > 500 ? `${reason.slice(0, 500)}…` : reason;
+    }
+    plain.data = copy.value;
+    characters += copy.characters;
+  }
+  return { plain, characters };
 }
 
 /** What a call settled as, before its progress is looked at (see {@link withProgressLimit}). */

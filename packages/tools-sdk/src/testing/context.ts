@@ -3,14 +3,22 @@ import { createBoundedProgress, type ProgressStats } from "../execution/progress
 
 /** Ids and workspace for a test context; every field has a default. */
 export interface TestContextOptions {
+  /** Defaults to `"test-session"`. */
   readonly sessionId?: string;
+  /** Defaults to `"test-turn"`. */
   readonly turnId?: string;
+  /** Defaults to `"test-call"`. */
   readonly callId?: string;
+  /** Defaults to `process.cwd()`. */
   readonly workspace?: string;
 }
 
-/** A `ToolContext` you control: abort it, read the progress it captured. */
+/**
+ * What {@link createTestContext} returns: not a `ToolContext` itself, but one in
+ * `context`, beside the handles a test needs to drive it.
+ */
 export interface TestContext {
+  /** The `ToolContext` to pass to `tool.call(context, args)`. */
   readonly context: ToolContext;
   /** Aborts `context.signal`, as a cancelled turn would. */
   abort(reason?: unknown): void;
@@ -22,13 +30,15 @@ export interface TestContext {
 
 /**
  * Makes a `ToolContext` for calling a tool directly in a unit test, with the same
- * bounded progress reporter the runtime uses (E2) and a controllable abort.
+ * bounded progress reporter the runtime uses (E2) and a controllable abort. It returns
+ * `{ context, abort, progress, progressStats }`: pass `context` to the tool. Ids default
+ * as {@link TestContextOptions} says (`sessionId` `"test-session"`).
  *
  * @example
  * ```ts
- * const test = createTestContext();
- * const pending = tool.call(test.context, { seconds: 10 });
- * test.abort();
+ * const { context, abort, progress } = createTestContext();
+ * const pending = tool.call(context, { seconds: 10 });
+ * abort();
  * ```
  */
 export function createTestContext(options: TestContextOptions = {}): TestContext {

@@ -8,7 +8,10 @@ import type { Tool } from "../tool.js";
 import { compileInputSchema } from "../validation/compile.js";
 import type { TestContextOptions } from "./context.js";
 
-/** Options of {@link runTool}. */
+/**
+ * Options of {@link runTool}. The ids default to `sessionId: "test-session"`,
+ * `turnId: "test-turn"`, `callId: "test-call"`, and `workspace` to `process.cwd()`.
+ */
 export interface RunToolOptions extends TestContextOptions {
   /** Cancels the call, as a cancelled turn would. */
   readonly signal?: AbortSignal;
@@ -25,9 +28,13 @@ export interface RunToolResult extends ExecutionResult {
  * Runs a tool exactly as the runtime's call boundary will (T7): checks the descriptor
  * and name rules, reads the arguments as the runtime reads a host's (their JSON, parsed
  * back, at most 256 KB and 128 levels: `ARGUMENTS_TOO_LARGE`/`ARGUMENTS_INVALID`),
- * compiles the input schema and validates them (E5: invalid arguments give a `failed`
- * outcome coded `ARGUMENTS_INVALID`, with the runtime's message, and the tool is not
- * called), then applies the time bound, progress limits and result normalization.
+ * compiles the input schema as a native tool's (an unknown `format` is `SCHEMA_INVALID`)
+ * and validates them (E5: invalid arguments give a `failed` outcome coded
+ * `ARGUMENTS_INVALID`, with the runtime's message, and the tool is not called), then
+ * applies the time bound, progress limits and result normalization. The tool is called
+ * with `sessionId` `"test-session"`, `turnId` `"test-turn"`, `callId` `"test-call"` and
+ * the current directory as `workspace` unless `options` say otherwise: a tool that keeps
+ * per-session state (consent, `modelContext` facts) finds it under `"test-session"`.
  *
  * @example
  * ```ts
@@ -66,7 +73,8 @@ export async function runTool(tool: Tool, args: unknown, options: RunToolOptions
     const { code, message } = argumentsFailure(reading);
     return refused(code, message);
   }
-  const check = compileInputSchema(descriptor.inputSchema, descriptor.name).check(reading.value);
+  // A native tool's schema: its partner can fix an unknown format, so it is refused.
+  const check = compileInputSchema(descriptor.inputSchema, descriptor.name, { strictFormats: true }).check(reading.value);
   if (!check.ok) return refused("ARGUMENTS_INVALID", schemaMismatchMessage(modelAlias(descriptor.name), check.message));
   const result = await executeTool(tool, reading.value, {
     sessionId: options.sessionId ?? "test-session",

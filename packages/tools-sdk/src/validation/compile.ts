@@ -1,13 +1,13 @@
-import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
+import { Ajv, type Logger, type ValidateFunction } from "ajv";
 import { Ajv2019 } from "ajv/dist/2019.js";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormatsImport from "ajv-formats";
 import { OpenWorkerError } from "../errors.js";
-import { boundErrorMessage } from "../execution/normalize.js";
 import type { JsonSchema } from "../json.js";
 import { undeclaredDialect } from "./dialect.js";
 import { schemaFingerprint } from "./fingerprint.js";
 import { linearRegExp, UnsupportedPatternError } from "./linear-pattern.js";
+import { invalidSchemaReason, mismatchMessage, toIssue } from "./messages.js";
 
 /** One reason arguments do not match their schema. */
 export interface ArgumentIssue {
@@ -34,14 +34,53 @@ type FormatsPlugin = (ajv: Ajv) => Ajv;
 const addFormats = ((addFormatsImport as unknown as { default?: FormatsPlugin }).default ??
   addFormatsImport) as unknown as FormatsPlugin;
 
+/** Options of {@link compileInputSchema}. */
+export interface CompileOptions {
+  /**
+   * Refuse a `format` the host does not know (`SCHEMA_INVALID`, naming the tool, where, and
+   * the known formats) instead of ignoring it. Pass it for native tools, whose partner can
+   * fix the schema; leave it off (the default) for MCP servers' schemas, which a host cannot
+   * change and whose unknown formats go unchecked, as JSON Schema allows.
+   */
+  readonly strictFormats?: boolean;
+}
+
+/** A `format` ajv ignored because it does not know it, and where. */
+interface UnknownFormat {
+  readonly format: string;
+  /** JSON Pointer into the schema (`""` for the root). */
+  readonly path: string;
+}
+
+/**
+ * The unknown formats of the compilation under way: ajv reports them only through its
+ * logger, during `compile`, which is synchronous.
+ */
+let unknownFormats: UnknownFormat[] | undefined;
+
+/**
+ * ajv's logger: ajv would write its warnings (`unknown format "phone" ignored …`) to the
+ * console on every compile, naming no tool. Nothing goes to the console; unknown formats
+ * are collected for {@link CompileOptions.strictFormats}, anything else ajv would log is
+ * dropped.
+ */
+const AJV_LOGGER: Logger = {
+  log: () => undefined,
+  warn: (...parts: unknown[]) => {
+    const match = /^unknown format "(.*)" ignored in schema at path "(.*)"$/s.exec(String(parts[0]));
+    if (!match || !unknownFormats) return;
+    const found = { format: match[1]!, path: match[2]!.slice(match[2]!.indexOf("#") + 1) };
+    // ajv may generate a keyword's code, and warn, more than once for one place.
+    if (!unknownFormats.some((known) => known.format === found.format && known.path === found.path)) unknownFormats.push(found);
+  },
+  error: () => undefined,
+};
+
 /**
  * `allErrors` so the model learns every problem at once (the message shows the first
- * {@link MESSAGE_ISSUES}); patterns run on RE2 ({@link linearRegExp}), in linear time.
+ * 20); patterns run on RE2 ({@link linearRegExp}), in linear time.
  */
-const AJV_OPTIONS = { strict: false, allErrors: true, allowUnionTypes: true, code: { regExp: linearRegExp } } as const;
-
-/** How many issues an argument mismatch's message spells out; the rest are counted (E5). */
-const MESSAGE_ISSUES = 20;
+const AJV_OPTIONS = { strict: false, allErrors: true, allowUnionTypes: true, code: { regExp: linearRegExp }, logger: AJV_LOGGER } as const;
 
 let drafts: { draft7: Ajv; draft2019: Ajv; draft2020: Ajv } | undefined;
 
@@ -76,25 +115,36 @@ function engineFor(schema: JsonSchema, toolName: string): Ajv {
   );
 }
 
-const cache = new Map<string, ArgumentValidator>();
+/** A compiled schema and the formats ajv ignored in it, so a cached schema is refused alike. */
+interface Compiled {
+  readonly validator: ArgumentValidator;
+  readonly unknownFormats: readonly UnknownFormat[];
+}
+
+const cache = new Map<string, Compiled>();
 let compiled = 0;
 
 /**
  * Compiles a tool's input schema with ajv (formats enabled) or returns the validator
  * already compiled for an identical schema: a schema is never compiled twice in a
  * process (B5). Throws an {@link OpenWorkerError} coded `SCHEMA_INVALID` naming the tool
- * when the schema is not valid JSON Schema.
+ * when the schema is not valid JSON Schema, and, with `strictFormats` (native tools), when
+ * it uses a `format` the host does not know. ajv never writes to the console.
  *
  * @example
  * ```ts
- * const validator = compileInputSchema({ type: "object", required: ["q"] }, "example.web_search");
+ * const validator = compileInputSchema({ type: "object", required: ["q"] }, "example.web_search", { strictFormats: true });
  * validator.check({}); // { ok: false, message: "... must have required property 'q'", ... }
  * ```
  */
-export function compileInputSchema(schema: JsonSchema, toolName = "(unnamed)"): ArgumentValidator {
+export function compileInputSchema(schema: JsonSchema, toolName = "(unnamed)", options: CompileOptions = {}): ArgumentValidator {
   const fingerprint = schemaFingerprint(schema);
-  const known = cache.get(fingerprint);
-  if (known) return known;
+  const known = cache.get(fingerprint) ?? compile(schema, toolName, fingerprint);
+  if (options.strictFormats && known.unknownFormats.length > 0) throw unknownFormatError(toolName, known.unknownFormats);
+  return known.validator;
+}
+
+function compile(schema: JsonSchema, toolName: string, fingerprint: string): Compiled {
   if (typeof schema !== "object" || schema === null || Array.isArray(schema) || schema.type !== "object") {
     throw new OpenWorkerError(
       "SCHEMA_INVALID",
@@ -104,7 +154,9 @@ export function compileInputSchema(schema: JsonSchema, toolName = "(unnamed)"): 
   }
   const engine = engineFor(schema, toolName);
   let validate: ValidateFunction;
+  const formats: UnknownFormat[] = [];
   try {
+    unknownFormats = formats;
     validate = compileAlone(engine, schema as Record<string, unknown>);
   } catch (cause) {
     if (cause instanceof UnsupportedPatternError) {
@@ -116,11 +168,15 @@ export function compileInputSchema(schema: JsonSchema, toolName = "(unnamed)"): 
         { cause, details: { tool: toolName, pattern: cause.pattern } },
       );
     }
+    // ajv leaves the meta-schema's errors on the instance when the schema fails it.
+    const reason = String((cause as Error).message).startsWith("schema is invalid:") ? invalidSchemaReason(schema, engine.errors) : undefined;
     throw new OpenWorkerError(
       "SCHEMA_INVALID",
-      `input schema of tool ${JSON.stringify(toolName)} is not valid JSON Schema: ${(cause as Error).message}`,
+      `input schema of tool ${JSON.stringify(toolName)} is not valid JSON Schema: ${reason ?? (cause as Error).message}`,
       { cause, details: { tool: toolName } },
     );
+  } finally {
+    unknownFormats = undefined;
   }
   compiled++;
   const validator: ArgumentValidator = {
@@ -131,25 +187,28 @@ export function compileInputSchema(schema: JsonSchema, toolName = "(unnamed)"): 
       return { ok: false, message: mismatchMessage(issues), issues };
     },
   };
-  cache.set(fingerprint, validator);
-  return validator;
+  const entry: Compiled = { validator, unknownFormats: formats };
+  cache.set(fingerprint, entry);
+  return entry;
+}
+
+function unknownFormatError(toolName: string, formats: readonly UnknownFormat[]): OpenWorkerError {
+  const where = formats
+    .slice(0, 5)
+    .map(({ format, path }) => `${JSON.stringify(format.length > 100 ? `${format.slice(0, 100)}…` : format)} at ${path || "(root)"}`)
+    .join(", ");
+  const more = formats.length > 5 ? ` and ${formats.length - 5} more` : "";
+  return new OpenWorkerError(
+    "SCHEMA_INVALID",
+    `input schema of tool ${JSON.stringify(toolName)} uses the unknown format ${where}${more}; the host would not check it. ` +
+      `Known formats: ${Object.keys(engines().draft7.formats).join(", ")}. Use one of them, or a "pattern"`,
+    { details: { tool: toolName, unknownFormats: formats } },
+  );
 }
 
 /** How many distinct schemas this process has compiled (for benchmarks and tests of B5's cache). */
 export function compiledSchemaCount(): number {
   return compiled;
-}
-
-/**
- * The first {@link MESSAGE_ISSUES} issues, then how many more, within
- * `LIMITS.errorMessageBytes` (E5): with `allErrors`, 256 KB of arguments can break a
- * schema 130,000 times, and the message goes to the journal and to the model.
- */
-function mismatchMessage(issues: readonly ArgumentIssue[]): string {
-  const shown = issues.length > MESSAGE_ISSUES ? issues.slice(0, MESSAGE_ISSUES) : issues;
-  let message = shown.map((issue) => `${issue.path || "(root)"} ${issue.message}`).join("; ");
-  if (issues.length > shown.length) message += `; … (${issues.length - shown.length} more)`;
-  return boundErrorMessage(message);
 }
 
 /**
@@ -172,12 +231,4 @@ function compileAlone(engine: Ajv, schema: Record<string, unknown>): ValidateFun
     // would skip its meta-schema check. The fingerprint cache above stands in for it.
     (engine as unknown as { readonly _cache: Map<unknown, unknown> })._cache.delete(schema);
   }
-}
-
-function toIssue(error: ErrorObject): ArgumentIssue {
-  const extra =
-    error.keyword === "additionalProperties"
-      ? ` (${JSON.stringify((error.params as { additionalProperty?: string }).additionalProperty)})`
-      : "";
-  return { path: error.instancePath, message: `${error.message ?? "is invalid"}${extra}` };
 }

@@ -8,4 +8,5 @@ export {
   type ArgumentCheck,
   type ArgumentIssue,
   type ArgumentValidator,
+  type CompileOptions,
 } from "./compile.js";
