@@ -48,6 +48,21 @@ describe("call", () => {
 });
 
 describe("run", () => {
+  it("E4 A3 the calls of an answer that a fault stopped before are shown as not run, by qualified name, and are not journaled", async () => {
+    const crashHost = path.join(path.dirname(FIXTURE_HOST), "crash-host.mjs");
+    const bundle = writeBundle(path.join(temp.dir, "crash"), JSON.stringify({ version: 3, tools: ["fixture.crash", "fixture.whoami"] }));
+    const script = path.join(temp.dir, "crash-script.json");
+    writeFileSync(script, JSON.stringify([{ toolCalls: [{ name: "fixture__crash", arguments: {} }, { name: "fixture__whoami", arguments: {} }] }, { text: "never reached" }]));
+    const crashJournal = path.join(temp.dir, "crash.db");
+    const result = await runEntry(crashHost, ["run", "--bundle", bundle, "--script", script, "--approve", "yes", "--session-id", "ses_crash", "--message", "go", "--journal", crashJournal]);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(/^call fixture\.crash \{\}\n {2}approved by .*\n {2}crashed TOOL_CRASHED: /m);
+    expect(result.stdout).toMatch(/^call fixture\.whoami \{\}\n {2}not run: the turn stopped at an earlier call\n/m);
+    expect(result.stdout).toContain("turn ses_crash.t1: fault, 1 call(s)");
+    const show = await runEntry(crashHost, ["journal", "show", "ses_crash", "--json", "--journal", crashJournal]);
+    expect(JSON.parse(show.stdout).calls.map((call: { qualifiedName: string; outcome: string }) => [call.qualifiedName, call.outcome])).toEqual([["fixture.crash", "crashed"]]);
+  });
+
   it("A1 A3 runs one scripted turn: transcript, every call's approval and outcome; the journal verifies", async () => {
     const result = await runHost([
       "run", "--bundle", COWORKER, "--script", DEMO_SCRIPT, "--policy", DEMO_POLICY, "--approve", "yes",

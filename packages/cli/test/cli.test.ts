@@ -6,6 +6,7 @@ import { ToolRegistry } from "@openworker/registry";
 import { codeTool, type ToolContext } from "@openworker/tools-sdk";
 import { afterAll, describe, expect, it } from "vitest";
 import type { SandboxLauncher } from "@openworker/mcp-bridge";
+import { hintFor } from "../src/cli/errors.js";
 import { EXIT_CODES, runCli } from "../src/index.js";
 import { FIXTURES, writeBundle } from "./helpers.js";
 
@@ -161,6 +162,34 @@ describe("what the command line refuses instead of ignoring", () => {
     expect(run.stderr).toMatch(/^error NAME_INVALID_CHARACTER: /m);
     expect(run.stderr).toContain("`host tools check --bundle DIR` lists every problem of a bundle");
     expect(run.stderr).not.toContain("--help");
+  });
+
+  it("B5 a tool's SCHEMA_INVALID, and any other error that is not a usage problem, hints at tools check, never at --help", async () => {
+    const tools = registry();
+    tools.register({
+      descriptor: () => ({ name: "demo.bad_schema", description: "Its schema does not compile.", version: "1", inputSchema: { type: "object", properties: { n: { type: "no-such-type" } } } }),
+      call: async () => ({ json: null }),
+    });
+    const called = await cli(["call", "demo.bad_schema", "--approve", "yes", "--workspace", temp, "--journal", path.join(temp, "bad-schema.db")], { tools });
+    expect(called.code).toBe(EXIT_CODES.failed);
+    expect(called.stderr).toMatch(/^error SCHEMA_INVALID: .*demo\.bad_schema/m);
+    expect(called.stderr).toContain("hint: a tool or the bundle's selection is at fault, not the command line: `host tools check --bundle DIR`");
+    expect(called.stderr).not.toContain("--help");
+    // Codes with no hint of their own (runtime faults, codes added later) do not get the usage hint either.
+    for (const code of ["SESSION_CLOSED", "CALL_PIPELINE_FAILED", "SOME_FUTURE_CODE", "CLI_INTERNAL"]) expect(hintFor(code, "host", "call"), code).not.toContain("--help");
+    expect(hintFor("CLI_USAGE", "host", "call")).toBe("run `host call --help` for the options");
+  });
+
+  it("B2 N2 call given a tool's model alias names the qualified name it stands for", async () => {
+    const bundle = writeBundle(path.join(temp, "echo-bundle"), '{"version":3,"tools":["demo.echo"]}');
+    const selected = await cli(["call", "demo__echo", "--bundle", bundle, "--workspace", temp, "--journal", path.join(temp, "alias.db")]);
+    expect(selected.code).toBe(EXIT_CODES.failed);
+    expect(selected.stderr).toMatch(/^error CLI_TOOL_NOT_SELECTED: .*the bundle does not select "demo__echo"; did you mean "demo\.echo"\? \(demo__echo is its model alias; call takes the qualified name\)$/m);
+    const unknown = await cli(["call", "demo__other", "--bundle", bundle, "--workspace", temp, "--journal", path.join(temp, "alias.db")]);
+    expect(unknown.stderr).toMatch(/^error CLI_TOOL_NOT_SELECTED: .*the bundle does not select "demo__other"; only selected tools can be called \(B2\)$/m);
+    // Without --bundle the name is the selection: a registered tool's alias is named as such too.
+    const direct = await cli(["call", "demo__echo", "--workspace", temp, "--journal", path.join(temp, "alias.db")]);
+    expect(direct.stderr).toMatch(/^error NAME_NOT_QUALIFIED: tool name "demo__echo" is not qualified; did you mean "demo\.echo"\?/m);
   });
 
   it("E6 text from a tool reaches the terminal with its control characters escaped; the CLI's own colours pass", async () => {

@@ -1,11 +1,14 @@
 import { spawn } from "node:child_process";
+import { writeFileSync } from "node:fs";
 import path from "node:path";
-import type { RuntimeEvent } from "@openworker/runtime";
+import type { ApprovalRequest, McpToolInventory, RuntimeEvent } from "@openworker/runtime";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import { HarnessClient, type HarnessApprovalRequest } from "../src/index.js";
-import { COWORKER, DEMO_SCRIPT, FIXTURE_HOST, HOST, runEntry, tempDir, writeBundle } from "./helpers.js";
+import { COWORKER, DEMO_SCRIPT, FIXTURE_HOST, HOST, REPO, runEntry, tempDir, writeBundle } from "./helpers.js";
 
 const temp = tempDir("stdio");
+const ACER_LAUNCHER = path.join(REPO, "examples/acer-mcp/bin/acer-mcp-launcher");
+const ACER_TOOL = "acer.acer_care_center_batterystatus_get";
 afterAll(() => temp.cleanup());
 
 describe("serve --stdio (JSON-RPC harness driven by a test host over pipes)", () => {
@@ -60,8 +63,8 @@ describe("serve --stdio (JSON-RPC harness driven by a test host over pipes)", ()
       expect(approvals[2]).toMatchObject({ kind: "native", classification: "external", args: { title: "OpenWorker demo" } });
       expect(events.map((event) => event.type)).toEqual(expect.arrayContaining(["turn_started", "approval_needed", "call_started", "call_finished", "message", "turn_finished"]));
 
-      const inventory = (await harness.mcpInventory(opened.sessionId)) as { tools: { serverName: string; toolName: string }[] };
-      expect(inventory.tools).toEqual([expect.objectContaining({ serverName: "acer", toolName: "acer_care_center_batterystatus_get" })]);
+      const inventory = await harness.mcpInventory(opened.sessionId);
+      expect(inventory?.tools).toEqual([expect.objectContaining({ serverName: "acer", toolName: "acer_care_center_batterystatus_get" })]);
 
       await expect(harness.request("no.such.method")).rejects.toMatchObject({ code: "METHOD_NOT_FOUND" });
       await expect(harness.runTurn("ses_unknown", "hi")).rejects.toMatchObject({ code: "SESSION_UNKNOWN" });
@@ -142,6 +145,40 @@ describe("serve --stdio checks param types", () => {
   });
 });
 
+describe("serve --stdio inventory.mcp", () => {
+  it("I2 M5 passes serverNames and sessionDeniedTools on to the runtime's inventory, and refuses unknown or wrongly typed fields", async () => {
+    const servers = path.join(temp.dir, "acer-servers.json");
+    writeFileSync(servers, JSON.stringify({ servers: { acer: { transport: "stdio", command: ACER_LAUNCHER } } }));
+    const bundle = writeBundle(path.join(temp.dir, "acer-bundle"), JSON.stringify({ version: 3, tools: [ACER_TOOL] }));
+    const harness = HarnessClient.spawn({ entry: FIXTURE_HOST, args: ["--journal", path.join(temp.dir, "inventory.db"), "--servers", servers], stderr: "ignore" });
+    try {
+      const { sessionId } = await harness.openSession({ bundle, policy: { name: "bypass", mode: "bypass" } });
+      expect(await harness.call(sessionId, ACER_TOOL)).toMatchObject({ outcome: "succeeded" });
+      const whole = await harness.mcpInventory(sessionId);
+      expect(whole?.tools.map((tool) => tool.toolName)).toEqual(["acer_care_center_batterystatus_get"]);
+
+      // The bounded set of servers a control surface may represent: acer is not in it.
+      expect(await harness.request("inventory.mcp", { sessionId, serverNames: ["other"] })).toBeNull();
+      expect(Object.keys((await harness.mcpInventory({ sessionId, serverNames: ["acer"] }))?.servers ?? {})).toEqual(["acer"]);
+      // A tool the session denied is kept apart, not listed as visible.
+      const denied = (await harness.request("inventory.mcp", { sessionId, sessionDeniedTools: { acer: ["acer_care_center_batterystatus_get"] } })) as McpToolInventory | null;
+      expect(denied?.tools).toEqual([]);
+      expect(denied?.sessionDeniedTools?.map((tool) => [tool.serverName, tool.toolName, tool.deniedBySession])).toEqual([["acer", "acer_care_center_batterystatus_get", true]]);
+
+      const refused = async (params: Record<string, unknown>, message: string) => {
+        await expect(harness.request("inventory.mcp", params)).rejects.toMatchObject({ code: "PARAMS_INVALID", message: expect.stringContaining(message) });
+      };
+      await refused({ sessionId, serverName: ["acer"] }, 'unknown field(s) "serverName" (allowed: sessionId, serverNames, sessionDeniedTools)');
+      await refused({ sessionId, serverNames: "acer" }, "params.serverNames must be an array of non-empty strings, got a string");
+      await refused({ sessionId, serverNames: ["acer", 3] }, "params.serverNames[1] must be a non-empty string, got a number");
+      await refused({ sessionId, sessionDeniedTools: ["acer"] }, "params.sessionDeniedTools must be an object");
+      await refused({ sessionId, sessionDeniedTools: { acer: "all" } }, 'params.sessionDeniedTools["acer"] must be an array of non-empty strings, got a string');
+    } finally {
+      expect(await harness.close()).toBe(0);
+    }
+  });
+});
+
 describe("serve --stdio cancels host-driven calls", () => {
   const WAIT = () => writeBundle(path.join(temp.dir, "wait"), JSON.stringify({ version: 3, tools: ["fixture.wait"] }));
   const BYPASS = { name: "bypass", mode: "bypass" };
@@ -191,5 +228,111 @@ describe("serve --stdio cancels host-driven calls", () => {
     } finally {
       expect(await harness.close()).toBe(0);
     }
+  });
+
+  it("T7 A3 a $/cancelRequest in the same read as its call cancels it: the tool never runs, journaled cancelled", async () => {
+    const journal = path.join(temp.dir, "same-read.db");
+    const bundle = writeBundle(path.join(temp.dir, "whoami-same-read"), JSON.stringify({ version: 3, tools: ["fixture.whoami"] }));
+    const child = spawn(process.execPath, [FIXTURE_HOST, "serve", "--stdio", "--journal", journal], { stdio: ["pipe", "pipe", "ignore"] });
+    type Answer = { id?: number; result?: { outcome?: string }; error?: { data?: { code?: string } } };
+    const answers = new Map<number, Answer>();
+    let buffered = "";
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+      buffered += chunk;
+      for (let newline = buffered.indexOf("\n"); newline !== -1; newline = buffered.indexOf("\n")) {
+        const message = JSON.parse(buffered.slice(0, newline)) as Answer;
+        buffered = buffered.slice(newline + 1);
+        if (typeof message.id === "number") answers.set(message.id, message);
+      }
+    });
+    const line = (message: object) => `${JSON.stringify({ jsonrpc: "2.0", ...message })}\n`;
+    const answer = (id: number) => vi.waitFor(() => answers.get(id) ?? Promise.reject(new Error(`no answer ${id} yet`)), { timeout: 15_000 });
+    child.stdin.write(line({ id: 1, method: "session.open", params: { bundle, policy: BYPASS, sessionId: "ses_same_read" } }));
+    await answer(1);
+    // A first call prepares the session, so the cancelled one is taken by the runtime and journaled.
+    child.stdin.write(line({ id: 2, method: "call", params: { sessionId: "ses_same_read", name: "fixture.whoami" } }));
+    expect((await answer(2)).result).toMatchObject({ outcome: "succeeded" });
+    // One write: the call and its cancellation arrive in one read, before the call was handled.
+    child.stdin.write(line({ id: 3, method: "call", params: { sessionId: "ses_same_read", name: "fixture.whoami" } }) + line({ method: "$/cancelRequest", params: { id: 3 } }));
+    expect((await answer(3)).result).toMatchObject({ outcome: "cancelled" });
+    child.stdin.end();
+    expect(await new Promise((resolve) => child.once("exit", resolve))).toBe(0);
+    expect(await outcomes(journal, "ses_same_read")).toEqual(["succeeded", "cancelled"]);
+  });
+
+  it("T7 HarnessClient.call with a signal already aborted rejects JSON_RPC_CANCELLED at once and sends nothing", async () => {
+    const journal = path.join(temp.dir, "pre-aborted.db");
+    const bundle = writeBundle(path.join(temp.dir, "whoami-pre-aborted"), JSON.stringify({ version: 3, tools: ["fixture.whoami"] }));
+    const sent: string[] = [];
+    const harness = HarnessClient.spawn({ entry: FIXTURE_HOST, args: ["--journal", journal], stderr: "ignore" });
+    // What the client writes to the harness, as written (a spy on the real pipe).
+    const stdin = harness.child.stdin!;
+    const write = stdin.write.bind(stdin) as (chunk: string, ...rest: unknown[]) => boolean;
+    stdin.write = ((chunk: string, ...rest: unknown[]) => {
+      sent.push(String(chunk));
+      return write(chunk, ...rest);
+    }) as typeof stdin.write;
+    try {
+      const { sessionId } = await harness.openSession({ bundle, policy: BYPASS });
+      const stopped = new AbortController();
+      stopped.abort();
+      await expect(harness.call(sessionId, "fixture.whoami", {}, { signal: stopped.signal })).rejects.toMatchObject({ code: "JSON_RPC_CANCELLED" });
+      expect(sent.filter((chunk) => chunk.includes('"method":"call"') || chunk.includes("$/cancelRequest"))).toEqual([]);
+      expect(await harness.call(sessionId, "fixture.whoami")).toMatchObject({ outcome: "succeeded" });
+      expect(await harness.closeSession(sessionId)).toEqual({ closed: true });
+      expect(await outcomes(journal, sessionId)).toEqual(["succeeded"]);
+    } finally {
+      expect(await harness.close()).toBe(0);
+    }
+  });
+});
+
+describe("HarnessClient tells the host's approver when an approval is abandoned", () => {
+  const ASK = { name: "ask-all", rules: { external: "ask" } };
+
+  /** A harness whose scripted model calls fixture.whoami, and an approver that never answers but records its signal. */
+  function askingHarness(name: string) {
+    const script = path.join(temp.dir, `${name}-script.json`);
+    writeFileSync(script, JSON.stringify([{ toolCalls: [{ name: "fixture__whoami", arguments: {} }] }, { text: "done" }]));
+    const asked: ApprovalRequest[] = [];
+    const harness = HarnessClient.spawn({
+      entry: FIXTURE_HOST,
+      args: ["--journal", path.join(temp.dir, `${name}.db`), "--script", script],
+      stderr: "ignore",
+      onApproval: (request) => {
+        asked.push(request);
+        return new Promise<never>(() => {});
+      },
+    });
+    const bundle = writeBundle(path.join(temp.dir, `${name}-bundle`), JSON.stringify({ version: 3, tools: ["fixture.whoami"] }));
+    return { harness, asked, bundle };
+  }
+
+  it("A1 the approval's signal aborts when the harness abandons it ($/cancelRequest after turn.cancel)", async () => {
+    const { harness, asked, bundle } = askingHarness("abandoned");
+    try {
+      const { sessionId } = await harness.openSession({ bundle, policy: ASK });
+      const turn = harness.runTurn(sessionId, "who runs you?");
+      await vi.waitFor(() => expect(asked).toHaveLength(1), { timeout: 15_000 });
+      const { signal } = asked[0]!;
+      expect(signal.aborted).toBe(false);
+      expect(asked[0]).toMatchObject({ qualifiedName: "fixture.whoami", alias: "fixture__whoami", kind: "native" });
+      expect(await harness.cancelTurn(sessionId)).toEqual({ cancelled: true });
+      expect(await turn).toMatchObject({ completed: false, reason: "cancelled" });
+      await vi.waitFor(() => expect(signal.aborted).toBe(true), { timeout: 15_000 });
+    } finally {
+      expect(await harness.close()).toBe(0);
+    }
+  });
+
+  it("M4 the approval's signal aborts when the harness child goes away", async () => {
+    const { harness, asked, bundle } = askingHarness("child-gone");
+    const { sessionId } = await harness.openSession({ bundle, policy: ASK });
+    const turn = harness.runTurn(sessionId, "who runs you?");
+    await vi.waitFor(() => expect(asked).toHaveLength(1), { timeout: 15_000 });
+    harness.child.kill("SIGKILL");
+    await expect(turn).rejects.toMatchObject({ code: "JSON_RPC_CLOSED" });
+    expect(asked[0]!.signal.aborted).toBe(true);
+    await harness.close();
   });
 });

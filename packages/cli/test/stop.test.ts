@@ -115,6 +115,30 @@ describe("stopping a command from outside (Ctrl-C, SIGTERM, a closed stdout)", (
     expect(sessions[0]!.closedAt).toEqual(expect.any(String));
   });
 
+  it("M4 SIGTERM while serve --mcp on stdio prepares its session ends the waiting provider (verified) and exits 0 without serving", async () => {
+    const pidFile = path.join(temp.dir, "prepare-hang.pid");
+    const servers = path.join(temp.dir, "prepare-servers.json");
+    writeFileSync(servers, JSON.stringify({ servers: { hang: { transport: "stdio", command: process.execPath, args: [HANG, pidFile] } } }));
+    const bundle = writeBundle(path.join(temp.dir, "prepare-hang"), JSON.stringify({ version: 3, tools: ["fixture.whoami", "hang.anything"] }));
+    const journal = path.join(temp.dir, "serve-mcp-prepare.db");
+    const child = spawn(process.execPath, [FIXTURE_HOST, "serve", "--mcp", "--bundle", bundle, "--servers", servers, "--approve", "yes", "--journal", journal], {
+      env: { ...process.env, NO_COLOR: "1" },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    const done = collect(child);
+    // The session's first preparation waits on the provider, which never answers `initialize`.
+    await until(() => existsSync(pidFile) && readFileSync(pidFile, "utf8") !== "", "the provider to start");
+    const pid = Number(readFileSync(pidFile, "utf8"));
+    child.kill("SIGTERM");
+    const result = await done;
+    expect(result.code).toBe(0);
+    expect(result.stderr).not.toContain("serving");
+    expect(alive(pid)).toBe(false);
+    const sessions = await sessionsOf(journal);
+    expect(sessions).toHaveLength(1);
+    expect(sessions[0]!.closedAt).toEqual(expect.any(String));
+  });
+
   it("a stdout closed by its reader (cli | head) neither crashes the CLI nor leaves its session open", async () => {
     const journal = path.join(temp.dir, "epipe.db");
     const bundle = writeBundle(path.join(temp.dir, "whoami"), JSON.stringify({ version: 3, tools: ["fixture.whoami"] }));

@@ -82,6 +82,8 @@ export function usageError(message: string): OpenWorkerError {
   return new OpenWorkerError(CLI_ERROR_CODES.USAGE, message);
 }
 
+const TOOLS_CHECK_HINT = "a tool or the bundle's selection is at fault, not the command line: `{program} tools check --bundle DIR` resolves every selected tool and lists each problem";
+
 const HINTS: readonly (readonly [prefix: string, hint: string])[] = [
   ["CLI_USAGE", "run `{program} {command} --help` for the options"],
   ["CLI_ARGUMENTS_INVALID", "pass the tool's arguments as one JSON object, e.g. --args '{\"query\":\"mcp\"}'"],
@@ -119,11 +121,23 @@ const HINTS: readonly (readonly [prefix: string, hint: string])[] = [
   ["NAME_", "tool names are \"namespace.tool\" in ASCII letters, digits, \"_\", \"-\" and \".\", at most 80 bytes; `{program} tools check --bundle DIR` lists every problem of a bundle"],
   ["ALIAS_", "a name's model alias (each \".\" becomes \"__\") must fit 80 bytes; shorten the name; `{program} tools check --bundle DIR` lists every problem of a bundle"],
   ["MCP_", "check the MCP provider's program or URL; `{program} tools check --bundle DIR` starts it and reports"],
+  // A partner's tool or a bundle's selection is at fault, not the command line (B5, N6, A4).
+  ...["SCHEMA_INVALID", "DESCRIPTOR_", "TOOL_", "DUPLICATE_TOOL", "SELECTION_", "CATALOG_", "CLASSIFICATION_INVALID", "NATIVE_SANDBOX_PLACEMENT", "UNKNOWN_TOOL"].map(
+    (prefix) => [prefix, TOOLS_CHECK_HINT] as const,
+  ),
+  ["CLI_INTERNAL", "this is a fault of the CLI or the host, not of the command line; the message says what failed"],
+  ["INTERNAL", "this is a fault of the CLI or the host, not of the command line; the message says what failed"],
 ];
+
+/**
+ * The hint of every other error: none of them is a usage problem (only `CLI_USAGE` is), so
+ * none points at `--help`; a resolver or runtime error is most often a tool or bundle problem.
+ */
+const FALLBACK_HINT = "the message says what failed; `{program} tools check --bundle DIR` checks a bundle's tools and MCP providers";
 
 /** The one-line hint printed under an error with this code. */
 export function hintFor(code: string, program: string, command: string): string {
-  const hint = HINTS.find(([prefix]) => code.startsWith(prefix))?.[1] ?? "run `{program} {command} --help` for usage";
+  const hint = HINTS.find(([prefix]) => code.startsWith(prefix))?.[1] ?? FALLBACK_HINT;
   return hint.replaceAll("{program}", program).replaceAll("{command}", command || "").replace(/ {2,}/g, " ");
 }
 
@@ -149,7 +163,7 @@ export const HARNESS_ERROR_CODES = Object.freeze({
   HARNESS_SHUTTING_DOWN: "HARNESS_SHUTTING_DOWN",
   /** `HarnessClient`: the connection closed (or the child died) before the answer came. */
   JSON_RPC_CLOSED: "JSON_RPC_CLOSED",
-  /** `HarnessClient`: the request's signal aborted before the answer came. */
+  /** `HarnessClient`: the request's signal aborted before the answer came (already aborted: nothing was sent). */
   JSON_RPC_CANCELLED: "JSON_RPC_CANCELLED",
   /** `HarnessClient.start`: no host entry to start. */
   HARNESS_ENTRY_MISSING: "HARNESS_ENTRY_MISSING",

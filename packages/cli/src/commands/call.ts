@@ -1,7 +1,7 @@
 import { jsonSyntaxProblem } from "@openworker/registry";
 import type { JsonValue } from "@openworker/tools-sdk";
-import { OpenWorkerError } from "@openworker/tools-sdk";
-import { choiceOption, stringOption, type CommandSpec } from "../cli/command.js";
+import { OpenWorkerError, SDK_ERROR_CODES } from "@openworker/tools-sdk";
+import { choiceOption, stringOption, type CommandContext, type CommandSpec } from "../cli/command.js";
 import { CLI_ERROR_CODES, EXIT_CODES } from "../cli/errors.js";
 import { terminalApprover, type ApproveMode } from "../setup/approver.js";
 import { assertSelected, loadBundleDir, singleToolBundle } from "../setup/bundle.js";
@@ -34,6 +34,7 @@ export const callCommand: CommandSpec = {
     const policyFile = stringOption(context, "policy");
     const policy = policyFile === undefined ? {} : await readPolicyFile(policyFile);
     const bundleDir = stringOption(context, "bundle");
+    if (bundleDir === undefined) assertNotAnAlias(context, name);
     const bundle = bundleDir === undefined ? await singleToolBundle(name, context.globals.workspace) : await loadBundleDir(bundleDir);
     if (bundleDir !== undefined) assertSelected(bundle, name);
 
@@ -63,6 +64,18 @@ export const callCommand: CommandSpec = {
     }
   },
 };
+
+/**
+ * Without `--bundle`, the name is the selection: a registered native tool's model alias
+ * (`example__web_search`) is named as such instead of only "not qualified". MCP tools'
+ * names are known only after discovery, so they get the plain error.
+ */
+function assertNotAnAlias(context: CommandContext, name: string): void {
+  if (name.includes(".")) return;
+  const meant = context.registry.natives().find((tool) => tool.alias === name);
+  if (meant === undefined) return;
+  throw new OpenWorkerError(SDK_ERROR_CODES.NAME_NOT_QUALIFIED, `tool name ${JSON.stringify(name)} is not qualified; did you mean ${JSON.stringify(meant.name)}? (${name} is its model alias; call takes the qualified name)`);
+}
 
 function parseArgsOption(text: string | undefined): JsonValue {
   if (text === undefined) return {};

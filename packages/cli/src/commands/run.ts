@@ -121,7 +121,7 @@ class TurnControl {
     try {
       const result = await session.runTurn(text);
       const messages = session.messages.slice(echo ? before : before + 1);
-      printTurn(this.#context.terminal, messages, result);
+      printTurn(this.#context.terminal, messages, result, (alias) => session.selection?.byAlias(alias)?.qualifiedName);
       return result;
     } finally {
       this.#session = undefined;

@@ -22,7 +22,7 @@ export const serveCommand: CommandSpec = {
   details:
     "--stdio: methods session.open {bundle, policy?, model?, sessionId?, workspace?}, turn.run {sessionId, text},\n" +
     "turn.cancel {sessionId}, call {sessionId, name, arguments}, session.close {sessionId}, inventory.mcp\n" +
-    "{sessionId?}, models.list, models.readiness {provider, model}, shutdown. The harness sends `event` notifications {event} and asks the host\n" +
+    "{sessionId?, serverNames?, sessionDeniedTools?}, models.list, models.readiness {provider, model}, shutdown. The harness sends `event` notifications {event} and asks the host\n" +
     "`approval.request` {sessionId, callId, qualifiedName, alias, kind, classification, args}, answered\n" +
     "{approved, scope?, who?, reason?}. Ends when stdin closes. Protocol: packages/cli/README.md.\n" +
     "--mcp: tools/list gives the bundle's selected tools by model alias; each tools/call runs through the\n" +

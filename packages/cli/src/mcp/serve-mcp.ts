@@ -63,8 +63,16 @@ async function servedTools(context: CommandContext, bundle: Awaited<ReturnType<t
 }
 
 async function serveStdio(sdk: McpSdk, session: Session, context: CommandContext): Promise<void> {
-  // One client, one session: its own preparation is the served selection (M2).
-  const tools = (await session.prepare()).tools;
+  // One client, one session: its own preparation is the served selection (M2). It may wait
+  // on a slow provider: a stop meanwhile ends it (and that provider, M4) instead of
+  // serving once it is done.
+  const prepared = await session.prepare({ signal: context.signal }).catch((error: unknown) => {
+    // Any other failure propagates; the runtime's close closes the session either way.
+    if (context.signal.aborted) return undefined;
+    throw error;
+  });
+  if (prepared === undefined || context.signal.aborted) return session.close();
+  const { tools } = prepared;
   const server = createToolServer(sdk, tools, () => Promise.resolve(session));
   const transport = new sdk.StdioServerTransport(context.stdin as NodeJS.ReadStream, context.stdout as NodeJS.WriteStream);
   const closed = new Promise<void>((resolve) => {

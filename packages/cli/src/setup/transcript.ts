@@ -39,9 +39,13 @@ export function progressPrinter(terminal: Terminal): RuntimeEventListener {
 /**
  * Prints one turn as a transcript (stdout): the user's message, the model's text, each
  * tool call with its arguments, who approved it and its outcome (from the call reports),
- * then how the turn ended.
+ * then how the turn ended. `qualifiedNameOf` names a call by its model alias where there is
+ * no report to name it.
  */
-export function printTurn(terminal: Terminal, messages: readonly ModelMessage[], result: TurnResult): void {
+export function printTurn(terminal: Terminal, messages: readonly ModelMessage[], result: TurnResult, qualifiedNameOf: (alias: string) => string | undefined = () => undefined): void {
+  // The runtime runs an answer's calls in order and reports each one it ran; a turn that
+  // stops (a fault, a cancellation) runs none after that, so the calls left over at the
+  // end have no report: they never ran, nothing was journaled for them.
   const calls = [...result.calls];
   for (const message of messages) {
     if (message.role === "user") terminal.line(`${terminal.paint("bold", "user:")} ${message.content}`);
@@ -50,8 +54,9 @@ export function printTurn(terminal: Terminal, messages: readonly ModelMessage[],
     for (const toolCall of message.toolCalls) {
       const report = calls.shift();
       const args = typeof toolCall.arguments === "string" ? toolCall.arguments : JSON.stringify(toolCall.arguments);
-      terminal.line(`${terminal.paint("cyan", "call")} ${report?.qualifiedName ?? toolCall.name} ${clip(args, 200)}`);
+      terminal.line(`${terminal.paint("cyan", "call")} ${report?.qualifiedName ?? qualifiedNameOf(toolCall.name) ?? toolCall.name} ${clip(args, 200)}`);
       if (report) printCallOutcome(terminal, report);
+      else terminal.line(`  ${terminal.paint("dim", "not run")}: ${result.reason === "cancelled" ? "the turn was cancelled" : "the turn stopped at an earlier call"}`);
     }
   }
   const how = result.completed ? terminal.paint("green", "answered") : terminal.paint("red", result.reason);

@@ -1,10 +1,11 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import type { ApprovalAnswer, ApprovalRequest, CallReport, ModelCatalogEntry, ModelReadiness, RuntimeEvent, TurnResult } from "@openworker/runtime";
+import type { McpInventoryRequest } from "@openworker/mcp-bridge";
+import type { ApprovalRequest, Approver, CallReport, McpToolInventory, ModelCatalogEntry, ModelReadiness, RuntimeEvent, TurnResult } from "@openworker/runtime";
 import type { JsonValue } from "@openworker/tools-sdk";
 import { OpenWorkerError } from "@openworker/tools-sdk";
 import { JsonRpcPeer } from "./json-rpc.js";
 
-/** An approval the harness asks the host for (`approval.request`): the runtime's request, less its signal. */
+/** An approval the harness asks the host for (`approval.request`) as it travels: the runtime's request, less its signal. */
 export type HarnessApprovalRequest = Omit<ApprovalRequest, "signal">;
 
 /** How to start the harness child. */
@@ -20,8 +21,14 @@ export interface HarnessClientOptions {
   readonly stderr?: "inherit" | "ignore";
   /** Receives every runtime event of every session. */
   readonly onEvent?: (event: RuntimeEvent) => void;
-  /** Answers approvals. Default: deny (fail closed). */
-  readonly onApproval?: (request: HarnessApprovalRequest) => Promise<ApprovalAnswer> | ApprovalAnswer;
+  /**
+   * Answers approvals. Default: deny (fail closed). The runtime's `Approver` shape, so the
+   * same approver serves an embedded runtime: `request.signal` aborts when the harness
+   * abandons the approval (`$/cancelRequest`: the turn was cancelled, the runtime's approval
+   * timeout passed) or the harness child goes away. Close the prompt then; a later answer
+   * is ignored.
+   */
+  readonly onApproval?: Approver;
 }
 
 /**
@@ -46,16 +53,22 @@ export class HarnessClient {
   private constructor(child: ChildProcess, options: HarnessClientOptions) {
     this.child = child;
     this.#exited = new Promise((resolve) => child.once("exit", (code) => resolve(code)));
-    this.#peer = new JsonRpcPeer(child.stdout!, child.stdin!, {
-      request: async (method, params) => {
-        if (method !== "approval.request") throw new OpenWorkerError("METHOD_NOT_FOUND", `the host does not answer ${method}`);
-        if (!options.onApproval) return { approved: false, reason: "the host has no approver" };
-        return options.onApproval(params as HarnessApprovalRequest);
+    this.#peer = new JsonRpcPeer(
+      child.stdout!,
+      child.stdin!,
+      {
+        request: async (method, params, _id, signal) => {
+          if (method !== "approval.request") throw new OpenWorkerError("METHOD_NOT_FOUND", `the host does not answer ${method}`);
+          if (!options.onApproval) return { approved: false, reason: "the host has no approver" };
+          return options.onApproval({ ...(params as HarnessApprovalRequest), signal });
+        },
+        notification: (method, params) => {
+          if (method === "event") options.onEvent?.((params as { event: RuntimeEvent }).event);
+        },
       },
-      notification: (method, params) => {
-        if (method === "event") options.onEvent?.((params as { event: RuntimeEvent }).event);
-      },
-    });
+      // A harness child that went away waits for no approval: its prompt should close.
+      { abortOnClose: true },
+    );
   }
 
   /** Starts the harness child: `node <entry> serve --stdio <args…>`. */
@@ -90,7 +103,9 @@ export class HarnessClient {
 
   /**
    * One host-driven call. Aborting `options.signal` rejects with `JSON_RPC_CANCELLED` and
-   * sends `$/cancelRequest`: the harness cancels the call (journaled cancelled).
+   * sends `$/cancelRequest`: the harness cancels the call (journaled cancelled), also when
+   * the abort follows the call at once. A signal already aborted rejects at once and sends
+   * nothing: no call is made.
    */
   call(sessionId: string, name: string, args: JsonValue | object = {}, options: { signal?: AbortSignal } = {}) {
     return this.#peer.request("call", { sessionId, name, arguments: args }, options.signal) as Promise<HarnessCallReport>;
@@ -100,8 +115,12 @@ export class HarnessClient {
     return this.request("session.close", { sessionId });
   }
 
-  mcpInventory(sessionId?: string): Promise<unknown> {
-    return this.request("inventory.mcp", sessionId === undefined ? {} : { sessionId });
+  /**
+   * The harness's MCP inventory (M5): a session id, or the runtime's whole request
+   * (`{sessionId?, serverNames?, sessionDeniedTools?}`); `null` when nothing is bound.
+   */
+  mcpInventory(request: string | McpInventoryRequest = {}): Promise<McpToolInventory | null> {
+    return this.request("inventory.mcp", typeof request === "string" ? { sessionId: request } : { ...request }) as Promise<McpToolInventory | null>;
   }
 
   models() {

@@ -1,4 +1,5 @@
 import type { ApprovalAnswer, ApprovalPolicy, ApprovalRequest, CallReport, Runtime, Session, TurnResult } from "@openworker/runtime";
+import type { McpInventoryRequest } from "@openworker/mcp-bridge";
 import { OpenWorkerError, type JsonValue } from "@openworker/tools-sdk";
 import { isObject } from "../setup/files.js";
 import { parsePolicy } from "../setup/policy.js";
@@ -45,7 +46,7 @@ export class HarnessServer {
    * call is not a turn: without its own signal a stop would wait for the tool to finish
    * (its effects included). Aborted by a signal stop, `$/cancelRequest` and `turn.cancel`.
    */
-  readonly #hostCalls = new Map<number | string, { sessionId: string; controller: AbortController }>();
+  readonly #hostCalls = new Map<number | string, { sessionId: unknown; controller: AbortController }>();
   #stopping = false;
   readonly #signal: AbortSignal | undefined;
   #stop: () => void = () => undefined;
@@ -62,14 +63,7 @@ export class HarnessServer {
     const stopped = new Promise<void>((resolve) => (this.#stop = resolve));
     signal?.addEventListener("abort", () => this.#stop(), { once: true });
     if (signal?.aborted) this.#stop();
-    const peer = new JsonRpcPeer(input, output, {
-      request: (method, params, id) => this.#accept(method, params, id),
-      notification: (method, params) => {
-        if (method === "$/cancelRequest" && isObject(params) && (typeof params.id === "number" || typeof params.id === "string")) {
-          this.#hostCalls.get(params.id)?.controller.abort(new OpenWorkerError("TURN_CANCELLED", "cancelled by the host ($/cancelRequest)"));
-        }
-      },
-    });
+    const peer = new JsonRpcPeer(input, output, { request: (method, params, id, cancelled) => this.#accept(method, params, id, cancelled) });
     this.#peer = peer;
     const opening = openRuntime((request) => this.#askHost(request));
     this.#runtime = opening;
@@ -87,20 +81,21 @@ export class HarnessServer {
     })();
   }
 
-  #accept(method: string, params: unknown, id: number | string): Promise<unknown> {
+  /** `cancelled`: the peer's signal for this request, aborted by the host's `$/cancelRequest {id}`. */
+  #accept(method: string, params: unknown, id: number | string, cancelled: AbortSignal): Promise<unknown> {
     if (this.#stopping) {
       return Promise.reject(rpcError(JSON_RPC_ERRORS.SERVER_ERROR, "HARNESS_SHUTTING_DOWN", `the harness is shutting down and takes no new requests (${method} refused)`));
     }
     // Requests after a `shutdown` (even on the same read) are refused, not raced against the close.
     if (method === "shutdown") this.#stopping = true;
-    const work = this.#handle(method, params, id);
+    const work = method === "call" ? this.#call(params, id, cancelled) : this.#handle(method, params);
     this.#inFlight.add(work);
     const done = () => void this.#inFlight.delete(work);
     work.then(done, done);
     return work;
   }
 
-  async #handle(method: string, params: unknown, id: number | string): Promise<unknown> {
+  async #handle(method: string, params: unknown): Promise<unknown> {
     const runtime = await this.#runtime;
     const input = isObject(params) ? params : {};
     switch (method) {
@@ -119,24 +114,19 @@ export class HarnessServer {
         const calls = turnId === undefined ? this.#cancelHostCalls(session.id, reason) : false;
         return { cancelled: turn || calls };
       }
-      case "call":
-        return this.#call(this.#session(input), input, id);
       case "session.close": {
         const session = this.#session(input);
         this.#sessions.delete(session.id);
         await session.close();
         return { closed: true };
       }
-      case "inventory.mcp": {
-        // A wrongly typed sessionId must not widen the answer to every session's connections.
-        const sessionId = optionalText(input, "sessionId");
-        return runtime.mcpInventory(sessionId === undefined ? {} : { sessionId }) ?? null;
-      }
+      case "inventory.mcp":
+        return runtime.mcpInventory(inventoryRequest(input)) ?? null;
       case "models.list":
         return runtime.loadModelCatalog();
       case "models.readiness": {
         if (typeof input.provider !== "string" || typeof input.model !== "string") {
-          throw rpcError(JSON_RPC_ERRORS.INVALID_PARAMS, "PARAMS_INVALID", "models.readiness needs params {provider: string, model: string}");
+          throw paramsInvalid("models.readiness needs params {provider: string, model: string}");
         }
         return runtime.readModelCatalogReadiness({ provider: input.provider, model: input.model }) ?? null;
       }
@@ -148,14 +138,28 @@ export class HarnessServer {
     }
   }
 
-  async #call(session: Session, input: Record<string, unknown>, id: number | string): Promise<unknown> {
+  /**
+   * A host `call`. Its controller is registered before anything is awaited: a
+   * `$/cancelRequest` or `turn.cancel` in the same read as the call, or a signal stop while
+   * the runtime opens, must find it, or the tool would run to its end while the host was
+   * told it was cancelled.
+   */
+  async #call(params: unknown, id: number | string, cancelled: AbortSignal): Promise<unknown> {
     const controller = new AbortController();
+    const input = isObject(params) ? params : {};
+    // Its session id is checked once the runtime is open; a wrong one matches no turn.cancel meanwhile.
+    this.#hostCalls.set(id, { sessionId: input.sessionId, controller });
+    const onCancelled = () => controller.abort(new OpenWorkerError("TURN_CANCELLED", "cancelled by the host ($/cancelRequest)"));
+    if (cancelled.aborted) onCancelled();
+    else cancelled.addEventListener("abort", onCancelled, { once: true });
     // A call taken just before a signal stop swept the others is cancelled the same way.
     if (this.#signal?.aborted) controller.abort(this.#signal.reason);
-    this.#hostCalls.set(id, { sessionId: session.id, controller });
     try {
+      await this.#runtime;
+      const session = this.#session(input);
       return callJson(await session.callTool(text(input, "name"), (input.arguments ?? {}) as JsonValue, { signal: controller.signal }));
     } finally {
+      cancelled.removeEventListener("abort", onCancelled);
       this.#hostCalls.delete(id);
     }
   }
@@ -213,7 +217,7 @@ export class HarnessServer {
 
 function text(input: Record<string, unknown>, field: string, label = `params.${field}`): string {
   const value = input[field];
-  if (typeof value !== "string" || value === "") throw rpcError(JSON_RPC_ERRORS.INVALID_PARAMS, "PARAMS_INVALID", `${label} must be a non-empty string, got ${describeValue(value)}`);
+  if (typeof value !== "string" || value === "") throw paramsInvalid(`${label} must be a non-empty string, got ${describeValue(value)}`);
   return value;
 }
 
@@ -237,12 +241,50 @@ function optionalText(input: Record<string, unknown>, field: string): string | u
 function modelParam(input: Record<string, unknown>): { provider?: string; model?: string } | undefined {
   if (input.model === undefined) return undefined;
   const model = input.model;
-  if (!isObject(model)) throw rpcError(JSON_RPC_ERRORS.INVALID_PARAMS, "PARAMS_INVALID", "params.model must be an object {provider?: string, model?: string}");
+  if (!isObject(model)) throw paramsInvalid("params.model must be an object {provider?: string, model?: string}");
   const unknown = Object.keys(model).filter((key) => key !== "provider" && key !== "model");
-  if (unknown.length > 0) throw rpcError(JSON_RPC_ERRORS.INVALID_PARAMS, "PARAMS_INVALID", `params.model has unknown field(s) ${unknown.map((key) => JSON.stringify(key)).join(", ")} (allowed: provider, model)`);
+  if (unknown.length > 0) throw paramsInvalid(`params.model has unknown field(s) ${unknown.map((key) => JSON.stringify(key)).join(", ")} (allowed: provider, model)`);
   const provider = model.provider === undefined ? undefined : text(model, "provider", "params.model.provider");
   const name = model.model === undefined ? undefined : text(model, "model", "params.model.model");
   return { ...(provider === undefined ? {} : { provider }), ...(name === undefined ? {} : { model: name }) };
+}
+
+/**
+ * `inventory.mcp`'s params as the runtime's {@link McpInventoryRequest} (M5, seed 004):
+ * `{sessionId?, serverNames?: string[], sessionDeniedTools?: {server: string[]}}`. Each is
+ * checked by type and an unknown field is refused: a wrongly typed `sessionId` ignored would
+ * widen the answer to every session's connections, a misspelt `serverNames` would list
+ * servers the control surface may not represent, and a dropped denial would show a tool the
+ * session hid.
+ */
+function inventoryRequest(input: Record<string, unknown>): McpInventoryRequest {
+  const unknown = Object.keys(input).filter((key) => key !== "sessionId" && key !== "serverNames" && key !== "sessionDeniedTools");
+  if (unknown.length > 0) throw paramsInvalid(`inventory.mcp params have unknown field(s) ${unknown.map((key) => JSON.stringify(key)).join(", ")} (allowed: sessionId, serverNames, sessionDeniedTools)`);
+  const sessionId = optionalText(input, "sessionId");
+  const serverNames = input.serverNames === undefined ? undefined : textList(input.serverNames, "params.serverNames");
+  let sessionDeniedTools: Record<string, readonly string[]> | undefined;
+  if (input.sessionDeniedTools !== undefined) {
+    const denied = input.sessionDeniedTools;
+    if (!isObject(denied)) throw paramsInvalid(`params.sessionDeniedTools must be an object {serverName: [toolName, …]}, got ${describeValue(denied)}`);
+    sessionDeniedTools = Object.fromEntries(Object.entries(denied).map(([server, tools]) => [server, textList(tools, `params.sessionDeniedTools[${JSON.stringify(server)}]`)]));
+  }
+  return {
+    ...(sessionId === undefined ? {} : { sessionId }),
+    ...(serverNames === undefined ? {} : { serverNames }),
+    ...(sessionDeniedTools === undefined ? {} : { sessionDeniedTools }),
+  };
+}
+
+/** An array of non-empty strings, or `PARAMS_INVALID` naming the field. */
+function textList(value: unknown, label: string): string[] {
+  if (!Array.isArray(value)) throw paramsInvalid(`${label} must be an array of non-empty strings, got ${describeValue(value)}`);
+  const bad = value.findIndex((item) => typeof item !== "string" || item === "");
+  if (bad !== -1) throw paramsInvalid(`${label}[${bad}] must be a non-empty string, got ${describeValue(value[bad])}`);
+  return value as string[];
+}
+
+function paramsInvalid(message: string): OpenWorkerError {
+  return rpcError(JSON_RPC_ERRORS.INVALID_PARAMS, "PARAMS_INVALID", message);
 }
 
 /** A call report as JSON: images stay in the harness (T4: they go only to the model). */

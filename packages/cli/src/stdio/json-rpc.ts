@@ -19,8 +19,14 @@ export const JSON_RPC_ERRORS = Object.freeze({
 
 /** Handles what the other side sends. */
 export interface JsonRpcHandlers {
-  /** Answers a request; a thrown `OpenWorkerError` becomes an error response with `data.code`. */
-  request(method: string, params: unknown, id: number | string): Promise<unknown>;
+  /**
+   * Answers a request; a thrown `OpenWorkerError` becomes an error response with `data.code`.
+   * `signal` aborts when the other side sends `$/cancelRequest {id}` for it (also when that
+   * arrives in the same read, before the answer began), and when the connection closes if
+   * the peer was made with `abortOnClose`: whoever answers no longer waits for the answer.
+   */
+  request(method: string, params: unknown, id: number | string, signal: AbortSignal): Promise<unknown>;
+  /** Every notification but `$/cancelRequest`, which the peer handles itself. */
   notification?(method: string, params: unknown): void;
 }
 
@@ -35,15 +41,20 @@ export class JsonRpcPeer {
   readonly #input: NodeJS.ReadableStream;
   readonly #output: NodeJS.WritableStream;
   #waitingForDrain = false;
-  /** Ids of the other side's requests not answered yet. */
-  readonly #inFlight = new Set<number | string>();
+  /** The other side's requests not answered yet, by id: aborted by `$/cancelRequest {id}`. */
+  readonly #inFlight = new Map<number | string, AbortController>();
   readonly #pending = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
   readonly #handlers: JsonRpcHandlers;
   readonly closed: Promise<void>;
   #nextId = 1;
   #open = true;
 
-  constructor(input: NodeJS.ReadableStream, output: NodeJS.WritableStream, handlers: JsonRpcHandlers) {
+  /**
+   * `options.abortOnClose`: when the connection closes, abort the signals of the other side's
+   * requests still being answered (nobody is left to read the answer). Off by default: the
+   * harness answers every request it took even after its host closed stdin.
+   */
+  constructor(input: NodeJS.ReadableStream, output: NodeJS.WritableStream, handlers: JsonRpcHandlers, options: { abortOnClose?: boolean } = {}) {
     this.#input = input;
     this.#output = output;
     this.#handlers = handlers;
@@ -58,14 +69,22 @@ export class JsonRpcPeer {
           this.#open = false;
           for (const pending of this.#pending.values()) pending.reject(new OpenWorkerError("JSON_RPC_CLOSED", "the connection closed before the answer came"));
           this.#pending.clear();
+          if (options.abortOnClose) {
+            for (const controller of this.#inFlight.values()) controller.abort(new OpenWorkerError("JSON_RPC_CLOSED", "the connection closed before the answer was sent"));
+          }
           resolve();
         },
       );
     });
   }
 
-  /** Sends a request and waits for its response; rejects with the remote error (its `data.code` as `code`). */
+  /**
+   * Sends a request and waits for its response; rejects with the remote error (its `data.code`
+   * as `code`). Aborting `signal` rejects with `JSON_RPC_CANCELLED` and sends `$/cancelRequest`;
+   * a signal already aborted rejects at once and sends nothing.
+   */
   request(method: string, params: unknown, signal?: AbortSignal): Promise<unknown> {
+    if (signal?.aborted) return Promise.reject(new OpenWorkerError("JSON_RPC_CANCELLED", `${method} was cancelled before it was sent`));
     if (!this.#open) return Promise.reject(new OpenWorkerError("JSON_RPC_CLOSED", `cannot send ${method}: the connection is closed`));
     const id = this.#nextId++;
     return new Promise((resolve, reject) => {
@@ -106,6 +125,13 @@ export class JsonRpcPeer {
     }
   }
 
+  /** `$/cancelRequest {id}`: the other side no longer waits for that answer. Unknown ids are ignored (already answered). */
+  #cancelIncoming(params: unknown): void {
+    const id = typeof params === "object" && params !== null ? (params as { id?: unknown }).id : undefined;
+    if (typeof id !== "number" && typeof id !== "string") return;
+    this.#inFlight.get(id)?.abort(new OpenWorkerError("JSON_RPC_CANCELLED", `request ${JSON.stringify(id)} was cancelled by the other side ($/cancelRequest)`));
+  }
+
   #receive(line: string): void {
     if (line.trim() === "") return;
     let message: Message;
@@ -128,7 +154,8 @@ export class JsonRpcPeer {
     if (typeof message.method === "string") {
       const id = message.id;
       if (id === undefined) {
-        this.#handlers.notification?.(message.method, message.params);
+        if (message.method === "$/cancelRequest") this.#cancelIncoming(message.params);
+        else this.#handlers.notification?.(message.method, message.params);
         return;
       }
       if (typeof id !== "number" && typeof id !== "string") {
@@ -140,9 +167,11 @@ export class JsonRpcPeer {
         this.#send({ jsonrpc: "2.0", id, error: { code: JSON_RPC_ERRORS.INVALID_REQUEST, message: `a request with id ${JSON.stringify(id)} is still in flight; use a new id` } });
         return;
       }
-      this.#inFlight.add(id);
+      // Made before the handler runs, so a `$/cancelRequest` later in the same read finds it.
+      const controller = new AbortController();
+      this.#inFlight.set(id, controller);
       const answered = () => void this.#inFlight.delete(id);
-      this.#handlers.request(message.method, message.params, id).then(
+      this.#handlers.request(message.method, message.params, id, controller.signal).then(
         (result) => {
           answered();
           this.#send({ jsonrpc: "2.0", id, result: result ?? null });
