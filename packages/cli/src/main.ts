@@ -121,8 +121,8 @@ export async function runCli(registry: ToolRegistry, options: MainOptions = {}):
     return await command.run(context);
   } catch (error) {
     command ??= commandNamed(argv, COMMANDS);
-    const { code, message } = describeError(error);
-    terminal.error(code, message, hintFor(code, program, command?.words.join(" ") ?? ""));
+    const { code, message, reason } = describeError(error);
+    terminal.error(code, message, hintFor(code, program, command?.words.join(" ") ?? "", reason));
     return code === CLI_ERROR_CODES.USAGE ? EXIT_CODES.usage : EXIT_CODES.failed;
   } finally {
     options.signal?.removeEventListener("abort", stopFromHost);
@@ -131,8 +131,11 @@ export async function runCli(registry: ToolRegistry, options: MainOptions = {}):
   }
 }
 
-function describeError(error: unknown): { code: string; message: string } {
-  if (OpenWorkerError.isInstance(error)) return { code: error.code, message: error.message };
+function describeError(error: unknown): { code: string; message: string; reason?: string } {
+  if (OpenWorkerError.isInstance(error)) {
+    const reason = error.details.reason;
+    return { code: error.code, message: error.message, ...(typeof reason === "string" ? { reason } : {}) };
+  }
   return { code: CLI_ERROR_CODES.INTERNAL, message: error instanceof Error ? error.message : String(error) };
 }
 

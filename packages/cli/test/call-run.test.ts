@@ -116,6 +116,22 @@ describe("run", () => {
     expect(result.stderr).toMatch(/^error CLI_MODEL_MISSING: .*\nhint: pass --script FILE .*--provider openai/);
   });
 
+  it("A1 A3 an approval prompt whose stdin ends before an answer is a fail-closed denial by policy (who cli), not a person's", async () => {
+    const bundle = writeBundle(path.join(temp.dir, "eof-prompt"), JSON.stringify({ version: 3, tools: ["fixture.whoami"] }));
+    const script = path.join(temp.dir, "eof-prompt.json");
+    writeFileSync(script, JSON.stringify([{ toolCalls: [{ name: "fixture__whoami", arguments: {} }] }, { text: "done" }]));
+    const eofJournal = path.join(temp.dir, "eof-prompt.db");
+    // The interactive loop reads "go" as a turn; the approval prompt then finds stdin at its end.
+    const result = await runEntry(FIXTURE_HOST, ["run", "--bundle", bundle, "--script", script, "--session-id", "ses_eof", "--journal", eofJournal], { input: "go\n" });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toContain("approve fixture.whoami");
+    expect(result.stdout).toMatch(/call fixture\.whoami \{\}\n {2}denied by policy "cli"/);
+    const exported = await runEntry(FIXTURE_HOST, ["journal", "export", "ses_eof", "--journal", eofJournal]);
+    const decisions = exported.stdout.trim().split("\n").map((line) => JSON.parse(line)).filter((record) => record.kind === "approval_decided");
+    expect(decisions).toHaveLength(1);
+    expect(decisions[0]).toMatchObject({ decision: "denied", by: "policy", who: "cli", reason: expect.stringContaining("stdin ended before an answer") });
+  });
+
   it("E4 Ctrl-C cancels the running turn: the call ends cancelled, the turn stops, the journal records it", async () => {
     const bundle = writeBundle(path.join(temp.dir, "fixture"), JSON.stringify({ version: 3, tools: ["fixture.wait"] }));
     const script = path.join(temp.dir, "wait.json");
@@ -163,6 +179,23 @@ describe("what opening the journal found (A3)", () => {
     const ran = await runEntry(FIXTURE_HOST, ["call", "fixture.whoami", "--approve", "yes", "--journal", journal]);
     expect(ran.code).toBe(0);
     expect(ran.stderr).toContain("journal: call ses_crash.c1 (fixture.whoami) of session ses_crash was interrupted by a crash after it started; it is marked interrupted and was not run again");
+  });
+});
+
+describe("a journal whose SQLite binding does not load", () => {
+  const NO_BINDING_HOST = path.join(path.dirname(FIXTURE_HOST), "no-binding-host.mjs");
+  it.each(["missing", "mismatch"] as const)("A3 better-sqlite3's binding %s: JOURNAL_OPEN_FAILED hints at rebuilding it, not at --journal PATH", async (how) => {
+    const fresh = path.join(temp.dir, `no-binding-${how}.db`);
+    const existing = path.join(temp.dir, `no-binding-${how}-existing.db`);
+    writeFileSync(existing, "");
+    // A writer (call) and a read-only journal command alike.
+    for (const args of [["call", "fixture.echo", "--approve", "yes", "--journal", fresh], ["journal", "sessions", "--journal", existing]]) {
+      const result = await runEntry(NO_BINDING_HOST, [how, ...args]);
+      expect(result.code, args[0]).toBe(1);
+      expect(result.stderr).toMatch(/^error JOURNAL_OPEN_FAILED: .*better-sqlite3's native binding/m);
+      expect(result.stderr).toMatch(/^hint: the journal file is not at fault: better-sqlite3's native binding must be built for this Node\.js \(`npm rebuild better-sqlite3`/m);
+      expect(result.stderr).not.toContain("check --journal PATH");
+    }
   });
 });
 

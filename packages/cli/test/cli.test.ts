@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { PassThrough } from "node:stream";
@@ -7,7 +7,7 @@ import { codeTool, type ToolContext } from "@openworker/tools-sdk";
 import { afterAll, describe, expect, it } from "vitest";
 import type { SandboxLauncher } from "@openworker/mcp-bridge";
 import { hintFor } from "../src/cli/errors.js";
-import { EXIT_CODES, runCli } from "../src/index.js";
+import { CLI_ERROR_CODES, EXIT_CODES, runCli } from "../src/index.js";
 import { FIXTURES, writeBundle } from "./helpers.js";
 
 const COMMAND_WORDS = [["tools", "list"], ["tools", "check"], ["call"], ["run"], ["serve"], ["journal", "sessions"], ["journal", "show"], ["journal", "verify"], ["journal", "export"], ["journal", "approvals"], ["journal", "revoke-approvals"]];
@@ -220,6 +220,71 @@ describe("what the command line refuses instead of ignoring", () => {
     expect(result.stderr).toMatch(/^error CLI_USAGE/);
     expect(result.stderr).not.toMatch(ansi);
     expect((await cli(["frobnicate"], { tty: true })).stderr).toMatch(ansi);
+  });
+});
+
+describe("what help and errors say matches what the CLI does", () => {
+  const scratch = mkdtempSync(path.join(os.tmpdir(), "ow-cli-docs-"));
+  afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+  const optionLine = (help: string, option: string) => help.split("\n").find((line) => line.trimStart().startsWith(`--${option} `)) ?? "";
+
+  it("A1 serve --help gives --approve its own default (no; ask needs --http and a terminal), while call and run ask by default", async () => {
+    const serve = optionLine((await cli(["serve", "--help"])).stdout, "approve");
+    expect(serve).toContain("no (default)");
+    expect(serve).toContain("ask (needs --http and a terminal)");
+    expect(serve).not.toContain("ask on the terminal (default)");
+    for (const command of ["call", "run"]) expect(optionLine((await cli([command, "--help"])).stdout, "approve"), command).toContain("ask on the terminal (default)");
+    // What the help says is what serve --mcp does: ask on stdio is a usage error.
+    const ask = await cli(["serve", "--mcp", "--bundle", scratch, "--approve", "ask"]);
+    expect(ask.code).toBe(EXIT_CODES.usage);
+    expect(ask.stderr).toContain("--approve ask needs a terminal");
+  });
+
+  it("global --help names no default model provider: run without --script or --base-url is CLI_MODEL_MISSING", async () => {
+    const provider = optionLine((await cli(["--help"])).stdout, "provider");
+    expect(provider).toContain("none by default");
+    expect(provider).not.toContain("(default)");
+    const bundle = writeBundle(path.join(scratch, "echo"), '{"version":3,"tools":["demo.echo"]}');
+    const run = await cli(["run", "--bundle", bundle, "--message", "hi", "--workspace", scratch]);
+    expect(run.stderr).toMatch(/^error CLI_MODEL_MISSING: /m);
+  });
+
+  it("an invalid --session-id is a usage error naming the option (exit 2), found before the runtime opens the journal", async () => {
+    const bundle = writeBundle(path.join(scratch, "session-id"), '{"version":3,"tools":["demo.echo"]}');
+    const journal = path.join(scratch, "session-id.db");
+    const script = path.join(scratch, "answer.json");
+    writeFileSync(script, '[{"text":"ok"}]');
+    for (const bad of ["bad id", ".dot-first", "x".repeat(129), "ses/1"]) {
+      const result = await cli(["run", "--bundle", bundle, "--script", script, "--message", "hi", "--session-id", bad, "--workspace", scratch, "--journal", journal]);
+      expect(result.code, bad).toBe(EXIT_CODES.usage);
+      expect(result.stderr).toMatch(/^error CLI_USAGE: --session-id ".*" is not a session id: use 1–128 letters, digits and \. _ : - \(starting with a letter or digit\)/m);
+      expect(result.stderr).toContain("hint: run `host run --help` for the options");
+    }
+    expect(existsSync(journal)).toBe(false);
+    const good = await cli(["run", "--bundle", bundle, "--script", script, "--message", "hi", "--session-id", `ses.ok:1-${"x".repeat(118)}`, "--workspace", scratch, "--journal", journal]);
+    expect(good.code, good.stderr).toBe(EXIT_CODES.ok);
+  });
+
+  it("every code in CLI_ERROR_CODES has a row in the README's error table; JOURNAL_NOT_FOUND is one, with a hint at --journal", async () => {
+    const readme = readFileSync(path.resolve(import.meta.dirname, "../README.md"), "utf8");
+    const table = readme.slice(readme.indexOf("## Error codes"), readme.indexOf("## Commands"));
+    const rows = table.split("\n").filter((line) => line.startsWith("| `"));
+    for (const code of Object.values(CLI_ERROR_CODES)) expect(rows.some((row) => row.split("|")[1]!.includes(`\`${code}\``)), code).toBe(true);
+    expect(CLI_ERROR_CODES).toMatchObject({ JOURNAL_NOT_FOUND: "JOURNAL_NOT_FOUND", BUNDLE_DOES_NOT_RESOLVE: "BUNDLE_DOES_NOT_RESOLVE" });
+    const missing = await cli(["journal", "sessions", "--journal", path.join(scratch, "no-such.db")]);
+    expect(missing.code).toBe(EXIT_CODES.failed);
+    expect(missing.stderr).toMatch(/^error JOURNAL_NOT_FOUND: .*no-such\.db: no journal here yet/m);
+    expect(missing.stderr).toContain("hint: check --journal PATH (default <workspace>/.openworker/journal.db); `call`, `run` and `serve` create the journal");
+  });
+
+  it("M2 serve --mcp --http with a bundle whose tools do not resolve is BUNDLE_DOES_NOT_RESOLVE, hinting at tools check, not at the --bundle folder", async () => {
+    const bundle = writeBundle(path.join(scratch, "typo"), '{"version":3,"tools":["demo.echp"]}');
+    const result = await cli(["serve", "--mcp", "--bundle", bundle, "--http", "0", "--workspace", scratch, "--journal", path.join(scratch, "typo.db")]);
+    expect(result.code).toBe(EXIT_CODES.failed);
+    expect(result.stderr).toMatch(/^problem TOOL_NOT_REGISTERED: .*demo\.echp/m);
+    expect(result.stderr).toMatch(/^error BUNDLE_DOES_NOT_RESOLVE: .*typo: 1 problem\(s\)/m);
+    expect(result.stderr).toContain("hint: the problems above say what does not resolve; `host tools check --bundle DIR` lists each one");
+    expect(result.stderr).not.toContain("pass --bundle with the folder");
   });
 });
 

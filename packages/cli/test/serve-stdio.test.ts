@@ -1,9 +1,9 @@
 import { spawn } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import type { ApprovalRequest, McpToolInventory, RuntimeEvent } from "@openworker/runtime";
 import { afterAll, describe, expect, it, vi } from "vitest";
-import { HarnessClient, type HarnessApprovalRequest } from "../src/index.js";
+import { HARNESS_METHODS, HarnessClient, type HarnessApprovalRequest } from "../src/index.js";
 import { COWORKER, DEMO_SCRIPT, FIXTURE_HOST, HOST, REPO, runEntry, tempDir, writeBundle } from "./helpers.js";
 
 const temp = tempDir("stdio");
@@ -113,6 +113,94 @@ describe("serve --stdio (JSON-RPC harness driven by a test host over pipes)", ()
       expect(report.outcome).toBe("succeeded");
       expect(report.json).toEqual({ pid: harness.child.pid, entry: FIXTURE_HOST });
       expect(harness.child.pid).not.toBe(process.pid);
+    } finally {
+      expect(await harness.close()).toBe(0);
+    }
+  });
+});
+
+describe("what serve --help and the README say of the protocol is what the wire carries", () => {
+  /** `{a, b?: {c}, d?}` → top-level field names with their `?`: ["a", "b?", "d?"]. */
+  const fieldsOf = (shape: string): string[] => {
+    const inner = shape.replace(/\s+/g, " ").trim().slice(1, -1);
+    const fields: string[] = [];
+    let depth = 0;
+    let current = "";
+    for (const char of inner) {
+      if (char === "{") depth++;
+      if (char === "}") depth--;
+      if (char === "," && depth === 0) {
+        fields.push(current);
+        current = "";
+      } else current += char;
+    }
+    if (current.trim() !== "") fields.push(current);
+    return fields.map((field) => field.trim().split(":")[0]!.trim());
+  };
+  const names = (fields: readonly string[]) => fields.map((field) => field.replace(/\?$/, "")).sort();
+
+  it("serve --help gives every method's params as the README's table does (turn.cancel {sessionId, reason?, turnId?} included)", async () => {
+    const help = (await runEntry(FIXTURE_HOST, ["serve", "--help"])).stdout;
+    const readme = readFileSync(path.join(REPO, "packages/cli/README.md"), "utf8");
+    for (const method of HARNESS_METHODS) {
+      const row = new RegExp(`^\\| \`${method.replace(".", "\\.")}\` \\| \`([^\`]*)\` \\|`, "m").exec(readme);
+      expect(row, `README row of ${method}`).not.toBeNull();
+      expect(help.split("\n"), method).toContain(`  ${method} ${row![1]}`);
+    }
+    expect(help).toContain("  turn.cancel {sessionId, reason?, turnId?}");
+  });
+
+  it("A1 approval.request carries exactly the fields serve --help and the README name (turnId too), and a CallReport its approval", async () => {
+    const help = (await runEntry(FIXTURE_HOST, ["serve", "--help"])).stdout;
+    const readme = readFileSync(path.join(REPO, "packages/cli/README.md"), "utf8");
+    const helpShape = /^ {2}approval\.request (\{[^}]*\})$/m.exec(help)?.[1];
+    const readmeShape = /request `approval\.request` `(\{[^}`]*\})`/.exec(readme)?.[1];
+    expect(helpShape).toBeDefined();
+    expect(fieldsOf(helpShape!)).toEqual(fieldsOf(readmeShape!));
+    const reportShape = /A `CallReport` is `(\{[^`]*\})`/.exec(readme)?.[1];
+    expect(reportShape).toBeDefined();
+
+    const asked: Record<string, unknown>[] = [];
+    const bundle = writeBundle(path.join(temp.dir, "whoami-shapes"), JSON.stringify({ version: 3, tools: ["fixture.whoami"] }));
+    const harness = HarnessClient.spawn({
+      entry: FIXTURE_HOST,
+      args: ["--journal", path.join(temp.dir, "shapes.db")],
+      stderr: "ignore",
+      onApproval: ({ signal: _signal, ...request }) => {
+        asked.push(request);
+        return { approved: true, who: "test host" };
+      },
+    });
+    try {
+      const { sessionId } = await harness.openSession({ bundle });
+      const report = await harness.call(sessionId, "fixture.whoami");
+      expect(asked).toHaveLength(1);
+      expect(Object.keys(asked[0]!).sort()).toEqual(names(fieldsOf(helpShape!)));
+      expect(report.approval).toMatchObject({ approved: true, by: "person", who: "test host", scope: "once" });
+      const documented = fieldsOf(reportShape!);
+      expect(names(documented)).toEqual(expect.arrayContaining(Object.keys(report).sort()));
+      for (const required of documented.filter((field) => !field.endsWith("?"))) expect(Object.keys(report), required).toContain(required);
+    } finally {
+      expect(await harness.close()).toBe(0);
+    }
+  });
+
+  it("a harness started without a model answers turn.run MODEL_PROVIDER_UNKNOWN naming the options that give it one; calls still work", async () => {
+    const bundle = writeBundle(path.join(temp.dir, "whoami-no-model"), JSON.stringify({ version: 3, tools: ["fixture.whoami"] }));
+    const harness = HarnessClient.spawn({ entry: FIXTURE_HOST, args: ["--journal", path.join(temp.dir, "no-model.db")], stderr: "ignore", onApproval: () => ({ approved: true }) });
+    try {
+      expect(await harness.models()).toEqual([]);
+      const { sessionId } = await harness.openSession({ bundle });
+      const refusal = await harness.runTurn(sessionId, "hi").then(
+        () => undefined,
+        (error: unknown) => error as { code: string; message: string },
+      );
+      expect(refusal?.code).toBe("MODEL_PROVIDER_UNKNOWN");
+      expect(refusal?.message).toContain("serve --stdio --script FILE");
+      expect(refusal?.message).toContain("serve --stdio --base-url URL --model NAME");
+      expect(refusal?.message).toContain("HarnessClient.spawn({ args:");
+      expect(refusal?.message).not.toContain("pass `models` to the runtime");
+      expect((await harness.call(sessionId, "fixture.whoami")).outcome).toBe("succeeded");
     } finally {
       expect(await harness.close()).toBe(0);
     }

@@ -26,7 +26,7 @@ export {
   type Approver,
   type PolicyDecision,
 } from "./policy.js";
-export { Runtime, type ModelCatalogEntry, type RuntimeOptions, type SessionOptions } from "./runtime.js";
+export { isSessionId, Runtime, type ModelCatalogEntry, type RuntimeOptions, type SessionOptions } from "./runtime.js";
 export { Session } from "./session/session.js";
 export type { TurnResult, TurnStopReason } from "./turn/run-turn.js";
 

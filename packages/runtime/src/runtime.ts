@@ -313,6 +313,15 @@ function observeReadiness(provider: ModelProvider, model: string): ModelReadines
  */
 const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 
+/**
+ * Whether `value` is a session id `openSession` accepts: 1–128 letters, digits and
+ * `._:-`, starting with a letter or digit (it is journaled, and part of every turn and call
+ * id). A front end checks its own input with it before a runtime opens.
+ */
+export function isSessionId(value: unknown): boolean {
+  return typeof value === "string" && SESSION_ID.test(value);
+}
+
 function checkedSessionId(sessionId: string | undefined): string {
   if (sessionId === undefined) return `ses_${randomUUID()}`;
   if (typeof sessionId !== "string" || !SESSION_ID.test(sessionId)) {

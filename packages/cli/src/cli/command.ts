@@ -76,7 +76,7 @@ export const GLOBAL_OPTIONS: Readonly<Record<string, OptionSpec>> = Object.freez
   workspace: { type: "string", value: "DIR", description: "workspace of sessions (default: the current folder)" },
   journal: { type: "string", value: "PATH", description: "journal file (default: <workspace>/.openworker/journal.db)" },
   servers: { type: "string", value: "FILE", description: "servers.json registering more MCP providers (stdio or local streamable_http)" },
-  provider: { type: "string", value: "NAME", choices: ["scripted", "openai"], description: "model provider: scripted (default) or openai (any OpenAI-compatible endpoint)" },
+  provider: { type: "string", value: "NAME", choices: ["scripted", "openai"], description: "model provider: scripted (with --script FILE) or openai (any OpenAI-compatible endpoint, with --base-url and --model); none by default" },
   "base-url": { type: "string", value: "URL", description: "OpenAI-compatible API root, e.g. http://127.0.0.1:11434/v1 (implies --provider openai)" },
   model: { type: "string", value: "NAME", description: "model name for --provider openai" },
   "api-key-env": { type: "string", value: "NAME", description: "environment variable holding the API key (never passed on the command line)" },

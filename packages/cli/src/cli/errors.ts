@@ -56,7 +56,10 @@ export const CLI_ERROR_CODES = Object.freeze({
   SCRIPT_FILE_NOT_UTF8: "CLI_SCRIPT_FILE_NOT_UTF8",
   /** The --script file exists but cannot be opened or read (permissions, I/O). */
   SCRIPT_FILE_UNREADABLE: "CLI_SCRIPT_FILE_UNREADABLE",
-  /** `run`/`serve` without a model: no `--script` and no OpenAI-compatible endpoint. */
+  /**
+   * `run` without a model: no `--script` and no OpenAI-compatible endpoint. (`serve --stdio`
+   * starts without one; its `turn.run` then answers `MODEL_PROVIDER_UNKNOWN`.)
+   */
   MODEL_MISSING: "CLI_MODEL_MISSING",
   /** `--api-key-env NAME` names an unset variable. */
   API_KEY_MISSING: "CLI_API_KEY_MISSING",
@@ -68,6 +71,13 @@ export const CLI_ERROR_CODES = Object.freeze({
   MCP_SDK_MISSING: "CLI_MCP_SDK_MISSING",
   /** `serve --mcp --http` could not listen. */
   LISTEN_FAILED: "CLI_LISTEN_FAILED",
+  /**
+   * `serve --mcp --http`: the bundle's selection does not resolve (a tool not registered, a
+   * provider that did not start…); each problem is printed above it as `problem CODE: …`.
+   */
+  BUNDLE_DOES_NOT_RESOLVE: "BUNDLE_DOES_NOT_RESOLVE",
+  /** A `journal` command found no journal file at `--journal PATH` (`call`, `run` and `serve` create it). */
+  JOURNAL_NOT_FOUND: "JOURNAL_NOT_FOUND",
   /**
    * The command was stopped from outside (Ctrl-C, SIGTERM, SIGHUP, or its output closed)
    * and cleaned up: sessions closed, MCP processes ended and verified. Exit 1.
@@ -102,8 +112,11 @@ const HINTS: readonly (readonly [prefix: string, hint: string])[] = [
   ["NAMESPACE_UNKNOWN", "`{program} tools list` shows the registered namespaces (native tools and MCP providers)"],
   ["JOURNAL_LOCKED", "another process writes this journal: `{program} journal …` commands read beside it; to write, stop that process or pass another --journal PATH"],
   ["JOURNAL_SESSION_EXISTS", "pick another --session-id, or leave it out for a fresh random one"],
+  ["JOURNAL_NOT_FOUND", "check --journal PATH (default <workspace>/.openworker/journal.db); `call`, `run` and `serve` create the journal"],
   ["JOURNAL_", "check --journal PATH (default <workspace>/.openworker/journal.db)"],
   ["SERVERS_FILE", "fix the servers file named in the message (see the registry README for its format)"],
+  // The folder was found and read: its tools are at fault, not the --bundle path.
+  ["BUNDLE_DOES_NOT_RESOLVE", "the problems above say what does not resolve; `{program} tools check --bundle DIR` lists each one"],
   ["BUNDLE_", "pass --bundle with the folder holding manifest.md and tools.json (or its parent)"],
   ["MANIFEST_", "fix manifest.md as the message says"],
   ["TOOLS_JSON", "fix tools.json as the message says; `{program} tools check --bundle DIR` lists every problem"],
@@ -130,14 +143,30 @@ const HINTS: readonly (readonly [prefix: string, hint: string])[] = [
 ];
 
 /**
+ * Hints chosen by the error's `details.reason` before its code: the code alone would point
+ * at the wrong thing. A journal whose SQLite binding does not load fails `JOURNAL_OPEN_FAILED`
+ * like a bad path, but no --journal PATH would help.
+ */
+const REASON_HINTS: readonly (readonly [code: string, reason: string, hint: string])[] = [
+  [
+    "JOURNAL_OPEN_FAILED",
+    "native-binding",
+    "the journal file is not at fault: better-sqlite3's native binding must be built for this Node.js (`npm rebuild better-sqlite3`; with pnpm, allow its build under onlyBuiltDependencies and reinstall)",
+  ],
+];
+
+/**
  * The hint of every other error: none of them is a usage problem (only `CLI_USAGE` is), so
  * none points at `--help`; a resolver or runtime error is most often a tool or bundle problem.
  */
 const FALLBACK_HINT = "the message says what failed; `{program} tools check --bundle DIR` checks a bundle's tools and MCP providers";
 
-/** The one-line hint printed under an error with this code. */
-export function hintFor(code: string, program: string, command: string): string {
-  const hint = HINTS.find(([prefix]) => code.startsWith(prefix))?.[1] ?? FALLBACK_HINT;
+/** The one-line hint printed under an error with this code (and `details.reason`, when it has one). */
+export function hintFor(code: string, program: string, command: string, reason?: string): string {
+  const hint =
+    REASON_HINTS.find(([coded, why]) => coded === code && why === reason)?.[2] ??
+    HINTS.find(([prefix]) => code.startsWith(prefix))?.[1] ??
+    FALLBACK_HINT;
   return hint.replaceAll("{program}", program).replaceAll("{command}", command || "").replace(/ {2,}/g, " ");
 }
 
@@ -165,7 +194,7 @@ export const HARNESS_ERROR_CODES = Object.freeze({
   JSON_RPC_CLOSED: "JSON_RPC_CLOSED",
   /** `HarnessClient`: the request's signal aborted before the answer came (already aborted: nothing was sent). */
   JSON_RPC_CANCELLED: "JSON_RPC_CANCELLED",
-  /** `HarnessClient.start`: no host entry to start. */
+  /** `HarnessClient.spawn`: no host entry to start (`options.entry` not given and `process.argv[1]` empty). */
   HARNESS_ENTRY_MISSING: "HARNESS_ENTRY_MISSING",
   /** Something the harness did not expect; the message says what. */
   INTERNAL: "INTERNAL",

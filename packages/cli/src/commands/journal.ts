@@ -167,8 +167,7 @@ export const journalRevokeApprovals: CommandSpec = {
     if (context.options.all === true && (filter.qualifiedName !== undefined || filter.executionIdentity !== undefined)) {
       throw usageError("journal revoke-approvals: --all forgets every approval; leave out --tool and --identity, or drop --all");
     }
-    const file = context.globals.journalPath;
-    if (!existsSync(file)) throw new OpenWorkerError("JOURNAL_NOT_FOUND", `${file}: no journal here yet (sessions create it)`, { details: { file } });
+    const file = existingJournal(context);
     const { Journal } = await import("@openworker/journal");
     const journal = Journal.open({ path: file });
     try {
@@ -199,11 +198,15 @@ function approvalFilter(context: CommandContext): { qualifiedName?: string; exec
   };
 }
 
-async function withJournal(context: CommandContext, work: (journal: Journal) => number | Promise<number>): Promise<number> {
+/** The journal file at `--journal PATH`, or `JOURNAL_NOT_FOUND` when no session created it yet. */
+function existingJournal(context: CommandContext): string {
   const file = context.globals.journalPath;
-  if (!existsSync(file)) {
-    throw new OpenWorkerError("JOURNAL_NOT_FOUND", `${file}: no journal here yet (sessions create it)`, { details: { file } });
-  }
+  if (!existsSync(file)) throw new OpenWorkerError(CLI_ERROR_CODES.JOURNAL_NOT_FOUND, `${file}: no journal here yet (sessions create it)`, { details: { file } });
+  return file;
+}
+
+async function withJournal(context: CommandContext, work: (journal: Journal) => number | Promise<number>): Promise<number> {
+  const file = existingJournal(context);
   const { Journal } = await import("@openworker/journal");
   const journal = Journal.open({ path: file, readonly: true });
   try {

@@ -1,6 +1,6 @@
-import type { Runtime, Session, TurnResult } from "@openworker/runtime";
+import { isSessionId, type Runtime, type Session, type TurnResult } from "@openworker/runtime";
 import { choiceOption, requiredOption, stringOption, type CommandContext, type CommandSpec } from "../cli/command.js";
-import { EXIT_CODES } from "../cli/errors.js";
+import { EXIT_CODES, usageError } from "../cli/errors.js";
 import { interruptedError } from "../cli/stop-requests.js";
 import { terminalApprover, type ApproveMode } from "../setup/approver.js";
 import { loadBundleDir, noteUnselectedClassifications } from "../setup/bundle.js";
@@ -31,6 +31,7 @@ export const runCommand: CommandSpec = {
     "With --message: one turn; exit 0 when the model answered, 1 when the turn stopped.\n" +
     "Model: --script FILE (scripted), or --provider openai --base-url URL --model NAME [--api-key-env VAR].",
   async run(context) {
+    const sessionId = sessionIdOption(context);
     const bundle = await loadBundleDir(requiredOption(context, "bundle"));
     const message = stringOption(context, "message");
     const mode = choiceOption<ApproveMode>(context, "approve", "ask");
@@ -50,8 +51,7 @@ export const runCommand: CommandSpec = {
     });
     const control = new TurnControl(context);
     try {
-      const sessionId = stringOption(context, "session-id");
-      const session = await runtime.openSession({ bundle, policy, ...(sessionId ? { sessionId } : {}) });
+      const session = await runtime.openSession({ bundle, policy, ...(sessionId === undefined ? {} : { sessionId }) });
       session.subscribe(progressPrinter(context.terminal));
       context.terminal.note(context.terminal.paint("dim", `session ${session.id} · ${bundle.manifest.name} · identity ${session.executionIdentity.slice(0, 23)}…`));
       if (!interactive) {
@@ -73,6 +73,18 @@ export const runCommand: CommandSpec = {
     }
   },
 };
+
+/**
+ * The runtime's rule for a session id (`isSessionId`), checked before the runtime opens:
+ * a mistyped `--session-id` is a usage error (exit 2) naming the option, not the runtime's
+ * `OPTIONS_INVALID` (exit 1) found only after the runtime opened.
+ */
+function sessionIdOption(context: CommandContext): string | undefined {
+  const sessionId = stringOption(context, "session-id");
+  if (sessionId === undefined || isSessionId(sessionId)) return sessionId;
+  const shown = JSON.stringify(sessionId.length > 60 ? `${sessionId.slice(0, 60)}…` : sessionId);
+  throw usageError(`--session-id ${shown} is not a session id: use 1–128 letters, digits and . _ : - (starting with a letter or digit), or leave it out for a random one`);
+}
 
 async function loop(context: CommandContext, session: Session, runtime: Runtime, reader: LineReader, control: TurnControl): Promise<number> {
   context.terminal.note(context.terminal.paint("dim", "type a message; Ctrl-C cancels a turn, Ctrl-D quits"));

@@ -2,7 +2,7 @@ import type { CommandSpec } from "../cli/command.js";
 import { stringOption } from "../cli/command.js";
 import { EXIT_CODES, usageError } from "../cli/errors.js";
 import { openRuntime } from "../setup/runtime.js";
-import { SCRIPT_OPTION, SESSION_OPTIONS } from "./options.js";
+import { SCRIPT_OPTION, SERVE_SESSION_OPTIONS } from "./options.js";
 
 /** `serve`: the harness as a process (`--stdio`) or the bundle's tools as an MCP server (`--mcp`). */
 export const serveCommand: CommandSpec = {
@@ -17,17 +17,27 @@ export const serveCommand: CommandSpec = {
     "max-sessions": { type: "string", value: "N", description: "with --mcp --http: concurrent MCP sessions (default 32; each has its own MCP processes); more get 503" },
     bundle: { type: "string", value: "DIR", description: "with --mcp: the bundle whose selection is served" },
     ...SCRIPT_OPTION,
-    ...SESSION_OPTIONS,
+    ...SERVE_SESSION_OPTIONS,
   },
+  // One method per line, params as the README's protocol table gives them (a test holds the two together).
   details:
-    "--stdio: methods session.open {bundle, policy?, model?, sessionId?, workspace?}, turn.run {sessionId, text},\n" +
-    "turn.cancel {sessionId}, call {sessionId, name, arguments}, session.close {sessionId}, inventory.mcp\n" +
-    "{sessionId?, serverNames?, sessionDeniedTools?}, models.list, models.readiness {provider, model}, shutdown. The harness sends `event` notifications {event} and asks the host\n" +
-    "`approval.request` {sessionId, callId, qualifiedName, alias, kind, classification, args}, answered\n" +
-    "{approved, scope?, who?, reason?}. Ends when stdin closes. Protocol: packages/cli/README.md.\n" +
+    "--stdio: newline-delimited JSON-RPC 2.0 on stdin/stdout. Methods and their params:\n" +
+    "  session.open {bundle, policy?, model?: {provider?, model?}, sessionId?, workspace?}\n" +
+    "  turn.run {sessionId, text}\n" +
+    "  turn.cancel {sessionId, reason?, turnId?}\n" +
+    "  call {sessionId, name: qualifiedName, arguments}\n" +
+    "  session.close {sessionId}\n" +
+    "  inventory.mcp {sessionId?, serverNames?: string[], sessionDeniedTools?: {serverName: string[]}}\n" +
+    "  models.list {}\n" +
+    "  models.readiness {provider, model}\n" +
+    "  shutdown {}\n" +
+    "The harness sends `event` notifications {event} and asks the host\n" +
+    "  approval.request {sessionId, turnId, callId, qualifiedName, alias, kind, classification, args}\n" +
+    "answered {approved, scope?, who?, reason?}. Ends when stdin closes. Protocol: packages/cli/README.md.\n" +
+    "A model for turn.run comes from this command line: --script FILE, or --base-url URL --model NAME.\n" +
     "--mcp: tools/list gives the bundle's selected tools by model alias; each tools/call runs through the\n" +
     "session's pipeline (validation, policy, journal, limits). Approvals the policy leaves to a person are\n" +
-    "answered by --approve (default no: an MCP client is not a person at this terminal).",
+    "answered by --approve (default no: an MCP client is not a person at this terminal; ask needs --http).",
   async run(context) {
     const stdio = context.options.stdio === true;
     const mcp = context.options.mcp === true;

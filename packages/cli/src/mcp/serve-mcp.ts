@@ -57,7 +57,7 @@ async function servedTools(context: CommandContext, bundle: Awaited<ReturnType<t
   const report = await inspectSelection(context.registry, bundle, { discover: true, signal: context.signal, sandbox: context.sandbox });
   if (report.problems.length > 0) {
     for (const problem of report.problems) context.terminal.note(`problem ${problem.code}: ${problem.message}`);
-    throw new OpenWorkerError("BUNDLE_DOES_NOT_RESOLVE", `${bundle.dir}: ${report.problems.length} problem(s); \`tools check --bundle\` lists them`);
+    throw new OpenWorkerError(CLI_ERROR_CODES.BUNDLE_DOES_NOT_RESOLVE, `${bundle.dir}: ${report.problems.length} problem(s); \`tools check --bundle\` lists them`, { details: { bundleDir: bundle.dir } });
   }
   return report.tools;
 }

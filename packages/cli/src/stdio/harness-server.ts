@@ -103,7 +103,7 @@ export class HarnessServer {
         return this.#openSession(runtime, input);
       case "turn.run": {
         const session = this.#session(input);
-        return turnJson(await session.runTurn(text(input, "text")));
+        return turnJson(await session.runTurn(text(input, "text")).catch((error: unknown) => Promise.reject(withHarnessModelHint(runtime, error))));
       }
       case "turn.cancel": {
         const reason = optionalText(input, "reason") ?? "cancelled by the host";
@@ -285,6 +285,22 @@ function textList(value: unknown, label: string): string[] {
 
 function paramsInvalid(message: string): OpenWorkerError {
   return rpcError(JSON_RPC_ERRORS.INVALID_PARAMS, "PARAMS_INVALID", message);
+}
+
+/**
+ * The runtime's `MODEL_PROVIDER_UNKNOWN` for a harness started without a model says to pass
+ * `models` to the runtime, which a host driving `serve --stdio` cannot do: the harness's
+ * model comes from its command line. Same code (hosts may branch on it), words a host can act on.
+ */
+function withHarnessModelHint(runtime: Runtime, error: unknown): unknown {
+  if (!OpenWorkerError.hasCode(error, "MODEL_PROVIDER_UNKNOWN") || runtime.loadModelCatalog().length > 0) return error;
+  return new OpenWorkerError(
+    "MODEL_PROVIDER_UNKNOWN",
+    "this harness was started without a model, so turn.run has none to ask (session.open, call and the inventories work without one); " +
+      "start it with one: `serve --stdio --script FILE` (scripted) or `serve --stdio --base-url URL --model NAME` (an OpenAI-compatible endpoint), " +
+      'from a host `HarnessClient.spawn({ args: ["--script", FILE] })` or `HarnessClient.spawn({ args: ["--base-url", URL, "--model", NAME] })`',
+    { cause: error },
+  );
 }
 
 /** A call report as JSON: images stay in the harness (T4: they go only to the model). */
