@@ -146,6 +146,45 @@ describe("hooks and providers that misbehave", () => {
     }
   });
 
+  it("T5 a hook that fails with a value no text can be made of is reported, never a crash or a lost turn end; a revoke getter that throws is named revoke", async () => {
+    const rejections: unknown[] = [];
+    const onRejection = (reason: unknown) => rejections.push(reason);
+    process.on("unhandledRejection", onRejection);
+    try {
+      const odd = Object.create(null) as object;
+      const asyncOdd = nativeTool("test.async", async () => ({ json: "ok" }), { turnFinished: async () => Promise.reject(odd) });
+      const syncOdd = nativeTool("test.sync", async () => ({ json: "ok" }), {
+        turnFinished: () => {
+          throw odd;
+        },
+      });
+      const getter: Tool = nativeTool("test.getter", async () => ({ json: "ok" }));
+      Object.defineProperty(getter, "revoke", {
+        get() {
+          throw new Error("getter boom");
+        },
+      });
+      const model = new ScriptedProvider([{ text: "done" }]);
+      runtime = await openRuntime(space.dir, [asyncOdd, syncOdd, getter], { models: [model] });
+      const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.async", "test.sync", "test.getter"]), policy: bypass });
+      const events: RuntimeEvent[] = [];
+      session.subscribe((event) => events.push(event));
+      const turn = await session.runTurn("go");
+      expect(turn).toMatchObject({ completed: true, reason: "answered" });
+      expect(events.filter((event) => event.type === "turn_finished")).toHaveLength(1);
+      const diagnostics = () => events.flatMap((event) => (event.type === "diagnostic" && event.code === "HOOK_FAILED" ? [event.message] : [])).sort();
+      await expect.poll(diagnostics).toEqual([
+        "test.async: turnFinished failed: an error that could not be described",
+        "test.getter: revoke failed: getter boom",
+        "test.sync: turnFinished failed: an error that could not be described",
+      ]);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(rejections).toEqual([]);
+    } finally {
+      process.off("unhandledRejection", onRejection);
+    }
+  });
+
   it("T5 A3 a revoke that throws at once is still journaled: the runtime revoked, the hook failed", async () => {
     const throwing: Tool = { ...echo, revoke: () => { throw new Error("revoke failed"); } };
     const model = new ScriptedProvider([{ toolCalls: [{ name: "test__echo", arguments: '{"text":"x"}' }] }, { text: "done" }]);

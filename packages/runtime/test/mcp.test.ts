@@ -242,6 +242,23 @@ describe("MCP tools through the runtime", () => {
     expect(turn.calls[0]!.modelText).toMatch(/^Error PROVIDER_UNAVAILABLE: MCP provider "mut" is unavailable \(.+\); the call was not made, try it again later/);
   });
 
+  it("M2 E6 a v1 bundle's down provider: a model's call is named only when its alias makes a valid name, and redacted", async () => {
+    const long = `mut__${"x".repeat(5000)}`;
+    const model = new ScriptedProvider([
+      { toolCalls: [{ name: "mut__status_get", arguments: {} }, { name: `mut__tool_${secret}`, arguments: {} }, { name: long, arguments: {} }, { name: "mut__", arguments: {} }] },
+      { text: "it is down" },
+    ]);
+    await openWith(model);
+    const session = await runtime!.openSession({ bundle: writeBundle(space.dir, '{"version":1,"mcpServers":["mut"]}'), policy: { mode: "bypass" } });
+    writeFileSync(downFile, "");
+    const turn = await session.runTurn("status?");
+    expect(turn.calls.map((call) => call.code)).toEqual(["PROVIDER_UNAVAILABLE", "PROVIDER_UNAVAILABLE", "PROVIDER_UNAVAILABLE", "PROVIDER_UNAVAILABLE"]);
+    expect(turn.calls.map((call) => call.qualifiedName)).toEqual(["mut.status_get", "mut.tool_[redacted]", undefined, undefined]);
+    const journaled = runtime!.journal.calls(session.id).map((call) => call.qualifiedName);
+    expect(journaled).toEqual(["mut.status_get", "mut.tool_[redacted]", "(unselected)", "(unselected)"]);
+    expect(JSON.stringify([...runtime!.journal.exportSession(session.id)])).not.toContain(secret);
+  });
+
   it("M2 concurrent first host calls of a session share one preparation (one discovery)", async () => {
     await openWith(undefined);
     const session = await runtime!.openSession({ bundle: writeBundle(space.dir, ["mut.status_get"]), policy: { mode: "bypass" } });

@@ -72,14 +72,18 @@ describe("a journal that fails under a running turn", () => {
     mkdirSync(folder);
     const hooks: string[] = [];
     // The journal's files go while the tool runs; its progress reports make commits, one of
-    // which notices (the writer checks its file at most every 200 ms).
+    // which notices (the writer checks its file at most every 200 ms): the tool runs on
+    // until a flush says the journal failed, however long a busy machine takes.
+    let runtime: Runtime | undefined;
     const work = nativeTool(
       "test.work",
       async (context) => {
         pullJournalFiles(folder);
-        for (let tick = 0; tick < 40; tick++) {
+        let failed = false;
+        for (let tick = 0; !failed && tick < 1000; tick++) {
           context.progress.report({ message: `tick ${tick}` });
-          await new Promise((resolve) => setTimeout(resolve, 20));
+          await runtime!.journal.flush().catch(() => (failed = true));
+          await new Promise((resolve) => setTimeout(resolve, 10));
         }
         return { json: { done: true } };
       },
@@ -90,7 +94,7 @@ describe("a journal that fails under a running turn", () => {
     registry.register(work);
     registry.register(holder);
     const model = new ScriptedProvider([{ toolCalls: [{ name: "test__work", arguments: "{}" }] }, { text: "done" }]);
-    const runtime = await open(registry, options({ models: [model] }, path.join(folder, "journal.db")));
+    runtime = await open(registry, options({ models: [model] }, path.join(folder, "journal.db")));
     const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.work", "test.holder"]), policy: { mode: "bypass" } });
     const events: RuntimeEvent[] = [];
     session.subscribe((event) => events.push(event));

@@ -528,17 +528,18 @@ describe("OpenAICompatibleProvider catalog and readiness", () => {
     expect(JSON.stringify(readiness)).not.toContain(API_KEY);
   });
 
-  it("I1 readiness is a failed observation (undefined) once the endpoint refused the key (401/403), and comes back when a request succeeds", async () => {
+  it("I1 readiness is a failed observation (undefined) once the endpoint refused the key (401), and comes back when a request succeeds", async () => {
     const server = await serve([
+      () => errorReply(403, "This model is not permitted for your key."),
       () => errorReply(401, "Incorrect API key provided.", "invalid_request_error"),
-      () => errorReply(403, "Forbidden."),
       () => errorReply(500, "busy"),
       () => chatCompletion({ content: "hello again" }),
     ]);
     const model = provider(server);
     expect(model.readModelReadiness("fake-model")).toEqual({ accountType: "api-key" });
+    // A 403 refuses one model to a key that may work for the others: readiness stands.
     await rejection(model.complete(request()));
-    expect(model.readModelReadiness("fake-model")).toBeUndefined();
+    expect(model.readModelReadiness("fake-model")).toEqual({ accountType: "api-key" });
     await rejection(model.complete(request()));
     expect(model.readModelReadiness("fake-model")).toBeUndefined();
     // A server error says nothing of the key: the refusal stands until a request succeeds.

@@ -278,6 +278,32 @@ describe("sessions", () => {
     ]);
   });
 
+  it("T5 overlapping host calls of one tool: it is settled once, when the last ends, never under a call still using it; calls that never reached it settle nothing", async () => {
+    const log: string[] = [];
+    let access = "none";
+    // The tool holds access while it runs for `ms` milliseconds, and reports what it held at its end.
+    const slow = nativeTool(
+      "test.slow",
+      async (_context, args) => {
+        access = "granted";
+        await new Promise((resolve) => setTimeout(resolve, (args as { ms: number }).ms));
+        return { json: access };
+      },
+      { revoke: () => void (log.push("revoke"), (access = "revoked")), schema: { type: "object", properties: { ms: { type: "integer" } } } },
+    );
+    const runtime = await open(space.dir, [slow]);
+    const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.slow"]), policy: { mode: "bypass" } });
+    await session.prepare();
+    const [quick, long] = await Promise.all([session.callTool("test.slow", { ms: 10 }), session.callTool("test.slow", { ms: 200 })]);
+    expect([quick.json, long.json]).toEqual(["granted", "granted"]);
+    expect(log).toEqual(["revoke"]);
+    log.length = 0;
+    // By model alias (refused, names are exact) and already aborted (never decided): the tool was not reached.
+    expect(await session.callTool("test__slow", { ms: 1 })).toMatchObject({ code: "UNKNOWN_TOOL" });
+    expect(await session.callTool("test.slow", { ms: 1 }, { signal: AbortSignal.abort() })).toMatchObject({ outcome: "cancelled" });
+    expect(log).toEqual([]);
+  });
+
   it("T4 images are held for delivery only: consent is rechecked, a refusal withholds the image and tells the model, the journal keeps a digest", async () => {
     const png = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 1, 2, 3]);
     const camera = nativeTool("test.camera", async () => ({

@@ -95,6 +95,10 @@ export async function runGovernedCall(
   request: CallRequest,
 ): Promise<CallReport> {
   const { journal, redactor, sessionId } = environment;
+  // A refusal's name came from the host or the model: journaled, reported and announced
+  // redacted like any text they give (E6).
+  const refused = request.refusal?.qualifiedName;
+  if (refused !== undefined && request.refusal !== undefined && !redactor.empty) request = { ...request, refusal: { ...request.refusal, qualifiedName: redactor.text(refused) } };
   const { callId, turnId } = request;
   const byAlias = selection.byAlias(request.alias);
   const resolved = request.qualifiedName === undefined || byAlias?.qualifiedName === request.qualifiedName ? byAlias : undefined;

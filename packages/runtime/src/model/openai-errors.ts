@@ -87,9 +87,13 @@ export function toProviderError(error: unknown, endpoint: EndpointFacts): OpenWo
  * The rejection of an attempt that passed its deadline (`timeoutMs`), which covers the
  * whole request: connecting, waiting, reading the body, and any retries.
  */
-/** Whether the endpoint refused the credentials (HTTP 401 or 403): the provider's readiness observation has failed (I1). */
+/**
+ * Whether the endpoint refused the credentials (HTTP 401): the provider's readiness
+ * observation has failed (I1). Not 403: it often refuses one model to a key that works
+ * for the others ("model not permitted"), which says nothing of the provider's readiness.
+ */
 export function credentialsRefused(error: unknown): boolean {
-  return error instanceof APIError && (error.status === 401 || error.status === 403);
+  return error instanceof APIError && error.status === 401;
 }
 
 export function timeoutError(endpoint: EndpointFacts, timeoutMs: number): OpenWorkerError {

@@ -122,7 +122,7 @@ export class OpenAICompatibleProvider implements ModelProvider {
   readonly #client: OpenAI;
   readonly #models: readonly string[];
   readonly #readiness: ModelReadiness;
-  /** Whether the endpoint's last answer refused the credentials (401/403); a success clears it. */
+  /** Whether the endpoint's last answer refused the credentials (401); a success clears it. */
   #credentialsRefused = false;
   readonly #timeoutMs: number;
   readonly #maxRetries: number;
@@ -242,7 +242,7 @@ export class OpenAICompatibleProvider implements ModelProvider {
    * `{ accountType: "api-key" }` when a key was configured (option or `OPENAI_API_KEY`),
    * `{ accountType: "local" }` for a keyless endpoint, `undefined` for a model not in the
    * catalog, and `undefined` while the endpoint's last answer refused the credentials
-   * (HTTP 401 or 403: a failed observation) until a request succeeds again. Synchronous,
+   * (HTTP 401: a failed observation) until a request succeeds again. Synchronous,
    * no I/O (what it reports was observed by requests already made), and never execution
    * authorization (I1).
    */

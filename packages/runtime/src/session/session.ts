@@ -43,6 +43,8 @@ export class Session {
   /** The host-driven preparation running now, if any: calls that need one share it. */
   #preparing: Promise<PreparedTurn> | undefined;
   #turn: AbortController | undefined;
+  /** Native tools with host calls running, by qualified name: settled when the last ends (T5). */
+  readonly #hostCalls = new Map<string, HostCallsOfTool>();
   /** The id of the running turn, beside its controller. */
   #turnId: string | undefined;
   /** Everything running in the session (a turn, host-driven calls): close waits for them to settle. */
@@ -197,12 +199,43 @@ export class Session {
     // as at a turn's end (`turnFinished`, by default revoke), and revoked directly when it
     // was cancelled. Only that tool: the others took no part in it.
     const resolved = selection.byAlias(alias);
-    if (resolved?.kind !== "native" || !hasSettleHooks(resolved.tool)) return call;
+    if (resolved?.kind !== "native" || resolved.qualifiedName !== qualifiedName || !hasSettleHooks(resolved.tool)) return call;
+    const calls = this.#hostCalls.get(qualifiedName) ?? { running: 0, reached: undefined };
+    calls.running += 1;
+    this.#hostCalls.set(qualifiedName, calls);
+    return call.then(
+      (report) => {
+        // A call refused or cancelled before its approval never reached the tool.
+        const reached = report.approval?.approved === true;
+        this.#hostCallEnded(resolved.tool, qualifiedName, calls, reached ? { cancelled: report.outcome === "cancelled", completed: report.outcome === "succeeded" } : undefined);
+        return report;
+      },
+      (error: unknown) => {
+        // The journal failed under the call: what it did is unknown, so it ends incomplete.
+        this.#hostCallEnded(resolved.tool, qualifiedName, calls, { cancelled: false, completed: false });
+        throw error;
+      },
+    );
+  }
+
+  /**
+   * One host call of a native tool ended (`ending`: how, or `undefined` when it never
+   * reached the tool). The tool is settled once no other host call of it runs, as the
+   * calls together ended (revoked directly if one was cancelled, `turnFinished(…, true)`
+   * only if all succeeded), and not while a model turn runs: its end settles every
+   * selected tool. A tool is never revoked under a call still using it.
+   */
+  #hostCallEnded(tool: Tool, qualifiedName: string, calls: HostCallsOfTool, ending: HostCallEnding | undefined): void {
+    calls.running -= 1;
+    if (ending !== undefined) {
+      calls.reached =
+        calls.reached === undefined ? ending : { cancelled: calls.reached.cancelled || ending.cancelled, completed: calls.reached.completed && ending.completed };
+    }
+    if (calls.running > 0) return;
+    this.#hostCalls.delete(qualifiedName);
+    if (calls.reached === undefined || this.#turn !== undefined) return;
     const { environment } = this.#parts;
-    return call.then((report) => {
-      settleTools({ environment }, [{ qualifiedName: resolved.qualifiedName, tool: resolved.tool }], report.outcome === "cancelled" ? "cancel" : "turn", report.outcome === "succeeded");
-      return report;
-    });
+    settleTools({ environment }, [{ qualifiedName, tool }], calls.reached.cancelled ? "cancel" : "turn", calls.reached.completed);
   }
 
   /**
@@ -346,4 +379,16 @@ function hasSettleHooks(tool: Tool): boolean {
   } catch {
     return true;
   }
+}
+
+/** How a host call that reached its tool ended. */
+interface HostCallEnding {
+  readonly cancelled: boolean;
+  readonly completed: boolean;
+}
+
+/** The host calls of one native tool that are running, and how those that reached it ended. */
+interface HostCallsOfTool {
+  running: number;
+  reached: HostCallEnding | undefined;
 }

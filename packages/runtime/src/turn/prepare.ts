@@ -1,7 +1,7 @@
 import { providersNeeded, resolveSelection, withoutProviders, type Bundle, type ResolvedSelection } from "@openworker/bundle-resolver";
 import type { UnavailableProvider } from "@openworker/mcp-bridge";
 import type { ToolRegistry } from "@openworker/registry";
-import { modelAlias, OpenWorkerError } from "@openworker/tools-sdk";
+import { modelAlias, OpenWorkerError, validateQualifiedName } from "@openworker/tools-sdk";
 import type { CallEnvironment } from "../call/environment.js";
 import { RUNTIME_ERROR_CODES } from "../errors.js";
 import type { ModelToolDefinition } from "../model/types.js";
@@ -101,14 +101,25 @@ function unavailableTools(selection: Bundle["selection"], unavailable: readonly 
   return tools;
 }
 
-/** The selected tool of a down provider that the host (`qualifiedName`) or the model (`alias`) names, if it is one. */
+/**
+ * The selected tool of a down provider that the host (`qualifiedName`) or the model
+ * (`alias`) names, if it is one. For a provider the bundle takes whole, any name under it
+ * is selected, so the name given is only trusted as far as the naming rules go: one that
+ * is not a valid qualified name (too long, odd characters) is not named at all.
+ */
 function unavailableToolOf(prepared: PreparedTurn, tool: { qualifiedName: string } | { alias: string }, namespace: string): string | undefined {
   const alias = "qualifiedName" in tool ? modelAlias(tool.qualifiedName) : tool.alias;
   const named = prepared.unavailableTools.get(alias);
   if (named !== undefined) return "qualifiedName" in tool && named !== tool.qualifiedName ? undefined : named;
   if (!prepared.unavailableTools.has(`${namespace}__*`)) return undefined;
   // A provider the bundle takes whole: the model's alias is `<namespace>__<remote name>`.
-  return "qualifiedName" in tool ? tool.qualifiedName : `${namespace}.${alias.slice(namespace.length + 2)}`;
+  const name = "qualifiedName" in tool ? tool.qualifiedName : `${namespace}.${alias.slice(namespace.length + 2)}`;
+  try {
+    validateQualifiedName(name);
+    return name;
+  } catch {
+    return undefined;
+  }
 }
 
 /**

@@ -6,6 +6,7 @@ import type { Bundle } from "@openworker/bundle-resolver";
 import type { CallEnvironment } from "../call/environment.js";
 import { releaseImages, type PendingImage } from "../call/images.js";
 import { runGovernedCall, type CallReport } from "../call/pipeline.js";
+import { clip, messageOf } from "../describe.js";
 import { RUNTIME_ERROR_CODES } from "../errors.js";
 import type { ModelMessage, ModelProvider, ModelResponse } from "../model/types.js";
 import { gatherFacts, newFactsTurn, type SlowHooks } from "./facts.js";
@@ -274,6 +275,8 @@ export function settleTools(context: Pick<TurnContext, "environment">, tools: re
     const tool: Tool = resolved.tool;
     // A hook's failure must not keep the turn from ending; the partner learns of it from a diagnostic.
     const failed = (hook: string) => (error: unknown) => hookFailed(environment, resolved.qualifiedName, hook, error);
+    // The hook being read or called: what a failure caught below is reported as.
+    let hook: "turnFinished" | "revoke" = reason === "turn" ? "turnFinished" : "revoke";
     try {
       if (reason === "turn" && tool.turnFinished) {
         ignoreRejection(tool.turnFinished(sessionId, completed), failed("turnFinished"));
@@ -282,6 +285,7 @@ export function settleTools(context: Pick<TurnContext, "environment">, tools: re
       // Without turnFinished, the end of a turn revokes (the SDK's finishTurn default). The
       // journal records the runtime's revocation first: a hook that throws was still told.
       // A journal that cannot record it does not keep the tool from being revoked.
+      hook = "revoke";
       if (!tool.revoke) continue;
       try {
         journal.revoked({ sessionId, tool: resolved.qualifiedName, reason });
@@ -294,17 +298,24 @@ export function settleTools(context: Pick<TurnContext, "environment">, tools: re
       }
     } catch (error) {
       // The journal's failure goes up with the turn's end; a hook's (or a getter's) is reported.
-      if (!(OpenWorkerError.isInstance(error) && error.code.startsWith("JOURNAL_"))) failed(reason === "turn" ? "turnFinished" : "revoke")(error);
+      if (!(OpenWorkerError.isInstance(error) && error.code.startsWith("JOURNAL_"))) failed(hook)(error);
     }
   }
 }
 
-/** A `diagnostic` event for a hook that threw or rejected (E6: its text redacted, and clipped). */
+/**
+ * A `diagnostic` event for a hook that threw or rejected (E6: its text redacted, and
+ * clipped). Never throws: it runs as a rejection handler, where a throw would be an
+ * unhandled rejection that ends the host, and inside a turn's end, which must complete.
+ */
 function hookFailed(environment: CallEnvironment, qualifiedName: string, hook: string, error: unknown): void {
-  if (!environment.events.active) return;
-  const text = error instanceof Error ? error.message : String(error);
-  const message = environment.redactor.text(`${qualifiedName}: ${hook} failed: ${text.length > 500 ? `${text.slice(0, 500)}…` : text}`);
-  environment.events.emit({ type: "diagnostic", sessionId: environment.sessionId, code: RUNTIME_ERROR_CODES.HOOK_FAILED, message });
+  try {
+    if (!environment.events.active) return;
+    const message = environment.redactor.text(`${qualifiedName}: ${hook} failed: ${clip(messageOf(error), 500)}`);
+    environment.events.emit({ type: "diagnostic", sessionId: environment.sessionId, code: RUNTIME_ERROR_CODES.HOOK_FAILED, message });
+  } catch {
+    // Nothing is left to tell: the hook's failure stays without a diagnostic.
+  }
 }
 
 /** The model's tool calls as the session's history keeps them: arguments redacted (E6); the same array when nothing changed. */
