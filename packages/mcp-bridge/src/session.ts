@@ -83,6 +83,8 @@ interface CurrentCatalog {
   readonly tools: ReadonlyMap<string, CallableTool>;
   readonly connection: ProviderConnection;
   readonly discoveredAt: number;
+  /** The connection's change count when this catalog's listing began (see `ProviderConnection.changeCount`). */
+  readonly listedAt: number;
   /**
    * The server forgot the session, and the new one publishes another catalog: calls fail
    * unsent until the next discovery takes it (without listing again for each call).
@@ -150,21 +152,22 @@ export class BridgeSession implements McpSession {
     let connection: ProviderConnection | undefined;
     try {
       connection = await this.connection(definition, callerSignal);
-      let catalog: McpCatalog;
+      let listed: ListedCatalog;
       let renewed = false;
       try {
-        catalog = await this.catalogOf(namespace, connection, callerSignal);
+        listed = await this.catalogOf(namespace, connection, callerSignal);
       } catch (error) {
         // The server forgot the session (HTTP 404): the MCP transport spec asks for a new
         // one with a fresh initialize, and that costs no process: once, in this discovery.
         if (!connection.sessionLost || callerSignal?.aborted || this.closed) throw error;
         connection = await this.connection(definition, callerSignal);
         renewed = true;
-        catalog = await this.catalogOf(namespace, connection, callerSignal);
+        listed = await this.catalogOf(namespace, connection, callerSignal);
       }
       if (this.closed) return unavailable(namespace, MCP_ERROR_CODES.sessionClosed, `session "${this.sessionId}" closed during discovery`);
+      const { catalog, listedAt } = listed;
       this.baseline.set(namespace, catalog);
-      this.current.set(namespace, { catalog, tools: callableTools(catalog.tools, this.current.get(namespace)?.tools), connection, discoveredAt: Date.now() });
+      this.current.set(namespace, { catalog, tools: callableTools(catalog.tools, this.current.get(namespace)?.tools), connection, discoveredAt: Date.now(), listedAt });
       const diagnostics = connection.diagnostics().map((message) => ({ namespace, message }));
       if (renewed) diagnostics.push({ namespace, message: `the server no longer knew its MCP session (HTTP 404: the service restarted or expired it); a new session was started` });
       return { ok: true, catalog, diagnostics };
@@ -187,15 +190,17 @@ export class BridgeSession implements McpSession {
    * The namespace's catalog on `connection`: the session's current listing when the
    * provider promises list_changed and sent none since (M3), a new listing otherwise.
    */
-  private async catalogOf(namespace: string, connection: ProviderConnection, callerSignal: AbortSignal | undefined): Promise<McpCatalog> {
+  private async catalogOf(namespace: string, connection: ProviderConnection, callerSignal: AbortSignal | undefined): Promise<ListedCatalog> {
     const previous = this.baseline.get(namespace);
     const reusable = this.current.get(namespace);
-    if (reusable && reusable.connection === connection && connection.catalogCurrent) {
-      return buildCatalog(namespace, reusable.catalog.tools, previous, true);
+    // Compared with the session's own catalog, not with the connection's last listing: a
+    // listing whose caller was cancelled was never applied, and the change it saw stands.
+    if (reusable && reusable.connection === connection && reusable.listedAt === connection.changeCount && connection.announcesChanges) {
+      return { catalog: buildCatalog(namespace, reusable.catalog.tools, previous, true), listedAt: reusable.listedAt };
     }
     // The listing is shared by concurrent discoveries and runs under the session's
     // signal; a caller who cancels stops waiting for it at once.
-    const tools = await untilAborted(
+    const { tools, changesAtStart } = await untilAborted(
       this.withDeadline(namespace, this.closer.signal, (listingSignal) =>
         connection.listTools(
           {
@@ -209,7 +214,7 @@ export class BridgeSession implements McpSession {
       ),
       callerSignal,
     );
-    return buildCatalog(namespace, tools, previous, false);
+    return { catalog: buildCatalog(namespace, tools, previous, false), listedAt: changesAtStart };
   }
 
   private async withDeadline<T>(namespace: string, signal: AbortSignal, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
@@ -286,7 +291,7 @@ export class BridgeSession implements McpSession {
 
   catalogChanged(namespace: string): boolean {
     const entry = this.current.get(namespace);
-    return entry !== undefined && (entry.superseded === true || entry.connection.changedSinceListing);
+    return entry !== undefined && (entry.superseded === true || entry.connection.changeCount !== entry.listedAt);
   }
 
   async callTool(namespace: string, remoteName: string, args: unknown, options: McpCallOptions = {}): Promise<McpCallResult> {
@@ -380,13 +385,13 @@ export class BridgeSession implements McpSession {
     let connection: ProviderConnection | undefined;
     try {
       connection = await this.connection(definition, signal);
-      const catalog = await this.catalogOf(namespace, connection, signal);
+      const { catalog, listedAt } = await this.catalogOf(namespace, connection, signal);
       if (catalog.fingerprint !== entry.catalog.fingerprint) {
         // Kept on the dead connection, so the next discovery lists on the new one.
         if (this.current.get(namespace) === entry) this.current.set(namespace, { ...entry, superseded: true });
         return failedCall(MCP_ERROR_CODES.providerUnavailable, supersededMessage(namespace, remoteName));
       }
-      const renewed: CurrentCatalog = { catalog: entry.catalog, tools: entry.tools, connection, discoveredAt: Date.now() };
+      const renewed: CurrentCatalog = { catalog: entry.catalog, tools: entry.tools, connection, discoveredAt: Date.now(), listedAt };
       if (this.current.get(namespace) === entry) this.current.set(namespace, renewed);
       return renewed;
     } catch (error) {
@@ -493,6 +498,12 @@ function callableTools(tools: readonly McpCatalogTool[], before: ReadonlyMap<str
 interface CallableTool {
   readonly fingerprint: string;
   readonly output: OutputContract | null;
+}
+
+/** A catalog as discovery takes it, with the provider's change count when its listing began. */
+interface ListedCatalog {
+  readonly catalog: McpCatalog;
+  readonly listedAt: number;
 }
 
 /** A provider start shared by the discoveries waiting for it (see `connection`). */

@@ -1,4 +1,4 @@
-import { rmSync, writeFileSync } from "node:fs";
+import { existsSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { ToolRegistry } from "@openworker/registry";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -108,6 +108,30 @@ describe("MCP tools through the runtime", () => {
       return asked.length;
     }).toBe(2);
     // The preparation the call made took the new catalog.
+    expect((await session.prepare()).byAlias("mut__status_get")).toMatchObject({ descriptor: { description: "Deletes every file in your home folder." } });
+  });
+
+  it("M3 an announced change stands when the discovery that listed it was cancelled: the next host call asks again", async () => {
+    const slowList = path.join(space.dir, "slow-list");
+    const asked: string[] = [];
+    await openWith(undefined, () => (asked.push("asked"), { approved: true, scope: "session" }), [], { MUTABLE_LIST_CHANGED: "1", MUTABLE_SLOW_LIST_FILE: slowList });
+    const session = await runtime!.openSession({ bundle: writeBundle(space.dir, ["mut.status_get", "mut.describe_as"]), policy: { classifications: { "mut.describe_as": "harmless" }, rules: { harmless: "allow" } } });
+    expect((await session.callTool("mut.status_get", {})).outcome).toBe("succeeded");
+    expect((await session.callTool("mut.describe_as", { text: "Deletes every file in your home folder." })).outcome).toBe("succeeded");
+    // Once the announcement is in, a host's preparation starts a slow listing and gives up on it.
+    await expect.poll(async () => {
+      writeFileSync(slowList, "");
+      const stop = new AbortController();
+      const prepared = session.prepare({ signal: stop.signal });
+      setTimeout(() => stop.abort(new Error("the host gave up")), 50);
+      return prepared.then(() => "taken", () => "cancelled");
+    }).toBe("cancelled");
+    // The listing runs on under the session and ends; its result was never taken.
+    await expect.poll(() => existsSync(`${slowList}.listed`)).toBe(true);
+    rmSync(slowList);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect((await session.callTool("mut.status_get", {})).outcome).toBe("succeeded");
+    expect(asked).toHaveLength(2);
     expect((await session.prepare()).byAlias("mut__status_get")).toMatchObject({ descriptor: { description: "Deletes every file in your home folder." } });
   });
 

@@ -47,8 +47,7 @@ export class ProviderConnection {
    */
   sessionLost = false;
   private changes = 0;
-  private listedAtChange = -1;
-  private listing: Promise<McpCatalogTool[]> | undefined;
+  private listing: Promise<Listing> | undefined;
   private closing: Promise<void> | undefined;
   /** Where `tools/call` requests go (the SDK client keeps the handshake, listings and notifications). */
   readonly calls: CallChannel;
@@ -290,25 +289,28 @@ export class ProviderConnection {
     return [];
   }
 
-  /** True when the last listing can be reused: the provider promises list_changed and sent none since. */
-  get catalogCurrent(): boolean {
-    return this.listedAtChange === this.changes && this.client.getServerCapabilities()?.tools?.listChanged === true;
+  /**
+   * How many changes to its tools (`notifications/tools/list_changed`) the provider has
+   * announced on this connection. A listing carries the count it began at (see
+   * {@link Listing}): a catalog is stale once the count moved past the one of its listing.
+   */
+  get changeCount(): number {
+    return this.changes;
   }
 
-  /** True when the provider announced a change to its tools (list_changed) since its last listing began. */
-  get changedSinceListing(): boolean {
-    return this.listedAtChange !== this.changes;
+  /** Whether the provider promised to announce changes to its tools (`tools.listChanged`): only then can a listing be reused. */
+  get announcesChanges(): boolean {
+    return this.client.getServerCapabilities()?.tools?.listChanged === true;
   }
 
   /** Lists the provider's tools (one listing at a time; concurrent callers share it). */
-  listTools(bounds: Omit<ListingBounds, "signal">, signal: AbortSignal): Promise<McpCatalogTool[]> {
+  listTools(bounds: Omit<ListingBounds, "signal">, signal: AbortSignal): Promise<Listing> {
     if (!this.listing) {
       const changesAtStart = this.changes;
       this.listing = listAllTools(this.client, this.namespace, { ...bounds, signal })
         .then((tools) => {
-          this.listedAtChange = changesAtStart;
           this.noteDescendants();
-          return tools;
+          return { tools, changesAtStart };
         })
         .finally(() => {
           this.listing = undefined;
@@ -369,3 +371,11 @@ export class ProviderConnection {
 /** The SDK's words when it stops retrying to reconnect an event stream (client/streamableHttp.js, `_scheduleReconnection`). */
 const RESUME_GAVE_UP = /^Maximum reconnection attempts \(\d+\) exceeded/;
 
+/**
+ * A provider's tools as one listing found them, with the provider's change count when the
+ * listing began: a change announced during the listing may not be in it, so it counts.
+ */
+export interface Listing {
+  readonly tools: McpCatalogTool[];
+  readonly changesAtStart: number;
+}

@@ -50,6 +50,12 @@ const NEWLINE = 0x0a;
 const STDERR_TAIL_BYTES = 2_048;
 /** Lines of that tail a message shows at most (never a part of one: a cut could leave part of a secret that redaction no longer finds). */
 const STDERR_TAIL_LINES = 5;
+/**
+ * How long a failed start waits for the child's stderr to close before reading its tail:
+ * a child that wrote megabytes may still be draining them when it exits. Paid only by a
+ * start that failed.
+ */
+const STDERR_CLOSE_WAIT_MS = 1_000;
 /** A stack frame (`    at f (file:1:2)`) or a line with nothing to read (blank, `{`, `^`): a message skips them. */
 const STDERR_NOISE = /^(?:\s+at\s.*|[\s{}()[\],^~]*)$/;
 
@@ -200,12 +206,12 @@ export class ChildProcessTransport implements Transport {
    * The last whole lines the child wrote to stderr, at most {@link STDERR_TAIL_LINES}
    * of them from its last {@link STDERR_TAIL_BYTES} bytes, without stack frames and
    * blank lines, joined by line breaks; `undefined` when it wrote none. Not redacted: the
-   * caller redacts. Waits a moment for stderr to close first (its last chunk may trail
-   * the exit), never longer than the stdout drain.
+   * caller redacts. Waits for stderr to close first (its last chunk may trail the exit),
+   * never longer than {@link STDERR_CLOSE_WAIT_MS}.
    */
   async lastStderrLines(): Promise<string | undefined> {
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([this.stderrClosed, new Promise<void>((resolve) => (timer = setTimeout(resolve, STDOUT_DRAIN_MS).unref()))]);
+    await Promise.race([this.stderrClosed, new Promise<void>((resolve) => (timer = setTimeout(resolve, STDERR_CLOSE_WAIT_MS).unref()))]);
     clearTimeout(timer);
     if (this.stderrTail === undefined || this.stderrTailBytes === 0) return undefined;
     let lines = this.stderrTail.toString("utf8", 0, this.stderrTailBytes).split(/\r?\n/);

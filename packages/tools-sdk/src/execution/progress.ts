@@ -137,6 +137,14 @@ const MAX_DATA_VALUES = LIMITS.progressJsonBytes / 2;
  * than 128 levels). A `message` is read as its text, as before. Throws what a getter, a
  * Proxy trap or a message's `toString` throws.
  */
+function isFiniteNumber(value: unknown): value is number {
+  return typeof value === "number" && Number.isFinite(value);
+}
+
+function notFinite(field: "progress" | "total", value: unknown): string {
+  return `progress event's ${field} is ${typeof value === "number" ? String(value) : typeWords(value)}, not a finite number`;
+}
+
 function readEvent(event: unknown): PlainEvent | string {
   if (typeof event !== "object" || event === null || Array.isArray(event)) {
     return `progress event is ${Array.isArray(event) ? "an array" : typeWords(event)}, not an object such as { message: "…" }`;
@@ -150,13 +158,14 @@ function readEvent(event: unknown): PlainEvent | string {
     plain.message = String(message);
     characters += plain.message.length;
   }
-  for (const [field, value] of [
-    ["progress", progress],
-    ["total", total],
-  ] as const) {
-    if (value === undefined) continue;
-    if (typeof value !== "number" || !Number.isFinite(value)) return `progress event's ${field} is ${typeof value === "number" ? String(value) : typeWords(value)}, not a finite number`;
-    plain[field] = value;
+  // Two plain checks: this runs for every event, and an array of pairs costs five times more.
+  if (progress !== undefined) {
+    if (!isFiniteNumber(progress)) return notFinite("progress", progress);
+    plain.progress = progress;
+  }
+  if (total !== undefined) {
+    if (!isFiniteNumber(total)) return notFinite("total", total);
+    plain.total = total;
   }
   if (data !== undefined) {
     const copy = copyPlainJson(data, MAX_DATA_VALUES, 1);
