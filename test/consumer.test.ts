@@ -97,7 +97,7 @@ class LinePeer {
 }
 
 describe("consumer outside the workspace (issue 8)", () => {
-  it("installs the tarballs offline and reuses better-sqlite3's cached native build instead of recompiling", () => {
+  it("installs the tarballs from the workspace's store and reuses better-sqlite3's cached native build instead of recompiling", () => {
     expect(path.relative(ROOT, project.dir).startsWith("..")).toBe(true);
     expect(project.installOutput).not.toMatch(/better-sqlite3[^\n]*(Running (install|postinstall) script|install\$)/);
     expect(project.installOutput).not.toMatch(/node-gyp rebuild/);

@@ -76,7 +76,10 @@ export async function createScratchProject(): Promise<ScratchProject> {
   cpSync(path.join(ROOT, "docs", "snippets", "host", "pnpm-workspace.yaml"), path.join(dir, "pnpm-workspace.yaml"));
   const { stdout, stderr } = await run(
     "pnpm",
-    ["install", "--offline", "--config.side-effects-cache=true", "--reporter=append-only", "--config.confirm-modules-purge=false"],
+    // From the workspace's store where it can: `--offline` failed on a machine whose pnpm had
+    // never resolved a version (a frozen-lockfile install writes no registry metadata), and
+    // this project resolves its own third-party versions.
+    ["install", "--prefer-offline", "--config.side-effects-cache=true", "--reporter=append-only", "--config.confirm-modules-purge=false"],
     { cwd: dir, env: childEnv(), maxBuffer: 64 * 1024 * 1024 },
   );
 
