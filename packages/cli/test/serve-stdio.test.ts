@@ -185,6 +185,23 @@ describe("what serve --help and the README say of the protocol is what the wire 
     }
   });
 
+  it("A1 a host approver's decidedBy: \"policy\" reaches the journal as a rule, not a person", async () => {
+    const bundle = writeBundle(path.join(temp.dir, "whoami-rule"), JSON.stringify({ version: 3, tools: ["fixture.whoami"] }));
+    const harness = HarnessClient.spawn({
+      entry: FIXTURE_HOST,
+      args: ["--journal", path.join(temp.dir, "rule.db")],
+      stderr: "ignore",
+      onApproval: () => ({ approved: true, decidedBy: "policy", who: "host rule: whoami is harmless" }),
+    });
+    try {
+      const { sessionId } = await harness.openSession({ bundle });
+      const report = await harness.call(sessionId, "fixture.whoami");
+      expect(report.approval).toMatchObject({ approved: true, by: "policy", who: "host rule: whoami is harmless" });
+    } finally {
+      expect(await harness.close()).toBe(0);
+    }
+  });
+
   it("a harness started without a model answers turn.run MODEL_PROVIDER_UNKNOWN naming the options that give it one; calls still work", async () => {
     const bundle = writeBundle(path.join(temp.dir, "whoami-no-model"), JSON.stringify({ version: 3, tools: ["fixture.whoami"] }));
     const harness = HarnessClient.spawn({ entry: FIXTURE_HOST, args: ["--journal", path.join(temp.dir, "no-model.db")], stderr: "ignore", onApproval: () => ({ approved: true }) });

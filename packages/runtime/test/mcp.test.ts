@@ -118,17 +118,28 @@ describe("MCP tools through the runtime", () => {
     const session = await runtime!.openSession({ bundle: writeBundle(space.dir, ["mut.status_get", "mut.describe_as"]), policy: { classifications: { "mut.describe_as": "harmless" }, rules: { harmless: "allow" } } });
     expect((await session.callTool("mut.status_get", {})).outcome).toBe("succeeded");
     expect((await session.callTool("mut.describe_as", { text: "Deletes every file in your home folder." })).outcome).toBe("succeeded");
-    // Once the announcement is in, a host's preparation starts a slow listing and gives up on it.
-    await expect.poll(async () => {
-      writeFileSync(slowList, "");
+    // Once the announcement is in, a host's preparation lists again: the listing is held
+    // until the test lets it go, and the host gives up on it meanwhile.
+    writeFileSync(slowList, "");
+    let cancelled = false;
+    for (let attempt = 0; attempt < 500 && !cancelled; attempt++) {
       const stop = new AbortController();
-      const prepared = session.prepare({ signal: stop.signal });
-      setTimeout(() => stop.abort(new Error("the host gave up")), 50);
-      return prepared.then(() => "taken", () => "cancelled");
-    }).toBe("cancelled");
+      let outcome: string | undefined;
+      const prepared = session.prepare({ signal: stop.signal }).then(
+        () => (outcome = "taken"),
+        () => (outcome = "cancelled"),
+      );
+      // Either the catalog was reused (the announcement was not in yet), or the listing
+      // started and is held.
+      await expect.poll(() => outcome !== undefined || existsSync(`${slowList}.listing`), { timeout: 10_000 }).toBe(true);
+      if (outcome === "taken") continue;
+      stop.abort(new Error("the host gave up"));
+      cancelled = (await prepared) === "cancelled";
+    }
+    expect(cancelled).toBe(true);
     // The listing runs on under the session and ends; its result was never taken.
-    await expect.poll(() => existsSync(`${slowList}.listed`)).toBe(true);
     rmSync(slowList);
+    await expect.poll(() => existsSync(`${slowList}.listed`), { timeout: 10_000 }).toBe(true);
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect((await session.callTool("mut.status_get", {})).outcome).toBe("succeeded");
     expect(asked).toHaveLength(2);
@@ -269,17 +280,26 @@ describe("MCP tools through the runtime", () => {
   it("M2 E6 a v1 bundle's down provider: a model's call is named only when its alias makes a valid name, and redacted", async () => {
     const long = `mut__${"x".repeat(5000)}`;
     const model = new ScriptedProvider([
-      { toolCalls: [{ name: "mut__status_get", arguments: {} }, { name: `mut__tool_${secret}`, arguments: {} }, { name: long, arguments: {} }, { name: "mut__", arguments: {} }] },
+      {
+        toolCalls: [
+          { name: "mut__status_get", arguments: {} },
+          { name: `mut__tool_${secret}`, arguments: {} },
+          { name: long, arguments: {} },
+          { name: "mut__", arguments: {} },
+          // `a.b` or `a__b`: the alias cannot say which remote name it stands for.
+          { name: "mut__a__b", arguments: {} },
+        ],
+      },
       { text: "it is down" },
     ]);
     await openWith(model);
     const session = await runtime!.openSession({ bundle: writeBundle(space.dir, '{"version":1,"mcpServers":["mut"]}'), policy: { mode: "bypass" } });
     writeFileSync(downFile, "");
     const turn = await session.runTurn("status?");
-    expect(turn.calls.map((call) => call.code)).toEqual(["PROVIDER_UNAVAILABLE", "PROVIDER_UNAVAILABLE", "PROVIDER_UNAVAILABLE", "PROVIDER_UNAVAILABLE"]);
-    expect(turn.calls.map((call) => call.qualifiedName)).toEqual(["mut.status_get", "mut.tool_[redacted]", undefined, undefined]);
+    expect(turn.calls.map((call) => call.code)).toEqual(Array(5).fill("PROVIDER_UNAVAILABLE"));
+    expect(turn.calls.map((call) => call.qualifiedName)).toEqual(["mut.status_get", "mut.tool_[redacted]", undefined, undefined, undefined]);
     const journaled = runtime!.journal.calls(session.id).map((call) => call.qualifiedName);
-    expect(journaled).toEqual(["mut.status_get", "mut.tool_[redacted]", "(unselected)", "(unselected)"]);
+    expect(journaled).toEqual(["mut.status_get", "mut.tool_[redacted]", "(unselected)", "(unselected)", "(unselected)"]);
     expect(JSON.stringify([...runtime!.journal.exportSession(session.id)])).not.toContain(secret);
   });
 

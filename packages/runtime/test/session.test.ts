@@ -278,11 +278,10 @@ describe("sessions", () => {
     ]);
   });
 
-  it("T5 overlapping host calls of one tool: it is settled once, when the last ends, never under a call still using it; calls that never reached it settle nothing", async () => {
-    const log: string[] = [];
+  /** A native tool that holds access while it runs for `args.ms` milliseconds, and answers what it held at its end; `log` records its revokes. */
+  const accessTool = (log: string[]) => {
     let access = "none";
-    // The tool holds access while it runs for `ms` milliseconds, and reports what it held at its end.
-    const slow = nativeTool(
+    return nativeTool(
       "test.slow",
       async (_context, args) => {
         access = "granted";
@@ -291,7 +290,11 @@ describe("sessions", () => {
       },
       { revoke: () => void (log.push("revoke"), (access = "revoked")), schema: { type: "object", properties: { ms: { type: "integer" } } } },
     );
-    const runtime = await open(space.dir, [slow]);
+  };
+
+  it("T5 overlapping host calls of one tool: it is settled once, when the last ends, never under a call still using it; calls that never reached it settle nothing", async () => {
+    const log: string[] = [];
+    const runtime = await open(space.dir, [accessTool(log)]);
     const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.slow"]), policy: { mode: "bypass" } });
     await session.prepare();
     const [quick, long] = await Promise.all([session.callTool("test.slow", { ms: 10 }), session.callTool("test.slow", { ms: 200 })]);
@@ -302,6 +305,42 @@ describe("sessions", () => {
     expect(await session.callTool("test__slow", { ms: 1 })).toMatchObject({ code: "UNKNOWN_TOOL" });
     expect(await session.callTool("test.slow", { ms: 1 }, { signal: AbortSignal.abort() })).toMatchObject({ outcome: "cancelled" });
     expect(log).toEqual([]);
+  });
+
+  it("T5 a model turn that ends while a host call uses a tool leaves the tool to that call's end", async () => {
+    const log: string[] = [];
+    const runtime = await open(space.dir, [accessTool(log)], { models: [new ScriptedProvider([{ text: "hello" }])] });
+    const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.slow"]), policy: { mode: "bypass" } });
+    await session.prepare();
+    const started = new Promise<void>((resolve) => session.subscribe((event) => event.type === "call_started" && resolve()));
+    const hostCall = session.callTool("test.slow", { ms: 200 });
+    await started;
+    expect(await session.runTurn("hi")).toMatchObject({ reason: "answered" });
+    expect(log).toEqual([]);
+    expect((await hostCall).json).toBe("granted");
+    expect(log).toEqual(["revoke"]);
+  });
+
+  it("T5 a host call waiting for a person holds back no settlement: an earlier call's tool is settled when that call ends", async () => {
+    const log: string[] = [];
+    let held: ((verdict: { approved: boolean }) => void) | undefined;
+    let heldAsked!: () => void;
+    const secondAsked = new Promise<void>((resolve) => (heldAsked = resolve));
+    const approver: Approver = (request) => {
+      if ((request.args as { ms: number }).ms === 1) return { approved: true };
+      heldAsked();
+      return new Promise((resolve) => (held = resolve));
+    };
+    const runtime = await open(space.dir, [accessTool(log)], { approver });
+    const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.slow"]) });
+    await session.prepare();
+    const waiting = session.callTool("test.slow", { ms: 2 });
+    await secondAsked;
+    expect(await session.callTool("test.slow", { ms: 1 })).toMatchObject({ outcome: "succeeded", json: "granted" });
+    expect(log).toEqual(["revoke"]);
+    held!({ approved: false });
+    expect(await waiting).toMatchObject({ outcome: "denied" });
+    expect(log).toEqual(["revoke"]);
   });
 
   it("T4 images are held for delivery only: consent is rechecked, a refusal withholds the image and tells the model, the journal keeps a digest", async () => {

@@ -203,14 +203,18 @@ export class HarnessServer {
   async #askHost(request: ApprovalRequest): Promise<ApprovalAnswer> {
     const { signal, ...question } = request;
     const answer = await this.#peer.request("approval.request", question, signal);
+    // A host's rule is journaled as a rule, not as a person (A1), as for an embedded approver.
+    const by = isObject(answer) ? answer.decidedBy : undefined;
+    const decidedBy: { decidedBy?: "person" | "policy" } = by === "policy" || by === "person" ? { decidedBy: by } : {};
     if (!isObject(answer) || answer.approved !== true) {
       const reason = isObject(answer) && typeof answer.reason === "string" ? answer.reason : "the host did not approve";
-      return { approved: false, reason, ...(isObject(answer) && typeof answer.who === "string" ? { who: answer.who } : {}) };
+      return { approved: false, reason, ...(isObject(answer) && typeof answer.who === "string" ? { who: answer.who } : {}), ...decidedBy };
     }
     return {
       approved: true,
       scope: answer.scope === "session" ? "session" : "once",
       ...(typeof answer.who === "string" ? { who: answer.who } : { who: "host" }),
+      ...decidedBy,
     };
   }
 }

@@ -40,6 +40,8 @@ export interface CallRequest {
    * resolve (its provider was down).
    */
   readonly refusal?: { readonly code: string; readonly message: string; readonly qualifiedName?: string };
+  /** Told when the call is approved, before it starts: a host call counts from then as using its tool (T5). */
+  readonly onApproved?: () => void;
 }
 
 /** The approval a call got, as its report tells the host: what the journal's `approval_decided` says. */
@@ -178,6 +180,7 @@ async function decideAndRun(
     });
   }
 
+  request.onApproved?.();
   // Cancelled before it could start (a host call whose signal had already aborted, a session
   // closing as it was decided): it never starts, and the journal does not say it did.
   if (request.signal.aborted) return finish(environment, request, resolved, notCalled("the call was cancelled before it started"), approval);

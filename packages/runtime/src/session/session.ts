@@ -43,7 +43,11 @@ export class Session {
   /** The host-driven preparation running now, if any: calls that need one share it. */
   #preparing: Promise<PreparedTurn> | undefined;
   #turn: AbortController | undefined;
-  /** Native tools with host calls running, by qualified name: settled when the last ends (T5). */
+  /**
+   * Native tools whose settlement waits (T5), by qualified name: host calls that reached
+   * the tool are still running, or a model turn is, and how the calls and turns that
+   * ended meanwhile ended. Settled once nothing is using the tool.
+   */
   readonly #hostCalls = new Map<string, HostCallsOfTool>();
   /** The id of the running turn, beside its controller. */
   #turnId: string | undefined;
@@ -125,6 +129,7 @@ export class Session {
           onEnded: () => {
             if (this.#turn === controller) this.#turn = undefined;
           },
+          settle: (tools, reason, completed) => this.#settleAtTurnEnd(tools, reason, completed),
         },
         turnId,
         input,
@@ -193,49 +198,80 @@ export class Session {
     refusal: CallRequest["refusal"],
   ): Promise<CallReport> {
     const turnId = `${this.id}.h${++this.#turns}`;
-    const request = { turnId, callId: this.#nextCallId(), alias, qualifiedName, args: { json: args }, signal };
-    const call = runGovernedCall(this.#parts.environment, selection, refusal === undefined ? request : { ...request, refusal });
     // A host call is a turn of its own (T5): when it ends, the tool it called is settled
     // as at a turn's end (`turnFinished`, by default revoke), and revoked directly when it
     // was cancelled. Only that tool: the others took no part in it.
     const resolved = selection.byAlias(alias);
-    if (resolved?.kind !== "native" || resolved.qualifiedName !== qualifiedName || !hasSettleHooks(resolved.tool)) return call;
-    const calls = this.#hostCalls.get(qualifiedName) ?? { running: 0, reached: undefined };
-    calls.running += 1;
-    this.#hostCalls.set(qualifiedName, calls);
+    const settled = resolved?.kind === "native" && resolved.qualifiedName === qualifiedName && hasSettleHooks(resolved.tool) ? resolved.tool : undefined;
+    const plain = { turnId, callId: this.#nextCallId(), alias, qualifiedName, args: { json: args }, signal };
+    const request: CallRequest = refusal === undefined ? plain : { ...plain, refusal };
+    if (settled === undefined) return runGovernedCall(this.#parts.environment, selection, request);
+    // Counted from its approval: a call refused, denied or still waiting for a person has
+    // not reached the tool, and must not hold back the settlement of calls that did.
+    let reached = false;
+    const onApproved = () => {
+      reached = true;
+      this.#hostCallReached(qualifiedName);
+    };
+    const call = runGovernedCall(this.#parts.environment, selection, { ...request, onApproved });
     return call.then(
       (report) => {
-        // A call refused or cancelled before its approval never reached the tool.
-        const reached = report.approval?.approved === true;
-        this.#hostCallEnded(resolved.tool, qualifiedName, calls, reached ? { cancelled: report.outcome === "cancelled", completed: report.outcome === "succeeded" } : undefined);
+        if (reached) this.#hostCallEnded(settled, qualifiedName, { cancelled: report.outcome === "cancelled", completed: report.outcome === "succeeded" });
         return report;
       },
       (error: unknown) => {
         // The journal failed under the call: what it did is unknown, so it ends incomplete.
-        this.#hostCallEnded(resolved.tool, qualifiedName, calls, { cancelled: false, completed: false });
+        if (reached) this.#hostCallEnded(settled, qualifiedName, { cancelled: false, completed: false });
         throw error;
       },
     );
   }
 
+  #hostCallReached(qualifiedName: string): void {
+    const waiting = this.#hostCalls.get(qualifiedName);
+    if (waiting) waiting.running += 1;
+    else this.#hostCalls.set(qualifiedName, { running: 1, ended: undefined });
+  }
+
   /**
-   * One host call of a native tool ended (`ending`: how, or `undefined` when it never
-   * reached the tool). The tool is settled once no other host call of it runs, as the
-   * calls together ended (revoked directly if one was cancelled, `turnFinished(…, true)`
-   * only if all succeeded), and not while a model turn runs: its end settles every
-   * selected tool. A tool is never revoked under a call still using it.
+   * A host call that reached a native tool ended. The tool is settled once no other such
+   * call runs and no model turn does (a turn's end settles it then, see
+   * {@link #settleAtTurnEnd}), as the calls and turns together ended: revoked directly if
+   * one was cancelled, `turnFinished(…, true)` only if all completed. A tool is never
+   * revoked under a call still using it.
    */
-  #hostCallEnded(tool: Tool, qualifiedName: string, calls: HostCallsOfTool, ending: HostCallEnding | undefined): void {
-    calls.running -= 1;
-    if (ending !== undefined) {
-      calls.reached =
-        calls.reached === undefined ? ending : { cancelled: calls.reached.cancelled || ending.cancelled, completed: calls.reached.completed && ending.completed };
-    }
-    if (calls.running > 0) return;
+  #hostCallEnded(tool: Tool, qualifiedName: string, ending: HostCallEnding): void {
+    const waiting = this.#hostCalls.get(qualifiedName);
+    if (waiting === undefined) return;
+    waiting.running -= 1;
+    waiting.ended = joinEndings(waiting.ended, ending);
+    if (waiting.running > 0 || this.#turn !== undefined) return;
     this.#hostCalls.delete(qualifiedName);
-    if (calls.reached === undefined || this.#turn !== undefined) return;
     const { environment } = this.#parts;
-    settleTools({ environment }, [{ qualifiedName, tool }], calls.reached.cancelled ? "cancel" : "turn", calls.reached.completed);
+    settleTools({ environment }, [{ qualifiedName, tool }], waiting.ended.cancelled ? "cancel" : "turn", waiting.ended.completed);
+  }
+
+  /**
+   * A model turn's end settles its tools (T5), except those host calls still use: their
+   * last call's end settles them, the turn's ending joined to theirs. A tool whose host
+   * calls ended while the turn ran is settled now, their endings joined to the turn's.
+   */
+  #settleAtTurnEnd(tools: readonly SettledTool[], reason: "turn" | "cancel", completed: boolean): void {
+    if (this.#hostCalls.size === 0) return settleTools({ environment: this.#parts.environment }, tools, reason, completed);
+    const turn: HostCallEnding = { cancelled: reason === "cancel", completed };
+    const now: SettledTool[] = [];
+    for (const tool of tools) {
+      const waiting = this.#hostCalls.get(tool.qualifiedName);
+      if (waiting === undefined) {
+        now.push(tool);
+        continue;
+      }
+      waiting.ended = joinEndings(waiting.ended, turn);
+      if (waiting.running > 0) continue;
+      this.#hostCalls.delete(tool.qualifiedName);
+      settleTools({ environment: this.#parts.environment }, [tool], waiting.ended.cancelled ? "cancel" : "turn", waiting.ended.completed);
+    }
+    settleTools({ environment: this.#parts.environment }, now, reason, completed);
   }
 
   /**
@@ -387,8 +423,13 @@ interface HostCallEnding {
   readonly completed: boolean;
 }
 
-/** The host calls of one native tool that are running, and how those that reached it ended. */
+/** The host calls of one native tool that reached it and are running, and how the calls (and turns) that ended meanwhile ended. */
 interface HostCallsOfTool {
   running: number;
-  reached: HostCallEnding | undefined;
+  ended: HostCallEnding | undefined;
+}
+
+/** Two endings as one: cancelled if either was, completed only if both were. */
+function joinEndings(before: HostCallEnding | undefined, ending: HostCallEnding): HostCallEnding {
+  return before === undefined ? ending : { cancelled: before.cancelled || ending.cancelled, completed: before.completed && ending.completed };
 }

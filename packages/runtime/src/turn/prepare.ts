@@ -112,8 +112,11 @@ function unavailableToolOf(prepared: PreparedTurn, tool: { qualifiedName: string
   const named = prepared.unavailableTools.get(alias);
   if (named !== undefined) return "qualifiedName" in tool && named !== tool.qualifiedName ? undefined : named;
   if (!prepared.unavailableTools.has(`${namespace}__*`)) return undefined;
-  // A provider the bundle takes whole: the model's alias is `<namespace>__<remote name>`.
-  const name = "qualifiedName" in tool ? tool.qualifiedName : `${namespace}.${alias.slice(namespace.length + 2)}`;
+  // A provider the bundle takes whole: the model's alias is `<namespace>__<remote name>`,
+  // the remote name's dots written `__` too, so an alias with another `__` could be either.
+  const remote = alias.slice(namespace.length + 2);
+  if (!("qualifiedName" in tool) && remote.includes("__")) return undefined;
+  const name = "qualifiedName" in tool ? tool.qualifiedName : `${namespace}.${remote}`;
   try {
     validateQualifiedName(name);
     return name;

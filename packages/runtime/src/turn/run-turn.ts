@@ -58,6 +58,11 @@ export interface TurnContext {
   onPrepared(prepared: PreparedTurn): void;
   /** The turn is over: called before `turn_finished` is emitted, so a listener may start the next one. */
   onEnded(): void;
+  /**
+   * Settles the turn's tools at its end (T5): `settleTools`, except that a tool a host
+   * call is still using is left to that call's end (the session knows which).
+   */
+  settle(tools: readonly SettledTool[], reason: "turn" | "cancel", completed: boolean): void;
 }
 
 /**
@@ -81,7 +86,7 @@ export async function runTurn(context: TurnContext, turnId: string, input: strin
   const end = (reason: TurnStopReason, text: string, error?: { code: string; message: string }): TurnResult => {
     state.ended = true;
     const completed = reason === "answered";
-    settleTools(context, state.prepared ? natives(state.prepared) : context.selectedNatives(), reason === "cancelled" ? "cancel" : "turn", completed);
+    context.settle(state.prepared ? natives(state.prepared) : context.selectedNatives(), reason === "cancelled" ? "cancel" : "turn", completed);
     try {
       journal.turnFinished({ sessionId, turnId, completed, reason });
     } finally {

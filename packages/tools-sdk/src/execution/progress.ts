@@ -128,6 +128,14 @@ interface PlainEvent {
 // An event within the 16 KB budget has fewer values than this (each takes two bytes or more).
 const MAX_DATA_VALUES = LIMITS.progressJsonBytes / 2;
 
+function isFiniteNumber(value: unknown): value is number {
+  return typeof value === "number" && Number.isFinite(value);
+}
+
+function notFinite(field: "progress" | "total", value: unknown): string {
+  return `progress event's ${field} is ${typeof value === "number" ? String(value) : typeWords(value)}, not a finite number`;
+}
+
 /**
  * A progress event read into a plain copy, each field read once (a getter could answer
  * differently on a second read), or why it is refused: an event that is not a plain
@@ -137,14 +145,6 @@ const MAX_DATA_VALUES = LIMITS.progressJsonBytes / 2;
  * than 128 levels). A `message` is read as its text, as before. Throws what a getter, a
  * Proxy trap or a message's `toString` throws.
  */
-function isFiniteNumber(value: unknown): value is number {
-  return typeof value === "number" && Number.isFinite(value);
-}
-
-function notFinite(field: "progress" | "total", value: unknown): string {
-  return `progress event's ${field} is ${typeof value === "number" ? String(value) : typeWords(value)}, not a finite number`;
-}
-
 function readEvent(event: unknown): PlainEvent | string {
   if (typeof event !== "object" || event === null || Array.isArray(event)) {
     return `progress event is ${Array.isArray(event) ? "an array" : typeWords(event)}, not an object such as { message: "…" }`;
