@@ -3,13 +3,20 @@ import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import type { ApprovalRequest, McpToolInventory, RuntimeEvent } from "@openworker/runtime";
 import { afterAll, describe, expect, it, vi } from "vitest";
-import { HARNESS_METHODS, HarnessClient, type HarnessApprovalRequest } from "../src/index.js";
+import { HARNESS_METHODS, HarnessClient, type HarnessApprovalRequest, type HarnessClientOptions } from "../src/index.js";
 import { COWORKER, DEMO_SCRIPT, FIXTURE_HOST, HOST, REPO, runEntry, tempDir, writeBundle } from "./helpers.js";
 
 const temp = tempDir("stdio");
 const ACER_LAUNCHER = path.join(REPO, "examples/acer-mcp/bin/acer-mcp-launcher");
 const ACER_TOOL = "acer.acer_care_center_batterystatus_get";
 afterAll(() => temp.cleanup());
+
+/** A bundle selecting `fixture.whoami` and a harness of the fixture host with its own journal, both named after `name`. */
+function whoamiHarness(name: string, onApproval: HarnessClientOptions["onApproval"]): { harness: HarnessClient; bundle: string } {
+  const bundle = writeBundle(path.join(temp.dir, `whoami-${name}`), JSON.stringify({ version: 3, tools: ["fixture.whoami"] }));
+  const harness = HarnessClient.spawn({ entry: FIXTURE_HOST, args: ["--journal", path.join(temp.dir, `${name}.db`)], stderr: "ignore", ...(onApproval ? { onApproval } : {}) });
+  return { harness, bundle };
+}
 
 describe("serve --stdio (JSON-RPC harness driven by a test host over pipes)", () => {
   it("M4 shutdown ends the harness process even while the host keeps stdin open", async () => {
@@ -100,13 +107,7 @@ describe("serve --stdio (JSON-RPC harness driven by a test host over pipes)", ()
   });
 
   it("re-exec: a native tool registered in the host's main is callable through the serve --stdio child", async () => {
-    const bundle = writeBundle(path.join(temp.dir, "whoami"), JSON.stringify({ version: 3, tools: ["fixture.whoami"] }));
-    const harness = HarnessClient.spawn({
-      entry: FIXTURE_HOST,
-      args: ["--journal", path.join(temp.dir, "journal.db")],
-      stderr: "ignore",
-      onApproval: () => ({ approved: true }),
-    });
+    const { harness, bundle } = whoamiHarness("re-exec", () => ({ approved: true }));
     try {
       const { sessionId } = await harness.openSession({ bundle });
       const report = await harness.call(sessionId, "fixture.whoami");
@@ -161,15 +162,9 @@ describe("what serve --help and the README say of the protocol is what the wire 
     expect(reportShape).toBeDefined();
 
     const asked: Record<string, unknown>[] = [];
-    const bundle = writeBundle(path.join(temp.dir, "whoami-shapes"), JSON.stringify({ version: 3, tools: ["fixture.whoami"] }));
-    const harness = HarnessClient.spawn({
-      entry: FIXTURE_HOST,
-      args: ["--journal", path.join(temp.dir, "shapes.db")],
-      stderr: "ignore",
-      onApproval: ({ signal: _signal, ...request }) => {
-        asked.push(request);
-        return { approved: true, who: "test host" };
-      },
+    const { harness, bundle } = whoamiHarness("shapes", ({ signal: _signal, ...request }) => {
+      asked.push(request);
+      return { approved: true, who: "test host" };
     });
     try {
       const { sessionId } = await harness.openSession({ bundle });
@@ -186,13 +181,7 @@ describe("what serve --help and the README say of the protocol is what the wire 
   });
 
   it("A1 a host approver's decidedBy: \"policy\" reaches the journal as a rule, not a person", async () => {
-    const bundle = writeBundle(path.join(temp.dir, "whoami-rule"), JSON.stringify({ version: 3, tools: ["fixture.whoami"] }));
-    const harness = HarnessClient.spawn({
-      entry: FIXTURE_HOST,
-      args: ["--journal", path.join(temp.dir, "rule.db")],
-      stderr: "ignore",
-      onApproval: () => ({ approved: true, decidedBy: "policy", who: "host rule: whoami is harmless" }),
-    });
+    const { harness, bundle } = whoamiHarness("rule", () => ({ approved: true, decidedBy: "policy", who: "host rule: whoami is harmless" }));
     try {
       const { sessionId } = await harness.openSession({ bundle });
       const report = await harness.call(sessionId, "fixture.whoami");
@@ -203,8 +192,7 @@ describe("what serve --help and the README say of the protocol is what the wire 
   });
 
   it("a harness started without a model answers turn.run MODEL_PROVIDER_UNKNOWN naming the options that give it one; calls still work", async () => {
-    const bundle = writeBundle(path.join(temp.dir, "whoami-no-model"), JSON.stringify({ version: 3, tools: ["fixture.whoami"] }));
-    const harness = HarnessClient.spawn({ entry: FIXTURE_HOST, args: ["--journal", path.join(temp.dir, "no-model.db")], stderr: "ignore", onApproval: () => ({ approved: true }) });
+    const { harness, bundle } = whoamiHarness("no-model", () => ({ approved: true }));
     try {
       expect(await harness.models()).toEqual([]);
       const { sessionId } = await harness.openSession({ bundle });

@@ -221,13 +221,18 @@ describe("sessions", () => {
     expect([...runtime.journal.exportSession(session.id)].join("\n")).not.toContain(marker);
   });
 
-  it("T5 turn end calls turnFinished (default revoke); cancellation and close call revoke directly", async () => {
-    const log: string[] = [];
-    const plain = nativeTool("test.plain", async () => ({ json: null }), { revoke: (sessionId) => void log.push(`plain revoke ${sessionId}`) });
-    const keeper = nativeTool("test.keeper", async () => ({ json: null }), {
+  /** Two tools that log how they are settled: `test.plain` has only `revoke`, `test.keeper` also `turnFinished`. */
+  const settlingTools = (log: string[]) => ({
+    plain: nativeTool("test.plain", async () => ({ json: null }), { revoke: (sessionId) => void log.push(`plain revoke ${sessionId}`) }),
+    keeper: nativeTool("test.keeper", async () => ({ json: null }), {
       revoke: () => void log.push("keeper revoke"),
       turnFinished: (_sessionId, completed) => void log.push(`keeper finished ${completed}`),
-    });
+    }),
+  });
+
+  it("T5 turn end calls turnFinished (default revoke); cancellation and close call revoke directly", async () => {
+    const log: string[] = [];
+    const { plain, keeper } = settlingTools(log);
     const hang = nativeTool("test.hang", () => new Promise(() => undefined));
     const model = new ScriptedProvider([{ text: "done" }, { toolCalls: [{ name: "test__hang", arguments: "{}" }] }]);
     const runtime = await open(space.dir, [plain, keeper, hang], { models: [model] });
@@ -250,11 +255,7 @@ describe("sessions", () => {
 
   it("T5 a host call is a turn of its own: its tool is settled when it ends (turnFinished, default revoke), revoked directly when cancelled; other tools are left alone", async () => {
     const log: string[] = [];
-    const plain = nativeTool("test.plain", async () => ({ json: null }), { revoke: (sessionId) => void log.push(`plain revoke ${sessionId}`) });
-    const keeper = nativeTool("test.keeper", async () => ({ json: null }), {
-      revoke: () => void log.push("keeper revoke"),
-      turnFinished: (_sessionId, completed) => void log.push(`keeper finished ${completed}`),
-    });
+    const { plain, keeper } = settlingTools(log);
     const failing = nativeTool("test.failing", async () => toolError("NOPE", "not today"), { turnFinished: (_sessionId, completed) => void log.push(`failing finished ${completed}`) });
     const hang = nativeTool("test.hang", () => new Promise(() => undefined), { revoke: () => void log.push("hang revoke") });
     const runtime = await open(space.dir, [plain, keeper, failing, hang]);
