@@ -51,7 +51,6 @@ export class Session {
   readonly #hostCalls = new Map<string, HostCallsOfTool>();
   /** The id of the running turn, beside its controller. */
   #turnId: string | undefined;
-  /** Everything running in the session (a turn, host-driven calls): close waits for them to settle. */
   /**
    * Work running now (turns, calls, a prepare), and who waits for none to run: a count, not
    * a set of promises (adding to and deleting from a `Set` per call was a visible line of
@@ -257,21 +256,21 @@ export class Session {
    * calls ended while the turn ran is settled now, their endings joined to the turn's.
    */
   #settleAtTurnEnd(tools: readonly SettledTool[], reason: "turn" | "cancel", completed: boolean): void {
-    if (this.#hostCalls.size === 0) return settleTools({ environment: this.#parts.environment }, tools, reason, completed);
+    const { environment } = this.#parts;
     const turn: HostCallEnding = { cancelled: reason === "cancel", completed };
-    const now: SettledTool[] = [];
+    // One tool at a time, looked up just before it is settled: a hook of one tool may start
+    // a host call of the next (approved at once by a standing rule), which it must not revoke.
     for (const tool of tools) {
       const waiting = this.#hostCalls.get(tool.qualifiedName);
       if (waiting === undefined) {
-        now.push(tool);
+        settleTools({ environment }, [tool], reason, completed);
         continue;
       }
       waiting.ended = joinEndings(waiting.ended, turn);
       if (waiting.running > 0) continue;
       this.#hostCalls.delete(tool.qualifiedName);
-      settleTools({ environment: this.#parts.environment }, [tool], waiting.ended.cancelled ? "cancel" : "turn", waiting.ended.completed);
+      settleTools({ environment }, [tool], waiting.ended.cancelled ? "cancel" : "turn", waiting.ended.completed);
     }
-    settleTools({ environment: this.#parts.environment }, now, reason, completed);
   }
 
   /**
