@@ -1,25 +1,19 @@
 import { existsSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { ToolRegistry } from "@openworker/registry";
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { Runtime } from "../src/index.js";
 import { ScriptedProvider } from "../src/testing/index.js";
-import { nativeTool, openRuntime, scratch, writeBundle, writeHostEntry } from "./support/harness.js";
+import { nativeTool, openRuntime, scratchEach, writeBundle, writeHostEntry } from "./support/harness.js";
 
 // Cancellation at each stage a host meets it: a cancelled turn stops asking and starting,
 // a session closing races a call, and a caller who cancels stops waiting at once.
 
-let space: ReturnType<typeof scratch>;
 let runtime: Runtime | undefined;
-
-beforeEach(() => {
-  space = scratch();
-});
-afterEach(async () => {
+const space = scratchEach(async () => {
   vi.restoreAllMocks();
   await runtime?.close();
   runtime = undefined;
-  space.cleanup();
 });
 
 const bypass = { name: "test-bypass", mode: "bypass" } as const;

@@ -2,24 +2,18 @@ import path from "node:path";
 import { ToolRegistry } from "@openworker/registry";
 import { Journal } from "@openworker/journal";
 import type { Tool, ToolImage } from "@openworker/tools-sdk";
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { Runtime, type RuntimeEvent } from "../src/index.js";
 import { ScriptedProvider } from "../src/testing/index.js";
-import { echo, nativeTool, openRuntime, scratch, writeBundle, writeHostEntry } from "./support/harness.js";
+import { echo, nativeTool, openRuntime, scratchEach, writeBundle, writeHostEntry } from "./support/harness.js";
 
 // Hostile values from tools, models, approvers and hosts: each must end in a coded
 // outcome with one terminal record (A3), never a rejected turn, a hang or a dead process.
 
-let space: ReturnType<typeof scratch>;
 let runtime: Runtime | undefined;
-
-beforeEach(() => {
-  space = scratch();
-});
-afterEach(async () => {
+const space = scratchEach(async () => {
   await runtime?.close();
   runtime = undefined;
-  space.cleanup();
 });
 
 const bypass = { name: "test-bypass", mode: "bypass" } as const;

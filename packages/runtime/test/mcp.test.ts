@@ -1,29 +1,26 @@
 import { existsSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { ToolRegistry } from "@openworker/registry";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { Runtime } from "../src/index.js";
 import { ScriptedProvider } from "../src/testing/index.js";
-import { scratch, writeBundle, writeHostEntry } from "./support/harness.js";
+import { scratchEach, writeBundle, writeHostEntry } from "./support/harness.js";
 
 const server = path.resolve(import.meta.dirname, "fixtures/mutable-server.mjs");
 const secret = "mcp-secret-value-91d2";
 
-let space: ReturnType<typeof scratch>;
 let runtime: Runtime | undefined;
 let schemaFile: string;
 let downFile: string;
+const space = scratchEach(async () => {
+  await runtime?.close();
+  runtime = undefined;
+});
 
 beforeEach(() => {
-  space = scratch();
   schemaFile = path.join(space.dir, "field.txt");
   writeFileSync(schemaFile, "verbose");
   downFile = path.join(space.dir, "down");
-});
-afterEach(async () => {
-  await runtime?.close();
-  runtime = undefined;
-  space.cleanup();
 });
 
 async function openWith(

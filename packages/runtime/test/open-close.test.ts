@@ -1,24 +1,18 @@
 import { existsSync, mkdirSync, readdirSync, renameSync } from "node:fs";
 import path from "node:path";
 import { ToolRegistry } from "@openworker/registry";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { Runtime, type RuntimeEvent, type RuntimeOptions } from "../src/index.js";
 import { ScriptedProvider } from "../src/testing/index.js";
-import { echo, nativeTool, scratch, writeBundle, writeHostEntry } from "./support/harness.js";
+import { echo, nativeTool, scratchEach, writeBundle, writeHostEntry } from "./support/harness.js";
 
 // Opening refuses bad options before it holds anything, and closing lets go of everything
 // it holds, whatever fails on the way: a host in a long-lived process fixes the problem
 // and opens again, in the same process.
 
-let space: ReturnType<typeof scratch>;
 const runtimes: Runtime[] = [];
-
-beforeEach(() => {
-  space = scratch();
-});
-afterEach(async () => {
+const space = scratchEach(async () => {
   for (const runtime of runtimes.splice(0)) await runtime.close().catch(() => undefined);
-  space.cleanup();
 });
 
 function options(extra: Partial<RuntimeOptions> = {}, journalPath = path.join(space.dir, "journal.db")): RuntimeOptions {

@@ -1,21 +1,15 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { OpenAICompatibleProvider, type Runtime } from "../src/index.js";
 import { chatCompletion, errorReply, startFakeOpenAI, type FakeChatRequest, type FakeOpenAIServer } from "./support/fake-openai-server.js";
-import { echo, nativeTool, openRuntime, scratch, writeBundle } from "./support/harness.js";
+import { echo, nativeTool, openRuntime, scratchEach, writeBundle } from "./support/harness.js";
 
-let space: ReturnType<typeof scratch>;
 let runtime: Runtime | undefined;
 let endpoint: FakeOpenAIServer | undefined;
-
-beforeEach(() => {
-  space = scratch();
-});
-afterEach(async () => {
+const space = scratchEach(async () => {
   await runtime?.close();
   await endpoint?.close();
   runtime = undefined;
   endpoint = undefined;
-  space.cleanup();
 });
 
 describe("a full turn through the OpenAI-compatible provider (real wire format, local endpoint)", () => {

@@ -1,20 +1,14 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { Runtime } from "../src/index.js";
 import { runTool } from "@openworker/tools-sdk/testing";
 import type { JsonValue } from "@openworker/tools-sdk";
 import { ScriptedProvider } from "../src/testing/index.js";
-import { echo, hostileTools, nativeTool, openRuntime, scratch, writeBundle } from "./support/harness.js";
+import { echo, hostileTools, nativeTool, openRuntime, scratchEach, writeBundle } from "./support/harness.js";
 
-let space: ReturnType<typeof scratch>;
 let runtime: Runtime | undefined;
-
-beforeEach(() => {
-  space = scratch();
-});
-afterEach(async () => {
+const space = scratchEach(async () => {
   await runtime?.close();
   runtime = undefined;
-  space.cleanup();
 });
 
 const bypass = { name: "test-bypass", mode: "bypass" } as const;

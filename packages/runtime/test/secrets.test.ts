@@ -1,9 +1,9 @@
 import { canonicalJson, toolError } from "@openworker/tools-sdk";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { Runtime, RuntimeEvent } from "../src/index.js";
 import { Redactor } from "../src/secrets.js";
 import { ScriptedProvider } from "../src/testing/index.js";
-import { nativeTool, openRuntime, scratch, writeBundle } from "./support/harness.js";
+import { nativeTool, openRuntime, scratchEach, writeBundle } from "./support/harness.js";
 
 describe("redaction (E6)", () => {
   it("E6 masks a secret inside keys and values, and keeps an own \"__proto__\" key a key", () => {
@@ -21,16 +21,10 @@ describe("redaction (E6)", () => {
 // redacted with the session's secrets.
 describe("redaction of what hooks, approvers and tools hand the runtime (E6)", () => {
   const secret = "sk-live-0123456789abcdef";
-  let space: ReturnType<typeof scratch>;
   let runtime: Runtime | undefined;
-
-  beforeEach(() => {
-    space = scratch();
-  });
-  afterEach(async () => {
+  const space = scratchEach(async () => {
     await runtime?.close();
     runtime = undefined;
-    space.cleanup();
   });
 
   async function journalText(sessionId: string): Promise<string> {

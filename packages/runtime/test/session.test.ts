@@ -2,20 +2,14 @@ import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { ToolRegistry } from "@openworker/registry";
 import { OpenWorkerError, toolError, type JsonValue } from "@openworker/tools-sdk";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { Runtime, type Approver, type ModelProvider, type ModelRequest } from "../src/index.js";
 import { ScriptedProvider } from "../src/testing/index.js";
-import { echo, nativeTool, openRuntime, scratch, writeBundle, writeHostEntry } from "./support/harness.js";
+import { echo, nativeTool, openRuntime, scratchEach, writeBundle, writeHostEntry } from "./support/harness.js";
 
-let space: ReturnType<typeof scratch>;
 const runtimes: Runtime[] = [];
-
-beforeEach(() => {
-  space = scratch();
-});
-afterEach(async () => {
+const space = scratchEach(async () => {
   for (const runtime of runtimes.splice(0)) await runtime.close();
-  space.cleanup();
 });
 
 async function open(...args: Parameters<typeof openRuntime>): Promise<Runtime> {

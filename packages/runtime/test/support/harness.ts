@@ -2,6 +2,7 @@ import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { ToolRegistry } from "@openworker/registry";
+import { afterEach, beforeEach } from "vitest";
 import { codeTool, toolError, type JsonSchema, type Tool } from "@openworker/tools-sdk";
 import { Runtime, type RuntimeOptions } from "../../src/index.js";
 
@@ -9,6 +10,32 @@ import { Runtime, type RuntimeOptions } from "../../src/index.js";
 export function scratch(prefix = "ow-runtime-"): { dir: string; cleanup(): void } {
   const dir = mkdtempSync(path.join(tmpdir(), prefix));
   return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/**
+ * A fresh scratch folder for each test of the file (or `describe`) that calls it, read as
+ * `space.dir`: made before each test, and removed after it once `close` (closing what the
+ * test opened there: its runtime, a fake endpoint) has run, whether or not it threw.
+ */
+export function scratchEach(close?: () => unknown): { readonly dir: string } {
+  let current: ReturnType<typeof scratch> | undefined;
+  beforeEach(() => {
+    current = scratch();
+  });
+  afterEach(async () => {
+    try {
+      await close?.();
+    } finally {
+      current?.cleanup();
+      current = undefined;
+    }
+  });
+  return {
+    get dir(): string {
+      if (current === undefined) throw new Error("scratchEach: space.dir is read outside a test");
+      return current.dir;
+    },
+  };
 }
 
 /** Writes a bundle folder with a v3 selection (or any tools.json text) and returns its path. */
