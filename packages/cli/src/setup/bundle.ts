@@ -3,6 +3,7 @@ import { modelAlias, OpenWorkerError } from "@openworker/tools-sdk";
 import type { ApprovalPolicy } from "@openworker/runtime";
 import { CLI_ERROR_CODES } from "../cli/errors.js";
 import type { Terminal } from "../cli/terminal.js";
+import { namedTools } from "./selection.js";
 
 /** Loads `--bundle DIR` (B1, B6). */
 export async function loadBundleDir(dir: string): Promise<Bundle> {
@@ -57,15 +58,7 @@ export function noteUnselectedClassifications(terminal: Terminal, bundle: Bundle
  */
 export function assertSelected(bundle: Bundle, qualifiedName: string): void {
   if (selects(bundle, qualifiedName)) return;
-  const meant = selectedNames(bundle).find((name) => modelAlias(name) === qualifiedName);
+  const meant = namedTools(bundle.selection).find((name) => modelAlias(name) === qualifiedName);
   const why = meant === undefined ? "only selected tools can be called (B2)" : `did you mean ${JSON.stringify(meant)}? (${qualifiedName} is its model alias; call takes the qualified name)`;
   throw new OpenWorkerError(CLI_ERROR_CODES.TOOL_NOT_SELECTED, `${bundle.dir}: the bundle does not select ${JSON.stringify(qualifiedName)}; ${why}`);
-}
-
-/** The qualified names a bundle lists (v3, v2); a v1 bundle lists servers, whose tool names only discovery knows. */
-function selectedNames(bundle: Bundle): readonly string[] {
-  const { selection } = bundle;
-  if (selection.version === 3) return selection.tools;
-  if (selection.version === 2) return Object.entries(selection.mcpServers).flatMap(([namespace, tools]) => tools.map((tool) => `${namespace}.${tool}`));
-  return [];
 }

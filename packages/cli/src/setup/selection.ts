@@ -149,7 +149,7 @@ function isQualifiedName(name: string): boolean {
 }
 
 /** The tools a selection names one by one (v3, v2); a v1 server's tools are known only once resolved. */
-function namedTools(selection: BundleSelection): string[] {
+export function namedTools(selection: BundleSelection): string[] {
   switch (selection.version) {
     case 3:
       return [...selection.tools];
