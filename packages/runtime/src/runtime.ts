@@ -324,7 +324,7 @@ export function isSessionId(value: unknown): boolean {
 
 function checkedSessionId(sessionId: string | undefined): string {
   if (sessionId === undefined) return `ses_${randomUUID()}`;
-  if (typeof sessionId !== "string" || !SESSION_ID.test(sessionId)) {
+  if (typeof sessionId !== "string" || !isSessionId(sessionId)) {
     const shown = typeof sessionId === "string" ? JSON.stringify(sessionId.length > 60 ? `${sessionId.slice(0, 60)}…` : sessionId) : typeof sessionId;
     throw new OpenWorkerError(
       RUNTIME_ERROR_CODES.OPTIONS_INVALID,

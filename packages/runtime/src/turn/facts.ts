@@ -1,4 +1,4 @@
-import { type JsonValue, LIMITS } from "@openworker/tools-sdk";
+import { type JsonValue, LIMITS, utf8Bytes } from "@openworker/tools-sdk";
 import { gatherModelContext } from "@openworker/tools-sdk/execution";
 import type { NativeResolvedTool } from "@openworker/bundle-resolver";
 import { messageOf } from "../describe.js";
@@ -90,7 +90,7 @@ export function gatherFacts(
     }
     const redacted = redact(gathered.facts);
     // The mask may be longer than what it hides: masked facts are measured again.
-    const bytes = redacted === gathered.facts ? gathered.bytes : Buffer.byteLength(JSON.stringify(redacted));
+    const bytes = redacted === gathered.facts ? gathered.bytes : utf8Bytes(JSON.stringify(redacted));
     if (bytes > LIMITS.modelContextToolBytes) {
       diagnostics.push({ alias: resolved.alias, reason: `modelContext facts are ${bytes} bytes once secrets are masked; the limit is ${LIMITS.modelContextToolBytes}` });
       continue;

@@ -19,11 +19,11 @@ export interface PreparedTurn {
    */
   readonly unavailableNotice: string | undefined;
   /**
-   * The selected tools of unreachable providers, by model alias: a call to one is refused
-   * and journaled under the tool's name. `"*"` for a provider the bundle takes whole (v1):
-   * any tool of it is selected.
+   * The selected tools of unreachable providers, by model alias (`tools`), and those
+   * providers the bundle takes whole (v1, `whole`: any tool of theirs is selected): a call
+   * to one is refused and journaled under the tool's name.
    */
-  readonly unavailableTools: ReadonlyMap<string, string>;
+  readonly unavailableTools: { readonly tools: ReadonlyMap<string, string>; readonly whole: ReadonlySet<string> };
 }
 
 /**
@@ -91,14 +91,15 @@ function unavailableNotice(selection: Bundle["selection"], unavailable: readonly
 }
 
 /** See {@link PreparedTurn.unavailableTools}. */
-function unavailableTools(selection: Bundle["selection"], unavailable: readonly UnavailableProvider[]): ReadonlyMap<string, string> {
+function unavailableTools(selection: Bundle["selection"], unavailable: readonly UnavailableProvider[]): PreparedTurn["unavailableTools"] {
   const tools = new Map<string, string>();
+  const whole = new Set<string>();
   for (const { namespace } of unavailable) {
     const named = selectedOf(selection, namespace);
-    if (named === undefined) tools.set(`${namespace}__*`, "*");
+    if (named === undefined) whole.add(namespace);
     else for (const name of named) tools.set(modelAlias(name), name);
   }
-  return tools;
+  return { tools, whole };
 }
 
 /**
@@ -109,9 +110,9 @@ function unavailableTools(selection: Bundle["selection"], unavailable: readonly 
  */
 function unavailableToolOf(prepared: PreparedTurn, tool: { qualifiedName: string } | { alias: string }, namespace: string): string | undefined {
   const alias = "qualifiedName" in tool ? modelAlias(tool.qualifiedName) : tool.alias;
-  const named = prepared.unavailableTools.get(alias);
+  const named = prepared.unavailableTools.tools.get(alias);
   if (named !== undefined) return "qualifiedName" in tool && named !== tool.qualifiedName ? undefined : named;
-  if (!prepared.unavailableTools.has(`${namespace}__*`)) return undefined;
+  if (!prepared.unavailableTools.whole.has(namespace)) return undefined;
   // A provider the bundle takes whole: the model's alias is `<namespace>__<remote name>`,
   // the remote name's dots written `__` too, so an alias with another `__` could be either.
   const remote = alias.slice(namespace.length + 2);
