@@ -1,6 +1,7 @@
 import { checkDescriptor, type ToolDescriptor } from "./descriptor.js";
 import { OpenWorkerError } from "./errors.js";
 import type { JsonSchema } from "./json.js";
+import { clip } from "./text.js";
 import type { Tool } from "./tool.js";
 
 /** The code of a descriptor whose reading threw (a getter, a Proxy trap, `descriptor()` itself). */
@@ -261,7 +262,7 @@ function refuseUnknownKeys(descriptor: unknown, caller: string): void {
   const tool = typeof name === "string" ? name : "(unnamed)";
   throw new OpenWorkerError(
     TOOL_INVALID,
-    `tool ${JSON.stringify(tool)}: its descriptor has the key ${JSON.stringify(unknown.length > 100 ? `${unknown.slice(0, 100)}…` : unknown)}, which a native tool cannot declare ` +
+    `tool ${JSON.stringify(tool)}: its descriptor has the key ${JSON.stringify(clip(unknown, 100))}, which a native tool cannot declare ` +
       `(known keys: ${DESCRIPTOR_KEYS.join(", ")}); ${caller} refuses it rather than drop it. Native tools do not declare output schemas or MCP annotations: ` +
       "their JSON and text result is checked by the runtime's limits instead (plain JSON, at most 256 KB)",
     { details: { name: tool, key: unknown, knownKeys: DESCRIPTOR_KEYS } },

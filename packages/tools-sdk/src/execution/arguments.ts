@@ -1,5 +1,6 @@
 import type { JsonValue } from "../json.js";
 import { LIMITS, utf8Bytes } from "../limits.js";
+import { clip } from "../text.js";
 
 /** The largest arguments a call takes, in UTF-8 bytes of their JSON: the result bound (E3). */
 export const MAX_ARGUMENT_BYTES = LIMITS.resultBytes;
@@ -36,7 +37,7 @@ export function readHostArguments(value: unknown): ArgumentsReading {
   try {
     text = JSON.stringify(value);
   } catch (error) {
-    return { ok: false, problem: clipped(messageOf(error)) };
+    return { ok: false, problem: clip(messageOf(error), 500) };
   }
   if (text === undefined) return { ok: false, problem: `a ${typeof value} has no JSON text` };
   const bytes = utf8Bytes(text);
@@ -112,6 +113,3 @@ function messageOf(error: unknown): string {
   }
 }
 
-function clipped(text: string): string {
-  return text.length > 500 ? `${text.slice(0, 500)}…` : text;
-}

@@ -1,6 +1,7 @@
 import type { ProgressEvent, ProgressReporter } from "../context.js";
 import type { JsonValue } from "../json.js";
 import { LIMITS, utf8Bytes } from "../limits.js";
+import { clip } from "../text.js";
 import { MAX_ARGUMENT_DEPTH } from "./arguments.js";
 import { typeWords } from "./describe.js";
 import { copyPlainJson } from "./normalize.js";
@@ -174,7 +175,7 @@ function readEvent(event: unknown): PlainEvent | string {
       if (copy.tooLarge) return "progress JSON over budget";
       const at = copy.path.length > 0 ? `at /${copy.path.join("/")} ` : "";
       const reason = `progress data is not JSON: ${at.length > 200 ? `${at.slice(0, 200)}… ` : at}${copy.problem}`;
-      return reason.length > 500 ? `${reason.slice(0, 500)}…` : reason;
+      return clip(reason, 500);
     }
     plain.data = copy.value;
     characters += copy.characters;

@@ -4,6 +4,7 @@ import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormatsImport from "ajv-formats";
 import { OpenWorkerError } from "../errors.js";
 import type { JsonSchema } from "../json.js";
+import { clip } from "../text.js";
 import { undeclaredDialect } from "./dialect.js";
 import { schemaFingerprint } from "./fingerprint.js";
 import { linearRegExp, UnsupportedPatternError } from "./linear-pattern.js";
@@ -195,7 +196,7 @@ function compile(schema: JsonSchema, toolName: string, fingerprint: string): Com
 function unknownFormatError(toolName: string, formats: readonly UnknownFormat[]): OpenWorkerError {
   const where = formats
     .slice(0, 5)
-    .map(({ format, path }) => `${JSON.stringify(format.length > 100 ? `${format.slice(0, 100)}…` : format)} at ${path || "(root)"}`)
+    .map(({ format, path }) => `${JSON.stringify(clip(format, 100))} at ${path || "(root)"}`)
     .join(", ");
   const more = formats.length > 5 ? ` and ${formats.length - 5} more` : "";
   return new OpenWorkerError(

@@ -1,5 +1,6 @@
 import type { ErrorObject } from "ajv";
 import { boundErrorMessage } from "../execution/normalize.js";
+import { clip } from "../text.js";
 import type { ArgumentIssue } from "./compile.js";
 
 /** How many issues an argument mismatch's message spells out; the rest are counted (E5). */
@@ -68,15 +69,11 @@ function shownValue(value: unknown): string {
   if (typeof value === "object" && value !== null) {
     const known = describedValues.get(value);
     if (known !== undefined) return known;
-    const text = clip(JSON.stringify(value) ?? String(value));
+    const text = clip(JSON.stringify(value) ?? String(value), VALUE_CHARACTERS);
     describedValues.set(value, text);
     return text;
   }
-  return clip(JSON.stringify(value) ?? String(value));
-}
-
-function clip(text: string): string {
-  return text.length > VALUE_CHARACTERS ? `${text.slice(0, VALUE_CHARACTERS)}…` : text;
+  return clip(JSON.stringify(value) ?? String(value), VALUE_CHARACTERS);
 }
 
 /**
