@@ -72,14 +72,34 @@ export class Checkpoints {
     Atomics.notify(this.shared!, CHECKPOINT_SLOT.REQUESTS);
   }
 
-  /** Stops the thread, if it runs, and waits (blocking, up to `timeoutMs`) until its connection is closed. */
-  stop(timeoutMs: number): void {
+  /**
+   * Asks the thread, if it runs, to stop, and returns at once: it closes its connection
+   * when a checkpoint it is running ends (or before opening one, if its code is still
+   * loading), and exits. No checkpoint is asked of it any more. For the hand-over to the
+   * commit thread, which happens under load: waiting there for the thread to close held
+   * the writer's event loop for up to a whole checkpoint (200 ms seen for a thread still
+   * loading). Two connections checkpointing at once is safe in SQLite (the second finds
+   * the checkpoint lock taken and skips). `stop` still waits for it, at close.
+   */
+  retire(): void {
     this.over = true;
     const shared = this.shared;
     if (shared === undefined) return;
     Atomics.store(shared, CHECKPOINT_SLOT.STOP, 1);
     Atomics.add(shared, CHECKPOINT_SLOT.REQUESTS, 1);
     Atomics.notify(shared, CHECKPOINT_SLOT.REQUESTS);
+  }
+
+  /** Whether a thread was started and has not closed its connection yet (for tests). */
+  get running(): boolean {
+    return this.shared !== undefined && Atomics.load(this.shared, CHECKPOINT_SLOT.CLOSED) === 0;
+  }
+
+  /** Stops the thread, if it runs, and waits (blocking, up to `timeoutMs`) until its connection is closed. */
+  stop(timeoutMs: number): void {
+    this.retire();
+    const shared = this.shared;
+    if (shared === undefined) return;
     // A thread still checkpointing finishes first (a blocking wait: its exit event
     // cannot run meanwhile, so only a thread that already ended has said so above). One
     // whose code never ran is waited for briefly: a file that failed to load never

@@ -517,8 +517,9 @@ export class GroupCommit {
   private startThread(): void {
     // Absolute paths, resolved when the journal opened: a host may change its working folder.
     this.thread = CommitThread.start(this.filePath, this.synchronous, this.tail?.paths, () => this.settle());
-    // The commit thread checkpoints for its own connection (see `Checkpoints`).
-    if (this.thread !== undefined) this.checkpoints.stop(CLOSE_TIMEOUT_MS);
+    // The commit thread checkpoints for its own connection (see `Checkpoints`). This one's
+    // thread is told to stop, not waited for: the writer goes on at once (`stop` at close waits).
+    if (this.thread !== undefined) this.checkpoints.retire();
     this.threadHashes = false;
     // A bundle without the worker file commits on this thread from now on.
     if (this.thread === undefined) this.threadMode = "never";
