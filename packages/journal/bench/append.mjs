@@ -1,6 +1,6 @@
 // Journal speed figures (not a test): appends/s with 32 concurrent writers (after an
 // untimed warm-up of a fifth of the run), per-call
-// overhead, recovery time of a 1,000,000-record file. `pnpm --filter @openworker/journal bench`
+// overhead, a call's cost with thousands in flight in one session, recovery time of a 1,000,000-record file. `pnpm --filter @openworker/journal bench`
 // after a build. Set JOURNAL_BENCH_RECORDS to change the recovery file size.
 import { spawn } from "node:child_process";
 import { closeSync, existsSync, mkdtempSync, openSync, readSync, rmSync, statSync } from "node:fs";
@@ -68,6 +68,24 @@ async function perCall(durability, calls) {
   const micros = Number(process.hrtime.bigint() - start) / 1e3 / calls;
   journal.close();
   console.log(`${durability.padEnd(7)} one writer, per call (requested+approved+started awaited+finished): ${micros.toFixed(1)} µs`);
+}
+
+/**
+ * One session with `open` calls in flight at once (a host firing thousands of calls at one
+ * session): each call's records while the others stay open. What a call costs should not
+ * grow with how many are open beside it; the head row's open-call list, written with each
+ * group, still does (see the README).
+ */
+async function manyOpen(open, print = true) {
+  const journal = Journal.open({ path: path.join(dir, `open-${open}.db`) });
+  const [sessionId] = openSessions(journal, 1, `open-${open}`);
+  await journal.flush();
+  const start = process.hrtime.bigint();
+  await Promise.all(Array.from({ length: open }, () => oneCall(journal, sessionId)));
+  await journal.flush();
+  const micros = Number(process.hrtime.bigint() - start) / 1e3 / open;
+  journal.close();
+  if (print) console.log(`grouped one session, ${open.toLocaleString("en")} calls in flight at once: ${micros.toFixed(1)} µs a call`);
 }
 
 async function recovery(records) {
@@ -194,6 +212,8 @@ try {
   await concurrentWriters("strict", 32, 300);
   await perCall("grouped", 5_000);
   await perCall("strict", 300);
+  await manyOpen(1_600, false); // warm-up: the figures below are not the JIT's first steps
+  for (const open of [1_600, 25_600]) await manyOpen(open);
   await recovery(Number(process.env.JOURNAL_BENCH_RECORDS ?? 1_000_000));
   await crashRecovery(3_000);
   await sustainedWal(10);

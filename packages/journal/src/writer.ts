@@ -209,7 +209,7 @@ export class JournalWriter {
     const site = new RecordSite("sessionClosed", "session", input.sessionId);
     const session = this.liveSession(site, input.sessionId);
     if (session.openCalls.size > 0) {
-      const open = session.openCalls.values().map((call) => call.callId);
+      const open = Array.from(session.openCalls.values(), (call) => call.callId);
       throw journalError(
         JOURNAL_ERRORS.CALLS_OPEN,
         `${site}: ${open.length} call(s) have no terminal record (${open.slice(0, 5).join(", ")}); record callFinished for each (e.g. "cancelled") before closing`,
