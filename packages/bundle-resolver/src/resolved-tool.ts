@@ -58,10 +58,12 @@ export type ResolvedTool = NativeResolvedTool | McpResolvedTool;
 // validator and its identity line) is built once per registered tool / catalog entry.
 const natives = new WeakMap<RegisteredTool, NativeResolvedTool>();
 const mcpTools = new WeakMap<McpCatalogTool, McpResolvedTool>();
-// Discovery may rebuild equal catalog objects every turn: find the earlier resolution by
-// name and fingerprint, and reuse it only when description and schema are really equal.
-const mcpByFingerprint = new WeakMap<McpProviderDefinition, Map<string, McpResolvedTool>>();
-const MCP_CACHE_LIMIT = 50_000;
+// Discovery may rebuild equal catalog objects every turn: find the earlier resolution of
+// the provider's tool by name, and reuse it only when its fingerprint, description and
+// schema are really equal. One entry per tool name, the latest: a provider whose tools
+// change at every listing (`list_changed`) replaced its entry, where a map keyed by name
+// and fingerprint kept every version (up to 50,000) for the registry's life.
+const mcpLatest = new WeakMap<McpProviderDefinition, Map<string, McpResolvedTool>>();
 const identityLines = new WeakMap<ResolvedTool, string>();
 const providerKeys = new WeakMap<McpProviderDefinition, string>();
 
@@ -92,12 +94,12 @@ export function resolveNative(registered: RegisteredTool): NativeResolvedTool {
 export function resolveMcp(provider: McpProviderDefinition, entry: McpCatalogTool, qualifiedName: string): McpResolvedTool {
   const known = mcpTools.get(entry);
   if (known && known.provider === provider && known.qualifiedName === qualifiedName) return known;
-  let byFingerprint = mcpByFingerprint.get(provider);
-  if (!byFingerprint) mcpByFingerprint.set(provider, (byFingerprint = new Map()));
-  const key = `${entry.name}\u0000${entry.fingerprint}`;
-  const earlier = byFingerprint.get(key);
+  let latest = mcpLatest.get(provider);
+  if (!latest) mcpLatest.set(provider, (latest = new Map()));
+  const earlier = latest.get(entry.name);
   if (
     earlier &&
+    earlier.catalogFingerprint === entry.fingerprint &&
     earlier.qualifiedName === qualifiedName &&
     earlier.descriptor.description === (entry.description ?? "") &&
     jsonEqual(earlier.descriptor.inputSchema, entry.inputSchema)
@@ -125,8 +127,7 @@ export function resolveMcp(provider: McpProviderDefinition, entry: McpCatalogToo
     catalogFingerprint: entry.fingerprint,
   });
   mcpTools.set(entry, resolved);
-  if (byFingerprint.size >= MCP_CACHE_LIMIT) byFingerprint.clear();
-  byFingerprint.set(key, resolved);
+  latest.set(entry.name, resolved);
   return resolved;
 }
 

@@ -3,7 +3,13 @@ import { codeTool, type OpenWorkerError } from "@openworker/tools-sdk";
 import { compiledSchemaCount } from "@openworker/tools-sdk/validation";
 import { describe, expect, it } from "vitest";
 import { checkSelection, providersNeeded, resolveSelection, type BundleSelection } from "../src/index.js";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import { catalog, catalogTool, registryWith, thrown } from "./helpers.js";
+
+// A full collection on demand, for the test that checks what the caches let go.
+setFlagsFromString("--expose-gc");
+const collectGarbage = runInNewContext("gc") as () => void;
 
 const v3 = (...tools: string[]): BundleSelection => ({ version: 3, tools });
 
@@ -336,6 +342,21 @@ describe("resolution caches (warm turns)", () => {
     expect(resolveSelection(registry, selection, [{ namespace: "acer", tools: [described] }]).byName("acer.a")?.descriptor.description).toBe(
       "Now does something else.",
     );
+  });
+
+  it("M3 a provider whose tool changes at every listing keeps one resolution of it, not one per version", async () => {
+    // A version that is neither the latest nor held by the caller must be collectable.
+    const versions: WeakRef<object>[] = [];
+    for (let version = 0; version < 5; version += 1) {
+      const changed = catalogTool("a", { type: "object", properties: { [`field${version}`]: { type: "string" } } });
+      const resolved = resolveSelection(registry, selection, [{ namespace: "acer", tools: [changed] }]).byName("acer.a");
+      versions.push(new WeakRef(resolved!));
+    }
+    // The selection cache keeps the latest result; another selection replaces it.
+    resolveSelection(registry, v3("example.x"), []);
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    collectGarbage();
+    expect(versions.slice(0, 4).filter((version) => version.deref() !== undefined)).toHaveLength(0);
   });
 
   it("N7 a cached selection still fails when a later catalog no longer publishes a tool", () => {
