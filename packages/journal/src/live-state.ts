@@ -46,11 +46,11 @@ export interface SessionState {
   /**
    * Calls that ended (denied or finished), as hashes (see `CallIdHashes`). Complete once
    * `historyLoaded`; for a session reloaded from the file it holds only what ended since,
-   * until the history is read.
+   * until the history is read. How one ended is read from the records, only when an id
+   * is met again (an error): a session whose every call is denied (a `deny` rule, `serve
+   * --mcp` answering with `--approve no`) kept each denied id as a string until it closed.
    */
   readonly endedCalls: CallIdHashes;
-  /** The denied ones among `endedCalls`, by id (rare). */
-  readonly deniedCalls: Set<string>;
   historyLoaded: boolean;
   /** Lines queued for the next group commit, and the `seq` of the first. */
   pending: string[];
@@ -163,10 +163,13 @@ export class LiveState {
   endedCall(session: SessionState, callId: string): "denied" | "finished" | undefined {
     if (!session.historyLoaded) this.loadHistory(session);
     if (!session.endedCalls.mayHave(callId)) return undefined;
-    if (session.deniedCalls.has(callId)) return "denied";
     // A hash hit: a reused id (an error the caller reports), or, rarely, another id with
-    // the same hash. The session's records tell.
-    return this.hasFinished(session, callId) ? "finished" : undefined;
+    // the same hash. The session's records tell which, and how it ended.
+    let ending: "denied" | "finished" | undefined;
+    this.forEachEnd(session, (ended, denied) => {
+      if (ended === callId) ending = denied ? "denied" : "finished";
+    });
+    return ending;
   }
 
   /** Whether the session ever had a call with that id. */
@@ -180,10 +183,7 @@ export class LiveState {
   }
 
   private loadHistory(session: SessionState): void {
-    this.forEachEnd(session, (callId, denied) => {
-      session.endedCalls.add(callId);
-      if (denied) session.deniedCalls.add(callId);
-    });
+    this.forEachEnd(session, (callId) => session.endedCalls.add(callId));
     session.historyLoaded = true;
   }
 
@@ -195,15 +195,6 @@ export class LiveState {
     const hash = this.lookup(() => this.statements.head.get(session.ref))?.hash;
     if (typeof hash !== "string") throw damagedError(session.sessionId, "its head row holds no chain hash");
     return hash;
-  }
-
-  /** Whether the session's records hold a terminal record of that call. */
-  private hasFinished(session: SessionState, callId: string): boolean {
-    let found = false;
-    this.forEachEnd(session, (ended, denied) => {
-      if (ended === callId && !denied) found = true;
-    });
-    return found;
   }
 
   /** Calls `visit` for every ended call in the session's records (a terminal record, or a denial). */
@@ -236,7 +227,6 @@ function newSession(sessionId: string, ref: number, executionIdentity: string): 
     callCount: 0,
     openCalls: new OpenCalls(),
     endedCalls: new CallIdHashes(),
-    deniedCalls: new Set(),
     historyLoaded: true,
     pending: [],
     pendingFirstSeq: 0,

@@ -299,7 +299,6 @@ export class JournalWriter {
     call.phase = phase;
     session.openCalls.delete(call.callId);
     session.endedCalls.add(call.callId);
-    if (phase === "denied") session.deniedCalls.add(call.callId);
   }
 
   private liveSession(site: Site, sessionId: unknown): SessionState {
