@@ -2,41 +2,30 @@
 // Governed in-process calls: policy bypass, journal on (grouped durability).
 // Prints calls/s with 32 concurrent sessions, p50 overhead per call over the tool's own
 // time, the same for MCP calls beside the raw SDK client, and the RSS of 1,000 idle sessions.
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, mkdirSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { ToolRegistry } from "@openworker/registry";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { Runtime } from "../dist/index.js";
+import { benchWorkspace, mutableServer } from "./workspace.mjs";
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const dir = mkdtempSync(path.join(tmpdir(), "ow-bench-runtime-"));
-// The journal grows by about 200 MB a run: removed however the run ends (an error too).
-process.on("exit", () => rmSync(dir, { recursive: true, force: true }));
+// The journal grows by about 200 MB a run: the workspace is removed however the run ends.
+const { dir, hostEntry, bundle: writeBundle } = benchWorkspace("bench-runtime");
 // Native sessions select the native tool only: a session owns the MCP processes it
 // prepares (M4), and 32 of them would start 32 servers the native figures do not use.
-const writeBundle = (name, tools) => {
-  const folder = path.join(dir, name);
-  mkdirSync(folder);
-  writeFileSync(path.join(folder, "manifest.md"), "---\nname: bench\n---\nBench.\n");
-  writeFileSync(path.join(folder, "tools.json"), JSON.stringify({ version: 3, tools }));
-  return folder;
-};
 const bundle = writeBundle("native", ["bench.noop"]);
 const mcpBundle = writeBundle("mcp", ["mut.status_get"]);
-writeFileSync(path.join(dir, "host.js"), "// bench host\n");
 
 const noop = {
   descriptor: () => ({ name: "bench.noop", description: "Does nothing.", version: "1", inputSchema: { type: "object", properties: { n: { type: "integer" } } } }),
   call: async () => ({ json: { ok: true } }),
 };
-const server = path.resolve(here, "../test/fixtures/mutable-server.mjs");
+const server = mutableServer;
 const registry = new ToolRegistry();
 registry.register(noop);
 registry.registerMcp({ namespace: "mut", program: process.execPath, args: [server] });
-const runtime = await Runtime.openWithRegistry(registry, { workspace: dir, journal: { path: path.join(dir, "journal.db") }, hostEntry: path.join(dir, "host.js") });
+const runtime = await Runtime.openWithRegistry(registry, { workspace: dir, journal: { path: path.join(dir, "journal.db") }, hostEntry });
 const policy = { mode: "bypass" };
 
 const percentile = (values, p) => values.slice().sort((a, b) => a - b)[Math.floor(values.length * p)];

@@ -12,14 +12,13 @@
 // Half the sessions ask the approver for every call; the other half bypass it.
 //
 //   node --expose-gc bench/soak.mjs            (SOAK_ROUNDS=12, SOAK_SESSIONS=24, SOAK_MCP_SESSIONS=4)
-import { mkdtempSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { ToolRegistry } from "@openworker/registry";
 import { toolError } from "@openworker/tools-sdk";
 import { Runtime } from "../dist/index.js";
+import { benchWorkspace, mutableServer } from "./workspace.mjs";
 
 if (typeof global.gc !== "function") {
   console.error("soak: run with node --expose-gc (pnpm soak does): without a collection before each reading the heap figures say nothing");
@@ -34,20 +33,10 @@ const HOST_CALLS = Number(process.env.SOAK_HOST_CALLS ?? 60);
 // round. Long enough that the calls meant to succeed do on a busy machine.
 const CALL_BOUND_MS = Number(process.env.SOAK_CALL_BOUND_MS ?? 1_000);
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const dir = mkdtempSync(path.join(tmpdir(), "ow-soak-"));
-process.on("exit", () => rmSync(dir, { recursive: true, force: true }));
-const writeBundle = (name, tools) => {
-  const folder = path.join(dir, name);
-  mkdirSync(folder);
-  writeFileSync(path.join(folder, "manifest.md"), "---\nname: soak\n---\nSoak.\n");
-  writeFileSync(path.join(folder, "tools.json"), JSON.stringify({ version: 3, tools }));
-  return folder;
-};
+const { dir, hostEntry, bundle: writeBundle } = benchWorkspace("soak");
 const natives = ["soak.ok", "soak.fails", "soak.hangs", "soak.slow", "soak.floods", "soak.grant"];
 const nativeBundle = writeBundle("native", natives);
 const mcpBundle = writeBundle("mcp", [...natives, "mut.status_get"]);
-writeFileSync(path.join(dir, "host.js"), "// soak host\n");
 
 const tool = (name, call, hooks = {}) => ({
   descriptor: () => ({ name, description: `soak tool ${name}`, version: "1", inputSchema: { type: "object", properties: { n: { type: "integer" } } } }),
@@ -93,8 +82,7 @@ registry.register(
     revoke: (sessionId) => void grants.delete(sessionId),
   }),
 );
-const server = path.resolve(here, "../test/fixtures/mutable-server.mjs");
-registry.registerMcp({ namespace: "mut", program: process.execPath, args: [server] });
+registry.registerMcp({ namespace: "mut", program: process.execPath, args: [mutableServer] });
 
 // A model that plans each turn from the user's words: tool calls first, then an answer.
 const plans = {
@@ -124,7 +112,7 @@ const model = {
 const runtime = await Runtime.openWithRegistry(registry, {
   workspace: dir,
   journal: { path: path.join(dir, "journal.db") },
-  hostEntry: path.join(dir, "host.js"),
+  hostEntry,
   models: [model],
   approver: (request) => ({ approved: true, scope: request.callId.endsWith("1") ? "session" : "once", who: "soak" }),
 });
