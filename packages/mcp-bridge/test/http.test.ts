@@ -1,69 +1,6 @@
-import { randomUUID } from "node:crypto";
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { z } from "zod";
 import { McpBridge, MCP_ERROR_CODES } from "../src/index.js";
-
-const TOKEN = "s3cr3t-token-value";
-
-/** A real streamable-HTTP MCP service on 127.0.0.1, port 0, that requires a bearer token. */
-class LocalService {
-  readonly sessions = new Map<string, StreamableHTTPServerTransport>();
-  failDelete = false;
-  private server: Server | undefined;
-  url = "";
-
-  async start(): Promise<void> {
-    const server = createServer((request, response) => void this.handle(request, response));
-    this.server = server;
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    this.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
-  }
-
-  async stop(): Promise<void> {
-    for (const transport of this.sessions.values()) await transport.close();
-    this.server?.closeAllConnections();
-    await new Promise((resolve) => this.server?.close(resolve));
-  }
-
-  private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    if (request.headers.authorization !== `Bearer ${TOKEN}`) {
-      // A careless service that echoes what it received: the bridge must not repeat it (E6).
-      response.writeHead(401, { "content-type": "text/plain" }).end(`unauthorized: got ${String(request.headers.authorization)}`);
-      return;
-    }
-    const sessionId = request.headers["mcp-session-id"];
-    if (request.method === "DELETE" && this.failDelete) {
-      response.writeHead(500).end("cannot terminate right now");
-      return;
-    }
-    const existing = typeof sessionId === "string" ? this.sessions.get(sessionId) : undefined;
-    if (existing) {
-      await existing.handleRequest(request, response);
-      return;
-    }
-    const transport = new StreamableHTTPServerTransport({
-      sessionIdGenerator: () => randomUUID(),
-      onsessioninitialized: (id) => void this.sessions.set(id, transport),
-    });
-    transport.onclose = () => {
-      if (transport.sessionId) this.sessions.delete(transport.sessionId);
-    };
-    const server = new McpServer({ name: "local-service", version: "1.0.0" });
-    server.registerTool("echo", { description: "Echoes.", inputSchema: { text: z.string() } }, async ({ text }) => ({ content: [{ type: "text", text }] }));
-    server.registerTool("big", { description: "Answers with about 600 KB of text.", inputSchema: {} }, async () => ({ content: [{ type: "text", text: "x".repeat(600 * 1024) }] }));
-    server.registerTool("drop", { description: "The service drops the connection.", inputSchema: {} }, async () => {
-      request.socket.destroy();
-      this.server?.closeAllConnections();
-      return new Promise(() => {});
-    });
-    await server.connect(transport);
-    await transport.handleRequest(request, response);
-  }
-}
+import { LocalService, TOKEN } from "./local-http-service.js";
 
 const service = new LocalService();
 
@@ -83,7 +20,7 @@ describe("streamable HTTP providers", () => {
     const session = bridge.openSession("http");
     const { catalogs, unavailable } = await session.discover(["local"]);
     expect(unavailable).toEqual([]);
-    expect(catalogs[0]?.tools.map((tool) => tool.name).sort()).toEqual(["big", "drop", "echo"]);
+    expect(catalogs[0]?.tools.map((tool) => tool.name).sort()).toEqual(["big", "drop", "echo", "hang"]);
     const result = await session.callTool("local", "echo", { text: "over http" }, {});
     expect(result.output?.text).toBe("over http");
     expect(service.sessions.size).toBe(1);

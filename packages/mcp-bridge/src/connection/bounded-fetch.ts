@@ -1,4 +1,5 @@
 import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { requestSignal } from "./request-signal.js";
 
 /** What the connection is told about its HTTP exchanges, beside what the SDK sees. */
 export interface FetchObserver {
@@ -50,6 +51,11 @@ export interface FetchObserver {
  * It also tells `observer` what the SDK transport does not act on: a 404 to a request of
  * a session (`sessionNotFound`), and a POST's event stream that ended with no event id
  * (`streamEnded`), after which the SDK neither resumes nor answers its requests.
+ *
+ * Each request is made with a signal of its own that follows the caller's (the SDK
+ * transport's, one for every request) until the request settles, so the caller's signal
+ * does not gather one `fetch` listener per request (see `requestSignal`). Aborting the
+ * caller's signal still aborts every request in flight and every body still streaming.
  */
 export function boundedFetch(maxMessageBytes: number, observer: FetchObserver, base: FetchLike = fetch): FetchLike {
   // GETs being made and standalone event streams open: while there are none, an answer
@@ -57,11 +63,17 @@ export function boundedFetch(maxMessageBytes: number, observer: FetchObserver, b
   let streams = 0;
   return async (url, init) => {
     const get = init?.method === "GET";
+    // Let go of the caller's signal once the request settles: when its body has been read
+    // to the end, cancelled or broken off (not when its headers arrive: an event stream is
+    // read, and must stay cancellable, long after that), or when it failed.
+    const own = requestSignal(init?.signal);
+    const release = own?.release ?? (() => {});
     let response: Response;
     if (get) streams++;
     try {
-      response = await base(url, init);
+      response = await base(url, own ? { ...init, signal: own.signal } : init);
     } catch (error) {
+      release();
       if (get) {
         streams--;
         observer.getRefused(isConnectionRefused(error));
@@ -86,7 +98,10 @@ export function boundedFetch(maxMessageBytes: number, observer: FetchObserver, b
       // forgot the session under calls in flight, which can no longer be answered.
       else if (headers.has("mcp-session-id") && headers.has("last-event-id")) observer.sessionNotFound([]);
     }
-    if (response.body === null) return response;
+    if (response.body === null) {
+      release();
+      return response;
+    }
     const eventStream = (response.headers.get("content-type") ?? "").includes("text/event-stream");
     const seen: StreamState = { resumable: false, breached: false };
     // The requests this response answers, read only if it turns out too large.
@@ -96,6 +111,8 @@ export function boundedFetch(maxMessageBytes: number, observer: FetchObserver, b
     };
     const bound = messageBound(maxMessageBytes, eventStream, seen, breached);
     const piped = response.body.pipeTo(bound.writable);
+    // Settles when the body ends, breaks off, breaks the bound, or its reader cancels it.
+    piped.then(release, release);
     if (eventStream && post && response.ok) {
       const ended = (why: string) => {
         // A resumable stream is the SDK's to resume; a breach and a close were answered already.
