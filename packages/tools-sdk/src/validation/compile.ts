@@ -22,7 +22,7 @@ export type ArgumentCheck =
   | { readonly ok: true }
   | { readonly ok: false; readonly message: string; readonly issues: readonly ArgumentIssue[] };
 
-/** A compiled input schema. Compiled once per distinct schema in a process. */
+/** A compiled input schema. Compiled once per distinct schema while it stays cached (B5). */
 export interface ArgumentValidator {
   /** `schemaFingerprint` of the schema it was compiled from. */
   readonly fingerprint: string;
@@ -83,7 +83,22 @@ const AJV_LOGGER: Logger = {
  */
 const AJV_OPTIONS = { strict: false, allErrors: true, allowUnionTypes: true, code: { regExp: linearRegExp }, logger: AJV_LOGGER } as const;
 
+/**
+ * Compilations the current engines take before they are replaced (B5). An ajv instance
+ * keeps, in its code scope, a value for every schema it ever compiled, whatever
+ * {@link compileAlone} removes: engines that lived for the process grew the host by
+ * ~4.6 KB per distinct schema, forever, under an MCP server whose schema changes at each
+ * listing. Once this many compilations are done (failed ones included: they may have
+ * generated code), the next compile makes fresh engines; a validator compiled earlier
+ * keeps its own engine alive only while it is referenced. Rotating costs the compile that
+ * follows ~10-20 ms (three new instances with their formats, and a meta-schema compiled
+ * again), once per 500 compilations of ~0.2 ms or more each.
+ */
+export const ENGINE_COMPILATIONS = 500;
+
 let drafts: { draft7: Ajv; draft2019: Ajv; draft2020: Ajv } | undefined;
+let compilationsOnEngines = 0;
+let engineGenerations = 0;
 
 function engines(): { draft7: Ajv; draft2019: Ajv; draft2020: Ajv } {
   if (!drafts) {
@@ -92,8 +107,15 @@ function engines(): { draft7: Ajv; draft2019: Ajv; draft2020: Ajv } {
       draft2019: addFormats(new Ajv2019(AJV_OPTIONS) as unknown as Ajv),
       draft2020: addFormats(new Ajv2020(AJV_OPTIONS) as unknown as Ajv),
     };
+    compilationsOnEngines = 0;
+    engineGenerations++;
   }
   return drafts;
+}
+
+/** How many sets of engines this process has made (internal: tests of B5's rotation). */
+export function ajvEngineGenerations(): number {
+  return engineGenerations;
 }
 
 function engineFor(schema: JsonSchema, toolName: string): Ajv {
@@ -120,17 +142,42 @@ function engineFor(schema: JsonSchema, toolName: string): Ajv {
 interface Compiled {
   readonly validator: ArgumentValidator;
   readonly unknownFormats: readonly UnknownFormat[];
+  /** The value of {@link cacheInsertions} when it was last put at the end of the cache. */
+  insertedAt: number;
 }
 
+/**
+ * Distinct schemas whose validators are kept (B5). Without a bound, an MCP server whose
+ * schema changes at each listing (a dynamic enum, dynamic property names) grew the cache
+ * for as long as the process ran. Beyond it the least recently used is dropped; seen
+ * again, it is compiled again.
+ */
+export const SCHEMA_CACHE_LIMIT = 1_000;
+
+/**
+ * By fingerprint, least recently used first. A hit in the older half is moved to the end;
+ * one in the newer half stays where it is: moving costs two more lookups by a 71-character
+ * key, which made a hit (on every turn's preparation) ~15% slower. So a schema is kept until
+ * at least `SCHEMA_CACHE_LIMIT / 2` other schemas were compiled or used after it, not
+ * `SCHEMA_CACHE_LIMIT - 1` as with a move on every hit.
+ */
 const cache = new Map<string, Compiled>();
+let cacheInsertions = 0;
 let compiled = 0;
+
+function remember(fingerprint: string, entry: Compiled): void {
+  entry.insertedAt = ++cacheInsertions;
+  cache.set(fingerprint, entry);
+}
 
 /**
  * Compiles a tool's input schema with ajv (formats enabled) or returns the validator
- * already compiled for an identical schema: a schema is never compiled twice in a
- * process (B5). Throws an {@link OpenWorkerError} coded `SCHEMA_INVALID` naming the tool
- * when the schema is not valid JSON Schema, and, with `strictFormats` (native tools), when
- * it uses a `format` the host does not know. ajv never writes to the console.
+ * already compiled for an identical schema (B5). The cache holds 1,000 schemas and drops
+ * one only after at least 500 others were used since it was: a schema in use compiles
+ * once; one dropped and seen again compiles again.
+ * Throws an {@link OpenWorkerError} coded `SCHEMA_INVALID` naming the tool when the schema
+ * is not valid JSON Schema, and, with `strictFormats` (native tools), when it uses a
+ * `format` the host does not know. ajv never writes to the console.
  *
  * @example
  * ```ts
@@ -140,7 +187,13 @@ let compiled = 0;
  */
 export function compileInputSchema(schema: JsonSchema, toolName = "(unnamed)", options: CompileOptions = {}): ArgumentValidator {
   const fingerprint = schemaFingerprint(schema);
-  const known = cache.get(fingerprint) ?? compile(schema, toolName, fingerprint);
+  let known = cache.get(fingerprint);
+  if (!known) {
+    known = compile(schema, toolName, fingerprint);
+  } else if (cacheInsertions - known.insertedAt >= SCHEMA_CACHE_LIMIT / 2) {
+    cache.delete(fingerprint);
+    remember(fingerprint, known);
+  }
   if (options.strictFormats && known.unknownFormats.length > 0) throw unknownFormatError(toolName, known.unknownFormats);
   return known.validator;
 }
@@ -178,6 +231,7 @@ function compile(schema: JsonSchema, toolName: string, fingerprint: string): Com
     );
   } finally {
     unknownFormats = undefined;
+    if (++compilationsOnEngines >= ENGINE_COMPILATIONS) drafts = undefined;
   }
   compiled++;
   const validator: ArgumentValidator = {
@@ -188,8 +242,9 @@ function compile(schema: JsonSchema, toolName: string, fingerprint: string): Com
       return { ok: false, message: mismatchMessage(issues), issues };
     },
   };
-  const entry: Compiled = { validator, unknownFormats: formats };
-  cache.set(fingerprint, entry);
+  const entry: Compiled = { validator, unknownFormats: formats, insertedAt: 0 };
+  remember(fingerprint, entry);
+  if (cache.size > SCHEMA_CACHE_LIMIT) cache.delete(cache.keys().next().value!);
   return entry;
 }
 
@@ -207,9 +262,18 @@ function unknownFormatError(toolName: string, formats: readonly UnknownFormat[])
   );
 }
 
-/** How many distinct schemas this process has compiled (for benchmarks and tests of B5's cache). */
+/**
+ * How many compilations this process has done (for benchmarks and tests of B5's cache):
+ * one per distinct schema, plus one each time a schema dropped from the cache (it keeps
+ * the 1,000 most recently used) is seen again.
+ */
 export function compiledSchemaCount(): number {
   return compiled;
+}
+
+/** How many validators the cache holds (internal: tests of B5's bound). */
+export function cachedSchemaCount(): number {
+  return cache.size;
 }
 
 /**
