@@ -13,6 +13,8 @@ const temp = tempDir("mcp");
 /** A host that registers fixture.echo with the classification "read_only". */
 const CLASSIFIED_HOST = path.join(path.dirname(FIXTURE_HOST), "classified-host.mjs");
 const SLOW_OPEN_HOST = path.join(path.dirname(FIXTURE_HOST), "slow-open-host.mjs");
+/** An MCP provider whose one tool, `pid`, answers its own process id. */
+const PID_SERVER = path.join(path.dirname(FIXTURE_HOST), "pid-server.mjs");
 afterAll(() => temp.cleanup());
 
 type ToolResult = { isError?: boolean; content: { type: string; text?: string }[]; structuredContent?: Record<string, unknown> };
@@ -198,6 +200,136 @@ describe("serve --mcp over HTTP when a client goes away while its session opens"
   }, 30_000);
 });
 
+describe("serve --mcp over HTTP closes the sessions of clients that went away without DELETE (--idle-timeout)", () => {
+  it("M4 a client that calls a tool and goes away without DELETE has its session closed once idle: its MCP process ended, the close journaled, its session id then 404", async () => {
+    const servers = path.join(temp.dir, "pid-servers.json");
+    writeFileSync(servers, JSON.stringify({ servers: { pids: { transport: "stdio", command: process.execPath, args: [PID_SERVER] } } }));
+    const bundle = writeBundle(path.join(temp.dir, "pids"), JSON.stringify({ version: 3, tools: ["pids.pid"] }));
+    const journal = path.join(temp.dir, "idle.db");
+    const { child, done, port } = await serveHttp(FIXTURE_HOST, ["--idle-timeout", "1", "--servers", servers, "--bundle", bundle, "--approve", "yes", "--journal", journal]);
+    try {
+      const client = new Client({ name: "test-client", version: "1.0.0" });
+      const transport = new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`));
+      await client.connect(transport);
+      const sessionId = transport.sessionId!;
+      const called = (await client.callTool({ name: "pids__pid", arguments: {} })) as ToolResult;
+      const pid = called.structuredContent!.pid as number;
+      expect(alive(pid)).toBe(true);
+      // The SDK client's close() drops its streams and sends no DELETE (terminateSession() would).
+      await client.close();
+      await vi.waitFor(() => expect(alive(pid)).toBe(false), { timeout: 20_000, interval: 50 });
+      await vi.waitFor(async () => expect((await sessionsOf(journal))[0]?.closedAt).toEqual(expect.any(String)), { timeout: 20_000, interval: 200 });
+      const later = await send(port, { jsonrpc: "2.0", id: 9, method: "tools/list" }, sessionId);
+      expect(later.status).toBe(404);
+      expect(JSON.parse(later.body)).toMatchObject({ error: { code: -32001 } });
+    } finally {
+      child.kill("SIGTERM");
+    }
+    const result = await done;
+    expect(result.code).toBe(0);
+    expect(result.stderr).toMatch(/closing MCP session \S+: idle for 1 s/);
+  }, 60_000);
+
+  it("with --max-sessions 1, the slot of an expired session is free: the next client is served, not 503", async () => {
+    const bundle = writeBundle(path.join(temp.dir, "whoami-idle"), JSON.stringify({ version: 3, tools: ["fixture.whoami"] }));
+    const journal = path.join(temp.dir, "idle-slot.db");
+    const { child, done, port } = await serveHttp(FIXTURE_HOST, ["--max-sessions", "1", "--idle-timeout", "1", "--bundle", bundle, "--approve", "yes", "--journal", journal]);
+    try {
+      const first = await initialize(port);
+      expect((await send(port, { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "fixture__whoami", arguments: {} } }, first)).status).toBe(200);
+      // The first client is gone (no DELETE): a new one waits for its slot, and then gets it.
+      const second = await vi.waitFor(
+        async () => {
+          const answer = await post(port, { host: `127.0.0.1:${port}` });
+          expect(answer.status).toBe(200);
+          return answer;
+        },
+        { timeout: 20_000, interval: 200 },
+      );
+      expect(second.body).toContain('"serverInfo"');
+      expect((await send(port, { jsonrpc: "2.0", id: 3, method: "tools/list" }, first)).status).toBe(404);
+      const sessions = await sessionsOf(journal);
+      expect(sessions).toHaveLength(2);
+      expect(sessions[0]!.closedAt).toEqual(expect.any(String));
+    } finally {
+      child.kill("SIGTERM");
+    }
+    expect((await done).code).toBe(0);
+  }, 60_000);
+
+  it("a session whose tool call is still running is not expired, though its client stopped listening; once the call ends it is", async () => {
+    const bundle = writeBundle(path.join(temp.dir, "wait-idle"), JSON.stringify({ version: 3, tools: ["fixture.wait"] }));
+    const journal = path.join(temp.dir, "idle-call.db");
+    const { child, done, port } = await serveHttp(FIXTURE_HOST, ["--idle-timeout", "1", "--bundle", bundle, "--approve", "yes", "--journal", journal]);
+    let stderr = "";
+    child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    try {
+      const busy = await initialize(port);
+      // fixture.wait runs until cancelled; the client drops the request's event stream once the call is journaled as open.
+      const call = http.request({
+        host: "127.0.0.1",
+        port,
+        path: "/mcp",
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-session-id": busy },
+      });
+      call.once("error", () => undefined);
+      call.end(JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "fixture__wait", arguments: {} } }));
+      await vi.waitFor(async () => expect((await sessionsOf(journal))[0]?.openCalls).toBe(1), { timeout: 20_000, interval: 200 });
+      call.destroy();
+      // A session opened after that, and left idle, shows the idle timeout has passed for the busy one too.
+      const control = await initialize(port);
+      await vi.waitFor(() => expect(stderr).toContain(`closing MCP session ${control}: idle`), { timeout: 20_000, interval: 50 });
+      expect(stderr).not.toContain(`closing MCP session ${busy}`);
+      // Still known (202, not 404): the client cancels its call, which ends it.
+      const cancelled = await send(port, { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 2, reason: "the client gave up" } }, busy);
+      expect(cancelled.status).toBe(202);
+      await vi.waitFor(() => expect(stderr).toContain(`closing MCP session ${busy}: idle`), { timeout: 20_000, interval: 50 });
+      expect((await send(port, { jsonrpc: "2.0", id: 3, method: "tools/list" }, busy)).status).toBe(404);
+      await vi.waitFor(async () => expect((await sessionsOf(journal)).map(({ openCalls, closedAt }) => ({ openCalls, closed: closedAt !== null }))).toEqual([
+        { openCalls: 0, closed: true },
+        { openCalls: 0, closed: true },
+      ]), { timeout: 20_000, interval: 200 });
+    } finally {
+      child.kill("SIGTERM");
+    }
+    expect((await done).code).toBe(0);
+  }, 60_000);
+
+  it("a connected client, its event stream open, is not expired between its calls", async () => {
+    const bundle = writeBundle(path.join(temp.dir, "whoami-stream"), JSON.stringify({ version: 3, tools: ["fixture.whoami"] }));
+    const { child, done, port } = await serveHttp(FIXTURE_HOST, ["--idle-timeout", "1", "--bundle", bundle, "--approve", "yes", "--journal", path.join(temp.dir, "idle-stream.db")]);
+    let stderr = "";
+    child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    try {
+      const client = new Client({ name: "test-client", version: "1.0.0" });
+      const transport = new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`));
+      await client.connect(transport);
+      const control = await initialize(port);
+      await vi.waitFor(() => expect(stderr).toContain(`closing MCP session ${control}: idle`), { timeout: 20_000, interval: 50 });
+      expect(stderr).not.toContain(`closing MCP session ${transport.sessionId}`);
+      expect(((await client.callTool({ name: "fixture__whoami", arguments: {} })) as ToolResult).isError).toBe(false);
+      await client.close();
+      await vi.waitFor(() => expect(stderr).toContain(`closing MCP session ${transport.sessionId}: idle`), { timeout: 20_000, interval: 50 });
+    } finally {
+      child.kill("SIGTERM");
+    }
+    expect((await done).code).toBe(0);
+  }, 60_000);
+
+  it("a bad --idle-timeout is CLI_USAGE naming the option and the value, as is --idle-timeout without --http", async () => {
+    const bundle = writeBundle(path.join(temp.dir, "whoami-usage"), JSON.stringify({ version: 3, tools: ["fixture.whoami"] }));
+    for (const value of ["0", "-1", "1.5", "30m", "1000000"]) {
+      const ran = await runEntry(FIXTURE_HOST, ["serve", "--mcp", "--bundle", bundle, "--http", "0", `--idle-timeout=${value}`]);
+      expect(ran.code, value).toBe(2);
+      expect(ran.stderr, value).toContain(`error CLI_USAGE: --idle-timeout must be a whole number of seconds from 1 to 999999, got ${JSON.stringify(value)}`);
+    }
+    const stdio = await runEntry(FIXTURE_HOST, ["serve", "--mcp", "--bundle", bundle, "--idle-timeout", "60"]);
+    expect(stdio.code).toBe(2);
+    expect(stdio.stderr).toContain("error CLI_USAGE: serve --mcp: --idle-timeout applies to --http");
+  });
+});
+
 /** Starts `serve --mcp --http 0` of a host entry and waits for the port it printed. */
 async function serveHttp(entry: string, args: readonly string[]) {
   const child = spawn(process.execPath, [entry, "serve", "--mcp", "--http", "0", ...args], {
@@ -222,4 +354,35 @@ function post(port: number, headers: Record<string, string>, target = "/mcp"): P
     request.once("error", reject);
     request.end(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "x", version: "1" } } }));
   });
+}
+
+/** One JSON-RPC message POSTed as a bare client would (fetch), with the answer read whole. */
+async function send(port: number, message: object, sessionId?: string): Promise<{ status: number; body: string; sessionId: string | undefined }> {
+  const response = await fetch(`http://127.0.0.1:${port}/mcp`, {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...(sessionId === undefined ? {} : { "mcp-session-id": sessionId }) },
+    body: JSON.stringify(message),
+  });
+  return { status: response.status, body: await response.text(), sessionId: response.headers.get("mcp-session-id") ?? undefined };
+}
+
+/** Opens an MCP session as a bare client that holds no event stream (initialize, then initialized): its id. */
+async function initialize(port: number): Promise<string> {
+  const opened = await send(port, { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "bare", version: "1" } } });
+  expect(opened.status).toBe(200);
+  expect((await send(port, { jsonrpc: "2.0", method: "notifications/initialized" }, opened.sessionId)).status).toBe(202);
+  return opened.sessionId!;
+}
+
+function sessionsOf(journal: string): Promise<{ sessionId: string; closedAt: string | null; openCalls: number }[]> {
+  return runEntry(FIXTURE_HOST, ["journal", "sessions", "--json", "--journal", journal]).then((ran) => JSON.parse(ran.stdout));
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
 }

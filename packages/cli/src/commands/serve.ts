@@ -8,13 +8,18 @@ import { SCRIPT_OPTION, SERVE_SESSION_OPTIONS } from "./options.js";
 export const serveCommand: CommandSpec = {
   words: ["serve"],
   summary: "Serve the harness over stdio JSON-RPC (--stdio), or a bundle's tools as an MCP server (--mcp)",
-  usage: "--stdio [--script FILE] | --mcp --bundle DIR [--http PORT [--max-sessions N]] [--policy FILE] [--approve ask|yes|no]",
+  usage: "--stdio [--script FILE] | --mcp --bundle DIR [--http PORT [--max-sessions N] [--idle-timeout SECONDS]] [--policy FILE] [--approve ask|yes|no]",
   positionals: { min: 0, max: 0 },
   options: {
     stdio: { type: "boolean", description: "the harness for a host application: newline-delimited JSON-RPC 2.0 on stdin/stdout" },
     mcp: { type: "boolean", description: "an MCP server exposing the bundle's selected tools, every call governed" },
     http: { type: "string", value: "PORT", description: "with --mcp: streamable HTTP on 127.0.0.1:PORT (0 picks a free port) instead of stdio" },
     "max-sessions": { type: "string", value: "N", description: "with --mcp --http: concurrent MCP sessions (default 32; each has its own MCP processes); more get 503" },
+    "idle-timeout": {
+      type: "string",
+      value: "SECONDS",
+      description: "with --mcp --http: close a client's MCP session after this long with no request, event stream or tool call in progress, as DELETE would (default 1800: 30 minutes; 1-999999)",
+    },
     bundle: { type: "string", value: "DIR", description: "with --mcp: the bundle whose selection is served" },
     ...SCRIPT_OPTION,
     ...SERVE_SESSION_OPTIONS,
@@ -43,7 +48,7 @@ export const serveCommand: CommandSpec = {
     const mcp = context.options.mcp === true;
     if (stdio === mcp) throw usageError("serve needs exactly one of --stdio or --mcp");
     // An option that does not apply would be silently ignored: a policy the user believes in, say.
-    const foreign = stdio ? ["bundle", "http", "policy", "approve", "max-sessions"] : ["script"];
+    const foreign = stdio ? ["bundle", "http", "policy", "approve", "max-sessions", "idle-timeout"] : ["script"];
     const given = foreign.find((name) => context.options[name] !== undefined);
     if (given !== undefined) {
       throw usageError(

@@ -10,6 +10,7 @@ import { LineReader } from "../setup/lines.js";
 import { readPolicyFile } from "../setup/policy.js";
 import { openRuntime } from "../setup/runtime.js";
 import { inspectSelection } from "../setup/selection.js";
+import { IdleExpiry } from "./idle-expiry.js";
 import { checkLocalRequest } from "./local-request.js";
 import { loadMcpSdk, type McpSdk } from "./sdk.js";
 import { createToolServer } from "./tool-server.js";
@@ -26,7 +27,10 @@ export async function serveMcp(context: CommandContext): Promise<number> {
   if (mode === "ask" && httpPort === undefined) {
     throw usageError("serve --mcp: --approve ask needs a terminal, and on stdio stdin is the MCP transport; use --approve yes|no, or --http PORT");
   }
-  if (httpPort === undefined && stringOption(context, "max-sessions") !== undefined) throw usageError("serve --mcp: --max-sessions applies to --http (stdio serves one client)");
+  for (const name of ["max-sessions", "idle-timeout"]) {
+    if (httpPort === undefined && stringOption(context, name) !== undefined) throw usageError(`serve --mcp: --${name} applies to --http (stdio serves one client)`);
+  }
+  const limits = { maxSessions: maxSessionsOption(stringOption(context, "max-sessions")), idleTimeoutSeconds: idleTimeoutOption(stringOption(context, "idle-timeout")) };
   const bundle = await loadBundleDir(requiredOption(context, "bundle"));
   const policyFile = stringOption(context, "policy");
   const policy = policyFile === undefined ? {} : await readPolicyFile(policyFile);
@@ -40,7 +44,7 @@ export async function serveMcp(context: CommandContext): Promise<number> {
   const openSession = () => runtime.openSession({ bundle, policy });
   try {
     if (httpPort === undefined) await serveStdio(sdk, await openSession(), context);
-    else await serveHttp(sdk, await servedTools(context, bundle), openSession, context, httpPort, maxSessionsOption(stringOption(context, "max-sessions")));
+    else await serveHttp(sdk, await servedTools(context, bundle), openSession, context, httpPort, limits);
     return EXIT_CODES.ok;
   } finally {
     reader?.close();
@@ -95,9 +99,9 @@ async function serveHttp(
   openSession: () => Promise<Session>,
   context: CommandContext,
   requestedPort: number,
-  maxSessions: number,
+  { maxSessions, idleTimeoutSeconds }: HttpLimits,
 ): Promise<void> {
-  type Entry = { transport: InstanceType<McpSdk["StreamableHTTPServerTransport"]>; session: Promise<Session> };
+  type Entry = { transport: InstanceType<McpSdk["StreamableHTTPServerTransport"]>; session: Promise<Session>; idle: IdleExpiry };
   const entries = new Map<string, Entry>();
   let port = requestedPort;
   const http = createServer((request, response) => {
@@ -127,11 +131,20 @@ async function serveHttp(
     const sessionHeader = request.headers["mcp-session-id"];
     const known = typeof sessionHeader === "string" ? entries.get(sessionHeader) : undefined;
     if (known) {
-      await known.transport.handleRequest(request, response);
+      // Settles once the answer is written whole or the client went away: an event stream
+      // (GET, or a POST answered over SSE) keeps its session from expiring while it is open.
+      known.idle.begin();
+      try {
+        await known.transport.handleRequest(request, response);
+      } finally {
+        known.idle.end();
+      }
       return;
     }
+    // Also the answer for a session that ended (DELETE, idle expiry): 404 tells an MCP
+    // client to initialize a new one.
     if (sessionHeader !== undefined) {
-      reply(response, 404, -32001, "unknown MCP session; initialize a new one");
+      reply(response, 404, -32001, "unknown MCP session (ended, expired after --idle-timeout, or never opened); initialize a new one");
       return;
     }
     if (request.method !== "POST") {
@@ -143,8 +156,16 @@ async function serveHttp(
       reply(response, 400, -32000, "no MCP session: the first request must be initialize");
       return;
     }
+    // Only live sessions are in `entries` (an expired one has left it). At the bound a new
+    // client is refused rather than an idle session evicted: any local process could
+    // otherwise push out a client that is still there between its calls.
     if (entries.size >= maxSessions) {
-      reply(response, 503, -32000, `too many MCP sessions (${maxSessions}, each with its own OpenWorker session and MCP processes); end one with DELETE, or restart with a higher --max-sessions`);
+      reply(
+        response,
+        503,
+        -32000,
+        `too many MCP sessions (${maxSessions}, each with its own OpenWorker session and MCP processes); end one with DELETE, wait for an abandoned one to expire (idle ${idleTimeoutSeconds} s, --idle-timeout), or restart with a higher --max-sessions`,
+      );
       return;
     }
     // The OpenWorker session opens only once the transport accepted the initialize: one it
@@ -154,13 +175,19 @@ async function serveHttp(
     // Why the session could not open (a policy the runtime refuses, a host file moved away):
     // the initialize is answered with it instead of a session the client could never use.
     let refusal: OpenWorkerError | undefined;
+    // Closed as a DELETE closes it: `onclose` below drops the entry and closes the
+    // OpenWorker session (its MCP processes ended and verified, M4; its close journaled).
+    const idle = new IdleExpiry(idleTimeoutSeconds * 1000, () => {
+      context.terminal.note(`closing MCP session ${transport.sessionId}: idle for ${idleTimeoutSeconds} s (no request, event stream or tool call in progress)`);
+      void transport.close().catch(() => undefined);
+    });
     const transport: Entry["transport"] = new sdk.StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       // Awaited by the transport before it hands the initialize on, so the open is over
       // (or failed) by the time the initialize is answered. The entry is set first: an
       // opening session holds its slot against --max-sessions.
       onsessioninitialized: async (id) => {
-        entries.set(id, { transport, session: sessionOf() });
+        entries.set(id, { transport, session: sessionOf(), idle });
         try {
           await sessionOf();
           // A client that went away while the session opened never got its id, so it can
@@ -168,6 +195,8 @@ async function serveHttp(
           if (response.destroyed || request.socket.destroyed) {
             entries.delete(id);
             setImmediate(() => void transport.close().catch(() => undefined));
+          } else {
+            idle.open();
           }
         } catch (error) {
           entries.delete(id);
@@ -177,10 +206,11 @@ async function serveHttp(
       },
     });
     transport.onclose = () => {
+      idle.stop();
       if (transport.sessionId) entries.delete(transport.sessionId);
       void session?.then((opened) => opened.close()).catch(() => undefined);
     };
-    await createToolServer(sdk, tools, sessionOf).connect(transport);
+    await createToolServer(sdk, tools, sessionOf, idle).connect(transport);
     const deliver = transport.onmessage;
     transport.onmessage = (message, extra) => {
       if (refusal === undefined || !sdk.isInitializeRequest(message)) return deliver?.(message, extra);
@@ -192,7 +222,12 @@ async function serveHttp(
       const close = () => transport.close().catch(() => undefined);
       void transport.send({ jsonrpc: "2.0", id, error }).then(close, close);
     };
-    await transport.handleRequest(request, response, body);
+    idle.begin();
+    try {
+      await transport.handleRequest(request, response, body);
+    } finally {
+      idle.end();
+    }
   }
 
   await new Promise<void>((resolve, reject) => {
@@ -225,10 +260,31 @@ function pathOf(target: string | undefined): string | undefined {
 /** Concurrent MCP sessions over HTTP, by default: each holds an OpenWorker session and its own MCP processes (M4). */
 export const DEFAULT_MAX_SESSIONS = 32;
 
+/**
+ * Seconds an HTTP client's MCP session may stay idle, by default, before it is closed as a
+ * DELETE would close it: long enough for a person's pause between prompts, short enough
+ * that clients which went away without DELETE give their slots and processes back.
+ */
+export const DEFAULT_IDLE_TIMEOUT_SECONDS = 30 * 60;
+
+/** What bounds the sessions of `serve --mcp --http`. */
+interface HttpLimits {
+  readonly maxSessions: number;
+  readonly idleTimeoutSeconds: number;
+}
+
 function maxSessionsOption(text: string | undefined): number {
   if (text === undefined) return DEFAULT_MAX_SESSIONS;
   const value = /^\d{1,6}$/.test(text) ? Number(text) : Number.NaN;
   if (!Number.isInteger(value) || value < 1) throw usageError(`--max-sessions must be a whole number of at least 1, got ${JSON.stringify(text)}`);
+  return value;
+}
+
+/** No value turns expiry off (as none turns the --max-sessions bound off); the largest, 999999 s, is over 11 days. */
+function idleTimeoutOption(text: string | undefined): number {
+  if (text === undefined) return DEFAULT_IDLE_TIMEOUT_SECONDS;
+  const value = /^\d{1,6}$/.test(text) ? Number(text) : Number.NaN;
+  if (!Number.isInteger(value) || value < 1) throw usageError(`--idle-timeout must be a whole number of seconds from 1 to 999999, got ${JSON.stringify(text)}`);
   return value;
 }
 

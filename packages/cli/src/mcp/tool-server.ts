@@ -1,5 +1,5 @@
 import type { ResolvedTool } from "@openworker/bundle-resolver";
-import type { Session } from "@openworker/runtime";
+import type { CallReport, Session } from "@openworker/runtime";
 import type { JsonValue } from "@openworker/tools-sdk";
 // Read when the CLI is built (tsup inlines it into dist/, and a host bundle carries it on):
 // a package.json found at run time would be the host's in a bundled host.
@@ -15,9 +15,11 @@ export const MCP_SERVER_INFO = Object.freeze({ name: "openworker", version: cliP
  * qualified name as title; every `tools/call` goes through `session.callTool`, the same
  * governed pipeline as a model's call: schema validation (E5), the policy and approver
  * (A1), the journal (A3) and the limits (E1-E3). A failure is an `isError` result that
- * names its code; nothing bypasses the pipeline.
+ * names its code; nothing bypasses the pipeline. `calls` is told when each call starts and
+ * ends (its approval included): a call outlives the request that asked for it when the
+ * client stops listening, and an HTTP session must not expire under it.
  */
-export function createToolServer(sdk: McpSdk, tools: readonly ResolvedTool[], session: () => Promise<Session>) {
+export function createToolServer(sdk: McpSdk, tools: readonly ResolvedTool[], session: () => Promise<Session>, calls?: { begin(): void; end(): void }) {
   const server = new sdk.Server(MCP_SERVER_INFO, { capabilities: { tools: {} } });
   const byAlias = new Map(tools.map((tool) => [tool.alias, tool]));
   server.setRequestHandler(sdk.ListToolsRequestSchema, () => ({
@@ -36,7 +38,13 @@ export function createToolServer(sdk: McpSdk, tools: readonly ResolvedTool[], se
         content: [{ type: "text" as const, text: `Error UNKNOWN_TOOL: no served tool is named ${JSON.stringify(request.params.name)}; use tools/list` }],
       };
     }
-    const report = await (await session()).callTool(tool.qualifiedName, (request.params.arguments ?? {}) as JsonValue, { signal: extra.signal });
+    calls?.begin();
+    let report: CallReport;
+    try {
+      report = await (await session()).callTool(tool.qualifiedName, (request.params.arguments ?? {}) as JsonValue, { signal: extra.signal });
+    } finally {
+      calls?.end();
+    }
     const structured = report.outcome === "succeeded" && isRecord(report.json) ? { structuredContent: report.json } : {};
     return { isError: report.isError, content: [{ type: "text" as const, text: report.modelText }], ...structured };
   });
