@@ -80,3 +80,13 @@ export function waitForOutput(stream: NodeJS.ReadableStream, predicate: (text: s
     stream.once("end", onEnd);
   });
 }
+
+/** Whether a process with this id exists (signal 0 checks without sending anything). */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}

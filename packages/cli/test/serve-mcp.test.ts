@@ -7,7 +7,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, describe, expect, it, vi } from "vitest";
-import { collect, COWORKER, DEMO_POLICY, FIXTURE_HOST, HOST, REPO, runEntry, tempDir, waitForOutput, writeBundle } from "./helpers.js";
+import { alive, collect, COWORKER, DEMO_POLICY, FIXTURE_HOST, HOST, REPO, runEntry, tempDir, waitForOutput, writeBundle } from "./helpers.js";
 
 const temp = tempDir("mcp");
 /** A host that registers fixture.echo with the classification "read_only". */
@@ -376,13 +376,4 @@ async function initialize(port: number): Promise<string> {
 
 function sessionsOf(journal: string): Promise<{ sessionId: string; closedAt: string | null; openCalls: number }[]> {
   return runEntry(FIXTURE_HOST, ["journal", "sessions", "--json", "--journal", journal]).then((ran) => JSON.parse(ran.stdout));
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }

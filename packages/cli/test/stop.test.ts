@@ -2,22 +2,13 @@ import { spawn } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { collect, FIXTURE_HOST, HOST, runEntry, tempDir, waitForOutput, writeBundle } from "./helpers.js";
+import { alive, collect, FIXTURE_HOST, HOST, runEntry, tempDir, waitForOutput, writeBundle } from "./helpers.js";
 
 const temp = tempDir("stop");
 afterAll(() => temp.cleanup());
 
 const HANG = path.join(path.dirname(FIXTURE_HOST), "pid-then-hang.mjs");
 const WAIT_BUNDLE = () => writeBundle(path.join(temp.dir, "wait"), JSON.stringify({ version: 3, tools: ["fixture.wait"] }));
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 async function until(predicate: () => boolean, what: string): Promise<void> {
   for (let waited = 0; !predicate(); waited += 20) {
