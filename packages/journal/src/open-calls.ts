@@ -10,7 +10,7 @@ import type { CallState } from "./live-state.js";
  * keeps their order and deletes in constant time, until the session has none open again.
  * (An index beside the array, renumbered after each splice, made every finished call
  * cost a walk over the calls after it: 25,600 host calls in flight on one session took
- * about 500 µs each, 60 % of it there.)
+ * about 470–520 µs each in the runtime, 60 % of it there; the journal alone, 363 µs.)
  */
 export class OpenCalls {
   private calls: CallState[] = [];

@@ -1,7 +1,7 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { Checkpoints } from "../src/checkpoint-thread.js";
 import { Journal } from "../src/index.js";
-import { temporaryFolderPerTest } from "./helpers.js";
+import { completeCall, openSession, temporaryFolderPerTest } from "./helpers.js";
 
 const folder = temporaryFolderPerTest();
 // The module the built worker is looked for beside (`../dist/` from the sources).
@@ -12,7 +12,45 @@ async function until(condition: () => boolean): Promise<void> {
   while (!condition()) await new Promise((resolve) => setTimeout(resolve, 5));
 }
 
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
 describe("checkpoint thread (A3)", () => {
+  it("A3 when \"auto\" hands commits to the commit thread, the writer's checkpoint thread is retired, not waited for; close still waits for it, and the journal verifies", async () => {
+    // Spies on this thread's Checkpoints only (the commit thread has its own module).
+    const retire = vi.spyOn(Checkpoints.prototype, "retire");
+    const stop = vi.spyOn(Checkpoints.prototype, "stop");
+    const journal = Journal.open({ path: folder.file("auto.db"), commitThreadShare: 0.02 });
+    let closed = false;
+    try {
+      for (let index = 0; index < 32; index += 1) openSession(journal, `s${index}`);
+      // Load until the thread starts (three busy 100 ms windows; a busy machine stretches them).
+      const deadline = performance.now() + 20_000;
+      for (let round = 0; journal.commits !== "thread" && performance.now() < deadline; round += 1) {
+        await Promise.all(Array.from({ length: 32 }, async (_, index) => {
+          for (let call = 0; call < 20; call += 1) await completeCall(journal, `s${index}`, `r${round}c${call}`);
+        }));
+      }
+      expect(journal.commits).toBe("thread");
+      expect(retire).toHaveBeenCalledTimes(1);
+      // A blocking stop() here held the writer's event loop for up to a whole checkpoint.
+      expect(stop).not.toHaveBeenCalled();
+      await journal.flush();
+      journal.close();
+      closed = true;
+      expect(stop).toHaveBeenCalled();
+      const reader = Journal.open({ path: folder.file("auto.db"), readonly: true });
+      try {
+        expect(reader.verify().ok).toBe(true);
+      } finally {
+        reader.close();
+      }
+    } finally {
+      if (!closed) journal.close();
+    }
+  });
+
   it("A3 the hand-over to the commit thread does not wait for the writer's checkpoint thread: retire() returns while it still runs, and it closes on its own", async () => {
     const file = folder.file("journal.db");
     Journal.open({ path: file }).close();

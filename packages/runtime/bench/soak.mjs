@@ -9,7 +9,8 @@
 // that completes with a native, a failing, a hook-carrying and an MCP call; one whose
 // tool ignores its abort and is abandoned at the call bound, E1/E4; one cancelled while
 // its tool runs), host calls (native, MCP, cancelled, flooding progress), then closes.
-// Half the sessions ask the approver for every call; the other half bypass it.
+// Half the sessions go through approval (the approver answers some calls for the session,
+// which is remembered, and the others once); the other half bypass it.
 //
 //   node --expose-gc bench/soak.mjs            (SOAK_ROUNDS=12, SOAK_SESSIONS=24, SOAK_MCP_SESSIONS=4)
 import { readdirSync, readFileSync } from "node:fs";
