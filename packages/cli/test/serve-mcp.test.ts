@@ -147,9 +147,7 @@ describe("serve --mcp over HTTP when a client's OpenWorker session cannot open",
     // The host classifies fixture.echo "read_only"; this policy has no rule for that class, which only openSession checks.
     const policy = path.join(temp.dir, "no-read-only-rule.json");
     writeFileSync(policy, JSON.stringify({ name: "ops", rules: { external: "ask" } }));
-    const { child, done, port } = await serveHttp(CLASSIFIED_HOST, ["--max-sessions", "1", "--bundle", bundle, "--policy", policy, "--journal", path.join(temp.dir, "refused.db")]);
-    let stderr = "";
-    child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    const { child, done, port, stderr } = await serveHttp(CLASSIFIED_HOST, ["--max-sessions", "1", "--bundle", bundle, "--policy", policy, "--journal", path.join(temp.dir, "refused.db")]);
     try {
       // Twice with --max-sessions 1: the failed session must not keep its slot (no 503).
       for (let attempt = 0; attempt < 2; attempt += 1) {
@@ -160,7 +158,7 @@ describe("serve --mcp over HTTP when a client's OpenWorker session cannot open",
         await client.close();
       }
       expect(child.exitCode).toBe(null);
-      await vi.waitFor(() => expect(stderr).toContain("refused an MCP client's initialize: its OpenWorker session could not open (OPTIONS_INVALID"));
+      await vi.waitFor(() => expect(stderr()).toContain("refused an MCP client's initialize: its OpenWorker session could not open (OPTIONS_INVALID"));
     } finally {
       child.kill("SIGTERM");
     }
@@ -173,9 +171,7 @@ describe("serve --mcp over HTTP when a client's OpenWorker session cannot open",
 describe("serve --mcp over HTTP when a client goes away while its session opens", () => {
   it("M4 the session opened for a client that never got its id is closed and its slot freed: the next client gets a session, not 503", async () => {
     const bundle = writeBundle(path.join(temp.dir, "slow"), JSON.stringify({ version: 3, tools: ["fixture.echo"] }));
-    const { child, done, port } = await serveHttp(SLOW_OPEN_HOST, ["--max-sessions", "1", "--bundle", bundle, "--approve", "yes", "--journal", path.join(temp.dir, "slow.db")]);
-    let stderr = "";
-    child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    const { child, done, port, stderr } = await serveHttp(SLOW_OPEN_HOST, ["--max-sessions", "1", "--bundle", bundle, "--approve", "yes", "--journal", path.join(temp.dir, "slow.db")]);
     try {
       // The first client gives up while its session takes 1.5 s to open.
       await new Promise<void>((resolve) => {
@@ -188,7 +184,7 @@ describe("serve --mcp over HTTP when a client goes away while its session opens"
         }, 300);
       });
       // Its session opens, then closes at once: nobody can use or end it.
-      await vi.waitFor(() => expect(stderr.match(/\[host\] session \S+ closed/g)).toHaveLength(1), { timeout: 10_000 });
+      await vi.waitFor(() => expect(stderr().match(/\[host\] session \S+ closed/g)).toHaveLength(1), { timeout: 10_000 });
       const client = new Client({ name: "test-client", version: "1.0.0" });
       await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`)));
       expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(["fixture__echo"]);
@@ -260,9 +256,7 @@ describe("serve --mcp over HTTP closes the sessions of clients that went away wi
   it("a session whose tool call is still running is not expired, though its client stopped listening; once the call ends it is", async () => {
     const bundle = writeBundle(path.join(temp.dir, "wait-idle"), JSON.stringify({ version: 3, tools: ["fixture.wait"] }));
     const journal = path.join(temp.dir, "idle-call.db");
-    const { child, done, port } = await serveHttp(FIXTURE_HOST, ["--idle-timeout", "1", "--bundle", bundle, "--approve", "yes", "--journal", journal]);
-    let stderr = "";
-    child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    const { child, done, port, stderr } = await serveHttp(FIXTURE_HOST, ["--idle-timeout", "1", "--bundle", bundle, "--approve", "yes", "--journal", journal]);
     try {
       const busy = await initialize(port);
       // fixture.wait runs until cancelled; the client drops the request's event stream once the call is journaled as open.
@@ -279,12 +273,12 @@ describe("serve --mcp over HTTP closes the sessions of clients that went away wi
       call.destroy();
       // A session opened after that, and left idle, shows the idle timeout has passed for the busy one too.
       const control = await initialize(port);
-      await vi.waitFor(() => expect(stderr).toContain(`closing MCP session ${control}: idle`), { timeout: 20_000, interval: 50 });
-      expect(stderr).not.toContain(`closing MCP session ${busy}`);
+      await vi.waitFor(() => expect(stderr()).toContain(`closing MCP session ${control}: idle`), { timeout: 20_000, interval: 50 });
+      expect(stderr()).not.toContain(`closing MCP session ${busy}`);
       // Still known (202, not 404): the client cancels its call, which ends it.
       const cancelled = await send(port, { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 2, reason: "the client gave up" } }, busy);
       expect(cancelled.status).toBe(202);
-      await vi.waitFor(() => expect(stderr).toContain(`closing MCP session ${busy}: idle`), { timeout: 20_000, interval: 50 });
+      await vi.waitFor(() => expect(stderr()).toContain(`closing MCP session ${busy}: idle`), { timeout: 20_000, interval: 50 });
       expect((await send(port, { jsonrpc: "2.0", id: 3, method: "tools/list" }, busy)).status).toBe(404);
       await vi.waitFor(async () => expect((await sessionsOf(journal)).map(({ openCalls, closedAt }) => ({ openCalls, closed: closedAt !== null }))).toEqual([
         { openCalls: 0, closed: true },
@@ -298,19 +292,17 @@ describe("serve --mcp over HTTP closes the sessions of clients that went away wi
 
   it("a connected client, its event stream open, is not expired between its calls", async () => {
     const bundle = writeBundle(path.join(temp.dir, "whoami-stream"), JSON.stringify({ version: 3, tools: ["fixture.whoami"] }));
-    const { child, done, port } = await serveHttp(FIXTURE_HOST, ["--idle-timeout", "1", "--bundle", bundle, "--approve", "yes", "--journal", path.join(temp.dir, "idle-stream.db")]);
-    let stderr = "";
-    child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    const { child, done, port, stderr } = await serveHttp(FIXTURE_HOST, ["--idle-timeout", "1", "--bundle", bundle, "--approve", "yes", "--journal", path.join(temp.dir, "idle-stream.db")]);
     try {
       const client = new Client({ name: "test-client", version: "1.0.0" });
       const transport = new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`));
       await client.connect(transport);
       const control = await initialize(port);
-      await vi.waitFor(() => expect(stderr).toContain(`closing MCP session ${control}: idle`), { timeout: 20_000, interval: 50 });
-      expect(stderr).not.toContain(`closing MCP session ${transport.sessionId}`);
+      await vi.waitFor(() => expect(stderr()).toContain(`closing MCP session ${control}: idle`), { timeout: 20_000, interval: 50 });
+      expect(stderr()).not.toContain(`closing MCP session ${transport.sessionId}`);
       expect(((await client.callTool({ name: "fixture__whoami", arguments: {} })) as ToolResult).isError).toBe(false);
       await client.close();
-      await vi.waitFor(() => expect(stderr).toContain(`closing MCP session ${transport.sessionId}: idle`), { timeout: 20_000, interval: 50 });
+      await vi.waitFor(() => expect(stderr()).toContain(`closing MCP session ${transport.sessionId}: idle`), { timeout: 20_000, interval: 50 });
     } finally {
       child.kill("SIGTERM");
     }
@@ -331,14 +323,17 @@ describe("serve --mcp over HTTP closes the sessions of clients that went away wi
 });
 
 /** Starts `serve --mcp --http 0` of a host entry and waits for the port it printed. */
+/** `serve --mcp --http 0` started, its port read from its banner; `stderr()` is everything it wrote there so far. */
 async function serveHttp(entry: string, args: readonly string[]) {
   const child = spawn(process.execPath, [entry, "serve", "--mcp", "--http", "0", ...args], {
     stdio: ["ignore", "ignore", "pipe"],
     env: { ...process.env, NO_COLOR: "1" },
   });
+  let written = "";
+  child.stderr!.on("data", (chunk: Buffer) => (written += chunk.toString()));
   const done = collect(child);
   const banner = await waitForOutput(child.stderr!, (text) => /127\.0\.0\.1:\d+\/mcp/.test(text));
-  return { child, done, port: Number(/127\.0\.0\.1:(\d+)\/mcp/.exec(banner)![1]) };
+  return { child, done, port: Number(/127\.0\.0\.1:(\d+)\/mcp/.exec(banner)![1]), stderr: () => written };
 }
 
 function post(port: number, headers: Record<string, string>, target = "/mcp"): Promise<{ status: number | undefined; body: string }> {
