@@ -76,9 +76,11 @@ async function perCall(durability, calls) {
  * grow with how many are open beside it; the head row's open-call list, written with each
  * group, still does (see the README).
  */
+let manyOpenRuns = 0;
 async function manyOpen(open, print = true) {
-  const journal = Journal.open({ path: path.join(dir, `open-${open}.db`) });
-  const [sessionId] = openSessions(journal, 1, `open-${open}`);
+  const run = `open-${open}-${(manyOpenRuns += 1)}`;
+  const journal = Journal.open({ path: path.join(dir, `${run}.db`) });
+  const [sessionId] = openSessions(journal, 1, run);
   await journal.flush();
   const start = process.hrtime.bigint();
   await Promise.all(Array.from({ length: open }, () => oneCall(journal, sessionId)));
