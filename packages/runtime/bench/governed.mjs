@@ -2,12 +2,12 @@
 // Governed in-process calls: policy bypass, journal on (grouped durability).
 // Prints calls/s with 32 concurrent sessions, p50 overhead per call over the tool's own
 // time, the same for MCP calls beside the raw SDK client, and the RSS of 1,000 idle sessions.
-import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { ToolRegistry } from "@openworker/registry";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { Runtime } from "../dist/index.js";
+import { childStats, threadStats, ticksOf } from "./proc.mjs";
 import { benchWorkspace, mutableServer } from "./workspace.mjs";
 
 // The journal grows by about 200 MB a run: the workspace is removed however the run ends.
@@ -31,40 +31,11 @@ const policy = { mode: "bypass" };
 const percentile = (values, p) => values.slice().sort((a, b) => a - b)[Math.floor(values.length * p)];
 const fmt = (n) => Math.round(n).toLocaleString("en-US");
 
-// CPU ticks (1/100 s) of each of this process's threads, from /proc (Linux; empty elsewhere).
-const threadTicks = () => {
-  const ticks = new Map();
-  try {
-    for (const tid of readdirSync("/proc/self/task")) {
-      const stat = readFileSync(`/proc/self/task/${tid}/stat`, "utf8");
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      ticks.set(tid, Number(fields[11]) + Number(fields[12]));
-    }
-  } catch {
-    // Not Linux: no per-thread figures.
-  }
-  return ticks;
-};
-// CPU ticks (1/100 s) of this process's child processes (the MCP servers), from /proc.
+// CPU ticks (1/100 s) of each of this process's threads.
+const threadTicks = () => new Map([...threadStats()].map(([tid, fields]) => [tid, ticksOf(fields)]));
+// CPU ticks (1/100 s) of this process's child processes (the MCP servers).
 // The side not being measured is idle, so its server adds nothing to the other's figure.
-const childTicks = () => {
-  let ticks = 0;
-  try {
-    for (const pid of readdirSync("/proc")) {
-      if (!/^\d+$/.test(pid)) continue;
-      try {
-        const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-        const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-        if (Number(fields[1]) === process.pid) ticks += Number(fields[11]) + Number(fields[12]);
-      } catch {
-        // Gone while we looked.
-      }
-    }
-  } catch {
-    // Not Linux: no server figures.
-  }
-  return ticks;
-};
+const childTicks = () => childStats().reduce((sum, fields) => sum + ticksOf(fields), 0);
 // "main thread 0.95 cores, other threads 0.47" over `seconds`.
 const threadShares = (before, after, seconds) => {
   if (after.size === 0) return "";

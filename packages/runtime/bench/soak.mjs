@@ -13,12 +13,12 @@
 // which is remembered, and the others once); the other half bypass it.
 //
 //   node --expose-gc bench/soak.mjs            (SOAK_ROUNDS=12, SOAK_SESSIONS=24, SOAK_MCP_SESSIONS=4)
-import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { ToolRegistry } from "@openworker/registry";
 import { toolError } from "@openworker/tools-sdk";
 import { Runtime } from "../dist/index.js";
+import { childStats, openDescriptors } from "./proc.mjs";
 import { benchWorkspace, mutableServer } from "./workspace.mjs";
 
 if (typeof global.gc !== "function") {
@@ -159,28 +159,9 @@ const oneSession = async (index) => {
   expect("events were delivered", events.includes("turn_finished"), events.slice(0, 5));
 };
 
-// Handles, descriptors and child processes of this process, from /proc (Linux). One child
-// stays for the process's life: the MCP bridge's reaper (see the bridge's README).
-const count = (folder) => {
-  try {
-    return readdirSync(folder).length;
-  } catch {
-    return NaN;
-  }
-};
-const children = () => {
-  let found = 0;
-  for (const pid of readdirSync("/proc")) {
-    if (!/^\d+$/.test(pid)) continue;
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-      if (Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]) === process.pid) found++;
-    } catch {
-      // Gone while we looked.
-    }
-  }
-  return found;
-};
+// Handles, descriptors and child processes of this process (descriptors and children from
+// /proc: Linux). One child stays for the process's life: the MCP bridge's reaper (see the
+// bridge's README).
 const mib = (bytes) => (bytes / 1024 / 1024).toFixed(2);
 const reading = async () => {
   // Abandoned tools (E1) hold their closures until they settle, which these never do:
@@ -189,7 +170,7 @@ const reading = async () => {
   global.gc();
   global.gc();
   const memory = process.memoryUsage();
-  return { heap: memory.heapUsed, external: memory.external, rss: memory.rss, handles: process.getActiveResourcesInfo().length, fds: count("/proc/self/fd"), children: children() };
+  return { heap: memory.heapUsed, external: memory.external, rss: memory.rss, handles: process.getActiveResourcesInfo().length, fds: openDescriptors(), children: childStats().length };
 };
 
 // How long the event loop went without turning, round by round: a host's timers and I/O

@@ -1,0 +1,50 @@
+// What Linux's /proc says of this process, for the bench scripts (empty elsewhere).
+import { readdirSync, readFileSync } from "node:fs";
+
+/** The fields of a `/proc/.../stat` file after the command name: [0] state, [1] parent pid, [11] user ticks, [12] system ticks. */
+function statFields(file) {
+  const stat = readFileSync(file, "utf8");
+  return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+}
+
+/** CPU ticks (1/100 s) in a stat's fields: user plus system. */
+export const ticksOf = (fields) => Number(fields[11]) + Number(fields[12]);
+
+/** The stat fields of each of this process's threads, by thread id. */
+export function threadStats() {
+  const threads = new Map();
+  try {
+    for (const tid of readdirSync("/proc/self/task")) threads.set(tid, statFields(`/proc/self/task/${tid}/stat`));
+  } catch {
+    // Not Linux: no threads to tell.
+  }
+  return threads;
+}
+
+/** The stat fields of each process whose parent is this one (the MCP servers, the bridge's reaper). */
+export function childStats() {
+  const children = [];
+  try {
+    for (const pid of readdirSync("/proc")) {
+      if (!/^\d+$/.test(pid)) continue;
+      try {
+        const fields = statFields(`/proc/${pid}/stat`);
+        if (Number(fields[1]) === process.pid) children.push(fields);
+      } catch {
+        // Gone while we looked.
+      }
+    }
+  } catch {
+    // Not Linux: no children to tell.
+  }
+  return children;
+}
+
+/** How many descriptors this process holds open; NaN where /proc is not. */
+export function openDescriptors() {
+  try {
+    return readdirSync("/proc/self/fd").length;
+  } catch {
+    return Number.NaN;
+  }
+}
