@@ -274,17 +274,19 @@ interface HttpLimits {
 }
 
 function maxSessionsOption(text: string | undefined): number {
-  if (text === undefined) return DEFAULT_MAX_SESSIONS;
-  const value = /^\d{1,6}$/.test(text) ? Number(text) : Number.NaN;
-  if (!Number.isInteger(value) || value < 1) throw usageError(`--max-sessions must be a whole number of at least 1, got ${JSON.stringify(text)}`);
-  return value;
+  return wholeNumberOption("--max-sessions", text, DEFAULT_MAX_SESSIONS, "a whole number of at least 1");
 }
 
 /** No value turns expiry off (as none turns the --max-sessions bound off); the largest, 999999 s, is over 11 days. */
 function idleTimeoutOption(text: string | undefined): number {
-  if (text === undefined) return DEFAULT_IDLE_TIMEOUT_SECONDS;
+  return wholeNumberOption("--idle-timeout", text, DEFAULT_IDLE_TIMEOUT_SECONDS, "a whole number of seconds from 1 to 999999");
+}
+
+/** 1–999999 (up to six digits), `fallback` when the option is not given; else CLI_USAGE saying it must be `what`. */
+function wholeNumberOption(name: string, text: string | undefined, fallback: number, what: string): number {
+  if (text === undefined) return fallback;
   const value = /^\d{1,6}$/.test(text) ? Number(text) : Number.NaN;
-  if (!Number.isInteger(value) || value < 1) throw usageError(`--idle-timeout must be a whole number of seconds from 1 to 999999, got ${JSON.stringify(text)}`);
+  if (!Number.isInteger(value) || value < 1) throw usageError(`${name} must be ${what}, got ${JSON.stringify(text)}`);
   return value;
 }
 
