@@ -34,18 +34,35 @@ const FILE_CHECK_INTERVAL_MS = 200;
 /** Tail-log writes per turn of the event loop that happen as soon as the microtask queue drains (see `whenDurable`). */
 const TICK_WRITES_PER_TURN = 8;
 /**
- * Under `"auto"`, the commit thread starts once commits on the writer's thread took at
- * least this share of its time over three {@link SHARE_WINDOW_MS} windows in a row (a
- * checkpoint alone can fill one). Below
- * it the thread costs more CPU in hand-overs than it saves: with 32 MCP calls in flight
- * (~28,000 records/s) a governed call took ~130 µs of CPU with the thread against ~100
- * µs without; with 32 native sessions (~150,000 records/s) or 32 journal writers the
- * thread wins. Group size cannot tell these apart (a busy event loop makes large groups
- * at any rate); the share of time spent committing can, and it does not depend on how
- * fast the machine is.
+ * Under `"auto"`, the commit thread starts once the work it would take off the writer's
+ * thread (building each group: hashing its records and writing its frames; then
+ * committing it) took at least this share of the writer's time, while the writer's event
+ * loop was busy (see {@link THREAD_AFTER_LOOP_BUSY}), in two of the last three
+ * {@link SHARE_WINDOW_MS} windows: one window alone (a pause, a burst) starts nothing.
+ * The thread pays where the writer's thread is what limits the rate: with 32 native
+ * sessions (~150,000 records/s) or 32 journal writers it wins (+25–50 % calls/s). Where
+ * the writer waits on something else, it only adds hand-overs: with 32 MCP calls in
+ * flight (~50,000 records/s, the loop idle a quarter of the time waiting for the server)
+ * a governed call took 2–6 µs more CPU with the thread, for the same calls/s. Group size
+ * cannot tell these apart (a busy event loop makes large groups at any rate), nor can the
+ * share alone on two cores (the server's process and the checkpoints slow the writer's
+ * commits down, so MCP windows reach 15–30 % too); the share and an event loop with no
+ * time to spare can, whatever the machine's speed.
+ *
+ * Until session 14 only the commit itself was counted, every one of three windows in a
+ * row had to reach the share, and the loop was not looked at: under 32 native sessions
+ * the windows alternated between 40 % and 15–18 % (building took another 5–8 %), so the
+ * thread started in about half the runs, and the host went on at 48,000–50,000 calls/s
+ * instead of 70,000–80,000.
  */
 export const THREAD_AFTER_COMMIT_SHARE = 0.2;
 const SHARE_WINDOW_MS = 100;
+/**
+ * Under `"auto"`, the least share of a window the writer's event loop spends running
+ * (not waiting for I/O or timers) for the window to count as busy. 32 native sessions
+ * keep it at 100 %; 32 MCP calls in flight at 65–80 %.
+ */
+const THREAD_AFTER_LOOP_BUSY = 0.9;
 /**
  * Records on their way to the commit thread at most; a group that would pass it waits
  * for the oldest first (back-pressure). Enough to ride out a checkpoint on the thread
@@ -59,7 +76,7 @@ const CLOSE_TIMEOUT_MS = 5_000;
 
 /**
  * Where group commits run: `"auto"` (default) commits on the writer's thread until the
- * writer is busy (commits take a fifth of its time, three 100 ms windows in a row), then starts a commit thread, under grouped
+ * writer is busy (building and committing groups take a fifth of its time, in two of three 100 ms windows), then starts a commit thread, under grouped
  * durability only; `"always"` starts it when the journal opens; `"never"` never does.
  */
 export type CommitThreadMode = "auto" | "always" | "never";
@@ -130,8 +147,13 @@ export class GroupCommit {
   private inFlight: InFlight[] = [];
   private posted = 0;
   private linesInFlight = 0;
-  /** The current window (see {@link busyThrice}): its start, its time spent committing, and busy windows in a row. */
+  /**
+   * The current window (see {@link mostlyBusy}): its start, the event loop's figures then,
+   * and its time spent building and committing; then the last three windows, one bit
+   * each (1: busy), newest lowest.
+   */
   private windowStart = performance.now();
+  private windowLoop = performance.eventLoopUtilization();
   private windowCommitMs = 0;
   private busyWindows = 0;
   /** The group whose commit frees the tail log's other file. */
@@ -378,6 +400,8 @@ export class GroupCommit {
     // With a tail log, the thread reads the group's lines from there: no bodies to build.
     const fromTail = thread !== undefined && this.tail !== undefined;
     const lines = fromTail ? this.tail!.groupRange(Int32Array.from(this.lineRefs)) : undefined;
+    // Building counts with committing in "auto"'s share: the thread takes both.
+    const started = performance.now();
     let writes: GroupWrites;
     try {
       writes = this.buildWrites(!fromTail);
@@ -413,7 +437,6 @@ export class GroupCommit {
       this.linesInFlight += count;
       return;
     }
-    const started = performance.now();
     try {
       this.statements.apply(writes);
     } catch (cause) {
@@ -427,23 +450,28 @@ export class GroupCommit {
     // Under strict durability every start waits for its commit anyway, and a hop to the
     // thread and back only adds to that wait (measured: ~55k against ~80k records/s with
     // 32 writers), so "auto" starts the thread for grouped durability only.
-    if (this.thread === undefined && this.threadMode === "auto" && this.tail !== undefined && this.busyThrice(performance.now() - started)) this.startThread();
+    if (this.thread === undefined && this.threadMode === "auto" && this.tail !== undefined && this.mostlyBusy(performance.now() - started)) this.startThread();
   }
 
   /**
-   * Counts `commitMs` spent committing on this thread into the current window, and says
-   * whether three windows in a row reached {@link THREAD_AFTER_COMMIT_SHARE}.
+   * Counts `commitMs` spent building and committing a group on this thread into the
+   * current window, and says whether two of the last three windows were busy: the share
+   * reached (see {@link THREAD_AFTER_COMMIT_SHARE}), the event loop with no time to spare
+   * (see {@link THREAD_AFTER_LOOP_BUSY}).
    */
-  private busyThrice(commitMs: number): boolean {
+  private mostlyBusy(commitMs: number): boolean {
     this.windowCommitMs += commitMs;
     const now = performance.now();
     const elapsed = now - this.windowStart;
     if (elapsed < SHARE_WINDOW_MS) return false;
-    const busy = this.windowCommitMs / elapsed >= this.threadAfterShare;
-    this.busyWindows = busy ? this.busyWindows + 1 : 0;
+    const loop = performance.eventLoopUtilization();
+    const busy = this.windowCommitMs / elapsed >= this.threadAfterShare && performance.eventLoopUtilization(loop, this.windowLoop).utilization >= THREAD_AFTER_LOOP_BUSY;
+    this.busyWindows = ((this.busyWindows << 1) | (busy ? 1 : 0)) & 0b111;
     this.windowStart = now;
+    this.windowLoop = loop;
     this.windowCommitMs = 0;
-    return this.busyWindows >= 3;
+    // At least two bits of three set: clearing the lowest leaves one.
+    return (this.busyWindows & (this.busyWindows - 1)) !== 0;
   }
 
   /** Waits (blocking) until every posted group is committed; the tail log may then start over. */

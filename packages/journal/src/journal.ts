@@ -67,8 +67,9 @@ export interface JournalOptions {
    */
   readonly commitThread?: CommitThreadMode;
   /**
-   * Under `commitThread: "auto"`, the share of the writer's time spent committing (three
-   * 100 ms windows in a row) at which the thread starts. Default 0.2; between 0 and 1.
+   * Under `commitThread: "auto"`, the share of the writer's time spent building and
+   * committing groups (in two of three 100 ms windows, while its event loop is busy at
+   * least 90 % of the time) at which the thread starts. Default 0.2; between 0 and 1.
    * A lower value starts it sooner (tests use it to start the thread under any load).
    */
   readonly commitThreadShare?: number;

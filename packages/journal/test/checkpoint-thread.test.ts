@@ -25,7 +25,7 @@ describe("checkpoint thread (A3)", () => {
     let closed = false;
     try {
       for (let index = 0; index < 32; index += 1) openSession(journal, `s${index}`);
-      // Load until the thread starts (three busy 100 ms windows; a busy machine stretches them).
+      // Load until the thread starts (two busy 100 ms windows of three; a busy machine stretches them).
       const deadline = performance.now() + 20_000;
       for (let round = 0; journal.commits !== "thread" && performance.now() < deadline; round += 1) {
         await Promise.all(Array.from({ length: 32 }, async (_, index) => {
