@@ -6,7 +6,7 @@ import { damagedError, readContent } from "./damage.js";
 import { JOURNAL_ERRORS, journalError } from "./errors.js";
 import { FrameReader } from "./frames.js";
 import { OpenCalls } from "./open-calls.js";
-import { jsonString } from "./record-text.js";
+import { jsonChars, jsonString } from "./record-text.js";
 import type { ApprovalDecider } from "./records.js";
 
 /** Where a call stands, as far as the journal's state machine is concerned. */
@@ -17,6 +17,8 @@ export type OpenCallEntry = readonly [phase: CallPhase, decidedBy?: ApprovalDeci
 
 export interface CallState {
   readonly callId: string;
+  /** `callId` as JSON puts it between quotes, made once: each of the call's records carries it. */
+  readonly idText: string;
   readonly sessionId: string;
   phase: CallPhase;
   decidedBy?: ApprovalDecider;
@@ -131,7 +133,8 @@ export class LiveState {
       state.headFrame = row.head_frame;
       state.callCount = row.calls!;
       for (const [callId, [phase, decidedBy]] of openCalls) {
-        state.openCalls.add(decidedBy === undefined ? { callId, sessionId, phase } : { callId, sessionId, phase, decidedBy });
+        const idText = jsonChars(callId);
+        state.openCalls.add(decidedBy === undefined ? { callId, idText, sessionId, phase } : { callId, idText, sessionId, phase, decidedBy });
       }
       this.sessions.set(sessionId, state);
     }

@@ -1,4 +1,5 @@
 import { canonicalJson } from "@openworker/tools-sdk";
+import type { ApprovalDecider, CallOutcome } from "./records.js";
 
 /**
  * The canonical JSON text of each record kind, written out field by field: byte for byte
@@ -11,9 +12,16 @@ import { canonicalJson } from "@openworker/tools-sdk";
  * four records. The property test in `record-text.test.ts` checks every kind against
  * `canonicalJson` on random values, so a key out of order cannot go unnoticed.
  *
- * Every function takes the envelope first: `at`, `seq`, and `sid`, the session id
- * already as JSON text (see {@link jsonString}; a session's is made once). Strings are
- * written between quotes the template holds, through {@link jsonChars}: no quoted copy.
+ * Every function takes the envelope first: `at`, already as what JSON puts between its
+ * quotes (see {@link jsonChars}: the journal's clock writes ISO text, which needs no
+ * escaping), `seq`, and `sid`, the session id already as JSON text (see
+ * {@link jsonString}; a session's is made once). A call id comes as JSON chars too, made
+ * once per call. Fields the writer holds to a fixed set of values (`decision`, `by`,
+ * `scope`, `outcome`, a revocation's `reason`: plain ASCII words) and `argsDigest` (the
+ * writer refuses one that is not the arguments' own `sha256:<hex>`) are written as they are.
+ * Every other string is written between quotes the template holds, through
+ * {@link jsonChars}: no quoted copy. A call writes four records, so each test skipped
+ * there counts (about 11 of 17 a call).
  */
 
 /**
@@ -65,7 +73,7 @@ export function sessionOpenedText(
   workspace: string,
 ): string {
   return (
-    `{"at":"${jsonChars(at)}"${stringField("bundleDir", bundleDir)},"executionIdentity":"${jsonChars(executionIdentity)}"` +
+    `{"at":"${at}"${stringField("bundleDir", bundleDir)},"executionIdentity":"${jsonChars(executionIdentity)}"` +
     `${jsonField("identityInputs", identityInputs)},"kind":"session_opened","seq":${seq},"sessionId":${sid},"workspace":"${jsonChars(workspace)}"}`
   );
 }
@@ -79,12 +87,12 @@ export function turnPreparedText(
   turnId: string,
 ): string {
   return (
-    `{"at":"${jsonChars(at)}"${jsonField("catalogFingerprints", catalogFingerprints)},"kind":"turn_prepared",` +
+    `{"at":"${at}"${jsonField("catalogFingerprints", catalogFingerprints)},"kind":"turn_prepared",` +
     `"selectionFingerprint":"${jsonChars(selectionFingerprint)}","seq":${seq},"sessionId":${sid},"turnId":"${jsonChars(turnId)}"}`
   );
 }
 
-/** `argsText`: the arguments' canonical JSON, made once for their digest and for the record. */
+/** `argsText`: the arguments' canonical JSON, made once for their digest and for the record; `argsDigest` its digest. */
 export function callRequestedText(
   at: string,
   seq: number,
@@ -97,8 +105,8 @@ export function callRequestedText(
   turnId: string,
 ): string {
   return (
-    `{"alias":"${jsonChars(alias)}","args":${argsText},"argsDigest":"${jsonChars(argsDigest)}","at":"${jsonChars(at)}",` +
-    `"callId":"${jsonChars(callId)}","kind":"call_requested","qualifiedName":"${jsonChars(qualifiedName)}","seq":${seq},` +
+    `{"alias":"${jsonChars(alias)}","args":${argsText},"argsDigest":"${argsDigest}","at":"${at}",` +
+    `"callId":"${callId}","kind":"call_requested","qualifiedName":"${jsonChars(qualifiedName)}","seq":${seq},` +
     `"sessionId":${sid},"turnId":"${jsonChars(turnId)}"}`
   );
 }
@@ -107,27 +115,27 @@ export function approvalDecidedText(
   at: string,
   seq: number,
   sid: string,
-  by: string,
+  by: ApprovalDecider,
   callId: string,
-  decision: string,
+  decision: "approved" | "denied",
   key: string,
   reason: string | undefined,
-  scope: string,
+  scope: "once" | "session",
   who: string | undefined,
 ): string {
   return (
-    `{"at":"${jsonChars(at)}","by":"${jsonChars(by)}","callId":"${jsonChars(callId)}","decision":"${jsonChars(decision)}",` +
-    `"key":"${jsonChars(key)}","kind":"approval_decided"${stringField("reason", reason)},"scope":"${jsonChars(scope)}",` +
+    `{"at":"${at}","by":"${by}","callId":"${callId}","decision":"${decision}",` +
+    `"key":"${jsonChars(key)}","kind":"approval_decided"${stringField("reason", reason)},"scope":"${scope}",` +
     `"seq":${seq},"sessionId":${sid}${stringField("who", who)}}`
   );
 }
 
 export function callStartedText(at: string, seq: number, sid: string, callId: string): string {
-  return `{"at":"${jsonChars(at)}","callId":"${jsonChars(callId)}","kind":"call_started","seq":${seq},"sessionId":${sid}}`;
+  return `{"at":"${at}","callId":"${callId}","kind":"call_started","seq":${seq},"sessionId":${sid}}`;
 }
 
 export function callProgressText(at: string, seq: number, sid: string, callId: string, event: unknown): string {
-  return `{"at":"${jsonChars(at)}","callId":"${jsonChars(callId)}"${jsonField("event", event)},"kind":"call_progress","seq":${seq},"sessionId":${sid}}`;
+  return `{"at":"${at}","callId":"${callId}"${jsonField("event", event)},"kind":"call_progress","seq":${seq},"sessionId":${sid}}`;
 }
 
 export function callFinishedText(
@@ -139,27 +147,27 @@ export function callFinishedText(
   code: string | undefined,
   imageDigests: readonly string[] | undefined,
   message: string | undefined,
-  outcome: string,
+  outcome: CallOutcome,
   result: unknown,
 ): string {
   return (
-    `{"at":"${jsonChars(at)}"${jsonField("breach", breach)},"callId":"${jsonChars(callId)}"${stringField("code", code)}` +
+    `{"at":"${at}"${jsonField("breach", breach)},"callId":"${callId}"${stringField("code", code)}` +
     `${jsonField("imageDigests", imageDigests)},"kind":"call_finished"${stringField("message", message)},` +
-    `"outcome":"${jsonChars(outcome)}"${jsonField("result", result)},"seq":${seq},"sessionId":${sid}}`
+    `"outcome":"${outcome}"${jsonField("result", result)},"seq":${seq},"sessionId":${sid}}`
   );
 }
 
-export function revokedText(at: string, seq: number, sid: string, reason: string, tool: string): string {
-  return `{"at":"${jsonChars(at)}","kind":"revoked","reason":"${jsonChars(reason)}","seq":${seq},"sessionId":${sid},"tool":"${jsonChars(tool)}"}`;
+export function revokedText(at: string, seq: number, sid: string, reason: "turn" | "cancel" | "close", tool: string): string {
+  return `{"at":"${at}","kind":"revoked","reason":"${reason}","seq":${seq},"sessionId":${sid},"tool":"${jsonChars(tool)}"}`;
 }
 
 export function turnFinishedText(at: string, seq: number, sid: string, completed: boolean, reason: string | undefined, turnId: string): string {
   return (
-    `{"at":"${jsonChars(at)}","completed":${completed},"kind":"turn_finished"${stringField("reason", reason)},` +
+    `{"at":"${at}","completed":${completed},"kind":"turn_finished"${stringField("reason", reason)},` +
     `"seq":${seq},"sessionId":${sid},"turnId":"${jsonChars(turnId)}"}`
   );
 }
 
 export function sessionClosedText(at: string, seq: number, sid: string): string {
-  return `{"at":"${jsonChars(at)}","kind":"session_closed","seq":${seq},"sessionId":${sid}}`;
+  return `{"at":"${at}","kind":"session_closed","seq":${seq},"sessionId":${sid}}`;
 }

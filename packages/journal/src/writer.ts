@@ -24,6 +24,7 @@ import {
   callProgressText,
   callRequestedText,
   callStartedText,
+  jsonChars,
   revokedText,
   sessionClosedText,
   sessionOpenedText,
@@ -73,7 +74,7 @@ export class JournalWriter {
     const at = this.clock.now();
     let data: string;
     try {
-      data = sessionOpenedText(at, session.seq + 1, session.idText, bundleDir, executionIdentity, input.identityInputs, workspace);
+      data = sessionOpenedText(jsonChars(at), session.seq + 1, session.idText, bundleDir, executionIdentity, input.identityInputs, workspace);
     } catch (cause) {
       // A refused body (not serializable) must leave no half-made session behind.
       this.state.dropSession(sessionId);
@@ -88,7 +89,7 @@ export class JournalWriter {
     const turnId = requireText(site, "turnId", input.turnId);
     const selectionFingerprint = requireText(site, "selectionFingerprint", input.selectionFingerprint);
     const catalogFingerprints = requireStringMap(site, "catalogFingerprints", input.catalogFingerprints);
-    this.append(session, turnPreparedText(this.clock.now(), session.seq + 1, session.idText, catalogFingerprints, selectionFingerprint, turnId));
+    this.append(session, turnPreparedText(this.clock.nowText(), session.seq + 1, session.idText, catalogFingerprints, selectionFingerprint, turnId));
   }
 
   callRequested(input: CallRequestedInput): void {
@@ -124,11 +125,12 @@ export class JournalWriter {
         { callId, field: "argsDigest" },
       );
     }
+    const idText = jsonChars(callId);
     this.append(
       session,
-      callRequestedText(this.clock.now(), session.seq + 1, session.idText, alias, argsText, argsDigest, callId, qualifiedName, turnId),
+      callRequestedText(this.clock.nowText(), session.seq + 1, session.idText, alias, argsText, argsDigest, idText, qualifiedName, turnId),
     );
-    session.openCalls.add({ callId, sessionId: session.sessionId, phase: "requested" });
+    session.openCalls.add({ callId, idText, sessionId: session.sessionId, phase: "requested" });
     session.callCount += 1;
   }
 
@@ -141,7 +143,7 @@ export class JournalWriter {
     const scope = requireOneOf(site, "scope", input.scope, ["once", "session"] as const);
     const key = requireText(site, "key", input.key);
     const reason = optionalText(site, "reason", input.reason);
-    this.append(session, approvalDecidedText(this.clock.now(), session.seq + 1, session.idText, by, call.callId, decision, key, reason, scope, who));
+    this.append(session, approvalDecidedText(this.clock.nowText(), session.seq + 1, session.idText, by, call.idText, decision, key, reason, scope, who));
     call.decidedBy = by;
     if (decision === "denied") this.endCall(session, call, "denied");
     else call.phase = "approved";
@@ -151,7 +153,7 @@ export class JournalWriter {
     try {
       const site = new RecordSite("callStarted", "call", input.callId);
       const { session, call } = this.liveCall(site, input, "start");
-      this.append(session, callStartedText(this.clock.now(), session.seq + 1, session.idText, call.callId));
+      this.append(session, callStartedText(this.clock.nowText(), session.seq + 1, session.idText, call.idText));
       call.phase = "started";
       return this.commit.whenDurable();
     } catch (error) {
@@ -164,7 +166,7 @@ export class JournalWriter {
     const { session, call } = this.liveCall(site, input, "progress");
     let data: string;
     try {
-      data = callProgressText(this.clock.now(), session.seq + 1, session.idText, call.callId, input.event);
+      data = callProgressText(this.clock.nowText(), session.seq + 1, session.idText, call.idText, input.event);
     } catch (cause) {
       throw notJson(site, cause);
     }
@@ -180,7 +182,7 @@ export class JournalWriter {
     const imageDigests = requireImageDigests(site, input.imageDigests);
     let data: string;
     try {
-      data = callFinishedText(this.clock.now(), session.seq + 1, session.idText, input.breach, call.callId, code, imageDigests, message, outcome, input.result);
+      data = callFinishedText(this.clock.nowText(), session.seq + 1, session.idText, input.breach, call.idText, code, imageDigests, message, outcome, input.result);
     } catch (cause) {
       throw notJson(site, cause);
     }
@@ -193,7 +195,7 @@ export class JournalWriter {
     const session = this.liveSession(site, input.sessionId);
     const tool = requireText(site, "tool", input.tool);
     const reason = requireOneOf(site, "reason", input.reason, ["turn", "cancel", "close"] as const);
-    this.append(session, revokedText(this.clock.now(), session.seq + 1, session.idText, reason, tool));
+    this.append(session, revokedText(this.clock.nowText(), session.seq + 1, session.idText, reason, tool));
   }
 
   turnFinished(input: TurnFinishedInput): void {
@@ -202,7 +204,7 @@ export class JournalWriter {
     const turnId = requireText(site, "turnId", input.turnId);
     const completed = requireBoolean(site, "completed", input.completed);
     const reason = optionalText(site, "reason", input.reason);
-    this.append(session, turnFinishedText(this.clock.now(), session.seq + 1, session.idText, completed, reason, turnId));
+    this.append(session, turnFinishedText(this.clock.nowText(), session.seq + 1, session.idText, completed, reason, turnId));
   }
 
   sessionClosed(input: { readonly sessionId: string }): void {
@@ -220,7 +222,7 @@ export class JournalWriter {
     const seq = session.seq + 1;
     this.append(
       session,
-      sessionClosedText(at, seq, session.idText),
+      sessionClosedText(jsonChars(at), seq, session.idText),
       // Built with the group, after its frames: `headFrame` is then the closing frame, and
       // `head` its hash (`null` when the commit thread hashes it: it fills it in).
       () => ["close", at, seq, session.head ?? null, session.headFrame, session.callCount, session.ref],
@@ -234,7 +236,7 @@ export class JournalWriter {
    * the phase check because any open phase may have been cut short.
    */
   interrupt(session: SessionState, call: CallState, message: string): void {
-    this.append(session, callFinishedText(this.clock.now(), session.seq + 1, session.idText, undefined, call.callId, "JOURNAL_INTERRUPTED", undefined, message, "interrupted", undefined));
+    this.append(session, callFinishedText(this.clock.nowText(), session.seq + 1, session.idText, undefined, call.idText, "JOURNAL_INTERRUPTED", undefined, message, "interrupted", undefined));
     this.endCall(session, call, "finished");
   }
 
@@ -366,14 +368,20 @@ export class JournalWriter {
  * got on its own (the format has millisecond resolution), so `at` stays the true
  * append time of every record.
  */
+/**
+ * The records' `at`: ISO text, made once per millisecond. During replay it is pinned to
+ * the stored record's `at`, which may be any string.
+ */
 class IsoClock {
   private millis = -1;
   private text = "";
   private pinned: string | undefined;
+  private pinnedChars = "";
 
   /** Replay only: `now()` returns this until `unpin`. */
   pin(at: unknown): void {
     this.pinned = typeof at === "string" ? at : undefined;
+    if (this.pinned !== undefined) this.pinnedChars = jsonChars(this.pinned);
   }
 
   unpin(): void {
@@ -388,6 +396,11 @@ class IsoClock {
       this.text = new Date(millis).toISOString();
     }
     return this.text;
+  }
+
+  /** `now()` as JSON puts it between quotes: the ISO text itself (digits, `-`, `:`, `.`, `T`, `Z`, `+`: nothing to escape). */
+  nowText(): string {
+    return this.pinned !== undefined ? this.pinnedChars : this.now();
   }
 }
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { CallState } from "../src/live-state.js";
 import { OpenCalls } from "../src/open-calls.js";
 
-const call = (callId: string): CallState => ({ callId, sessionId: "s1", phase: "requested" });
+const call = (callId: string): CallState => ({ callId, idText: callId, sessionId: "s1", phase: "requested" });
 
 describe("a session's open calls (A3 call state machine)", () => {
   it("A3 finds, removes and lists open calls in request order, with few and with very many in flight", () => {

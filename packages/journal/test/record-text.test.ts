@@ -1,4 +1,5 @@
 import { canonicalJson } from "@openworker/tools-sdk";
+import { CALL_OUTCOMES } from "../src/records.js";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
@@ -7,6 +8,7 @@ import {
   callProgressText,
   callRequestedText,
   callStartedText,
+  jsonChars,
   jsonString,
   revokedText,
   sessionClosedText,
@@ -25,6 +27,14 @@ const optionalText = fc.option(text, { nil: undefined });
 /** Any JSON value, or left out. */
 const value = fc.option(fc.jsonValue(), { nil: undefined });
 const envelope = fc.record({ at: text, seq: fc.integer({ min: 1, max: 2 ** 40 }), sessionId: text });
+// What the writer holds to a fixed set (the templates write these as they are), and the
+// arguments' digest (the writer refuses any other).
+const decider = fc.constantFrom("person" as const, "policy" as const, "bypass" as const);
+const decision = fc.constantFrom("approved" as const, "denied" as const);
+const scope = fc.constantFrom("once" as const, "session" as const);
+const outcome = fc.constantFrom(...CALL_OUTCOMES);
+const revokeReason = fc.constantFrom("turn" as const, "cancel" as const, "close" as const);
+const digest = fc.stringMatching(/^sha256:[0-9a-f]{64}$/);
 
 function same(record: Record<string, unknown>, written: string): void {
   expect(written).toBe(canonicalJson(record));
@@ -44,7 +54,7 @@ describe("record text (the chain's input)", () => {
         const sid = jsonString(sessionId);
         same(
           { at, bundleDir, executionIdentity, identityInputs, kind: "session_opened", seq, sessionId, workspace },
-          sessionOpenedText(at, seq, sid, bundleDir, executionIdentity, identityInputs, workspace),
+          sessionOpenedText(jsonChars(at), seq, sid, bundleDir, executionIdentity, identityInputs, workspace),
         );
       }),
       runs,
@@ -53,25 +63,25 @@ describe("record text (the chain's input)", () => {
       fc.property(envelope, fc.dictionary(text, text), text, text, ({ at, seq, sessionId }, catalogFingerprints, selectionFingerprint, turnId) => {
         same(
           { at, catalogFingerprints, kind: "turn_prepared", selectionFingerprint, seq, sessionId, turnId },
-          turnPreparedText(at, seq, jsonString(sessionId), catalogFingerprints, selectionFingerprint, turnId),
+          turnPreparedText(jsonChars(at), seq, jsonString(sessionId), catalogFingerprints, selectionFingerprint, turnId),
         );
       }),
       runs,
     );
     fc.assert(
-      fc.property(envelope, text, fc.jsonValue(), text, text, text, text, ({ at, seq, sessionId }, alias, args, argsDigest, callId, qualifiedName, turnId) => {
+      fc.property(envelope, text, fc.jsonValue(), digest, text, text, text, ({ at, seq, sessionId }, alias, args, argsDigest, callId, qualifiedName, turnId) => {
         same(
           { alias, args, argsDigest, at, callId, kind: "call_requested", qualifiedName, seq, sessionId, turnId },
-          callRequestedText(at, seq, jsonString(sessionId), alias, canonicalJson(args), argsDigest, callId, qualifiedName, turnId),
+          callRequestedText(jsonChars(at), seq, jsonString(sessionId), alias, canonicalJson(args), argsDigest, jsonChars(callId), qualifiedName, turnId),
         );
       }),
       runs,
     );
     fc.assert(
-      fc.property(envelope, text, text, text, text, optionalText, text, optionalText, ({ at, seq, sessionId }, by, callId, decision, key, reason, scope, who) => {
+      fc.property(envelope, decider, text, decision, text, optionalText, scope, optionalText, ({ at, seq, sessionId }, by, callId, decision, key, reason, scope, who) => {
         same(
           { at, by, callId, decision, key, kind: "approval_decided", reason, scope, seq, sessionId, who },
-          approvalDecidedText(at, seq, jsonString(sessionId), by, callId, decision, key, reason, scope, who),
+          approvalDecidedText(jsonChars(at), seq, jsonString(sessionId), by, jsonChars(callId), decision, key, reason, scope, who),
         );
       }),
       runs,
@@ -79,8 +89,8 @@ describe("record text (the chain's input)", () => {
     fc.assert(
       fc.property(envelope, text, value, ({ at, seq, sessionId }, callId, event) => {
         const sid = jsonString(sessionId);
-        same({ at, callId, kind: "call_started", seq, sessionId }, callStartedText(at, seq, sid, callId));
-        same({ at, callId, event, kind: "call_progress", seq, sessionId }, callProgressText(at, seq, sid, callId, event));
+        same({ at, callId, kind: "call_started", seq, sessionId }, callStartedText(jsonChars(at), seq, sid, jsonChars(callId)));
+        same({ at, callId, event, kind: "call_progress", seq, sessionId }, callProgressText(jsonChars(at), seq, sid, jsonChars(callId), event));
       }),
       runs,
     );
@@ -92,23 +102,23 @@ describe("record text (the chain's input)", () => {
         optionalText,
         fc.option(fc.array(text), { nil: undefined }),
         optionalText,
-        text,
+        outcome,
         value,
         ({ at, seq, sessionId }, breach, callId, code, imageDigests, message, outcome, result) => {
           same(
             { at, breach, callId, code, imageDigests, kind: "call_finished", message, outcome, result, seq, sessionId },
-            callFinishedText(at, seq, jsonString(sessionId), breach, callId, code, imageDigests, message, outcome, result),
+            callFinishedText(jsonChars(at), seq, jsonString(sessionId), breach, jsonChars(callId), code, imageDigests, message, outcome, result),
           );
         },
       ),
       runs,
     );
     fc.assert(
-      fc.property(envelope, text, text, fc.boolean(), optionalText, text, ({ at, seq, sessionId }, reason, tool, completed, why, turnId) => {
+      fc.property(envelope, revokeReason, text, fc.boolean(), optionalText, text, ({ at, seq, sessionId }, reason, tool, completed, why, turnId) => {
         const sid = jsonString(sessionId);
-        same({ at, kind: "revoked", reason, seq, sessionId, tool }, revokedText(at, seq, sid, reason, tool));
-        same({ at, completed, kind: "turn_finished", reason: why, seq, sessionId, turnId }, turnFinishedText(at, seq, sid, completed, why, turnId));
-        same({ at, kind: "session_closed", seq, sessionId }, sessionClosedText(at, seq, sid));
+        same({ at, kind: "revoked", reason, seq, sessionId, tool }, revokedText(jsonChars(at), seq, sid, reason, tool));
+        same({ at, completed, kind: "turn_finished", reason: why, seq, sessionId, turnId }, turnFinishedText(jsonChars(at), seq, sid, completed, why, turnId));
+        same({ at, kind: "session_closed", seq, sessionId }, sessionClosedText(jsonChars(at), seq, sid));
       }),
       runs,
     );
