@@ -16,7 +16,8 @@ import type { ApprovalDecider, CallOutcome } from "./records.js";
  * quotes (see {@link jsonChars}: the journal's clock writes ISO text, which needs no
  * escaping), `seq`, and `sid`, the session id already as JSON text (see
  * {@link jsonString}; a session's is made once). A call id comes as JSON chars too, made
- * once per call. Fields the writer holds to a fixed set of values (`decision`, `by`,
+ * once per call, and so do the fields that repeat from call to call (a call's alias,
+ * qualified name and turn id, an approval's key: see {@link RepeatedChars}). Fields the writer holds to a fixed set of values (`decision`, `by`,
  * `scope`, `outcome`, a revocation's `reason`: plain ASCII words) and `argsDigest` (the
  * writer refuses one that is not the arguments' own `sha256:<hex>`) are written as they are.
  * Every other string is written between quotes the template holds, through
@@ -46,6 +47,25 @@ export function jsonString(value: string): string {
  */
 export function jsonChars(value: string): string {
   return NEEDS_ESCAPE.test(value) ? JSON.stringify(value).slice(1, -1) : value;
+}
+
+/**
+ * {@link jsonChars} of the value it was last given, kept: a field that repeats from call to
+ * call (a tool's alias and qualified name, its approval key, a model turn's id) is tested
+ * once rather than once per record (an approval key is about 150 characters). Another
+ * value costs one string comparison more.
+ */
+export class RepeatedChars {
+  private value: string | undefined;
+  private chars = "";
+
+  of(value: string): string {
+    if (value !== this.value) {
+      this.value = value;
+      this.chars = jsonChars(value);
+    }
+    return this.chars;
+  }
 }
 
 /** `,"key":"value"`, or nothing when the value is left out. */
@@ -105,9 +125,9 @@ export function callRequestedText(
   turnId: string,
 ): string {
   return (
-    `{"alias":"${jsonChars(alias)}","args":${argsText},"argsDigest":"${argsDigest}","at":"${at}",` +
-    `"callId":"${callId}","kind":"call_requested","qualifiedName":"${jsonChars(qualifiedName)}","seq":${seq},` +
-    `"sessionId":${sid},"turnId":"${jsonChars(turnId)}"}`
+    `{"alias":"${alias}","args":${argsText},"argsDigest":"${argsDigest}","at":"${at}",` +
+    `"callId":"${callId}","kind":"call_requested","qualifiedName":"${qualifiedName}","seq":${seq},` +
+    `"sessionId":${sid},"turnId":"${turnId}"}`
   );
 }
 
@@ -125,7 +145,7 @@ export function approvalDecidedText(
 ): string {
   return (
     `{"at":"${at}","by":"${by}","callId":"${callId}","decision":"${decision}",` +
-    `"key":"${jsonChars(key)}","kind":"approval_decided"${stringField("reason", reason)},"scope":"${scope}",` +
+    `"key":"${key}","kind":"approval_decided"${stringField("reason", reason)},"scope":"${scope}",` +
     `"seq":${seq},"sessionId":${sid}${stringField("who", who)}}`
   );
 }

@@ -25,6 +25,7 @@ import {
   callRequestedText,
   callStartedText,
   jsonChars,
+  RepeatedChars,
   revokedText,
   sessionClosedText,
   sessionOpenedText,
@@ -50,6 +51,10 @@ import {
  */
 export class JournalWriter {
   private readonly clock = new IsoClock();
+  private readonly aliasChars = new RepeatedChars();
+  private readonly nameChars = new RepeatedChars();
+  private readonly turnChars = new RepeatedChars();
+  private readonly keyChars = new RepeatedChars();
 
   constructor(
     private readonly commit: GroupCommit,
@@ -128,7 +133,17 @@ export class JournalWriter {
     const idText = jsonChars(callId);
     this.append(
       session,
-      callRequestedText(this.clock.nowText(), session.seq + 1, session.idText, alias, argsText, argsDigest, idText, qualifiedName, turnId),
+      callRequestedText(
+        this.clock.nowText(),
+        session.seq + 1,
+        session.idText,
+        this.aliasChars.of(alias),
+        argsText,
+        argsDigest,
+        idText,
+        this.nameChars.of(qualifiedName),
+        this.turnChars.of(turnId),
+      ),
     );
     session.openCalls.add({ callId, idText, sessionId: session.sessionId, phase: "requested" });
     session.callCount += 1;
@@ -143,7 +158,7 @@ export class JournalWriter {
     const scope = requireOneOf(site, "scope", input.scope, ["once", "session"] as const);
     const key = requireText(site, "key", input.key);
     const reason = optionalText(site, "reason", input.reason);
-    this.append(session, approvalDecidedText(this.clock.nowText(), session.seq + 1, session.idText, by, call.idText, decision, key, reason, scope, who));
+    this.append(session, approvalDecidedText(this.clock.nowText(), session.seq + 1, session.idText, by, call.idText, decision, this.keyChars.of(key), reason, scope, who));
     call.decidedBy = by;
     if (decision === "denied") this.endCall(session, call, "denied");
     else call.phase = "approved";

@@ -10,6 +10,7 @@ import {
   callStartedText,
   jsonChars,
   jsonString,
+  RepeatedChars,
   revokedText,
   sessionClosedText,
   sessionOpenedText,
@@ -43,6 +44,16 @@ function same(record: Record<string, unknown>, written: string): void {
 }
 
 describe("record text (the chain's input)", () => {
+  it("A3 RepeatedChars gives jsonChars of each value, repeated or not, in any order", () => {
+    fc.assert(
+      fc.property(fc.array(fc.oneof(text, fc.constantFrom("a", '"q"', "a"))), (values) => {
+        const repeated = new RepeatedChars();
+        return values.every((value) => repeated.of(value) === JSON.stringify(value).slice(1, -1));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
   it("jsonString is JSON.stringify for every string", () => {
     fc.assert(fc.property(text, (value) => jsonString(value) === JSON.stringify(value)), { numRuns: 2000 });
   });
@@ -72,7 +83,7 @@ describe("record text (the chain's input)", () => {
       fc.property(envelope, text, fc.jsonValue(), digest, text, text, text, ({ at, seq, sessionId }, alias, args, argsDigest, callId, qualifiedName, turnId) => {
         same(
           { alias, args, argsDigest, at, callId, kind: "call_requested", qualifiedName, seq, sessionId, turnId },
-          callRequestedText(jsonChars(at), seq, jsonString(sessionId), alias, canonicalJson(args), argsDigest, jsonChars(callId), qualifiedName, turnId),
+          callRequestedText(jsonChars(at), seq, jsonString(sessionId), jsonChars(alias), canonicalJson(args), argsDigest, jsonChars(callId), jsonChars(qualifiedName), jsonChars(turnId)),
         );
       }),
       runs,
@@ -81,7 +92,7 @@ describe("record text (the chain's input)", () => {
       fc.property(envelope, decider, text, decision, text, optionalText, scope, optionalText, ({ at, seq, sessionId }, by, callId, decision, key, reason, scope, who) => {
         same(
           { at, by, callId, decision, key, kind: "approval_decided", reason, scope, seq, sessionId, who },
-          approvalDecidedText(jsonChars(at), seq, jsonString(sessionId), by, jsonChars(callId), decision, key, reason, scope, who),
+          approvalDecidedText(jsonChars(at), seq, jsonString(sessionId), by, jsonChars(callId), decision, jsonChars(key), reason, scope, who),
         );
       }),
       runs,
