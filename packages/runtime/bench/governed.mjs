@@ -7,7 +7,7 @@ import { ToolRegistry } from "@openworker/registry";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { Runtime } from "../dist/index.js";
-import { childStats, threadStats, ticksOf } from "./proc.mjs";
+import { childStats, diskWrittenKiB, mainThreadSchedule, threadStats, ticksOf } from "./proc.mjs";
 import { benchWorkspace, mutableServer } from "./workspace.mjs";
 
 // The journal grows by about 200 MB a run: the workspace is removed however the run ends.
@@ -82,6 +82,8 @@ do {
 const warmSeconds = (performance.now() - warmStart) / 1000;
 const cpuBefore = process.cpuUsage();
 const ticksBefore = threadTicks();
+const scheduleBefore = mainThreadSchedule();
+const diskBefore = diskWrittenKiB();
 const loopBefore = performance.eventLoopUtilization();
 const started = performance.now();
 await callEach(PER_SESSION);
@@ -89,11 +91,20 @@ const seconds = (performance.now() - started) / 1000;
 const cpu = process.cpuUsage(cpuBefore);
 const loop = performance.eventLoopUtilization(loopBefore);
 const shares = threadShares(ticksBefore, threadTicks(), seconds);
+// The main thread, busy all the time, is not always on a CPU: the share of the run it
+// waited in the run queue for one (the commit thread, the collector and the kernel's
+// writeback of the journal's files share the two cores with it).
+const scheduleAfter = mainThreadSchedule();
+const diskAfter = diskWrittenKiB();
+// The whole machine's writes to disk (the journal's tail log, WAL and checkpoints, as the
+// kernel flushes them): a rough figure, since writeback lags the writes.
+const disk = diskBefore !== undefined && diskAfter !== undefined ? `\n  the machine wrote ${Math.round((diskAfter - diskBefore) / 1024 / seconds)} MB/s to disk during the run` : "";
+const queued = scheduleBefore && scheduleAfter ? `; waited for a CPU ${(((scheduleAfter.waiting - scheduleBefore.waiting) / 1e9 / seconds) * 100).toFixed(0)} % of the run` : "";
 const calls = SESSIONS * PER_SESSION;
 console.log(`native governed calls, ${SESSIONS} concurrent sessions: ${fmt(calls / seconds)} calls/s (${calls} calls after ${warmCalls} untimed in ${warmSeconds.toFixed(1)} s)`);
 console.log(
   `  process CPU ${((cpu.user + cpu.system) / calls).toFixed(1)} µs a call (${((cpu.user + cpu.system) / 1e6 / seconds).toFixed(2)} cores); ` +
-    `main thread busy ${(loop.utilization * 100).toFixed(0)} %${shares}; group commits ${runtime.journal.commits === "inline" ? "on the main thread" : "on the commit thread"}`,
+    `main thread busy ${(loop.utilization * 100).toFixed(0)} %${shares}${queued}; group commits ${runtime.journal.commits === "inline" ? "on the main thread" : "on the commit thread"}${disk}`,
 );
 
 const sequential = [];

@@ -48,3 +48,26 @@ export function openDescriptors() {
     return Number.NaN;
   }
 }
+
+/**
+ * Nanoseconds the main thread has spent on a CPU and waiting in the run queue for one
+ * (`/proc/<pid>/task/<pid>/schedstat`); undefined where the kernel does not keep them.
+ */
+export function mainThreadSchedule() {
+  try {
+    const [running, waiting] = readFileSync(`/proc/self/task/${process.pid}/schedstat`, "utf8").trim().split(" ").map(Number);
+    return Number.isFinite(running) && Number.isFinite(waiting) ? { running, waiting } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** KiB the whole machine has written to its disks so far (`pgpgout` in /proc/vmstat); undefined elsewhere. */
+export function diskWrittenKiB() {
+  try {
+    const line = readFileSync("/proc/vmstat", "utf8").split("\n").find((entry) => entry.startsWith("pgpgout "));
+    return line === undefined ? undefined : Number(line.slice("pgpgout ".length));
+  } catch {
+    return undefined;
+  }
+}
