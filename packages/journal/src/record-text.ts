@@ -17,12 +17,14 @@ import type { ApprovalDecider, CallOutcome } from "./records.js";
  * escaping), `seq`, and `sid`, the session id already as JSON text (see
  * {@link jsonString}; a session's is made once). A call id comes as JSON chars too, made
  * once per call, and so do the fields that repeat from call to call (a call's alias,
- * qualified name and turn id, an approval's key: see {@link RepeatedChars}). Fields the writer holds to a fixed set of values (`decision`, `by`,
- * `scope`, `outcome`, a revocation's `reason`: plain ASCII words) and `argsDigest` (the
- * writer refuses one that is not the arguments' own `sha256:<hex>`) are written as they are.
- * Every other string is written between quotes the template holds, through
- * {@link jsonChars}: no quoted copy. A call writes four records, so each test skipped
- * there counts (about 11 of 17 a call).
+ * qualified name and turn id, an approval's key: see {@link RepeatedChars}). Fields the
+ * writer holds to a fixed set of values (`decision`, `by`, `scope`, `outcome`, a
+ * revocation's `reason`: plain ASCII words) and `argsDigest` (the writer refuses one that
+ * is not the arguments' own `sha256:<hex>`) are written as they are. Every other string
+ * is written between quotes the template holds, through {@link jsonChars}: no quoted
+ * copy. A call writes four records: in the steady state two or three of their strings
+ * are tested (the call id, a host call's own turn id, the approval's `who`), where
+ * seventeen were.
  */
 
 /**

@@ -381,11 +381,8 @@ export class JournalWriter {
  * `new Date().toISOString()`, formatted at most once per millisecond: records appended
  * within the same millisecond share the string, which is exactly what each would have
  * got on its own (the format has millisecond resolution), so `at` stays the true
- * append time of every record.
- */
-/**
- * The records' `at`: ISO text, made once per millisecond. During replay it is pinned to
- * the stored record's `at`, which may be any string.
+ * append time of every record. During replay it is pinned to the stored record's `at`,
+ * which may be any string.
  */
 class IsoClock {
   private millis = -1;
