@@ -169,17 +169,19 @@ describe("commit thread (A3)", () => {
 
   it("A3 auto: a writer whose event loop has time to spare keeps commits on its thread, however large their share of its time", async () => {
     // The share is set so low that every window reaches it; what keeps the thread off is
-    // the loop, idle about half of each round (as it waits on an MCP server): the thread
-    // would add hand-overs there and take nothing off what limits the rate.
+    // the loop, idle about half the time (as it waits on an MCP server): the thread would
+    // add hand-overs there and take nothing off what limits the rate. Rounds are small, so
+    // that every 100 ms window holds several of them and their idle halves, even on a
+    // machine slow enough to stretch a round many times over.
     const journal = Journal.open({ path: folder.file("idle-loop.db"), commitThreadShare: 0.01 });
     try {
       const until = performance.now() + 1_500;
       for (let round = 0; performance.now() < until; round += 1) {
         const started = performance.now();
-        await load(journal, 32, 10, `r${round}-`);
+        await load(journal, 4, 4, `r${round}-`);
         await journal.flush();
         // As long again with nothing to do, whatever the machine's speed.
-        await new Promise((resolve) => setTimeout(resolve, Math.max(20, performance.now() - started)));
+        await new Promise((resolve) => setTimeout(resolve, Math.max(2, performance.now() - started)));
       }
       expect(journal.commits).toBe("inline");
       expect(journal.verify().ok).toBe(true);
