@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import path from "node:path";
@@ -7,7 +7,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, describe, expect, it, vi } from "vitest";
-import { alive, collect, COWORKER, DEMO_POLICY, FIXTURE_HOST, HOST, REPO, runEntry, tempDir, waitForOutput, writeBundle } from "./helpers.js";
+import { alive, collect, COWORKER, DEMO_POLICY, FIXTURE_HOST, HOST, type Ran, REPO, runEntry, tempDir, waitForOutput, writeBundle } from "./helpers.js";
 
 const temp = tempDir("mcp");
 /** A host that registers fixture.echo with the classification "read_only". */
@@ -76,8 +76,7 @@ describe("serve --mcp", () => {
   });
 
   it("over HTTP on 127.0.0.1: serves an SDK client, and refuses a foreign Host or Origin (DNS rebinding)", async () => {
-    const { child, done, port } = await serveHttp(HOST, ["--bundle", COWORKER, "--approve", "yes", "--journal", path.join(temp.dir, "http.db")]);
-    try {
+    await withHttpServer(HOST, ["--bundle", COWORKER, "--approve", "yes", "--journal", path.join(temp.dir, "http.db")], async ({ port }) => {
       const client = new Client({ name: "test-client", version: "1.0.0" });
       await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`)));
       expect((await client.listTools()).tools).toHaveLength(3);
@@ -92,10 +91,7 @@ describe("serve --mcp", () => {
       expect(foreignOrigin.status).toBe(403);
       const wrongPort = await post(port, { host: `localhost:${port + 1}` });
       expect(wrongPort.status).toBe(403);
-    } finally {
-      child.kill("SIGTERM");
-    }
-    expect((await done).code).toBe(0);
+    });
   });
 });
 
@@ -103,8 +99,7 @@ describe("serve --mcp over HTTP bounds what clients can open", () => {
   it("M4 a refused initialize opens no session, and past --max-sessions new clients get 503; the journal holds only the accepted ones", async () => {
     const bundle = writeBundle(path.join(temp.dir, "whoami"), JSON.stringify({ version: 3, tools: ["fixture.whoami"] }));
     const journal = path.join(temp.dir, "bounded.db");
-    const { child, done, port } = await serveHttp(FIXTURE_HOST, ["--max-sessions", "2", "--bundle", bundle, "--approve", "yes", "--journal", journal]);
-    try {
+    await withHttpServer(FIXTURE_HOST, ["--max-sessions", "2", "--bundle", bundle, "--approve", "yes", "--journal", journal], async ({ port }) => {
       const host = `127.0.0.1:${port}`;
       // Refused by the transport (it must accept event streams): no session id comes back, so none may be opened.
       for (let index = 0; index < 5; index += 1) expect((await post(port, { host, accept: "application/json" })).status).toBe(406);
@@ -115,18 +110,14 @@ describe("serve --mcp over HTTP bounds what clients can open", () => {
       expect(third.body).toContain("too many MCP sessions (2");
       const listed = await runEntry(FIXTURE_HOST, ["journal", "sessions", "--json", "--journal", journal]);
       expect(JSON.parse(listed.stdout)).toHaveLength(2);
-    } finally {
-      child.kill("SIGTERM");
-    }
-    expect((await done).code).toBe(0);
+    });
   });
 });
 
 describe("serve --mcp over HTTP answers a malformed request target", () => {
   it("a request target that is not a URL (//, http://[::1/mcp) is answered 400 with a message, not a 500", async () => {
     const bundle = writeBundle(path.join(temp.dir, "whoami-target"), JSON.stringify({ version: 3, tools: ["fixture.whoami"] }));
-    const { child, done, port } = await serveHttp(FIXTURE_HOST, ["--bundle", bundle, "--approve", "yes", "--journal", path.join(temp.dir, "target.db")]);
-    try {
+    await withHttpServer(FIXTURE_HOST, ["--bundle", bundle, "--approve", "yes", "--journal", path.join(temp.dir, "target.db")], async ({ port }) => {
       for (const target of ["//", "http://[::1/mcp"]) {
         const answer = await post(port, { host: `127.0.0.1:${port}` }, target);
         expect(answer.status).toBe(400);
@@ -134,10 +125,7 @@ describe("serve --mcp over HTTP answers a malformed request target", () => {
       }
       expect((await post(port, { host: `127.0.0.1:${port}` }, "/other")).status).toBe(404);
       expect((await post(port, { host: `127.0.0.1:${port}` })).status).toBe(200);
-    } finally {
-      child.kill("SIGTERM");
-    }
-    expect((await done).code).toBe(0);
+    });
   });
 });
 
@@ -147,8 +135,7 @@ describe("serve --mcp over HTTP when a client's OpenWorker session cannot open",
     // The host classifies fixture.echo "read_only"; this policy has no rule for that class, which only openSession checks.
     const policy = path.join(temp.dir, "no-read-only-rule.json");
     writeFileSync(policy, JSON.stringify({ name: "ops", rules: { external: "ask" } }));
-    const { child, done, port, stderr } = await serveHttp(CLASSIFIED_HOST, ["--max-sessions", "1", "--bundle", bundle, "--policy", policy, "--journal", path.join(temp.dir, "refused.db")]);
-    try {
+    const result = await withHttpServer(CLASSIFIED_HOST, ["--max-sessions", "1", "--bundle", bundle, "--policy", policy, "--journal", path.join(temp.dir, "refused.db")], async ({ port, stderr, child }) => {
       // Twice with --max-sessions 1: the failed session must not keep its slot (no 503).
       for (let attempt = 0; attempt < 2; attempt += 1) {
         const client = new Client({ name: "test-client", version: "1.0.0" });
@@ -159,11 +146,7 @@ describe("serve --mcp over HTTP when a client's OpenWorker session cannot open",
       }
       expect(child.exitCode).toBe(null);
       await vi.waitFor(() => expect(stderr()).toContain("refused an MCP client's initialize: its OpenWorker session could not open (OPTIONS_INVALID"));
-    } finally {
-      child.kill("SIGTERM");
-    }
-    const result = await done;
-    expect(result.code).toBe(0);
+    });
     expect(result.stderr).not.toMatch(/\n\s+at /);
   });
 });
@@ -171,8 +154,7 @@ describe("serve --mcp over HTTP when a client's OpenWorker session cannot open",
 describe("serve --mcp over HTTP when a client goes away while its session opens", () => {
   it("M4 the session opened for a client that never got its id is closed and its slot freed: the next client gets a session, not 503", async () => {
     const bundle = writeBundle(path.join(temp.dir, "slow"), JSON.stringify({ version: 3, tools: ["fixture.echo"] }));
-    const { child, done, port, stderr } = await serveHttp(SLOW_OPEN_HOST, ["--max-sessions", "1", "--bundle", bundle, "--approve", "yes", "--journal", path.join(temp.dir, "slow.db")]);
-    try {
+    await withHttpServer(SLOW_OPEN_HOST, ["--max-sessions", "1", "--bundle", bundle, "--approve", "yes", "--journal", path.join(temp.dir, "slow.db")], async ({ port, stderr }) => {
       // The first client gives up while its session takes 1.5 s to open.
       await new Promise<void>((resolve) => {
         const request = http.request({ host: "127.0.0.1", port, path: "/mcp", method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream" } });
@@ -189,10 +171,7 @@ describe("serve --mcp over HTTP when a client goes away while its session opens"
       await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`)));
       expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(["fixture__echo"]);
       await client.close();
-    } finally {
-      child.kill("SIGTERM");
-    }
-    expect((await done).code).toBe(0);
+    });
   }, 30_000);
 });
 
@@ -202,8 +181,7 @@ describe("serve --mcp over HTTP closes the sessions of clients that went away wi
     writeFileSync(servers, JSON.stringify({ servers: { pids: { transport: "stdio", command: process.execPath, args: [PID_SERVER] } } }));
     const bundle = writeBundle(path.join(temp.dir, "pids"), JSON.stringify({ version: 3, tools: ["pids.pid"] }));
     const journal = path.join(temp.dir, "idle.db");
-    const { child, done, port } = await serveHttp(FIXTURE_HOST, ["--idle-timeout", "1", "--servers", servers, "--bundle", bundle, "--approve", "yes", "--journal", journal]);
-    try {
+    const result = await withHttpServer(FIXTURE_HOST, ["--idle-timeout", "1", "--servers", servers, "--bundle", bundle, "--approve", "yes", "--journal", journal], async ({ port }) => {
       const client = new Client({ name: "test-client", version: "1.0.0" });
       const transport = new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`));
       await client.connect(transport);
@@ -218,19 +196,14 @@ describe("serve --mcp over HTTP closes the sessions of clients that went away wi
       const later = await send(port, { jsonrpc: "2.0", id: 9, method: "tools/list" }, sessionId);
       expect(later.status).toBe(404);
       expect(JSON.parse(later.body)).toMatchObject({ error: { code: -32001 } });
-    } finally {
-      child.kill("SIGTERM");
-    }
-    const result = await done;
-    expect(result.code).toBe(0);
+    });
     expect(result.stderr).toMatch(/closing MCP session \S+: idle for 1 s/);
   }, 60_000);
 
   it("with --max-sessions 1, the slot of an expired session is free: the next client is served, not 503", async () => {
     const bundle = writeBundle(path.join(temp.dir, "whoami-idle"), JSON.stringify({ version: 3, tools: ["fixture.whoami"] }));
     const journal = path.join(temp.dir, "idle-slot.db");
-    const { child, done, port } = await serveHttp(FIXTURE_HOST, ["--max-sessions", "1", "--idle-timeout", "1", "--bundle", bundle, "--approve", "yes", "--journal", journal]);
-    try {
+    await withHttpServer(FIXTURE_HOST, ["--max-sessions", "1", "--idle-timeout", "1", "--bundle", bundle, "--approve", "yes", "--journal", journal], async ({ port }) => {
       const first = await initialize(port);
       expect((await send(port, { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "fixture__whoami", arguments: {} } }, first)).status).toBe(200);
       // The first client is gone (no DELETE): a new one waits for its slot, and then gets it.
@@ -247,17 +220,13 @@ describe("serve --mcp over HTTP closes the sessions of clients that went away wi
       const sessions = await sessionsOf(journal);
       expect(sessions).toHaveLength(2);
       expect(sessions[0]!.closedAt).toEqual(expect.any(String));
-    } finally {
-      child.kill("SIGTERM");
-    }
-    expect((await done).code).toBe(0);
+    });
   }, 60_000);
 
   it("a session whose tool call is still running is not expired, though its client stopped listening; once the call ends it is", async () => {
     const bundle = writeBundle(path.join(temp.dir, "wait-idle"), JSON.stringify({ version: 3, tools: ["fixture.wait"] }));
     const journal = path.join(temp.dir, "idle-call.db");
-    const { child, done, port, stderr } = await serveHttp(FIXTURE_HOST, ["--idle-timeout", "1", "--bundle", bundle, "--approve", "yes", "--journal", journal]);
-    try {
+    await withHttpServer(FIXTURE_HOST, ["--idle-timeout", "1", "--bundle", bundle, "--approve", "yes", "--journal", journal], async ({ port, stderr }) => {
       const busy = await initialize(port);
       // fixture.wait runs until cancelled; the client drops the request's event stream once the call is journaled as open.
       const call = http.request({
@@ -284,16 +253,12 @@ describe("serve --mcp over HTTP closes the sessions of clients that went away wi
         { openCalls: 0, closed: true },
         { openCalls: 0, closed: true },
       ]), { timeout: 20_000, interval: 200 });
-    } finally {
-      child.kill("SIGTERM");
-    }
-    expect((await done).code).toBe(0);
+    });
   }, 60_000);
 
   it("a connected client, its event stream open, is not expired between its calls", async () => {
     const bundle = writeBundle(path.join(temp.dir, "whoami-stream"), JSON.stringify({ version: 3, tools: ["fixture.whoami"] }));
-    const { child, done, port, stderr } = await serveHttp(FIXTURE_HOST, ["--idle-timeout", "1", "--bundle", bundle, "--approve", "yes", "--journal", path.join(temp.dir, "idle-stream.db")]);
-    try {
+    await withHttpServer(FIXTURE_HOST, ["--idle-timeout", "1", "--bundle", bundle, "--approve", "yes", "--journal", path.join(temp.dir, "idle-stream.db")], async ({ port, stderr }) => {
       const client = new Client({ name: "test-client", version: "1.0.0" });
       const transport = new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`));
       await client.connect(transport);
@@ -303,10 +268,7 @@ describe("serve --mcp over HTTP closes the sessions of clients that went away wi
       expect(((await client.callTool({ name: "fixture__whoami", arguments: {} })) as ToolResult).isError).toBe(false);
       await client.close();
       await vi.waitFor(() => expect(stderr()).toContain(`closing MCP session ${transport.sessionId}: idle`), { timeout: 20_000, interval: 50 });
-    } finally {
-      child.kill("SIGTERM");
-    }
-    expect((await done).code).toBe(0);
+    });
   }, 60_000);
 
   it("a bad --idle-timeout is CLI_USAGE naming the option and the value, as is --idle-timeout without --http", async () => {
@@ -322,9 +284,16 @@ describe("serve --mcp over HTTP closes the sessions of clients that went away wi
   });
 });
 
-/** Starts `serve --mcp --http 0` of a host entry and waits for the port it printed. */
-/** `serve --mcp --http 0` started, its port read from its banner; `stderr()` is everything it wrote there so far. */
-async function serveHttp(entry: string, args: readonly string[]) {
+/**
+ * Runs `body` against `serve --mcp --http 0` of a host entry (its port read from its
+ * banner; `stderr()` is everything it wrote there so far), then stops the server with
+ * SIGTERM, also when `body` throws, and answers how it ended: a stop exits 0.
+ */
+async function withHttpServer(
+  entry: string,
+  args: readonly string[],
+  body: (server: { port: number; stderr: () => string; child: ChildProcess }) => Promise<void>,
+): Promise<Ran> {
   const child = spawn(process.execPath, [entry, "serve", "--mcp", "--http", "0", ...args], {
     stdio: ["ignore", "ignore", "pipe"],
     env: { ...process.env, NO_COLOR: "1" },
@@ -332,8 +301,15 @@ async function serveHttp(entry: string, args: readonly string[]) {
   let written = "";
   child.stderr!.on("data", (chunk: Buffer) => (written += chunk.toString()));
   const done = collect(child);
-  const banner = await waitForOutput(child.stderr!, (text) => /127\.0\.0\.1:\d+\/mcp/.test(text));
-  return { child, done, port: Number(/127\.0\.0\.1:(\d+)\/mcp/.exec(banner)![1]), stderr: () => written };
+  try {
+    const banner = await waitForOutput(child.stderr!, (text) => /127\.0\.0\.1:\d+\/mcp/.test(text));
+    await body({ port: Number(/127\.0\.0\.1:(\d+)\/mcp/.exec(banner)![1]), stderr: () => written, child });
+  } finally {
+    child.kill("SIGTERM");
+  }
+  const result = await done;
+  expect(result.code, result.stderr).toBe(0);
+  return result;
 }
 
 function post(port: number, headers: Record<string, string>, target = "/mcp"): Promise<{ status: number | undefined; body: string }> {
