@@ -2,12 +2,12 @@
 // the same server (with the client and server CPU each side costs per call), and parallel
 // discovery of 10 providers × 500 tools. Prints figures;
 // asserts nothing. Run `pnpm --filter @openworker/mcp-bridge bench` after a build.
-import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { McpBridge } from "../dist/index.js";
+import { childStats, processCpuMicros as processCpu } from "../../../scripts/proc-stats.mjs";
 
 const server = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../test/fixtures/big-catalog.mjs");
 const SEQUENTIAL = Number(process.env.BENCH_SEQUENTIAL ?? 2000);
@@ -20,36 +20,6 @@ const env = (extra) => ({ PATH: process.env.PATH ?? "", ...extra });
 function median(values) {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)];
-}
-
-// CPU time (µs) a process has used, from /proc (Linux); undefined elsewhere.
-function processCpu(pid) {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "latin1");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100; // clock ticks of 10 ms
-  } catch {
-    return undefined;
-  }
-}
-
-// The pids of this process's children (the two servers), from /proc (Linux).
-function childPids() {
-  try {
-    return readdirSync("/proc")
-      .filter((entry) => /^\d+$/.test(entry))
-      .filter((entry) => {
-        try {
-          const stat = readFileSync(`/proc/${entry}/stat`, "latin1");
-          return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]) === process.pid;
-        } catch {
-          return false;
-        }
-      })
-      .map(Number);
-  } catch {
-    return [];
-  }
 }
 
 // One slice of measurements: sequential latencies, then IN_FLIGHT concurrent calls.
@@ -92,7 +62,7 @@ async function calls() {
     const result = await session.callTool("bench", "echo", { text: "ping" }, {});
     if (result.outcome !== "succeeded") throw new Error(`bridge call ${result.outcome}: ${result.error?.message}`);
   };
-  const bridgeServer = childPids().find((pid) => pid !== rawServer);
+  const bridgeServer = childStats().map(({ pid }) => pid).find((pid) => pid !== rawServer);
   const totals = (serverPid) => ({ latencies: [], seconds: 0, cpu: 0, calls: 0, serverPid, serverCpu: 0 });
   const results = { raw: totals(rawServer), bridge: totals(bridgeServer) };
   for (let i = 0; i < 300; i++) await Promise.all([raw_(), bridge_()]); // warm-up

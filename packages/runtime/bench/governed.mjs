@@ -7,7 +7,7 @@ import { ToolRegistry } from "@openworker/registry";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { Runtime } from "../dist/index.js";
-import { childStats, diskWrittenKiB, mainThreadSchedule, threadStats, ticksOf } from "./proc.mjs";
+import { childStats, diskWrittenKiB, mainThreadSchedule, threadStats, ticksOf } from "../../../scripts/proc-stats.mjs";
 import { benchWorkspace, mutableServer } from "./workspace.mjs";
 
 // The journal grows by about 200 MB a run: the workspace is removed however the run ends.

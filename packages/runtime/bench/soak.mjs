@@ -18,7 +18,7 @@ import { monitorEventLoopDelay } from "node:perf_hooks";
 import { ToolRegistry } from "@openworker/registry";
 import { toolError } from "@openworker/tools-sdk";
 import { Runtime } from "../dist/index.js";
-import { childStats, openDescriptors } from "./proc.mjs";
+import { childStats, openDescriptors } from "../../../scripts/proc-stats.mjs";
 import { benchWorkspace, mutableServer } from "./workspace.mjs";
 
 if (typeof global.gc !== "function") {

@@ -1,4 +1,5 @@
-// What Linux's /proc says of this process, for the bench scripts (empty elsewhere).
+// What Linux's /proc says of this process and its children, for the packages' bench and
+// soak scripts (`pnpm bench`, `pnpm soak`); empty or undefined elsewhere.
 import { readdirSync, readFileSync } from "node:fs";
 
 /** The fields of a `/proc/.../stat` file after the command name: [0] state, [1] parent pid, [11] user ticks, [12] system ticks. */
@@ -21,7 +22,7 @@ export function threadStats() {
   return threads;
 }
 
-/** The stat fields of each process whose parent is this one (the MCP servers, the bridge's reaper). */
+/** The stat fields and pid of each process whose parent is this one (MCP servers, the bridge's reaper). */
 export function childStats() {
   const children = [];
   try {
@@ -29,7 +30,7 @@ export function childStats() {
       if (!/^\d+$/.test(pid)) continue;
       try {
         const fields = statFields(`/proc/${pid}/stat`);
-        if (Number(fields[1]) === process.pid) children.push(fields);
+        if (Number(fields[1]) === process.pid) children.push(Object.assign(fields, { pid: Number(pid) }));
       } catch {
         // Gone while we looked.
       }
@@ -38,6 +39,15 @@ export function childStats() {
     // Not Linux: no children to tell.
   }
   return children;
+}
+
+/** CPU time (µs, in 10 ms clock ticks) a process has used; undefined where /proc is not or the process is gone. */
+export function processCpuMicros(pid) {
+  try {
+    return (ticksOf(statFields(`/proc/${pid}/stat`)) * 1e6) / 100;
+  } catch {
+    return undefined;
+  }
 }
 
 /** How many descriptors this process holds open; NaN where /proc is not. */
