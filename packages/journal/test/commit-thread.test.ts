@@ -4,6 +4,7 @@ import path from "node:path";
 import Database from "better-sqlite3";
 import type { JsonValue } from "@openworker/tools-sdk";
 import { describe, expect, it } from "vitest";
+import { MAX_QUEUED_LINES_ON_THREAD } from "../src/group-commit.js";
 import { Journal, JOURNAL_ERRORS } from "../src/index.js";
 import { approve, codeOf, completeCall, openSession, request, temporaryFolderPerTest } from "./helpers.js";
 
@@ -201,9 +202,9 @@ describe("commit thread (A3)", () => {
     try {
       // A reloaded session: its earlier call ids are read from its frames, after what is
       // queued or on its way is committed.
-      // 600 records fill a group (512), which is posted at once: the session's head frame
-      // is then on its way to the thread when the id check reads the frames.
-      for (let turn = 0; turn < 600; turn += 1) {
+      // More records than a group on the thread holds: the full group is posted at once,
+      // and the session's head frame is on its way to the thread when the id check reads the frames.
+      for (let turn = 0; turn < MAX_QUEUED_LINES_ON_THREAD + 88; turn += 1) {
         journal.turnPrepared({ sessionId: "s1", turnId: `t${turn}`, selectionFingerprint: "sha256:s", catalogFingerprints: {} });
       }
       expect(await codeOf(() => request(journal, "s1", "old"))).toBe(JOURNAL_ERRORS.CALL_EXISTS);
@@ -220,6 +221,35 @@ describe("commit thread (A3)", () => {
       await journal.flush();
       // The closed session was forgotten once its close was committed; it reads as closed.
       expect(await codeOf(() => journal.turnFinished({ sessionId: "s1", turnId: "t1", completed: true }))).toBe(JOURNAL_ERRORS.SESSION_CLOSED);
+      expect(journal.verify().ok).toBe(true);
+    } finally {
+      journal.close();
+    }
+  });
+
+  it("A3 a caller that never yields gets bounded groups on the commit thread too: a full group goes to the thread at once", async () => {
+    const file = folder.file("bounded-on-thread.db");
+    const journal = Journal.open({ path: file, commitThread: "always" });
+    type Commit = { thread: { waitFor(n: number, ms: number): boolean }; posted: number };
+    const commit = (journal as unknown as { writer: { commit: Commit } }).writer.commit;
+    try {
+      openSession(journal, "s1");
+      await journal.flush();
+      // One synchronous run: one full group (MAX_QUEUED_LINES_ON_THREAD records, not
+      // several of the writer's own 512) is posted; the rest waits for the timer.
+      const total = MAX_QUEUED_LINES_ON_THREAD + 600;
+      for (let turn = 0; turn < total; turn += 1) {
+        journal.turnPrepared({ sessionId: "s1", turnId: `t${turn}`, selectionFingerprint: "sha256:s", catalogFingerprints: {} });
+      }
+      expect(commit.thread.waitFor(commit.posted, 10_000)).toBe(true);
+      const reader = Journal.open({ path: file, readonly: true });
+      try {
+        expect(reader.session("s1")!.records).toBe(1 + MAX_QUEUED_LINES_ON_THREAD);
+      } finally {
+        reader.close();
+      }
+      await journal.flush();
+      expect(journal.session("s1")!.records).toBe(1 + total);
       expect(journal.verify().ok).toBe(true);
     } finally {
       journal.close();
@@ -296,10 +326,10 @@ describe("commit thread (A3)", () => {
       approve(journal, "T", "t");
       await journal.callStarted({ sessionId: "T", callId: "t" });
       await journal.flush(); // the thread took a group: records are queued bare from now on
-      // S's line, then T's progress up to a full group (512 lines): S's next line commits
-      // that group first, and is queued bare in the next one.
+      // S's line, then T's progress up to a full group: S's next line commits that group
+      // first, and is queued bare in the next one.
       journal.turnFinished({ sessionId: "S", turnId: "t1", completed: true });
-      for (let index = 0; index < 511; index += 1) journal.callProgress({ sessionId: "T", callId: "t", event: { progress: index } });
+      for (let index = 0; index < MAX_QUEUED_LINES_ON_THREAD - 1; index += 1) journal.callProgress({ sessionId: "T", callId: "t", event: { progress: index } });
       journal.turnFinished({ sessionId: "S", turnId: "t2", completed: true });
       // A session opened in the queued group has no head row in the file yet.
       openSession(journal, "N");
@@ -324,7 +354,7 @@ describe("commit thread (A3)", () => {
     const again = Journal.open({ path: file });
     try {
       expect(again.warnings).toEqual([]);
-      expect(again.verify()).toEqual({ ok: true, sessions: 3, records: 1 + 4 + 2 + 1 + 1 + 3 + 511 + 1 + 1 + 4 });
+      expect(again.verify()).toEqual({ ok: true, sessions: 3, records: 1 + 4 + 2 + 1 + 1 + 3 + (MAX_QUEUED_LINES_ON_THREAD - 1) + 1 + 1 + 4 });
       expect(again.session("S")).toMatchObject({ closedAt: expect.any(String), records: 8 });
     } finally {
       again.close();
