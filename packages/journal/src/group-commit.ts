@@ -15,7 +15,8 @@ type Waiter = { resolve: () => void; reject: (error: unknown) => void };
 /**
  * Queued records at which the group commits at once, before it takes the next one,
  * instead of waiting for its timer: a caller that never yields (a tight loop of
- * microtasks) still gets bounded memory and a bounded tail log.
+ * microtasks) still gets bounded memory and a bounded tail log (see also
+ * {@link MAX_QUEUED_CHARS}).
  */
 export const MAX_QUEUED_LINES = 512;
 /**
@@ -30,6 +31,14 @@ export const MAX_QUEUED_LINES = 512;
  * of records, on the thread's side; the writer holds no more than before.
  */
 export const MAX_QUEUED_LINES_ON_THREAD = 2048;
+/**
+ * Queued characters at which the group commits at once, whatever its record count: a
+ * record can be large (a call's result up to 256 KB, E3), and 2,048 such records from a
+ * caller that never yields would hold half a gigabyte on the writer's thread, and as much
+ * again in the commit thread's read buffer. Typical groups are far below it (2,048
+ * records of a native call are about 800,000 characters).
+ */
+export const MAX_QUEUED_CHARS = 4 * 1024 * 1024;
 /**
  * With a tail log, how long queued records wait for their commit at most (unless a flush
  * or the queue's size asks sooner). Readers in other processes see records that much later.
@@ -150,6 +159,8 @@ export class GroupCommit {
   /** Tail-log writes this turn of the event loop (see {@link whenDurable}). */
   private tickWrites = 0;
   private queuedLines = 0;
+  /** The characters of the queued records (see {@link MAX_QUEUED_CHARS}). */
+  private queuedChars = 0;
   /** Queued records that end a group: {@link MAX_QUEUED_LINES}, or {@link MAX_QUEUED_LINES_ON_THREAD} once the thread takes groups from the tail log. */
   private groupLines = MAX_QUEUED_LINES;
   private tail: TailLog | undefined;
@@ -281,6 +292,7 @@ export class GroupCommit {
       this.lineRefs.push(session.ref);
     }
     this.queuedLines += 1;
+    this.queuedChars += line.length;
     if (also !== undefined) this.queue.push(also);
     if (after !== undefined) this.afterCommit.push(after);
     this.schedule();
@@ -293,7 +305,7 @@ export class GroupCommit {
    * has applied none that a commit reads, so the head rows it writes match its frames.
    */
   makeRoom(): void {
-    if (this.queuedLines >= this.groupLines) this.post();
+    if (this.queuedLines >= this.groupLines || this.queuedChars >= MAX_QUEUED_CHARS) this.post();
   }
 
   /** From now on, `whenDurable` writes the tail log instead of waiting for the commit. */
@@ -435,6 +447,7 @@ export class GroupCommit {
       this.unlogged = [];
       this.lineRefs = [];
       this.queuedLines = 0;
+      this.queuedChars = 0;
       this.tail?.nextGroup();
     }
     if (thread !== undefined) {

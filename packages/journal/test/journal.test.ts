@@ -3,6 +3,7 @@ import { canonicalJson, OpenWorkerError } from "@openworker/tools-sdk";
 import { sha256Hex } from "@openworker/tools-sdk/validation";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { MAX_QUEUED_CHARS } from "../src/group-commit.js";
 import { argumentsDigest, Journal, JOURNAL_ERRORS, RECORD_KINDS } from "../src/index.js";
 import { approve, codeOf, completeCall, openSession, request, temporaryFolder } from "./helpers.js";
 
@@ -65,6 +66,32 @@ describe("writing records (A3)", () => {
     } finally {
       strict.close();
     }
+  });
+
+  it("A3 a caller that never yields gets groups bounded in size too: large records commit long before the group's record count", async () => {
+    // 20 progress records of about 300,000 characters in one synchronous run: far below
+    // a group's record bound, far above its character bound, so groups commit inline.
+    journal.close();
+    journal = Journal.open({ path: journal.path, commitThread: "never" });
+    request(journal, "s1", "big");
+    approve(journal, "s1", "big");
+    await journal.callStarted({ sessionId: "s1", callId: "big" });
+    await journal.flush();
+    const event = { blob: "x".repeat(300_000) };
+    for (let index = 0; index < 20; index += 1) journal.callProgress({ sessionId: "s1", callId: "big", event: { ...event, index } });
+    const reader = Journal.open({ path: journal.path, readonly: true });
+    try {
+      const progress = [...reader.records("s1")].filter((record) => record.kind === "call_progress").length;
+      // Committed before the caller yielded: whole groups of at least MAX_QUEUED_CHARS.
+      expect(progress).toBeGreaterThanOrEqual(Math.ceil(MAX_QUEUED_CHARS / 300_100) - 1);
+      expect(progress).toBeLessThan(20);
+      expect(reader.verify()).toMatchObject({ ok: true });
+    } finally {
+      reader.close();
+    }
+    journal.callFinished({ sessionId: "s1", callId: "big", outcome: "succeeded" });
+    await journal.flush();
+    expect([...journal.records("s1")].filter((record) => record.kind === "call_progress")).toHaveLength(20);
   });
 
   it("A3 a caller that never yields gets bounded groups: full groups commit at once, each consistent with its head rows", () => {
