@@ -90,6 +90,14 @@ const THREAD_AFTER_LOOP_BUSY = 0.9;
  * (a few hundred milliseconds for a full WAL) without the writer waiting: about 16 MB.
  */
 const MAX_IN_FLIGHT_LINES = 65_536;
+/**
+ * Characters of records on their way to the commit thread at most, for the same
+ * back-pressure: with large records (a call's result may be 256 KB) the record bound alone
+ * would let a writer outrunning the thread put gigabytes on their way (in the tail log,
+ * or, under strict durability, in the shared memory the bodies travel in). About four
+ * times what 65,536 native-call records hold, so that typical loads meet the record bound first.
+ */
+export const MAX_IN_FLIGHT_CHARS = 64 * 1024 * 1024;
 /** How long a synchronous wait for the commit thread lasts before the journal gives up on it. */
 const THREAD_TIMEOUT_MS = 30_000;
 /** How long closing waits for the commit thread to close its connection (it has nothing left to commit). */
@@ -106,6 +114,7 @@ export type CommitThreadMode = "auto" | "always" | "never";
 interface InFlight {
   readonly n: number;
   readonly records: number;
+  readonly chars: number;
   readonly after: (() => void)[];
   readonly waiters: Waiter[];
 }
@@ -172,6 +181,7 @@ export class GroupCommit {
   private inFlight: InFlight[] = [];
   private posted = 0;
   private linesInFlight = 0;
+  private charsInFlight = 0;
   /**
    * The current window (see {@link mostlyBusy}): its start, the event loop's figures then,
    * and its time spent building and committing; then the last three windows, one bit
@@ -391,8 +401,9 @@ export class GroupCommit {
 
   /**
    * Sends the queued group on its way: committed on this thread, or posted to the commit
-   * thread (waiting for the oldest groups first when {@link MAX_IN_FLIGHT_LINES} records are
-   * on their way). Throws if a commit on this thread fails.
+   * thread (waiting for the oldest groups first when {@link MAX_IN_FLIGHT_LINES} records
+   * or {@link MAX_IN_FLIGHT_CHARS} characters are on their way). Throws if a commit on
+   * this thread fails.
    */
   private post(): void {
     // A thread that stopped is noticed before anything is posted to it.
@@ -413,6 +424,7 @@ export class GroupCommit {
       return;
     }
     const count = this.queuedLines;
+    const chars = this.queuedChars;
     const thread = this.thread?.ready === true ? this.thread : undefined;
     // From the first group the thread takes, it hashes the records queued after it.
     if (thread !== undefined && this.tail !== undefined) this.threadHashes = true;
@@ -453,15 +465,18 @@ export class GroupCommit {
     if (thread !== undefined) {
       this.statements.endRead();
       try {
-        while (this.inFlight.length > 0 && this.linesInFlight + count > MAX_IN_FLIGHT_LINES) this.waitFor(this.inFlight[0]!.n);
+        while (this.inFlight.length > 0 && (this.linesInFlight + count > MAX_IN_FLIGHT_LINES || this.charsInFlight + chars > MAX_IN_FLIGHT_CHARS)) {
+          this.waitFor(this.inFlight[0]!.n);
+        }
       } catch (error) {
         rejectGroup(waiters, error);
         throw error;
       }
       this.posted += 1;
       thread.post(this.posted, writes, lines);
-      this.inFlight.push({ n: this.posted, records: count, after, waiters });
+      this.inFlight.push({ n: this.posted, records: count, chars, after, waiters });
       this.linesInFlight += count;
+      this.charsInFlight += chars;
       return;
     }
     try {
@@ -525,6 +540,7 @@ export class GroupCommit {
     while (this.inFlight.length > 0 && this.inFlight[0]!.n <= acked) {
       const group = this.inFlight.shift()!;
       this.linesInFlight -= group.records;
+      this.charsInFlight -= group.chars;
       settleGroup(group.after, group.waiters);
       settled = true;
     }
@@ -550,6 +566,7 @@ export class GroupCommit {
     for (const group of this.inFlight) rejectGroup(group.waiters, this.failure);
     this.inFlight = [];
     this.linesInFlight = 0;
+    this.charsInFlight = 0;
     this.dropThread();
   }
 

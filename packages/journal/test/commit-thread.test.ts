@@ -1,10 +1,10 @@
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
 import type { JsonValue } from "@openworker/tools-sdk";
 import { describe, expect, it } from "vitest";
-import { MAX_QUEUED_LINES_ON_THREAD } from "../src/group-commit.js";
+import { MAX_IN_FLIGHT_CHARS, MAX_QUEUED_CHARS, MAX_QUEUED_LINES_ON_THREAD } from "../src/group-commit.js";
 import { Journal, JOURNAL_ERRORS } from "../src/index.js";
 import { approve, codeOf, completeCall, openSession, request, temporaryFolderPerTest } from "./helpers.js";
 
@@ -19,6 +19,15 @@ async function load(journal: Journal, sessions: number, calls: number, prefix = 
     }),
   );
 }
+
+/** A script holding a journal file's SQLite write lock for 2 s (argument: the file); prints a line once it holds it. */
+const LOCK_HOLDER = `
+const Database = require("better-sqlite3");
+const db = new Database(process.argv[1]);
+db.exec("BEGIN IMMEDIATE");
+process.stdout.write("locked\\n");
+setTimeout(() => { db.exec("COMMIT"); db.close(); }, 2000);
+`;
 
 describe("commit thread (A3)", () => {
   it("A3 always: group commits run on the commit thread; everything is committed, chained and readable", async () => {
@@ -255,6 +264,49 @@ describe("commit thread (A3)", () => {
       journal.close();
     }
   });
+
+  it("A3 records on their way to a commit thread that is held up are bounded in characters too: the writer waits for the oldest group instead of piling up large records", async () => {
+    const file = folder.file("in-flight-chars.db");
+    const journal = Journal.open({ path: file, commitThread: "always" });
+    type Commit = { thread: { post(...args: unknown[]): void }; charsInFlight: number };
+    const commit = (journal as unknown as { writer: { commit: Commit } }).writer.commit;
+    let holder: ReturnType<typeof spawn> | undefined;
+    try {
+      openSession(journal, "s1");
+      request(journal, "s1", "big");
+      approve(journal, "s1", "big");
+      await journal.callStarted({ sessionId: "s1", callId: "big" });
+      await journal.flush();
+      // Another process holds the file's write lock for 2 s: the thread commits nothing
+      // meanwhile (its busy timeout is 5 s), so whatever the writer posts stays on its way.
+      holder = spawn(process.execPath, ["-e", LOCK_HOLDER, file], { cwd: path.resolve(import.meta.dirname, ".."), stdio: ["ignore", "pipe", "inherit"] });
+      await new Promise<void>((resolve, reject) => {
+        holder!.stdout!.once("data", () => resolve());
+        holder!.once("exit", (code) => reject(new Error(`the lock holder exited (${code}) before locking`)));
+      });
+      let most = 0;
+      const post = commit.thread.post.bind(commit.thread);
+      commit.thread.post = (...args: unknown[]) => {
+        most = Math.max(most, commit.charsInFlight);
+        post(...args);
+      };
+      // 80 records of about 1,000,000 characters: past MAX_IN_FLIGHT_CHARS, far below the record bound.
+      const blob = "x".repeat(1_000_000);
+      for (let index = 0; index < 80; index += 1) journal.callProgress({ sessionId: "s1", callId: "big", event: { blob, index } });
+      most = Math.max(most, commit.charsInFlight);
+      expect(most).toBeLessThanOrEqual(MAX_IN_FLIGHT_CHARS);
+      // It was reached: the writer waited for the thread (a group is at most MAX_QUEUED_CHARS and one record more).
+      expect(most).toBeGreaterThan(MAX_IN_FLIGHT_CHARS - 2 * (MAX_QUEUED_CHARS + 1_000_100));
+      journal.callFinished({ sessionId: "s1", callId: "big", outcome: "succeeded" });
+      await journal.flush();
+      // Requested, approved, started, 80 progress, finished.
+      expect(journal.session("s1")).toMatchObject({ records: 1 + 3 + 80 + 1 });
+      expect(journal.verify().ok).toBe(true);
+    } finally {
+      journal.close();
+      if (holder !== undefined && holder.exitCode === null) await new Promise((resolve) => holder!.once("exit", resolve));
+    }
+  }, 60_000);
 
   it("A3 with the commit thread, records are hashed there: the writer queues them bare, and every chain verifies, across reopens and closes", async () => {
     const file = folder.file("hashing.db");
