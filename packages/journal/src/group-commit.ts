@@ -18,7 +18,7 @@ type Waiter = { resolve: () => void; reject: (error: unknown) => void };
  * microtasks) still gets bounded memory and a bounded tail log (see also
  * {@link MAX_QUEUED_CHARS}).
  */
-export const MAX_QUEUED_LINES = 512;
+const MAX_QUEUED_LINES = 512;
 /**
  * The same bound while the commit thread takes the groups (grouped durability): a group
  * costs both threads something whatever its size (a message each way, a head row and a
@@ -27,8 +27,9 @@ export const MAX_QUEUED_LINES = 512;
  * {@link MAX_QUEUED_LINES}: 32 journal writers went from 121,000–128,000 to
  * 138,000–149,000 calls/s, and 32 governed native sessions from 85,400–96,500 to
  * 87,000–97,200 (the commit thread's CPU per call from 6.5–7.4 µs to 5.7–6.7), in
- * interleaved runs (session 15). 4,096 gained nothing more. A group is then about 800 KB
- * of records, on the thread's side; the writer holds no more than before.
+ * interleaved runs (session 15). 4,096 gained nothing more. The writer then holds up to
+ * 2,048 queued records (about 800 KB of a native call's records; {@link MAX_QUEUED_CHARS}
+ * bounds large ones), and the thread reads as much back at a time.
  */
 export const MAX_QUEUED_LINES_ON_THREAD = 2048;
 /**
@@ -94,8 +95,9 @@ const MAX_IN_FLIGHT_LINES = 65_536;
  * Characters of records on their way to the commit thread at most, for the same
  * back-pressure: with large records (a call's result may be 256 KB) the record bound alone
  * would let a writer outrunning the thread put gigabytes on their way (in the tail log,
- * or, under strict durability, in the shared memory the bodies travel in). About four
- * times what 65,536 native-call records hold, so that typical loads meet the record bound first.
+ * or, under strict durability, in the shared memory the bodies travel in). About two and
+ * a half times what 65,536 records of native calls hold (about 25 million characters),
+ * so that typical loads meet the record bound first.
  */
 export const MAX_IN_FLIGHT_CHARS = 64 * 1024 * 1024;
 /** How long a synchronous wait for the commit thread lasts before the journal gives up on it. */

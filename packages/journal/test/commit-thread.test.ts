@@ -20,13 +20,13 @@ async function load(journal: Journal, sessions: number, calls: number, prefix = 
   );
 }
 
-/** A script holding a journal file's SQLite write lock for 2 s (argument: the file); prints a line once it holds it. */
+/** A script holding a journal file's SQLite write lock for 3.5 s (argument: the file); prints a line once it holds it. */
 const LOCK_HOLDER = `
 const Database = require("better-sqlite3");
 const db = new Database(process.argv[1]);
 db.exec("BEGIN IMMEDIATE");
 process.stdout.write("locked\\n");
-setTimeout(() => { db.exec("COMMIT"); db.close(); }, 2000);
+setTimeout(() => { db.exec("COMMIT"); db.close(); }, 3500);
 `;
 
 describe("commit thread (A3)", () => {
@@ -277,8 +277,9 @@ describe("commit thread (A3)", () => {
       approve(journal, "s1", "big");
       await journal.callStarted({ sessionId: "s1", callId: "big" });
       await journal.flush();
-      // Another process holds the file's write lock for 2 s: the thread commits nothing
-      // meanwhile (its busy timeout is 5 s), so whatever the writer posts stays on its way.
+      // Another process holds the file's write lock for 3.5 s: the thread commits nothing
+      // meanwhile (its busy timeout is 5 s), so whatever the writer posts stays on its way
+      // (writing the 80 MB below takes well under a second here).
       holder = spawn(process.execPath, ["-e", LOCK_HOLDER, file], { cwd: path.resolve(import.meta.dirname, ".."), stdio: ["ignore", "pipe", "inherit"] });
       await new Promise<void>((resolve, reject) => {
         holder!.stdout!.once("data", () => resolve());
