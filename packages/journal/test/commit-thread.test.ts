@@ -6,7 +6,7 @@ import type { JsonValue } from "@openworker/tools-sdk";
 import { describe, expect, it } from "vitest";
 import { MAX_IN_FLIGHT_CHARS, MAX_QUEUED_CHARS, MAX_QUEUED_LINES_ON_THREAD } from "../src/group-commit.js";
 import { Journal, JOURNAL_ERRORS } from "../src/index.js";
-import { approve, codeOf, completeCall, openSession, request, temporaryFolderPerTest } from "./helpers.js";
+import { approve, codeOf, completeCall, openSession, request, startCall, temporaryFolderPerTest } from "./helpers.js";
 
 const folder = temporaryFolderPerTest();
 
@@ -273,9 +273,7 @@ describe("commit thread (A3)", () => {
     let holder: ReturnType<typeof spawn> | undefined;
     try {
       openSession(journal, "s1");
-      request(journal, "s1", "big");
-      approve(journal, "s1", "big");
-      await journal.callStarted({ sessionId: "s1", callId: "big" });
+      await startCall(journal, "s1", "big");
       await journal.flush();
       // Another process holds the file's write lock for 3.5 s: the thread commits nothing
       // meanwhile (its busy timeout is 5 s), so whatever the writer posts stays on its way

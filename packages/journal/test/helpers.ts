@@ -56,11 +56,16 @@ export function approve(journal: Journal, sessionId: string, callId: string, by:
   journal.approvalDecided({ sessionId, callId, decision: "approved", by, scope: "once", key: `key-${callId}` });
 }
 
-/** Requested, approved, started (committed), finished. */
-export async function completeCall(journal: Journal, sessionId: string, callId: string): Promise<void> {
+/** Requested, approved, started (durable): a call left running. */
+export async function startCall(journal: Journal, sessionId: string, callId: string): Promise<void> {
   request(journal, sessionId, callId);
   approve(journal, sessionId, callId);
   await journal.callStarted({ sessionId, callId });
+}
+
+/** Requested, approved, started (durable), finished. */
+export async function completeCall(journal: Journal, sessionId: string, callId: string): Promise<void> {
+  await startCall(journal, sessionId, callId);
   journal.callFinished({ sessionId, callId, outcome: "succeeded", result: { ok: true } });
 }
 

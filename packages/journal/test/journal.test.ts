@@ -5,7 +5,7 @@ import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { MAX_QUEUED_CHARS } from "../src/group-commit.js";
 import { argumentsDigest, Journal, JOURNAL_ERRORS, RECORD_KINDS } from "../src/index.js";
-import { approve, codeOf, completeCall, openSession, request, temporaryFolder } from "./helpers.js";
+import { approve, codeOf, completeCall, openSession, request, startCall, temporaryFolder } from "./helpers.js";
 
 let folder: ReturnType<typeof temporaryFolder>;
 let journal: Journal;
@@ -73,9 +73,7 @@ describe("writing records (A3)", () => {
     // a group's record bound, far above its character bound, so groups commit inline.
     journal.close();
     journal = Journal.open({ path: journal.path, commitThread: "never" });
-    request(journal, "s1", "big");
-    approve(journal, "s1", "big");
-    await journal.callStarted({ sessionId: "s1", callId: "big" });
+    await startCall(journal, "s1", "big");
     await journal.flush();
     const event = { blob: "x".repeat(300_000) };
     for (let index = 0; index < 20; index += 1) journal.callProgress({ sessionId: "s1", callId: "big", event: { ...event, index } });
