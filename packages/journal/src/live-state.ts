@@ -54,8 +54,13 @@ export interface SessionState {
    */
   readonly endedCalls: CallIdHashes;
   historyLoaded: boolean;
-  /** Lines queued for the next group commit, and the `seq` of the first. */
-  pending: string[];
+  /**
+   * Lines queued for the next group commit, and the `seq` of the first. While the commit
+   * thread takes the groups, a line is kept as its length only: the thread reads the
+   * lines from the tail log, and the writer keeping every queued line alive until its
+   * group went cost it a collector's copy of each (see `GroupCommit.enqueueRecord`).
+   */
+  pending: (string | number)[];
   pendingFirstSeq: number;
 }
 

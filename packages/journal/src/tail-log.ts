@@ -1,10 +1,10 @@
-import { closeSync, openSync, readFileSync, rmSync, type Stats, statSync, writeSync } from "node:fs";
+import { closeSync, openSync, readFileSync, readSync, rmSync, type Stats, statSync, writeSync } from "node:fs";
 import { crc32 } from "node:zlib";
 import { HASH_LENGTH, isBareLine } from "./chain.js";
 import type { TailLines } from "./commit-thread.js";
 import { JOURNAL_ERRORS, journalError } from "./errors.js";
 import { kindOf } from "./journal-path.js";
-import { CHECKSUM_MARK, MAX_PIECE } from "./tail-lines.js";
+import { CHECKSUM_MARK, decodeLines, MAX_PIECE } from "./tail-lines.js";
 
 /**
  * The tail log (`<journal>-tail`, grouped durability only): where records queued for the
@@ -106,6 +106,30 @@ export class TailLog {
    */
   groupRange(refs: Int32Array): TailLines {
     return { file: this.current, start: this.groupStart, end: this.position, refs };
+  }
+
+  /**
+   * The lines of {@link groupRange}, read back from the file (the writer's own copy of
+   * them is gone once the commit thread takes groups; see `GroupCommit`), without the
+   * checksum lines. Throws if the range does not end with a complete line.
+   */
+  readGroup(): string[] {
+    const length = this.position - this.groupStart;
+    const buffer = Buffer.allocUnsafe(length);
+    const fd = openSync(names(this.file)[this.current]!, "r");
+    let read = 0;
+    try {
+      while (read < length) {
+        const got = readSync(fd, buffer, read, length - read, this.groupStart + read);
+        if (got === 0) break;
+        read += got;
+      }
+    } finally {
+      closeSync(fd);
+    }
+    const lines = read === length ? decodeLines(buffer, length) : undefined;
+    if (lines === undefined) throw new Error(`the tail log's lines of the queued group could not be read back (${read} of ${length} bytes)`);
+    return lines.filter((line) => line.charCodeAt(0) !== CHECKSUM_MARK);
   }
 
   /** The next group's lines begin here. */
