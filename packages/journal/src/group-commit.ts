@@ -174,8 +174,6 @@ export class GroupCommit {
   private queuedChars = 0;
   /** Whether a queued line is kept as its length only (see {@link enqueueRecord}). */
   private lengthsQueued = false;
-  /** Queued records that end a group: {@link MAX_QUEUED_LINES}, or {@link MAX_QUEUED_LINES_ON_THREAD} once the thread takes groups from the tail log. */
-  private groupLines = MAX_QUEUED_LINES;
   private tail: TailLog | undefined;
   private readonly statements: GroupStatements;
   private thread: CommitThread | undefined;
@@ -327,7 +325,9 @@ export class GroupCommit {
    * has applied none that a commit reads, so the head rows it writes match its frames.
    */
   makeRoom(): void {
-    if (this.queuedLines >= this.groupLines || this.queuedChars >= MAX_QUEUED_CHARS) this.post();
+    // The thread's bound from its start, under grouped durability (groups it takes from the tail log).
+    const groupLines = this.thread !== undefined && this.tail !== undefined ? MAX_QUEUED_LINES_ON_THREAD : MAX_QUEUED_LINES;
+    if (this.queuedLines >= groupLines || this.queuedChars >= MAX_QUEUED_CHARS) this.post();
   }
 
   /** From now on, `whenDurable` writes the tail log instead of waiting for the commit. */
@@ -609,7 +609,6 @@ export class GroupCommit {
     // thread is told to stop, not waited for: the writer goes on at once (`stop` at close waits).
     if (this.thread !== undefined) this.checkpoints.retire();
     this.threadHashes = false;
-    if (this.thread !== undefined && this.tail !== undefined) this.groupLines = MAX_QUEUED_LINES_ON_THREAD;
     // A bundle without the worker file commits on this thread from now on.
     if (this.thread === undefined) this.threadMode = "never";
   }
@@ -620,7 +619,6 @@ export class GroupCommit {
     this.thread = undefined;
     this.threadMode = "never";
     this.threadHashes = false;
-    this.groupLines = MAX_QUEUED_LINES;
   }
 
   /**

@@ -2,14 +2,14 @@
 // connection to the journal file and commits the groups the writer posts, in order.
 // Built as its own file, `journal-commit-worker.js`; a host that bundles the journal
 // ships it beside its bundle (see the README, "Commit thread").
-import { closeSync, openSync, readSync } from "node:fs";
+import { closeSync, openSync } from "node:fs";
 import { workerData } from "node:worker_threads";
 import Database from "better-sqlite3";
 import { chainLines } from "./chain.js";
 import { Checkpoints } from "./checkpoint-thread.js";
 import { type CommitThreadData, type CommitThreadMessage, type PostedGroup, SLOT, type TailLines, unpackBodies } from "./commit-thread.js";
 import { bodyChars, FRAME_COLUMNS, GroupStatements, type GroupWrites, HEAD_COLUMNS, writerPragmas } from "./group-writes.js";
-import { CHECKSUM_MARK, decodeLines } from "./tail-lines.js";
+import { readRecordLines } from "./tail-lines.js";
 
 const { file, tail, synchronous, state, port } = workerData as CommitThreadData;
 const shared = new Int32Array(state);
@@ -47,16 +47,9 @@ function bodiesFromTail(writes: GroupWrites, lines: TailLines): GroupWrites {
   const fd = (tailFds[lines.file] ??= openSync(tail![lines.file]!, "r"));
   const length = lines.end - lines.start;
   if (readBuffer.length < length) readBuffer = Buffer.alloc(Math.max(length, readBuffer.length * 2, 1 << 20));
-  let read = 0;
-  while (read < length) {
-    const got = readSync(fd, readBuffer, read, length - read, lines.start + read);
-    if (got === 0) break;
-    read += got;
-  }
-  // The checksum line that ends each write is not a record.
-  const all = decodeLines(readBuffer, read)?.filter((line) => line.charCodeAt(0) !== CHECKSUM_MARK);
-  if (read !== length || all === undefined || all.length !== lines.refs.length) {
-    throw new Error(`the tail log's lines of this group do not match it (${all?.length ?? "no complete"} lines in ${read} bytes, expected ${lines.refs.length} in ${length})`);
+  const all = readRecordLines(fd, lines.start, length, readBuffer);
+  if (all === undefined || all.length !== lines.refs.length) {
+    throw new Error(`the tail log's lines of this group do not match it (${all?.length ?? "no complete"} lines in its ${length} bytes, expected ${lines.refs.length})`);
   }
   const bySession = new Map<number, string[]>();
   for (let index = 0; index < lines.refs.length; index += 1) {

@@ -1,7 +1,9 @@
 // Strings in pieces on the journal's write path: the bound every piece keeps (also used
 // by the tail log's writes and the frames of a busy session), and how the commit thread
-// reads a group's lines back from the tail log (see `journal-commit-worker.ts`), in its
-// own module so that it can be tested without a worker.
+// (or the writer, for a group whose thread stopped) reads a group's lines back from the
+// tail log (see `journal-commit-worker.ts`), in its own module so that it can be tested
+// without a worker.
+import { readSync } from "node:fs";
 
 /**
  * The most text the journal builds into one string on its write path (bytes decoded here,
@@ -37,4 +39,21 @@ export function decodeLines(buffer: Buffer, length: number): string[] | undefine
     start = end;
   }
   return lines;
+}
+
+/**
+ * The record lines of a tail-log file's bytes `[start, start + length)`, read through `fd`
+ * into `buffer` (at least `length` bytes) and decoded as {@link decodeLines} does, without
+ * the checksum line that ends each write; `undefined` if fewer bytes could be read or they
+ * do not end with a complete line. The commit thread reads each group so, and the writer
+ * a queued group whose thread stopped before taking it.
+ */
+export function readRecordLines(fd: number, start: number, length: number, buffer: Buffer): string[] | undefined {
+  let read = 0;
+  while (read < length) {
+    const got = readSync(fd, buffer, read, length - read, start + read);
+    if (got === 0) return undefined;
+    read += got;
+  }
+  return decodeLines(buffer, length)?.filter((line) => line.charCodeAt(0) !== CHECKSUM_MARK);
 }

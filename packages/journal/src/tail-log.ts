@@ -1,10 +1,10 @@
-import { closeSync, openSync, readFileSync, readSync, rmSync, type Stats, statSync, writeSync } from "node:fs";
+import { closeSync, openSync, readFileSync, rmSync, type Stats, statSync, writeSync } from "node:fs";
 import { crc32 } from "node:zlib";
 import { HASH_LENGTH, isBareLine } from "./chain.js";
 import type { TailLines } from "./commit-thread.js";
 import { JOURNAL_ERRORS, journalError } from "./errors.js";
 import { kindOf } from "./journal-path.js";
-import { CHECKSUM_MARK, decodeLines, MAX_PIECE } from "./tail-lines.js";
+import { CHECKSUM_MARK, MAX_PIECE, readRecordLines } from "./tail-lines.js";
 
 /**
  * The tail log (`<journal>-tail`, grouped durability only): where records queued for the
@@ -115,21 +115,15 @@ export class TailLog {
    */
   readGroup(): string[] {
     const length = this.position - this.groupStart;
-    const buffer = Buffer.allocUnsafe(length);
     const fd = openSync(names(this.file)[this.current]!, "r");
-    let read = 0;
+    let lines: string[] | undefined;
     try {
-      while (read < length) {
-        const got = readSync(fd, buffer, read, length - read, this.groupStart + read);
-        if (got === 0) break;
-        read += got;
-      }
+      lines = readRecordLines(fd, this.groupStart, length, Buffer.allocUnsafe(length));
     } finally {
       closeSync(fd);
     }
-    const lines = read === length ? decodeLines(buffer, length) : undefined;
-    if (lines === undefined) throw new Error(`the tail log's lines of the queued group could not be read back (${read} of ${length} bytes)`);
-    return lines.filter((line) => line.charCodeAt(0) !== CHECKSUM_MARK);
+    if (lines === undefined) throw new Error(`the tail log's ${length} bytes of the queued group could not be read back as complete lines`);
+    return lines;
   }
 
   /** The next group's lines begin here. */
