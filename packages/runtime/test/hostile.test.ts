@@ -3,7 +3,7 @@ import { ToolRegistry } from "@openworker/registry";
 import { Journal } from "@openworker/journal";
 import type { Tool, ToolImage } from "@openworker/tools-sdk";
 import { describe, expect, it, vi } from "vitest";
-import { Runtime, type RuntimeEvent } from "../src/index.js";
+import { isSessionId, Runtime, type RuntimeEvent } from "../src/index.js";
 import { ScriptedProvider } from "../src/testing/index.js";
 import { echo, nativeTool, openRuntime, scratchEach, writeBundle, writeHostEntry } from "./support/harness.js";
 
@@ -374,6 +374,17 @@ describe("runtime options and inventories", () => {
       await expect(runtime.openSession({ bundle, callTimeoutMs }), String(callTimeoutMs)).rejects.toMatchObject({ code: "OPTIONS_INVALID" });
     }
     await expect(runtime.openSession({ bundle, sessionId: "ses_01J9:ok-1.2" })).resolves.toMatchObject({ id: "ses_01J9:ok-1.2" });
+  });
+
+  it("a session opened without an id gets a short random one: ses_ and 16 base64url characters, one the runtime accepts back", async () => {
+    runtime = await openRuntime(space.dir, [echo]);
+    const bundle = writeBundle(space.dir, ["test.echo"]);
+    const ids = await Promise.all(Array.from({ length: 20 }, async () => (await runtime!.openSession({ bundle })).id));
+    for (const id of ids) {
+      expect(id).toMatch(/^ses_[A-Za-z0-9_-]{16}$/);
+      expect(isSessionId(id)).toBe(true);
+    }
+    expect(new Set(ids).size).toBe(ids.length);
   });
 
   it("A1 openSession checks the policy: a misspelt deny rule, an alias-form classification or an unknown mode is refused, never read as ask (which bypass approves)", async () => {
