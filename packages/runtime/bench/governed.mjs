@@ -134,63 +134,77 @@ await raw.connect(new StdioClientTransport({ command: process.execPath, args: [s
 // swung from 0.6 to 0.9 between runs on this machine.
 const MCP_CALLS = Number(process.env.BENCH_MCP_CALLS ?? 20000);
 const SLICES = Number(process.env.BENCH_SLICES ?? 10);
-// Both sides run in interleaved slices (raw, governed, then governed, raw, …) so that a
-// busy moment on this shared machine falls on both, not on one side's whole run.
-const sides = [
-  {
-    label: "MCP raw SDK client",
-    call: async () => {
-      const result = await raw.callTool({ name: "status_get", arguments: {} });
-      succeeded("MCP raw SDK client", result.isError !== true, result);
+
+/**
+ * The raw SDK client and the governed session on the same server, the same arguments:
+ * sequential calls and 32 in flight, in interleaved slices (raw, governed, then governed,
+ * raw, …) so that a busy moment on this shared machine falls on both, not on one side's
+ * whole run: `sequential` calls one after another, then `parallel` with 32 in flight, per
+ * side and slice. Prints each side's figures and the ratio, prefixed with `label`.
+ */
+async function compareMcp(label, args, sequential, parallel) {
+  const sides = [
+    {
+      label: `${label} raw SDK client`,
+      call: async () => {
+        const result = await raw.callTool({ name: "status_get", arguments: args });
+        succeeded(`${label} raw SDK client`, result.isError !== true, result);
+      },
+      times: [],
+      seconds: 0,
+      calls: 0,
+      clientMicros: 0,
+      serverTicks: 0,
     },
-    times: [],
-    seconds: 0,
-    calls: 0,
-    clientMicros: 0,
-    serverTicks: 0,
-  },
-  {
-    label: "MCP governed via runtime",
-    call: async () => {
-      const report = await mcpSession.callTool("mut.status_get", {});
-      succeeded("MCP governed via runtime", report.outcome === "succeeded", { outcome: report.outcome, code: report.code, message: report.message });
+    {
+      label: `${label} governed via runtime`,
+      call: async () => {
+        const report = await mcpSession.callTool("mut.status_get", args);
+        succeeded(`${label} governed via runtime`, report.outcome === "succeeded", { outcome: report.outcome, code: report.code, message: report.message });
+      },
+      times: [],
+      seconds: 0,
+      calls: 0,
+      clientMicros: 0,
+      serverTicks: 0,
     },
-    times: [],
-    seconds: 0,
-    calls: 0,
-    clientMicros: 0,
-    serverTicks: 0,
-  },
-];
-for (const side of sides) for (let i = 0; i < 200; i++) await side.call();
-for (let slice = 0; slice < SLICES; slice++) {
-  for (const side of slice % 2 === 0 ? sides : [...sides].reverse()) {
-    for (let i = 0; i < MCP_CALLS / SLICES / 2; i++) {
+  ];
+  for (const side of sides) for (let i = 0; i < 200; i++) await side.call();
+  for (let slice = 0; slice < SLICES; slice++) {
+    for (const side of slice % 2 === 0 ? sides : [...sides].reverse()) {
+      for (let i = 0; i < sequential; i++) {
+        const t0 = performance.now();
+        await side.call();
+        side.times.push(performance.now() - t0);
+      }
+      let next = 0;
+      const servers = childTicks();
+      const client = process.cpuUsage();
       const t0 = performance.now();
-      await side.call();
-      side.times.push(performance.now() - t0);
+      await Promise.all(Array.from({ length: 32 }, async () => {
+        while (next++ < parallel) await side.call();
+      }));
+      side.seconds += (performance.now() - t0) / 1000;
+      const used = process.cpuUsage(client);
+      side.clientMicros += used.user + used.system;
+      side.serverTicks += childTicks() - servers;
+      side.calls += parallel;
     }
-    const parallel = MCP_CALLS / SLICES;
-    let next = 0;
-    const servers = childTicks();
-    const client = process.cpuUsage();
-    const t0 = performance.now();
-    await Promise.all(Array.from({ length: 32 }, async () => {
-      while (next++ < parallel) await side.call();
-    }));
-    side.seconds += (performance.now() - t0) / 1000;
-    const used = process.cpuUsage(client);
-    side.clientMicros += used.user + used.system;
-    side.serverTicks += childTicks() - servers;
-    side.calls += parallel;
   }
+  for (const side of sides) {
+    const cpu = `client CPU ${(side.clientMicros / side.calls).toFixed(1)} µs a call` + (side.serverTicks > 0 ? `, server ${((side.serverTicks * 10_000) / side.calls).toFixed(1)} µs` : "");
+    console.log(`${side.label}: p50 ${(percentile(side.times, 0.5) * 1000).toFixed(0)} µs sequential; ${fmt(side.calls / side.seconds)} calls/s with 32 in flight (${cpu})`);
+  }
+  const [rawSide, governedSide] = sides;
+  console.log(`${label} governed/raw throughput: ${(governedSide.calls / governedSide.seconds / (rawSide.calls / rawSide.seconds)).toFixed(2)}× (${SLICES} interleaved slices)`);
 }
-for (const side of sides) {
-  const cpu = `client CPU ${(side.clientMicros / side.calls).toFixed(1)} µs a call` + (side.serverTicks > 0 ? `, server ${((side.serverTicks * 10_000) / side.calls).toFixed(1)} µs` : "");
-  console.log(`${side.label}: p50 ${(percentile(side.times, 0.5) * 1000).toFixed(0)} µs sequential; ${fmt(side.calls / side.seconds)} calls/s with 32 in flight (${cpu})`);
-}
-const [rawSide, governedSide] = sides;
-console.log(`MCP governed/raw throughput: ${(governedSide.calls / governedSide.seconds / (rawSide.calls / rawSide.seconds)).toFixed(2)}× (${SLICES} interleaved slices)`);
+
+// The target's measure: a tool that does nothing, so the figure is all overhead.
+await compareMcp("MCP", {}, MCP_CALLS / SLICES / 2, MCP_CALLS / SLICES);
+// Beside it, a tool that waits 1 ms for its answer, as one waiting on I/O does: what the
+// governance costs a host whose tools do some work. Few sequential calls (each takes over
+// a millisecond); slices of 1,600 calls in flight, about 0.2 s each.
+await compareMcp("MCP, tool waiting 1 ms,", { waitMs: 1 }, 20, Number(process.env.BENCH_MCP_WAITING_CALLS ?? 16000) / SLICES);
 await raw.close();
 
 // Memory: 1,000 idle sessions. Without a collection before and after (`--expose-gc`, as
