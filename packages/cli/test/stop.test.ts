@@ -202,6 +202,11 @@ describe("journal commands on a long session stop when asked (A3 readers)", () =
     child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
     // Read nothing yet: the pipe fills, and the export must wait for its reader.
     child.stdout!.pause();
+    // Ctrl-C only once the export has begun (its first bytes wait, unread, in the stream's
+    // buffer): one sent while the host was still loading would meet Node's default action
+    // (on a busy machine, loading took more than the 800 ms this test used to wait). Then
+    // 800 ms more, time enough to write the whole session if nothing held it back.
+    await until(() => child.stdout!.readableLength > 0, "the export's first bytes");
     await new Promise((resolve) => setTimeout(resolve, 800));
     child.kill("SIGINT");
     await until(() => /^error CLI_INTERRUPTED: /m.test(stderr), "the interruption");
