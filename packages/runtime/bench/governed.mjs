@@ -136,40 +136,25 @@ const MCP_CALLS = Number(process.env.BENCH_MCP_CALLS ?? 20000);
 const SLICES = Number(process.env.BENCH_SLICES ?? 10);
 
 /**
- * The raw SDK client and the governed session on the same server, the same arguments:
- * sequential calls and 32 in flight, in interleaved slices (raw, governed, then governed,
- * raw, …) so that a busy moment on this shared machine falls on both, not on one side's
- * whole run: `sequential` calls one after another, then `parallel` with 32 in flight, per
- * side and slice. Prints each side's figures and the ratio, prefixed with `label`.
+ * The raw SDK client and the governed session on the same server, with the same
+ * arguments, in interleaved slices (raw, governed, then governed, raw, …) so that a busy
+ * moment on this shared machine falls on both, not on one side's whole run. Each side's
+ * slice makes `sequential` calls one after another, then `parallel` with 32 in flight.
+ * Prints each side's figures and the ratio, prefixed with `label`.
  */
 async function compareMcp(label, args, sequential, parallel) {
+  const side = (name, call) => ({ label: `${label} ${name}`, call, times: [], seconds: 0, calls: 0, clientMicros: 0, serverTicks: 0 });
   const sides = [
-    {
-      label: `${label} raw SDK client`,
-      call: async () => {
-        const result = await raw.callTool({ name: "status_get", arguments: args });
-        succeeded(`${label} raw SDK client`, result.isError !== true, result);
-      },
-      times: [],
-      seconds: 0,
-      calls: 0,
-      clientMicros: 0,
-      serverTicks: 0,
-    },
-    {
-      label: `${label} governed via runtime`,
-      call: async () => {
-        const report = await mcpSession.callTool("mut.status_get", args);
-        succeeded(`${label} governed via runtime`, report.outcome === "succeeded", { outcome: report.outcome, code: report.code, message: report.message });
-      },
-      times: [],
-      seconds: 0,
-      calls: 0,
-      clientMicros: 0,
-      serverTicks: 0,
-    },
+    side("raw SDK client", async () => {
+      const result = await raw.callTool({ name: "status_get", arguments: args });
+      succeeded(`${label} raw SDK client`, result.isError !== true, result);
+    }),
+    side("governed via runtime", async () => {
+      const report = await mcpSession.callTool("mut.status_get", args);
+      succeeded(`${label} governed via runtime`, report.outcome === "succeeded", { outcome: report.outcome, code: report.code, message: report.message });
+    }),
   ];
-  for (const side of sides) for (let i = 0; i < 200; i++) await side.call();
+  for (const { call } of sides) for (let i = 0; i < 200; i++) await call();
   for (let slice = 0; slice < SLICES; slice++) {
     for (const side of slice % 2 === 0 ? sides : [...sides].reverse()) {
       for (let i = 0; i < sequential; i++) {
