@@ -7,6 +7,7 @@ import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { McpBridge, MCP_ERROR_CODES } from "../src/index.js";
+import { eventually } from "./helpers.js";
 
 /** One HTTP request as the service saw it. */
 interface Seen {
@@ -318,8 +319,9 @@ describe("streamable HTTP: a call's event stream that ends without an answer", (
     const { service, session } = await open({ resumable: true });
     await session.discover(["web"]);
     const pending = session.callTool("web", "breaks", {}, { timeoutMs: 40_000 });
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    service.forget(); // a restart: the stream breaks at 200 ms, and its resumption gets 404
+    // Once the call has reached the service (a fixed wait could end before it on a busy machine).
+    await eventually(() => service.count("POST", "tools/call", "breaks") > 0 || undefined);
+    service.forget(); // a restart: the stream breaks 200 ms after the call came, and its resumption gets 404
     const result = await pending;
     expect(result).toMatchObject({ outcome: "crashed", error: { code: MCP_ERROR_CODES.providerUnreachable } });
     expect(result.error?.message).toContain("no longer knows its MCP session");
@@ -330,7 +332,7 @@ describe("streamable HTTP: a call's event stream that ends without an answer", (
     const { service, session } = await open({ resumable: true });
     await session.discover(["web"]);
     const pending = session.callTool("web", "breaks", {}, { timeoutMs: 40_000 });
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await eventually(() => service.count("POST", "tools/call", "breaks") > 0 || undefined);
     await service.stop(); // down: every resumption is refused
     const result = await pending;
     expect(result).toMatchObject({ outcome: "crashed", error: { code: MCP_ERROR_CODES.providerUnreachable } });
