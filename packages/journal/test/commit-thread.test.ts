@@ -20,6 +20,14 @@ async function load(journal: Journal, sessions: number, calls: number, prefix = 
   );
 }
 
+/**
+ * The journal's group commit, for the tests that look at (or act as) its commit thread:
+ * `T` names the members a test uses.
+ */
+function groupCommitOf<T>(journal: Journal): T {
+  return (journal as unknown as { writer: { commit: T } }).writer.commit;
+}
+
 /** A script holding a journal file's SQLite write lock for 3.5 s (argument: the file); prints a line once it holds it. */
 const LOCK_HOLDER = `
 const Database = require("better-sqlite3");
@@ -240,7 +248,7 @@ describe("commit thread (A3)", () => {
     const file = folder.file("bounded-on-thread.db");
     const journal = Journal.open({ path: file, commitThread: "always" });
     type Commit = { thread: { waitFor(n: number, ms: number): boolean }; posted: number };
-    const commit = (journal as unknown as { writer: { commit: Commit } }).writer.commit;
+    const commit = groupCommitOf<Commit>(journal);
     try {
       openSession(journal, "s1");
       await journal.flush();
@@ -269,7 +277,7 @@ describe("commit thread (A3)", () => {
     const file = folder.file("in-flight-chars.db");
     const journal = Journal.open({ path: file, commitThread: "always" });
     type Commit = { thread: { post(...args: unknown[]): void }; charsInFlight: number };
-    const commit = (journal as unknown as { writer: { commit: Commit } }).writer.commit;
+    const commit = groupCommitOf<Commit>(journal);
     let holder: ReturnType<typeof spawn> | undefined;
     try {
       openSession(journal, "s1");
@@ -349,7 +357,7 @@ describe("commit thread (A3)", () => {
       request(journal, "s0", "bare");
       approve(journal, "s0", "bare");
       // As the thread's exit event does (an unexpected exit, nothing on its way).
-      const commit = (journal as unknown as { writer: { commit: { thread: { exited: boolean }; settle(): void } } }).writer.commit;
+      const commit = groupCommitOf<{ thread: { exited: boolean }; settle(): void }>(journal);
       commit.thread.exited = true;
       commit.settle();
       expect(journal.commits).toBe("inline");
@@ -368,7 +376,7 @@ describe("commit thread (A3)", () => {
     const file = folder.file("stopped-edges.db");
     const journal = Journal.open({ path: file, commitThread: "always" });
     type Commit = { thread: { exited: boolean; waitFor(n: number, ms: number): boolean }; posted: number; settle(): void };
-    const commit = (journal as unknown as { writer: { commit: Commit } }).writer.commit;
+    const commit = groupCommitOf<Commit>(journal);
     try {
       openSession(journal, "S");
       openSession(journal, "T");
