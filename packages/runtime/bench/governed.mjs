@@ -143,15 +143,19 @@ const SLICES = Number(process.env.BENCH_SLICES ?? 10);
  * Prints each side's figures and the ratio, prefixed with `label`.
  */
 async function compareMcp(label, args, sequential, parallel) {
-  const side = (name, call) => ({ label: `${label} ${name}`, call, times: [], seconds: 0, calls: 0, clientMicros: 0, serverTicks: 0 });
+  // `call(label)`: one call, failing the bench (under the side's label) if it did not succeed.
+  const side = (name, call) => {
+    const sideLabel = `${label} ${name}`;
+    return { label: sideLabel, call: () => call(sideLabel), times: [], seconds: 0, calls: 0, clientMicros: 0, serverTicks: 0 };
+  };
   const sides = [
-    side("raw SDK client", async () => {
+    side("raw SDK client", async (sideLabel) => {
       const result = await raw.callTool({ name: "status_get", arguments: args });
-      succeeded(`${label} raw SDK client`, result.isError !== true, result);
+      succeeded(sideLabel, result.isError !== true, result);
     }),
-    side("governed via runtime", async () => {
+    side("governed via runtime", async (sideLabel) => {
       const report = await mcpSession.callTool("mut.status_get", args);
-      succeeded(`${label} governed via runtime`, report.outcome === "succeeded", { outcome: report.outcome, code: report.code, message: report.message });
+      succeeded(sideLabel, report.outcome === "succeeded", { outcome: report.outcome, code: report.code, message: report.message });
     }),
   ];
   for (const { call } of sides) for (let i = 0; i < 200; i++) await call();
