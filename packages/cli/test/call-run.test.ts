@@ -193,7 +193,7 @@ describe("a journal whose SQLite binding does not load", () => {
       const result = await runEntry(NO_BINDING_HOST, [how, ...args]);
       expect(result.code, args[0]).toBe(1);
       expect(result.stderr).toMatch(/^error JOURNAL_OPEN_FAILED: .*better-sqlite3's native binding/m);
-      expect(result.stderr).toMatch(/^hint: the journal file is not at fault: better-sqlite3's native binding must be built for this Node\.js \(`npm rebuild better-sqlite3`/m);
+      expect(result.stderr).toMatch(/^hint: the journal file is not at fault: better-sqlite3's native binding does not load in this Node\.js on this platform \(reinstall better-sqlite3, or build it from source .*`npm run build-release`\)/m);
       expect(result.stderr).not.toContain("check --journal PATH");
     }
   });

@@ -316,23 +316,25 @@ function sqliteCode(error: unknown): string | undefined {
 }
 
 /**
- * Why SQLite itself could not load, in words that say what to do: better-sqlite3's native
- * part was never built (pnpm 10 blocks build scripts unless allowed), or was built for
- * another Node.js. `undefined` for any other failure. Without it the message would send
- * the reader to the journal's path and permissions, which are fine.
+ * Why SQLite itself could not load, in words that say what to do: better-sqlite3 has no
+ * prebuilt binding for this platform and none was built from source, or the binding it
+ * found does not load in this Node.js (a damaged install, or one built by hand for another
+ * Node.js). `undefined` for any other failure. Without it the message would send the
+ * reader to the journal's path and permissions, which are fine.
  */
 export function nativeBindingProblem(cause: unknown): string | undefined {
   const text = errorText(cause);
-  if (text.startsWith("Could not locate the bindings file")) {
+  const code = (cause as { code?: unknown } | null)?.code;
+  if (code === "MODULE_NOT_FOUND" && /better_sqlite3\.node|prebuilds[\\/]/.test(text)) {
     return (
-      "better-sqlite3's native binding is not built (its install script did not run; pnpm 10 runs it only for packages listed under " +
-      "onlyBuiltDependencies in pnpm-workspace.yaml): allow it and reinstall, or run `npm rebuild better-sqlite3`"
+      `better-sqlite3's native binding is not there for ${process.platform}-${process.arch} (it ships prebuilt bindings for Linux, macOS and Windows on x64 and arm64): ` +
+      "reinstall it, or build it from source in its package folder with `npm run build-release`"
     );
   }
-  if ((cause as { code?: unknown } | null)?.code === "ERR_DLOPEN_FAILED" || text.includes("NODE_MODULE_VERSION")) {
+  if (code === "ERR_DLOPEN_FAILED" || text.includes("NODE_MODULE_VERSION")) {
     // Node's text spans lines ("The module …\nwas compiled against … NODE_MODULE_VERSION 115 …").
     const said = text.replace(/\s+/g, " ");
-    return `better-sqlite3's native binding does not load in Node.js ${process.version} (${said.length > 400 ? `${said.slice(0, 400)}…` : said}); rebuild it for this Node.js: reinstall, or run \`npm rebuild better-sqlite3\``;
+    return `better-sqlite3's native binding does not load in Node.js ${process.version} (${said.length > 400 ? `${said.slice(0, 400)}…` : said}); reinstall it, or build it from source for this Node.js in its package folder with \`npm run build-release\``;
   }
   return undefined;
 }

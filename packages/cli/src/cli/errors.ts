@@ -151,7 +151,7 @@ const REASON_HINTS: readonly (readonly [code: string, reason: string, hint: stri
   [
     "JOURNAL_OPEN_FAILED",
     "native-binding",
-    "the journal file is not at fault: better-sqlite3's native binding must be built for this Node.js (`npm rebuild better-sqlite3`; with pnpm, allow its build under onlyBuiltDependencies and reinstall)",
+    "the journal file is not at fault: better-sqlite3's native binding does not load in this Node.js on this platform (reinstall better-sqlite3, or build it from source in its package folder with `npm run build-release`)",
   ],
 ];
 

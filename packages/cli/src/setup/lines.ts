@@ -8,11 +8,13 @@ import type { Prompter } from "./approver.js";
  */
 export class LineReader implements Prompter {
   readonly #rl: Interface;
+  readonly #output: NodeJS.WritableStream;
   readonly #lines: string[] = [];
   readonly #waiters: ((line: string | undefined) => void)[] = [];
   #ended = false;
 
   constructor(input: NodeJS.ReadableStream & { isTTY?: boolean }, output: NodeJS.WritableStream) {
+    this.#output = output;
     this.#rl = createInterface({ input, output, terminal: input.isTTY === true });
     this.#rl.on("line", (line) => {
       const waiter = this.#waiters.shift();
@@ -34,8 +36,12 @@ export class LineReader implements Prompter {
   question(prompt: string, signal?: AbortSignal): Promise<string | undefined> {
     if (signal?.aborted) return Promise.resolve(undefined);
     const queued = this.#lines.shift();
-    this.#rl.setPrompt(prompt);
-    this.#rl.prompt();
+    // Piped input may end while queued lines remain; a closed readline refuses to prompt.
+    if (this.#ended) this.#output.write(prompt);
+    else {
+      this.#rl.setPrompt(prompt);
+      this.#rl.prompt();
+    }
     if (queued !== undefined) return Promise.resolve(queued);
     if (this.#ended) return Promise.resolve(undefined);
     return new Promise((resolve) => {
