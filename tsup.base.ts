@@ -11,7 +11,7 @@ export function packageBuild(entry: Record<string, string>): Options {
     dts: true,
     clean: true,
     sourcemap: true,
-    target: "node20",
+    target: "node22",
     platform: "node",
     treeshake: true,
   };

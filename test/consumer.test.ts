@@ -5,21 +5,27 @@ import { createInterface } from "node:readline";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runnableCommands } from "../tests/consumer/guides.js";
 import { builtinModules } from "node:module";
-import { bundle, createScratchProject, emit, type ScratchProject, tsc } from "../tests/consumer/scratch.js";
+import { type Release, releaseToLocalRegistry } from "../tests/consumer/release.js";
+import { bundle, createNpmProject, createScratchProject, emit, type NpmProject, type ScratchProject, tsc } from "../tests/consumer/scratch.js";
 import { childEnv, publishedPackages, ROOT, run } from "../tests/consumer/workspace.js";
 
-// Issue 8: a consumer outside the workspace installs the packed packages and succeeds
-// without the source: imports from ESM and CJS, compiles a partner tool and a host against
-// the built declarations (skipLibCheck: false), runs the partner's tests with the testing
-// kit, and runs a host that registers the tool and calls it through the runtime. The code
-// is the guides' own (docs/snippets), so the guides cannot drift from what works.
+// The release and its consumers: the repository is versioned, built and published to a
+// local registry (Verdaccio on 127.0.0.1), and consumers outside the workspace install
+// `@openworker/*` from it by name, with pnpm and with npm. They succeed without the
+// source: imports from ESM and CJS, a partner tool and a host compiled against the
+// published declarations (skipLibCheck: false), the partner's tests with the testing kit,
+// and a host that registers the tool and calls it through the runtime. The code is the
+// guides' own (docs/snippets), so the guides cannot drift from what works.
+let release: Release;
 let project: ScratchProject;
+let npmProject: NpmProject;
 const peers: LinePeer[] = [];
 /** The one full type-check (the slow part): started early, awaited by its test. */
 let typeCheck: Promise<{ ok: true } | { ok: false; failure: string }>;
 
 beforeAll(async () => {
-  project = await createScratchProject();
+  release = await releaseToLocalRegistry();
+  [project, npmProject] = await Promise.all([createScratchProject(release), createNpmProject(release)]);
   // The host resolves glossary-tools through its declarations: emit the partner first.
   await emit(project, project.partner);
   typeCheck = tsc(project, ["-p", "tsconfig.check.json"]).then(
@@ -27,13 +33,15 @@ beforeAll(async () => {
     (error: unknown) => ({ ok: false as const, failure: failureOf(error) }),
   );
   await Promise.all([bundle(project, project.host), emit(project, path.join(project.checks, "cjs-consumer"))]);
-}, 300_000);
+}, 600_000);
 
-afterAll(() => {
+afterAll(async () => {
   // A failed assertion must not leave a harness child behind.
   for (const peer of peers) if (peer.child.exitCode === null && peer.child.signalCode === null) peer.child.kill("SIGKILL");
   if (project) rmSync(project.dir, { recursive: true, force: true });
-});
+  if (npmProject) rmSync(npmProject.dir, { recursive: true, force: true });
+  await release?.dispose();
+}, 60_000);
 
 function node(args: readonly string[], cwd: string) {
   return run(process.execPath, [...args], { cwd, env: childEnv(), timeout: 60_000, maxBuffer: 16 * 1024 * 1024 });
@@ -52,6 +60,16 @@ async function expectSuccess<T>(work: Promise<T>): Promise<T> {
     expect.fail(failureOf(error));
   }
 }
+
+/** What the host guide's embedding program prints. */
+const EMBED_OUTPUT = [
+  "glossary.lookup: succeeded",
+  JSON.stringify({ entries: [{ term: "bundle", definition: "A coworker: manifest.md (who it is) and tools.json (the tools it may use)." }], total: 1 }),
+  "glossary.lookup: succeeded",
+  "notes.list_notes: succeeded",
+  "An alias is the name the model sees for a tool.",
+  "",
+];
 
 /** A newline-delimited JSON-RPC peer on a child's stdio (the `serve --stdio` protocol). */
 class LinePeer {
@@ -96,12 +114,48 @@ class LinePeer {
   }
 }
 
-describe("consumer outside the workspace (issue 8)", () => {
-  it("installs the tarballs from the workspace's store and reuses better-sqlite3's cached native build instead of recompiling", () => {
+describe("the release, installed by name outside the workspace", () => {
+  it("changeset publish puts every public package on the registry at its released version", async () => {
+    for (const pkg of publishedPackages()) {
+      const version = release.versions[pkg.name]!;
+      expect(version, pkg.name).toMatch(/^\d+\.\d+\.\d+$/);
+      expect(version, pkg.name).not.toBe("0.0.0");
+      const answer = await fetch(`${release.registry.url}${pkg.name.replace("/", "%2f")}`);
+      expect(answer.status, pkg.name).toBe(200);
+      const document = (await answer.json()) as { "dist-tags": { latest: string }; versions: Record<string, { dependencies?: Record<string, string> }> };
+      expect(document["dist-tags"].latest, pkg.name).toBe(version);
+      // Internal ranges are versions on the registry, never `workspace:`.
+      for (const [name, range] of Object.entries(document.versions[version]!.dependencies ?? {})) {
+        expect(range, `${pkg.name} → ${name}`).not.toMatch(/^workspace:/);
+        if (name.startsWith("@openworker/")) expect(range, `${pkg.name} → ${name}`).toBe(release.versions[name]);
+      }
+    }
+  });
+
+  it("pnpm installs the released packages by name, and better-sqlite3 without compiling anything", () => {
     expect(path.relative(ROOT, project.dir).startsWith("..")).toBe(true);
-    expect(project.installOutput).not.toMatch(/better-sqlite3[^\n]*(Running (install|postinstall) script|install\$)/);
-    expect(project.installOutput).not.toMatch(/node-gyp rebuild/);
+    for (const [name, version] of Object.entries(release.versions)) {
+      const installed = JSON.parse(readFileSync(path.join(project.dir, "node_modules", name, "package.json"), "utf8")) as { version: string };
+      expect(installed.version, name).toBe(version);
+    }
+    expect(project.installOutput).not.toMatch(/node-gyp|gyp info/);
+    expect(project.installOutput).not.toMatch(/Ignored build scripts/);
   }, 60_000);
+
+  it("npm follows the partner guide: installs @openworker/tools-sdk by name, and the package's npm test passes", async () => {
+    const installed = JSON.parse(readFileSync(path.join(npmProject.partner, "node_modules", "@openworker", "tools-sdk", "package.json"), "utf8")) as { version: string };
+    expect(installed.version).toBe(release.versions["@openworker/tools-sdk"]);
+    expect(npmProject.installOutput).not.toMatch(/node-gyp|gyp info/);
+    const { stdout } = await expectSuccess(run("npm", ["test"], { cwd: npmProject.partner, env: childEnv(), timeout: 180_000, maxBuffer: 16 * 1024 * 1024 }));
+    expect(stdout).toMatch(/^(# |ℹ )pass 8$/m);
+    expect(stdout).toMatch(/^(# |ℹ )fail 0$/m);
+  }, 240_000);
+
+  it("npm follows the host guide: its build passes, and the host calls the partner's tools and an MCP provider through the runtime", async () => {
+    await expectSuccess(run("npm", ["run", "build"], { cwd: npmProject.host, env: childEnv(), timeout: 180_000, maxBuffer: 16 * 1024 * 1024 }));
+    const { stdout } = await expectSuccess(node(["dist/embed.js"], npmProject.host));
+    expect(stdout.split("\n")).toEqual(EMBED_OUTPUT);
+  }, 240_000);
 
   it("a) every entry point of every package loads from ESM and from CommonJS with the same named exports", async () => {
     const specifiers = publishedPackages().flatMap((pkg) => pkg.entries.map((entry) => `${pkg.name}${entry.slice(1)}`));
@@ -118,7 +172,7 @@ describe("consumer outside the workspace (issue 8)", () => {
     expect(esm["@openworker/cli"]).toEqual(expect.arrayContaining(["mainWithRegistry", "HarnessClient"]));
   }, 60_000);
 
-  it("b) the partner tool (ESM), the host and a CommonJS consumer type-check against the packed declarations with skipLibCheck: false and exactOptionalPropertyTypes", async () => {
+  it("b) the partner tool (ESM), the host and a CommonJS consumer type-check against the published declarations with skipLibCheck: false and exactOptionalPropertyTypes", async () => {
     const config = JSON.parse(readFileSync(path.join(project.dir, "tsconfig.check.json"), "utf8")) as { compilerOptions: { skipLibCheck: boolean; exactOptionalPropertyTypes: boolean } };
     expect(config.compilerOptions.skipLibCheck).toBe(false);
     expect(config.compilerOptions.exactOptionalPropertyTypes).toBe(true);
@@ -128,14 +182,15 @@ describe("consumer outside the workspace (issue 8)", () => {
     expect(result.ok ? "" : result.failure).toBe("");
   }, 180_000);
 
-  it("b) the partner package's own tests pass with the packed testing kit (its test script, after the compile)", async () => {
+  it("b) the partner package's own tests pass with the published testing kit (its test script, after the compile)", async () => {
     const { scripts } = JSON.parse(readFileSync(path.join(project.partner, "package.json"), "utf8")) as { scripts: { test: string } };
     // The compile is emitted above (the full check is test b's): run what follows it, through a shell as npm does.
     const command = scripts.test.split("&&").at(-1)!.trim();
     expect(command).toBe("node --test dist/*.test.js");
     const { stdout } = await expectSuccess(run("sh", ["-c", command], { cwd: project.partner, env: childEnv(), timeout: 60_000 }));
-    expect(stdout).toMatch(/# pass 8\b/);
-    expect(stdout).toMatch(/# fail 0\b/);
+    // TAP on Node.js 22, the spec reporter on 24 (its default also when not on a terminal).
+    expect(stdout).toMatch(/^(# |ℹ )pass 8$/m);
+    expect(stdout).toMatch(/^(# |ℹ )fail 0$/m);
   }, 60_000);
 
   it("b) the partner package publishes dist/ without its compiled tests (files)", async () => {
@@ -163,14 +218,7 @@ describe("consumer outside the workspace (issue 8)", () => {
 
   it("c) a host embeds the runtime (ESM), registers the partner tools and an MCP provider, and calls them through the runtime", async () => {
     const { stdout } = await expectSuccess(node(["dist/embed.js"], project.host));
-    expect(stdout.split("\n")).toEqual([
-      "glossary.lookup: succeeded",
-      JSON.stringify({ entries: [{ term: "bundle", definition: "A coworker: manifest.md (who it is) and tools.json (the tools it may use)." }], total: 1 }),
-      "glossary.lookup: succeeded",
-      "notes.list_notes: succeeded",
-      "An alias is the name the model sees for a tool.",
-      "",
-    ]);
+    expect(stdout.split("\n")).toEqual(EMBED_OUTPUT);
   }, 60_000);
 
   it("c) a CommonJS consumer writes a tool with defineTool, unit-tests it, and calls it through Runtime.openWithRegistry", async () => {

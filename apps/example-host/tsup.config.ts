@@ -54,7 +54,7 @@ export default defineConfig({
   splitting: false,
   minify: true,
   keepNames: true,
-  target: "node20",
+  target: "node22",
   platform: "node",
   noExternal: [/.*/],
   esbuildPlugins: [nativeBeside],

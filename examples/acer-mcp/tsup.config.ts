@@ -7,6 +7,6 @@ export default defineConfig({
   dts: { entry: { index: "src/index.ts" } },
   clean: true,
   sourcemap: true,
-  target: "node20",
+  target: "node22",
   platform: "node",
 });

@@ -34,7 +34,7 @@ export default defineConfig({
     "journal-checkpoint-worker": path.join(journalDist, "journal-checkpoint-worker.js"),
   },
   format: ["esm"],
-  target: "node20",
+  target: "node22",
   platform: "node",
   clean: true,
   sourcemap: true,
