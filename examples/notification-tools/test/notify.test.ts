@@ -16,7 +16,7 @@ beforeAll(() => {
   const script = path.join(folder, "notify-send");
   writeFileSync(
     script,
-    `#!/bin/sh\nif [ "$6" = "slow" ]; then sleep 30; fi\nif [ "$6" = "fail" ]; then echo "no display" >&2; exit 3; fi\nprintf '%s|' "$@" >> "${record}"\necho >> "${record}"\n`,
+    `#!/bin/sh\nif [ "$6" = "slow" ]; then sleep 30.25; fi\nif [ "$6" = "fail" ]; then echo "no display" >&2; exit 3; fi\nprintf '%s|' "$@" >> "${record}"\necho >> "${record}"\n`,
   );
   chmodSync(script, 0o755);
 });
@@ -52,7 +52,7 @@ describe("notification.notify", () => {
     // The wrapper's own child (sleep) is gone too: the adapter kills the process group.
     // SIGKILL is sent at once; on a loaded machine the kernel may take a moment to end the
     // process, so this waits (up to 5 s) for it to disappear rather than sampling once.
-    const sleeping = () => execFileSync("ps", ["-eo", "stat=,args="], { encoding: "utf8" }).split("\n").filter((line) => /^\S+\s+sleep 30/.test(line) && !line.startsWith("Z"));
+    const sleeping = () => execFileSync("ps", ["-eo", "stat=,args="], { encoding: "utf8" }).split("\n").filter((line) => /^\S+\s+sleep 30\.25$/.test(line) && !line.startsWith("Z"));
     for (let waited = 0; sleeping().length > 0 && waited < 5000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
     expect(sleeping()).toEqual([]);
   });
