@@ -159,6 +159,10 @@ export interface OpenMode {
  * under a writer.
  */
 export function openDatabase(file: string, mode: OpenMode): Database.Database {
+  const tooOld = unsupportedNode(process.versions.node);
+  if (tooOld !== undefined) {
+    throw journalError(JOURNAL_ERRORS.OPEN_FAILED, `journal ${JSON.stringify(file)}: cannot open the database: ${tooOld}`, { path: file, reason: "node-version" });
+  }
   let db: Database.Database;
   try {
     db = new Database(file, { readonly: mode.readonly, fileMustExist: mode.readonly });
@@ -337,6 +341,20 @@ export function nativeBindingProblem(cause: unknown): string | undefined {
     return `better-sqlite3's native binding does not load in Node.js ${process.version} (${said.length > 400 ? `${said.slice(0, 400)}…` : said}); reinstall it, or build it from source for this Node.js in its package folder with \`npm run build-release\``;
   }
   return undefined;
+}
+
+/** The oldest Node.js the journal runs on: better-sqlite3's binding crashes the process on older ones. */
+const OLDEST_NODE = [22, 12] as const;
+
+/**
+ * Why this Node.js cannot run the journal, or `undefined` when it can. Checked before
+ * better-sqlite3 loads its binding, which on Node.js 20 ends the process with a
+ * segmentation fault instead of an error.
+ */
+export function unsupportedNode(version: string): string | undefined {
+  const [major = 0, minor = 0] = version.split(".").map(Number);
+  if (major > OLDEST_NODE[0] || (major === OLDEST_NODE[0] && minor >= OLDEST_NODE[1])) return undefined;
+  return `the journal needs Node.js ${OLDEST_NODE.join(".")} or later and this is Node.js v${version}: run the host on Node.js 22 or 24`;
 }
 
 function errorText(error: unknown): string {

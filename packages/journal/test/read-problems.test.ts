@@ -5,6 +5,7 @@ import path from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { Journal, JOURNAL_ERRORS } from "../src/index.js";
+import { unsupportedNode } from "../src/schema.js";
 import { codeOf, completeCall, openSession } from "./helpers.js";
 
 // What a reader (the CLI's `journal sessions|show|verify|export`) meets on odd paths:
@@ -244,6 +245,21 @@ describe("SQLite's native part that cannot load", () => {
     expect(answer.message).toMatch(expected);
     expect(answer.message).not.toContain("check the path");
     expect(answer.details.reason).toBe("native-binding");
+  });
+
+  it("A3 on a Node.js older than 22.12 the journal refuses to open (JOURNAL_OPEN_FAILED naming the versions) before its binding can end the process", () => {
+    const run = spawnSync(process.execPath, [child, "old-node", path.join(dir, "journal.db")], { encoding: "utf8" });
+    expect(run.status, run.stderr).toBe(0);
+    const answer = JSON.parse(run.stdout.trim()) as { code: string; message: string; details: { reason?: string } };
+    expect(answer.code).toBe("JOURNAL_OPEN_FAILED");
+    expect(answer.message).toMatch(/needs Node\.js 22\.12 or later and this is Node\.js v20\.20\.2: run the host on Node\.js 22 or 24$/);
+    expect(answer.details.reason).toBe("node-version");
+    expect(existsSync(path.join(dir, "journal.db"))).toBe(false);
+  });
+
+  it("A3 unsupportedNode accepts 22.12 and later and refuses what comes before", () => {
+    for (const version of ["22.12.0", "22.23.3", "23.0.0", "24.21.0", "26.1.0"]) expect(unsupportedNode(version), version).toBeUndefined();
+    for (const version of ["20.20.2", "22.11.0", "18.0.0"]) expect(unsupportedNode(version), version).toMatch(/needs Node\.js 22\.12 or later/);
   });
 });
 
