@@ -9,6 +9,7 @@ import { commandNamed, parseCommandLine } from "./cli/parse.js";
 import { StopRequests } from "./cli/stop-requests.js";
 import { Terminal } from "./cli/terminal.js";
 import { COMMANDS } from "./commands/index.js";
+import { loadServersFile } from "./setup/servers-file.js";
 
 /**
  * Where the CLI reads and writes, and how it is named. Every field has a default from `process`.
@@ -41,9 +42,12 @@ export interface MainOptions {
 /**
  * The stock OpenWorker CLI entry point for a host executable (the seed's
  * `main_with_registry`): parses the command line, runs the command with this registry,
- * and sets `process.exitCode` (0 ok, 1 failed, 2 usage). Call it at the end of the
- * host's main, after every partner package and MCP provider registered: `serve --stdio`
- * re-runs this same entry, so the child registers the same native tools.
+ * sets `process.exitCode` (0 ok, 1 failed, 2 usage), and makes sure the process ends:
+ * if anything still holds the event loop half a second later (an abandoned tool's
+ * timers), it exits with that code once stdout and stderr are flushed.
+ * Call it at the end of the host's main, after every partner package and MCP provider
+ * registered: `serve --stdio` re-runs this same entry, so the child registers the same
+ * native tools. Hosts that go on after the command use {@link runCli}.
  *
  * @example
  * ```ts
@@ -56,8 +60,20 @@ export interface MainOptions {
 export async function mainWithRegistry(registry: ToolRegistry, options: MainOptions = {}): Promise<number> {
   const code = await runCli(registry, options);
   process.exitCode = code;
+  // The command is done: its outcome is printed and its runtime closed (sessions ended,
+  // MCP processes verified ended, the journal committed and closed). The process ends as
+  // soon as the event loop is empty; what still holds it after END_GRACE_MS belongs to
+  // nothing the command waits for, such as a timer of a native tool abandoned at its bound
+  // or on a stop (E1), and must not keep it alive. The grace lets Node reap the child
+  // processes the bridge ended, which would otherwise linger as zombies.
+  setTimeout(() => {
+    void Promise.all([flushed(options.stdout ?? process.stdout), flushed(options.stderr ?? process.stderr)]).then(() => process.exit(code));
+  }, END_GRACE_MS).unref();
   return code;
 }
+
+/** How long a finished command's process may wait for its event loop to empty before it is ended. */
+const END_GRACE_MS = 500;
 
 /**
  * Runs one command line and returns its exit code without touching `process.exitCode`:
@@ -101,7 +117,7 @@ export async function runCli(registry: ToolRegistry, options: MainOptions = {}):
           { details: { file: globals.servers } },
         );
       }
-      await registry.loadServersFile(globals.servers);
+      await loadServersFile(registry, globals.servers, (text) => terminal.note(text));
     }
     const context: CommandContext = {
       registry,
@@ -137,6 +153,27 @@ function describeError(error: unknown): { code: string; message: string; reason?
     return { code: error.code, message: error.message, ...(typeof reason === "string" ? { reason } : {}) };
   }
   return { code: CLI_ERROR_CODES.INTERNAL, message: error instanceof Error ? error.message : String(error) };
+}
+
+/** How long the end of the process waits for a stream's pending writes (a reader that stopped reading). */
+const FLUSH_TIMEOUT_MS = 2000;
+
+/** Resolves once what was written to `stream` is handed to the operating system, or it failed, or after {@link FLUSH_TIMEOUT_MS}. */
+function flushed(stream: NodeJS.WritableStream): Promise<void> {
+  const writable = stream as NodeJS.WritableStream & { writableLength?: number; destroyed?: boolean };
+  if (writable.destroyed === true || !writable.writable || writable.writableLength === 0) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, FLUSH_TIMEOUT_MS);
+    const done = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    try {
+      stream.write("", done);
+    } catch {
+      done();
+    }
+  });
 }
 
 function programNameOf(entry: string | undefined): string {

@@ -1,6 +1,6 @@
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { COWORKER, FIXTURE_HOST, runEntry, runHost, tempDir, writeBundle } from "./helpers.js";
+import { COWORKER, FIXTURE_HOST, FIXTURES, runEntry, runHost, tempDir, writeBundle } from "./helpers.js";
 
 const temp = tempDir("tools");
 afterAll(() => temp.cleanup());
@@ -131,4 +131,40 @@ describe("tools check names entries by their index in tools.json", () => {
     const problems = await check("bad-first", ["fixture.whoami", "", 5, "fixture.whoami", "fixture.nope", "nope.x"]);
     expect(problems.sort()).toEqual(["TOOLS_JSON_DUPLICATE tools[3] tools[0]", "NAMESPACE_UNKNOWN tools[5]", "TOOLS_JSON_INVALID tools[1]", "TOOLS_JSON_INVALID tools[2]", "TOOL_NOT_REGISTERED tools[4]"].sort());
   });
+
+  it("E6 tools check never prints a published tool name carrying the provider's configured secret", async () => {
+    const { writeFileSync } = await import("node:fs");
+    const secret = "zq7kw3";
+    const servers = path.join(temp.dir, "careless.json");
+    writeFileSync(servers, JSON.stringify({ servers: { careless: { transport: "stdio", command: process.execPath, args: [path.join(FIXTURES, "secret-named-server.mjs")], env: { NAME_SECRET: secret } } } }));
+    const missing = writeBundle(path.join(temp.dir, "careless-missing"), JSON.stringify({ version: 3, tools: ["careless.lookup"] }));
+    const named = writeBundle(path.join(temp.dir, "careless-whole"), JSON.stringify({ version: 1, mcpServers: ["careless"] }));
+    const runs = [
+      await runHost(["tools", "check", "--servers", servers, "--bundle", missing]),
+      await runHost(["tools", "check", "--servers", servers, "--bundle", missing, "--json"]),
+      await runHost(["tools", "check", "--servers", servers, "--bundle", named]),
+      await runHost(["tools", "check", "--servers", servers, "--bundle", named, "--json"]),
+    ];
+    expect(runs.map((run) => run.code)).toEqual([1, 1, 0, 0]);
+    expect(runs[0]!.stdout).toContain("lookup_[redacted]");
+    expect(runs[2]!.stdout).toContain("careless.lookup_[redacted]");
+    for (const run of runs) expect(run.stdout + run.stderr).not.toContain(secret);
+  });
+
+  it("E6 credentials in servers.json args are masked by tools list (text and --json), and loading warns about them", async () => {
+    const { writeFileSync } = await import("node:fs");
+    const servers = path.join(temp.dir, "args-credentials.json");
+    const args = ["serve", "--db", "postgres://app:pw-in-args-1@db/app", "--token=tok-in-args-2", "--api-key", "key-in-args-3"];
+    writeFileSync(servers, JSON.stringify({ servers: { leaky: { transport: "stdio", command: "/bin/true", args } } }));
+    const text = await runHost(["tools", "list", "--servers", servers]);
+    const json = await runHost(["tools", "list", "--json", "--servers", servers]);
+    expect([text.code, json.code]).toEqual([0, 0]);
+    expect(text.stdout).toContain("/bin/true serve --db postgres://app:[redacted]@db/app --token=[redacted] --api-key [redacted]");
+    expect(JSON.parse(json.stdout).providers.find((provider: { namespace: string }) => provider.namespace === "leaky").args).toEqual(["serve", "--db", "postgres://app:[redacted]@db/app", "--token=[redacted]", "--api-key", "[redacted]"]);
+    for (const run of [text, json]) {
+      expect(run.stderr).toMatch(/warning: --servers .*server "leaky" passes credentials in "args".*move them to "env"/);
+      for (const secret of ["pw-in-args-1", "tok-in-args-2", "key-in-args-3"]) expect(run.stdout + run.stderr).not.toContain(secret);
+    }
+  });
 });
+

@@ -1,11 +1,11 @@
-import { accessSync, constants, existsSync, type Stats, statSync } from "node:fs";
+import { accessSync, constants, existsSync, realpathSync, type Stats, statSync } from "node:fs";
 import path from "node:path";
 import type { OpenWorkerError } from "@openworker/tools-sdk";
 import { JOURNAL_ERRORS, journalError } from "./errors.js";
 
 /**
  * Refuses a journal path that exists and is not a regular file (symbolic links are
- * followed). Checked before anything is created beside the path: SQLite "opens" a device
+ * followed), and any path on a kernel pseudo file system. Checked before anything is created beside the path: SQLite "opens" a device
  * such as `/dev/null` or a FIFO and then makes its rollback journal `<path>-journal`
  * beside it (a stray `/dev/null-journal`), and a writer would add `<path>-lock` there.
  */
@@ -15,14 +15,56 @@ export function refuseNonRegularFile(file: string): void {
     stats = statSync(file, { throwIfNoEntry: false });
   } catch {
     // Unreadable metadata (a folder without search permission): SQLite's open says why.
+    refusePseudoFileSystem(file);
     return;
   }
-  if (stats === undefined || stats.isFile()) return;
+  if (stats === undefined || stats.isFile()) {
+    refusePseudoFileSystem(file);
+    return;
+  }
   throw journalError(
     JOURNAL_ERRORS.NOT_A_FILE,
     `journal ${JSON.stringify(file)}: the path is ${kindOf(stats)}, not a journal file; give the path of a journal file (a writer creates it if it does not exist)`,
     { path: file, kind: kindOf(stats) },
   );
+}
+
+/** Kernel pseudo file systems: no journal belongs there, and `mkdirSync(…, { recursive: true })` under `/proc` never returns. */
+const PSEUDO_FILE_SYSTEMS = ["/proc", "/sys", "/dev"] as const;
+
+/**
+ * Refuses a journal path on a kernel pseudo file system (`/proc`, `/sys`, `/dev`), also
+ * through a symbolic link, before any folder is created for it: Node's recursive
+ * `mkdirSync` loops for ever on a missing folder under `/proc`, at full CPU and deaf to
+ * signals. Linux paths only; elsewhere these folders do not exist or hold no such trap.
+ */
+function refusePseudoFileSystem(file: string): void {
+  if (process.platform !== "linux") return;
+  const resolved = realPathOfExistingPart(path.resolve(file));
+  const root = PSEUDO_FILE_SYSTEMS.find((folder) => resolved === folder || resolved.startsWith(`${folder}/`));
+  if (root === undefined) return;
+  const shown = resolved === path.resolve(file) ? "" : ` (it leads to ${JSON.stringify(resolved)})`;
+  throw journalError(
+    JOURNAL_ERRORS.NOT_A_FILE,
+    `journal ${JSON.stringify(file)}${shown}: the path is under ${root}, a pseudo file system of the kernel, not a place for a journal file; give a path on a disk, such as ~/.openworker/journal.db`,
+    { path: file, kind: `under ${root}` },
+  );
+}
+
+/** `absolute` with its longest existing leading part replaced by its real path (symbolic links followed). */
+function realPathOfExistingPart(absolute: string): string {
+  let existing = absolute;
+  const rest: string[] = [];
+  for (;;) {
+    try {
+      return path.join(realpathSync.native(existing), ...rest);
+    } catch {
+      const parent = path.dirname(existing);
+      if (parent === existing) return absolute;
+      rest.unshift(path.basename(existing));
+      existing = parent;
+    }
+  }
 }
 
 /** What a path that is not a regular file is, as messages say it: "a directory", "a named pipe (FIFO)". */

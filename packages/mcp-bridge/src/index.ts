@@ -2,7 +2,7 @@
 export { McpBridge } from "./bridge.js";
 export type { McpSession } from "./session.js";
 export { MCP_ERROR_CODES } from "./codes.js";
-export { providerSecrets } from "./redact.js";
+export { isSecretName, MIN_SECRET_LENGTH, providerSecrets, redact, redactArgs, redactUrlCredentials } from "./redact.js";
 export { safeBaseEnv, SAFE_ENV_NAMES, type McpBridgeOptions } from "./options.js";
 export type { SandboxCommand, SandboxLaunch, SandboxLauncher } from "./process/placement.js";
 export {

@@ -1,6 +1,7 @@
 import { availableParallelism } from "node:os";
 import { LIMITS } from "@openworker/tools-sdk";
 import type { SandboxLauncher } from "./process/placement.js";
+import { isSecretName } from "./redact.js";
 
 /** How the bridge connects, discovers and cleans up. Every field has a default. */
 export interface McpBridgeOptions {
@@ -86,7 +87,7 @@ export interface ResolvedOptions {
 /**
  * The host variables a stdio child inherits by default (E6): what programs need to find
  * executables, files and their locale, and nothing that usually carries credentials.
- * `LC_*` variables are included too.
+ * `LC_*` variables are included too, except those whose names look secret.
  *
  * @example
  * ```ts
@@ -122,7 +123,8 @@ export const SAFE_ENV_NAMES: readonly string[] = Object.freeze([
 
 /**
  * Picks the safe base environment out of `source` (default `process.env`): the
- * {@link SAFE_ENV_NAMES} and `LC_*`, skipping exported shell functions.
+ * {@link SAFE_ENV_NAMES} and `LC_*`, skipping exported shell functions and any name that
+ * looks secret ({@link isSecretName}: `LC_API_TOKEN` stays out).
  *
  * @example
  * ```ts
@@ -133,6 +135,9 @@ export function safeBaseEnv(source: NodeJS.ProcessEnv = process.env): Record<str
   const env: Record<string, string> = {};
   for (const [name, value] of Object.entries(source)) {
     if (value === undefined || value.startsWith("()")) continue;
+    // A name the redactor treats as secret stays out even under `LC_*` (which ssh forwards,
+    // and which some use to smuggle variables through it).
+    if (isSecretName(name)) continue;
     if (SAFE_ENV_NAMES.includes(name) || name.startsWith("LC_")) env[name] = value;
   }
   return env;

@@ -1,11 +1,34 @@
 import type { McpProviderDefinition } from "@openworker/registry";
 
-const MIN_SECRET_LENGTH = 4;
+/**
+ * The shortest configured secret that is redacted (E6). A value the host configured as a
+ * provider's `env` or `headers` (or handed as a secret) is known to be one, so even a short
+ * one is masked; below this it would mask parts of ordinary words.
+ */
+export const MIN_SECRET_LENGTH = 4;
+const MASK = "[redacted]";
+
+/**
+ * Environment variable names whose values are secrets (E6): such a variable never reaches
+ * a child's base environment, and a host's value of one is redacted.
+ *
+ * @example
+ * ```ts
+ * isSecretName("LC_HOSTILE_TOKEN"); // true
+ * isSecretName("LC_ALL"); // false
+ * ```
+ */
+export function isSecretName(name: string): boolean {
+  return SECRET_NAME.test(name);
+}
+
+const SECRET_NAME = /(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE|SESSION)/i;
 
 /**
  * The values a provider's configuration hands the bridge that must never appear in
  * anything it writes (E6): its extra environment values, its request headers (and the
- * token of a `Bearer …` header alone), and the username, password (as written and
+ * token of a `Bearer …` header alone), the credentials its `args` carry (see
+ * {@link redactArgs}), and the username, password (as written and
  * percent-decoded) and query values of its URL. The registry refuses a URL with
  * credentials, but a definition may reach the bridge without it.
  * The runtime redacts the same values from everything it writes.
@@ -16,7 +39,7 @@ const MIN_SECRET_LENGTH = 4;
  * ```
  */
 export function providerSecrets(definition: McpProviderDefinition): readonly string[] {
-  const values = definition.transport === "stdio" ? Object.values(definition.env ?? {}) : Object.values(definition.headers ?? {});
+  const values = definition.transport === "stdio" ? [...Object.values(definition.env ?? {}), ...argSecrets(definition.args)] : Object.values(definition.headers ?? {});
   const secrets = new Set<string>();
   for (const value of values) {
     if (typeof value !== "string" || value.length < MIN_SECRET_LENGTH) continue;
@@ -51,11 +74,98 @@ function decodedUrlPart(part: string): string {
   }
 }
 
-/** Replaces every occurrence of a secret in `text` with `[redacted]`. */
+/** Replaces every occurrence of a secret in `text`, and every URL's password, with `[redacted]`. */
 export function redact(text: string, secrets: readonly string[]): string {
-  let result = text;
-  for (const secret of secrets) if (result.includes(secret)) result = result.split(secret).join("[redacted]");
+  let result = redactUrlCredentials(text);
+  for (const secret of secrets) if (result.includes(secret)) result = result.split(secret).join(MASK);
   return result;
+}
+
+// `scheme://user:password@host`: the password runs to the last "@" of the authority (some
+// drivers accept a raw "@" in it); the scheme is bounded so that a long word costs no more
+// than a short one.
+const URL_CREDENTIALS = /([A-Za-z][A-Za-z0-9+.-]{0,31}:\/\/[^\s:@/?#"<>]*:)[^\s/?#"<>]+@/g;
+
+/**
+ * Masks the password of every `scheme://user:password@host` in `text` (E6): a URL with
+ * credentials is recognized without being configured anywhere.
+ *
+ * @example
+ * ```ts
+ * redactUrlCredentials("DATABASE_URL=postgres://app:hunter2@db/app"); // "DATABASE_URL=postgres://app:[redacted]@db/app"
+ * ```
+ */
+export function redactUrlCredentials(text: string): string {
+  if (!text.includes("://")) return text;
+  URL_CREDENTIALS.lastIndex = 0;
+  return text.replace(URL_CREDENTIALS, `$1${MASK}@`);
+}
+
+// Flags whose separate next argument is the secret (`--token VALUE`): only names that end in
+// a credential word, since `--auth` or `--session` are as often switches before a positional.
+const SECRET_FLAG = /^--?[A-Za-z][\w.-]*(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?)$/i;
+// `--token=VALUE`, `TOKEN=VALUE`, and a header given as an argument (`Authorization: Bearer …`).
+const NAMED_VALUE = /^(-{0,2}[A-Za-z][\w.-]*=|[A-Za-z][\w-]*:[ \t]*)(.+)$/s;
+// Values that are credentials by their form: API keys of well-known services, JWTs.
+const SECRET_VALUE = /^(sk|pk|rk)-[\w-]{16,}$|^gh[pousr]_\w{20,}$|^github_pat_\w{20,}$|^glpat-[\w-]{16,}$|^xox[abprs]-[\w-]{10,}$|^AKIA[0-9A-Z]{16}$|^eyJ[\w-]{8,}\.[\w-]{8,}\.[\w-]{8,}$/;
+
+interface ArgReading {
+  readonly shown: string;
+  readonly secret?: string;
+}
+
+function readArgs(args: readonly string[]): ArgReading[] {
+  const readings: ArgReading[] = [];
+  for (let index = 0; index < args.length; index++) {
+    const arg = args[index]!;
+    const named = NAMED_VALUE.exec(arg);
+    if (named && isSecretName(named[1]!.replace(/[=:\s]+$/, ""))) {
+      readings.push({ shown: `${named[1]}${MASK}`, secret: named[2]! });
+    } else if (SECRET_VALUE.test(arg)) {
+      readings.push({ shown: MASK, secret: arg });
+    } else {
+      const shown = redactUrlCredentials(arg);
+      readings.push(shown === arg ? { shown } : { shown, secret: urlPassword(arg) });
+    }
+    const next = args[index + 1];
+    if (SECRET_FLAG.test(arg) && next !== undefined && !next.startsWith("-")) {
+      readings.push({ shown: MASK, secret: next });
+      index++;
+    }
+  }
+  return readings;
+}
+
+function urlPassword(arg: string): string {
+  const match = /:\/\/[^\s:@/?#"<>]*:([^\s/?#"<>]+)@/.exec(arg);
+  return match ? match[1]! : "";
+}
+
+/** The credentials a stdio launch's arguments carry: each named value, token and URL password. */
+function argSecrets(args: readonly string[]): string[] {
+  const secrets: string[] = [];
+  for (const reading of readArgs(args)) {
+    if (reading.secret === undefined) continue;
+    secrets.push(reading.secret);
+    if (reading.secret.includes("%")) secrets.push(decodedUrlPart(reading.secret));
+  }
+  return secrets;
+}
+
+/**
+ * A stdio launch's arguments as they may be shown (E6): a URL's password, the value of a
+ * secret-named flag or variable (`--token=…`, `--api-key …`, `API_KEY=…`), a header
+ * (`Authorization: Bearer …`) and a value that has the form of a well-known API key or a
+ * JWT are masked. Credentials belong in `env` or `headers`: arguments show in process
+ * listings. The bridge also redacts these values from everything it writes.
+ *
+ * @example
+ * ```ts
+ * redactArgs(["serve", "--token=abc123", "postgres://app:pw@db/app"]); // ["serve", "--token=[redacted]", "postgres://app:[redacted]@db/app"]
+ * ```
+ */
+export function redactArgs(args: readonly string[]): string[] {
+  return readArgs(args).map((reading) => reading.shown);
 }
 
 /**

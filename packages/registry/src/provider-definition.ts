@@ -173,9 +173,11 @@ function normalizeStdio(
     throw fieldError(label, "program", "must be a non-empty string naming the program to start", program);
   }
   const args = fields.args ?? [];
-  if (!Array.isArray(args) || !args.every((arg) => typeof arg === "string" && !arg.includes("\0"))) {
-    throw fieldError(label, "args", "must be an array of strings", args);
-  }
+  if (!Array.isArray(args)) throw fieldError(label, "args", "must be an array of strings", args);
+  args.forEach((arg: unknown, index) => {
+    if (typeof arg !== "string") throw fieldError(label, `args[${index}]`, "must be a string (each argument is one string)", arg);
+    if (arg.includes("\0")) throw fieldError(label, `args[${index}]`, "contains a NUL character, which no program argument can carry; remove it", arg);
+  });
   const env = fields.env === undefined ? undefined : checkStringMap(fields.env, label, "env", isEnvName);
   const cwd = fields.cwd;
   if (cwd !== undefined && (typeof cwd !== "string" || cwd.length === 0 || cwd.includes("\0"))) {

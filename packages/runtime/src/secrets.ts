@@ -1,22 +1,24 @@
-import { providerSecrets } from "@openworker/mcp-bridge";
+import { isSecretName, MIN_SECRET_LENGTH, providerSecrets, redactUrlCredentials } from "@openworker/mcp-bridge";
 import type { McpProviderDefinition } from "@openworker/registry";
 
-// Environment variables whose values are treated as secrets (E6).
-const SECRET_NAME = /(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE|SESSION)/i;
-// Shorter values would redact ordinary words; real credentials are longer.
-const MIN_SECRET_LENGTH = 8;
+// A value guessed to be secret only by its variable's name (`*TOKEN*`, `*AUTH*`, …): shorter
+// ones are flags and words ("true", "none", "1") that would mask ordinary text.
+const MIN_GUESSED_SECRET_LENGTH = 8;
 const MASK = "[redacted]";
 
 /**
- * Removes every secret the runtime was handed (the bridge's `providerSecrets` of each
- * MCP provider, secret-looking environment variables, and the host's own list) from what
- * it writes: progress, results, errors and journal records (E6).
+ * Removes every secret the runtime was handed from what it writes: progress, results,
+ * errors, journal records and model messages (E6). Known secrets (the bridge's
+ * `providerSecrets` of each MCP provider, the host's list, the model providers' own) are
+ * masked from the bridge's `MIN_SECRET_LENGTH` (4 characters) on; values of environment
+ * variables whose names look secret from 8; and the password of every
+ * `scheme://user:password@host` always.
  */
 export class Redactor {
   private readonly pattern: RegExp | undefined;
 
-  constructor(secrets: Iterable<string>) {
-    const kept = [...secrets].filter((value) => value.length >= MIN_SECRET_LENGTH);
+  constructor(secrets: Iterable<string>, guessed: Iterable<string> = []) {
+    const kept = [...[...secrets].filter((value) => value.length >= MIN_SECRET_LENGTH), ...[...guessed].filter((value) => value.length >= MIN_GUESSED_SECRET_LENGTH)];
     // A secret with a quote, a backslash or a control character appears escaped in JSON text
     // (a result's text for the model is its JSON): its escaped form is a secret too.
     const escaped = kept.map((value) => JSON.stringify(value).slice(1, -1)).filter((text, index) => text !== kept[index]);
@@ -26,28 +28,26 @@ export class Redactor {
 
   /** The secrets of a registry's providers, the process environment and the host's extras. */
   static fromSources(providers: readonly McpProviderDefinition[], environment: NodeJS.ProcessEnv, extra: readonly string[] = []): Redactor {
-    const secrets: string[] = [...extra];
-    for (const provider of providers) secrets.push(...providerSecrets(provider));
+    const known: string[] = [...extra];
+    for (const provider of providers) known.push(...providerSecrets(provider));
+    const guessed: string[] = [];
     for (const [name, value] of Object.entries(environment)) {
-      if (value && SECRET_NAME.test(name)) secrets.push(value);
+      if (value && isSecretName(name)) guessed.push(value);
     }
-    return new Redactor(secrets);
-  }
-
-  /** True when there is nothing to redact (the hot path skips all work). */
-  get empty(): boolean {
-    return this.pattern === undefined;
+    return new Redactor(known, guessed);
   }
 
   text(value: string): string {
-    if (!this.pattern) return value;
-    this.pattern.lastIndex = 0;
-    return value.replace(this.pattern, MASK);
+    let text = value;
+    if (this.pattern) {
+      this.pattern.lastIndex = 0;
+      text = text.replace(this.pattern, MASK);
+    }
+    return redactUrlCredentials(text);
   }
 
   /** Redacts every string (and key) inside a JSON value; returns the same object when nothing changed. */
   json<T>(value: T): T {
-    if (!this.pattern) return value;
     return this.walk(value) as T;
   }
 

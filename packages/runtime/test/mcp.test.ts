@@ -218,6 +218,27 @@ describe("MCP tools through the runtime", () => {
     expect([...runtime!.journal.exportSession(session.id)].join("\n")).not.toContain(secret);
   });
 
+  it("E6 a provider's env value shorter than 8 characters, echoed by its server, reaches neither the result nor the journal", async () => {
+    const short = "s7-q9Zx";
+    await openWith(undefined, undefined, [], { MUTABLE_SECRET: short });
+    const session = await runtime!.openSession({ bundle: writeBundle(space.dir, ["mut.status_get"]), policy: { mode: "bypass" } });
+    const call = await session.callTool("mut.status_get", {});
+    expect(call.json).toMatchObject({ secretEcho: "[redacted]" });
+    expect(JSON.stringify(call)).not.toContain(short);
+    await runtime!.journal.flush();
+    expect([...runtime!.journal.exportSession(session.id)].join("\n")).not.toContain(short);
+  });
+
+  it("E6 an MCP tool's description carrying the provider's configured secret reaches the model redacted", async () => {
+    writeFileSync(path.join(space.dir, "description.txt"), `Report the status; authenticates with ${secret}.`);
+    const model = new ScriptedProvider([{ text: "done" }]);
+    await openWith(model);
+    const session = await runtime!.openSession({ bundle: writeBundle(space.dir, ["mut.status_get"]), policy: { mode: "bypass" } });
+    await session.runTurn("go");
+    expect(model.requests[0]!.tools.map((tool) => tool.description)).toEqual(["Report the status; authenticates with [redacted]."]);
+    expect(JSON.stringify(model.requests[0])).not.toContain(secret);
+  });
+
   it("M2 A3 a host call whose provider was unreachable at preparation looks again: refused while it is down, journaled, then it runs", async () => {
     await openWith(undefined);
     const session = await runtime!.openSession({ bundle: writeBundle(space.dir, ["mut.status_get"]), policy: { mode: "bypass" } });

@@ -115,3 +115,40 @@ describe("redaction of what hooks, approvers and tools hand the runtime (E6)", (
     expect(JSON.stringify(model.requests[1]!.messages.map((message) => (message.role === "tool" ? { ...message, images: message.images.map((image) => image.description) } : message)))).not.toContain(secret);
   });
 });
+
+describe("credentials the runtime recognizes without being told (E6)", () => {
+  const password = "pw-Hunter2-s3cret";
+  let runtime: Runtime | undefined;
+  const space = scratchEach(async () => {
+    await runtime?.close();
+    runtime = undefined;
+  });
+
+  it("E6 a URL's password in a native tool's result, progress and error is redacted from the report, events, the model's messages and the journal", async () => {
+    const url = `postgres://app:${password}@db.internal:5432/app`;
+    const leaky = nativeTool("test.env", async (context) => {
+      context.progress.report({ message: `connecting to ${url}` });
+      return { json: { env: [`DATABASE_URL=${url}`] } };
+    });
+    const failing = nativeTool("test.fails", async () => toolError("DB_DOWN", `cannot reach ${url}`));
+    const model = new ScriptedProvider([{ toolCalls: [{ name: "test__env", arguments: "{}" }, { name: "test__fails", arguments: "{}" }] }, { text: `it said ${url}` }]);
+    runtime = await openRuntime(space.dir, [leaky, failing], { models: [model] });
+    const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.env", "test.fails"]), policy: { mode: "bypass" } });
+    const events: RuntimeEvent[] = [];
+    session.subscribe((event) => events.push(event));
+    const turn = await session.runTurn("go");
+    expect(turn.calls[0]!.json).toEqual({ env: ["DATABASE_URL=postgres://app:[redacted]@db.internal:5432/app"] });
+    expect(turn.calls[1]!.message).toBe("cannot reach postgres://app:[redacted]@db.internal:5432/app");
+    expect(turn.text).toBe("it said postgres://app:[redacted]@db.internal:5432/app");
+    await runtime.journal.flush();
+    const journaled = [...runtime.journal.exportSession(session.id)].join("\n");
+    expect(journaled).toContain("postgres://app:[redacted]@db.internal");
+    for (const text of [JSON.stringify(turn), JSON.stringify(events), journaled, JSON.stringify(model.requests[1]!.messages), JSON.stringify(session.messages)]) expect(text).not.toContain(password);
+  });
+
+  it("E6 a known secret of 4 to 7 characters is redacted; a secret-named environment value that short is not (it would mask words)", () => {
+    const redactor = Redactor.fromSources([{ transport: "stdio", namespace: "s", program: "srv", args: [], env: { S_KEY: "k7-abcd" } }], { APP_AUTH: "true", APP_TOKEN: "tok-long-enough" }, ["h0st"]);
+    expect(redactor.text("k7-abcd h0st true tok-long-enough")).toBe("[redacted] [redacted] true [redacted]");
+  });
+});
+

@@ -35,6 +35,8 @@ export const SDK_ERROR_CODES = Object.freeze({
   DESCRIPTOR_FAILED,
   /** An input schema is not an object schema, not valid JSON Schema, or of an unsupported dialect (B5). */
   SCHEMA_INVALID: "SCHEMA_INVALID",
+  /** An input schema is beyond one of `SCHEMA_BOUNDS` (subschemas, nesting, enum values, patterns; `@openworker/tools-sdk/validation`), so compiling it could hold up the host (B5). */
+  SCHEMA_TOO_LARGE: "SCHEMA_TOO_LARGE",
   /** Arguments are not JSON, do not match the schema, or nest too deep (E5): a failed call, the model is told. */
   ARGUMENTS_INVALID: "ARGUMENTS_INVALID",
   /** Arguments are over 256 KB (E5). */

@@ -135,7 +135,7 @@ const HINTS: readonly (readonly [prefix: string, hint: string])[] = [
   ["ALIAS_", "a name's model alias (each \".\" becomes \"__\") must fit 80 bytes; shorten the name; `{program} tools check --bundle DIR` lists every problem of a bundle"],
   ["MCP_", "check the MCP provider's program or URL; `{program} tools check --bundle DIR` starts it and reports"],
   // A partner's tool or a bundle's selection is at fault, not the command line (B5, N6, A4).
-  ...["SCHEMA_INVALID", "DESCRIPTOR_", "TOOL_", "DUPLICATE_TOOL", "SELECTION_", "CATALOG_", "CLASSIFICATION_INVALID", "NATIVE_SANDBOX_PLACEMENT", "UNKNOWN_TOOL"].map(
+  ...["SCHEMA_", "DESCRIPTOR_", "TOOL_", "DUPLICATE_TOOL", "SELECTION_", "CATALOG_", "CLASSIFICATION_INVALID", "NATIVE_SANDBOX_PLACEMENT", "UNKNOWN_TOOL"].map(
     (prefix) => [prefix, TOOLS_CHECK_HINT] as const,
   ),
   ["CLI_INTERNAL", "this is a fault of the CLI or the host, not of the command line; the message says what failed"],
@@ -153,6 +153,7 @@ const REASON_HINTS: readonly (readonly [code: string, reason: string, hint: stri
     "native-binding",
     "the journal file is not at fault: better-sqlite3's native binding does not load in this Node.js on this platform (reinstall better-sqlite3, or build it from source in its package folder with `npm run build-release`)",
   ],
+  ["JOURNAL_OPEN_FAILED", "node-version", "the journal file is not at fault: run the host on Node.js 22.12 or later (the maintained LTS lines are 22 and 24)"],
 ];
 
 /**

@@ -100,9 +100,13 @@ export class Terminal {
     await flush();
   }
 
-  /** A JSON document on stdout (listing commands with `--json`). */
+  /**
+   * A JSON document on stdout (listing commands with `--json`). C1 and bidirectional
+   * controls, which JSON may carry raw, are written as `\uXXXX` escapes: the same JSON
+   * value, and nothing a terminal acts on when the document is shown rather than parsed.
+   */
   printJson(value: unknown): void {
-    if (this.#stdoutOpen) this.#streams.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+    if (this.#stdoutOpen) this.#streams.stdout.write(`${JSON.stringify(value, null, 2).replace(RAW_IN_JSON, escaped)}\n`);
   }
 
   /** A progress or status line on stderr. */
@@ -170,8 +174,17 @@ function drained(stream: NodeJS.WritableStream, signal: AbortSignal): Promise<vo
   });
 }
 
-/** Every control character but tab and line feed (C0, DEL, C1), as a regular-expression class. */
-const CONTROL_CLASS = "[\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f]";
+/**
+ * Every control character but tab and line feed (C0, DEL, C1), and the bidirectional
+ * controls (marks, embeddings, overrides, isolates: U+061C, U+200E–U+200F,
+ * U+202A–U+202E, U+2066–U+2069), which make a terminal show text in another order than
+ * it is stored (`"\u202Etxt.exe"` shows as `exe.txt`), as a regular-expression class.
+ */
+const CONTROL_CLASS = "[\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f\\u061c\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069]";
+
+/** What {@link CONTROL_CLASS} matches that `JSON.stringify` leaves raw (it escapes C0 itself). */
+// oxlint-disable-next-line no-control-regex
+const RAW_IN_JSON = /[\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
 
 /** A control character as text: `\u001b`, `\u000d`, … */
 function escaped(char: string): string {

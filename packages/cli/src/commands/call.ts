@@ -29,6 +29,9 @@ export const callCommand: CommandSpec = {
     "step. Exit 0 when the call succeeded, 1 otherwise. Ctrl-C cancels the call.",
   async run(context) {
     const name = context.positionals[0]!;
+    if (name.trim() === "") {
+      throw new OpenWorkerError(SDK_ERROR_CODES.NAME_EMPTY, `call: the tool name is empty; give the qualified name of a tool, such as "example.web_search" (\`${context.program} tools list\` shows them)`);
+    }
     const args = parseArgsOption(stringOption(context, "args"));
     const mode = choiceOption<ApproveMode>(context, "approve", "ask");
     const policyFile = stringOption(context, "policy");
@@ -50,7 +53,7 @@ export const callCommand: CommandSpec = {
         const { images: _images, ...rest } = report;
         context.terminal.printJson({ sessionId: session.id, ...rest });
       } else {
-        context.terminal.line(`${context.terminal.paint("cyan", "call")} ${name} ${JSON.stringify(args)} (session ${session.id})`);
+        context.terminal.line(`${context.terminal.paint("cyan", "call")} ${name} ${argumentsText(args)} (session ${session.id})`);
         printCallOutcome(context.terminal, report);
         if (report.outcome === "succeeded") context.terminal.line(JSON.stringify(report.json ?? null, null, 2));
       }
@@ -75,6 +78,15 @@ function assertNotAnAlias(context: CommandContext, name: string): void {
   const meant = context.registry.natives().find((tool) => tool.alias === name);
   if (meant === undefined) return;
   throw new OpenWorkerError(SDK_ERROR_CODES.NAME_NOT_QUALIFIED, `tool name ${JSON.stringify(name)} is not qualified; did you mean ${JSON.stringify(meant.name)}? (${name} is its model alias; call takes the qualified name)`);
+}
+
+/** The arguments as the call's header shows them; arguments too deep for `JSON.stringify` were refused by the call (E5). */
+function argumentsText(args: JsonValue): string {
+  try {
+    return JSON.stringify(args);
+  } catch {
+    return "(arguments too deeply nested to show)";
+  }
 }
 
 function parseArgsOption(text: string | undefined): JsonValue {

@@ -28,7 +28,7 @@ export const toolsList: CommandSpec = {
   async run(context) {
     const bundleDir = stringOption(context, "bundle");
     if (bundleDir === undefined && context.options.discover === true) throw usageError("tools list: --discover applies to a bundle's selection; pass --bundle DIR");
-    if (bundleDir === undefined) return listRegistered(context);
+    if (bundleDir === undefined) return listRegistered(context, (await import("@openworker/mcp-bridge")).redactArgs);
     const bundle = await loadBundleDir(bundleDir);
     const report = await inspectSelection(context.registry, bundle, { discover: context.options.discover === true, signal: context.signal, sandbox: context.sandbox });
     if (context.terminal.json) {
@@ -88,11 +88,12 @@ export const toolsCheck: CommandSpec = {
   },
 };
 
-function listRegistered(context: CommandContext): number {
+/** Credentials in a stdio provider's `args` are shown masked (`redactArgs`, E6), in text and JSON alike. */
+function listRegistered(context: CommandContext, redactArgs: (args: readonly string[]) => string[]): number {
   const natives = context.registry.natives();
   const providers = context.registry.providers();
   if (context.terminal.json) {
-    context.terminal.printJson({ natives: natives.map(nativeJson), providers: providers.map(providerJson) });
+    context.terminal.printJson({ natives: natives.map(nativeJson), providers: providers.map((provider) => providerJson(provider, redactArgs)) });
     return EXIT_CODES.ok;
   }
   const { terminal } = context;
@@ -101,7 +102,7 @@ function listRegistered(context: CommandContext): number {
     terminal.line(`  ${line}`);
   }
   terminal.line(terminal.paint("bold", `MCP providers (${providers.length})`));
-  for (const line of table([["namespace", "transport", "launch"], ...providers.map((provider) => [provider.namespace, provider.transport, launchOf(provider)])])) {
+  for (const line of table([["namespace", "transport", "launch"], ...providers.map((provider) => [provider.namespace, provider.transport, launchOf(provider, redactArgs)])])) {
     terminal.line(`  ${line}`);
   }
   return EXIT_CODES.ok;
@@ -129,14 +130,14 @@ function nativeJson(tool: RegisteredTool) {
   return { name: tool.name, alias: tool.alias, version: tool.descriptor.version, description: tool.descriptor.description, classification: tool.classification ?? "external", placement: tool.placement };
 }
 
-function providerJson(provider: McpProviderDefinition) {
+function providerJson(provider: McpProviderDefinition, redactArgs: (args: readonly string[]) => string[]) {
   return provider.transport === "stdio"
-    ? { namespace: provider.namespace, transport: provider.transport, program: provider.program, args: provider.args, placement: provider.placement ?? "host" }
+    ? { namespace: provider.namespace, transport: provider.transport, program: provider.program, args: redactArgs(provider.args), placement: provider.placement ?? "host" }
     : { namespace: provider.namespace, transport: provider.transport, url: urlForDisplay(provider.url), placement: provider.placement ?? "host" };
 }
 
-function launchOf(provider: McpProviderDefinition): string {
-  return provider.transport === "stdio" ? [provider.program, ...provider.args].join(" ") : urlForDisplay(provider.url);
+function launchOf(provider: McpProviderDefinition, redactArgs: (args: readonly string[]) => string[]): string {
+  return provider.transport === "stdio" ? [provider.program, ...redactArgs(provider.args)].join(" ") : urlForDisplay(provider.url);
 }
 
 function shortDigest(digest: string): string {

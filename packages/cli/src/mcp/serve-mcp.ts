@@ -13,6 +13,7 @@ import { inspectSelection } from "../setup/selection.js";
 import { IdleExpiry } from "./idle-expiry.js";
 import { checkLocalRequest } from "./local-request.js";
 import { loadMcpSdk, type McpSdk } from "./sdk.js";
+import { McpStdioTransport } from "./stdio-transport.js";
 import { createToolServer } from "./tool-server.js";
 
 /**
@@ -78,7 +79,7 @@ async function serveStdio(sdk: McpSdk, session: Session, context: CommandContext
   if (prepared === undefined || context.signal.aborted) return session.close();
   const { tools } = prepared;
   const server = createToolServer(sdk, tools, () => Promise.resolve(session));
-  const transport = new sdk.StdioServerTransport(context.stdin as NodeJS.ReadStream, context.stdout as NodeJS.WriteStream);
+  const transport = new McpStdioTransport(sdk, context.stdin, context.stdout);
   const closed = new Promise<void>((resolve) => {
     server.onclose = resolve;
     context.stdin.once("end", resolve);

@@ -42,9 +42,29 @@ export interface SelectionReport {
  * `model`, every selected alias longer than its `maxToolNameLength` is a problem too (N4),
  * as a turn with that model would refuse it. Problems name entries by their index in
  * tools.json, also for entries after ones left out (`fileIndexes`: where the entries of a
- * selection reduced by the parser stand in the file).
+ * selection reduced by the parser stand in the file). Rows and problems are for printing:
+ * the providers' secrets are masked in them (E6), as a server may publish a tool name
+ * holding one; `tools` keeps the names as published, for calls.
  */
 export async function inspectSelection(
+  registry: ToolRegistry,
+  bundle: Pick<Bundle, "selection">,
+  options: { discover: boolean; signal: AbortSignal; sandbox?: SandboxLauncher | undefined; model?: ModelProvider | undefined; fileIndexes?: EntryIndexes },
+): Promise<SelectionReport> {
+  const report = await inspect(registry, bundle, options);
+  const { providerSecrets, redact } = await import("@openworker/mcp-bridge");
+  const secrets = registry
+    .providers()
+    .flatMap((provider) => providerSecrets(provider))
+    .sort((a, b) => b.length - a.length);
+  return {
+    rows: report.rows.map((row) => ({ ...row, qualifiedName: redact(row.qualifiedName, secrets), alias: redact(row.alias, secrets) })),
+    problems: report.problems.map((problem) => ({ code: problem.code, message: redact(problem.message, secrets) })),
+    tools: report.tools,
+  };
+}
+
+async function inspect(
   registry: ToolRegistry,
   bundle: Pick<Bundle, "selection">,
   options: { discover: boolean; signal: AbortSignal; sandbox?: SandboxLauncher | undefined; model?: ModelProvider | undefined; fileIndexes?: EntryIndexes },

@@ -61,11 +61,10 @@ export class JsonRpcPeer {
     // A write to a side that went away (EPIPE) must not crash the process: its end shows as the input closing.
     output.on("error", () => undefined);
     this.closed = new Promise((resolve) => {
-      readLines(
-        input,
-        (line) => this.#receive(line),
-        (bytes) => this.#send({ jsonrpc: "2.0", id: null, error: { code: JSON_RPC_ERRORS.INVALID_REQUEST, message: `a line of ${bytes} bytes or more was dropped: messages are limited to ${MAX_LINE_BYTES} bytes` } }),
-        () => {
+      readLines(input, MAX_LINE_BYTES, {
+        line: (line) => this.#receive(line),
+        tooLong: ({ bytes }) => this.#send({ jsonrpc: "2.0", id: null, error: { code: JSON_RPC_ERRORS.INVALID_REQUEST, message: `a line of ${bytes} bytes was dropped: messages are limited to ${MAX_LINE_BYTES} bytes` } }),
+        end: () => {
           this.#open = false;
           for (const pending of this.#pending.values()) pending.reject(new OpenWorkerError("JSON_RPC_CLOSED", "the connection closed before the answer came"));
           this.#pending.clear();
@@ -74,7 +73,7 @@ export class JsonRpcPeer {
           }
           resolve();
         },
-      );
+      });
     });
   }
 
@@ -218,57 +217,88 @@ export function rpcError(rpcCode: number, code: string, message: string): OpenWo
  */
 export const MAX_LINE_BYTES = 16 * 1024 * 1024;
 
+/** How much of each end of a dropped line {@link readLines} keeps: enough to find a request's id there. */
+const EDGE_BYTES = 1024;
+
+/** A line over the bound, reported when it ends: its size and its first and last bytes (UTF-8, possibly cut mid-character). */
+export interface DroppedLine {
+  readonly bytes: number;
+  readonly head: string;
+  readonly tail: string;
+}
+
 /**
  * Splits `input` into UTF-8 lines (`\n`, an optional `\r` before it removed), holding at
- * most {@link MAX_LINE_BYTES} of a line: a longer one is skipped up to its newline and
- * reported once through `tooLong`. `end` runs once when the input ends or fails.
+ * most `maxBytes` of a line: a longer one is skipped up to its newline, never held
+ * whole, and reported once through `tooLong` when it ends. `end` runs once when the
+ * input ends or fails. Returns a function that stops reading.
  */
-function readLines(input: NodeJS.ReadableStream, line: (text: string) => void, tooLong: (bytes: number) => void, end: () => void): void {
+export function readLines(
+  input: NodeJS.ReadableStream,
+  maxBytes: number,
+  handlers: { line: (text: string) => void; tooLong: (dropped: DroppedLine) => void; end: () => void },
+): () => void {
   let parts: Buffer[] = [];
   let size = 0;
-  let skipping = false;
+  let skipped: { bytes: number; head: Buffer; tail: Buffer } | undefined;
   const emit = (chunk: Buffer) => {
     const text = Buffer.concat([...parts, chunk]).toString("utf8");
     parts = [];
     size = 0;
-    line(text.endsWith("\r") ? text.slice(0, -1) : text);
+    handlers.line(text.endsWith("\r") ? text.slice(0, -1) : text);
   };
-  input.on("data", (data: Buffer | string) => {
+  const skip = (chunk: Buffer) => {
+    if (skipped === undefined) {
+      const held = Buffer.concat([...parts, chunk]);
+      skipped = { bytes: held.length, head: held.subarray(0, EDGE_BYTES), tail: held.subarray(-EDGE_BYTES) };
+      parts = [];
+      size = 0;
+      return;
+    }
+    skipped.bytes += chunk.length;
+    skipped.tail = Buffer.concat([skipped.tail, chunk]).subarray(-EDGE_BYTES);
+  };
+  const reportSkipped = () => {
+    const { bytes, head, tail } = skipped!;
+    skipped = undefined;
+    handlers.tooLong({ bytes, head: head.toString("utf8"), tail: tail.toString("utf8").replace(/\r$/, "") });
+  };
+  const onData = (data: Buffer | string) => {
     let chunk = typeof data === "string" ? Buffer.from(data, "utf8") : data;
     for (let newline = chunk.indexOf(10); newline !== -1; newline = chunk.indexOf(10)) {
       const head = chunk.subarray(0, newline);
       chunk = chunk.subarray(newline + 1);
-      if (skipping) {
-        skipping = false;
-        continue;
-      }
-      if (size + head.length > MAX_LINE_BYTES) {
-        tooLong(size + head.length);
-        parts = [];
-        size = 0;
+      if (skipped !== undefined || size + head.length > maxBytes) {
+        skip(head);
+        reportSkipped();
         continue;
       }
       emit(head);
     }
-    if (chunk.length === 0 || skipping) return;
-    if (size + chunk.length > MAX_LINE_BYTES) {
-      tooLong(size + chunk.length);
-      parts = [];
-      size = 0;
-      skipping = true;
+    if (chunk.length === 0) return;
+    if (skipped !== undefined || size + chunk.length > maxBytes) {
+      skip(chunk);
       return;
     }
     parts.push(chunk);
     size += chunk.length;
-  });
+  };
   let ended = false;
   const finish = () => {
     if (ended) return;
     ended = true;
-    if (size > 0 && !skipping) emit(Buffer.alloc(0));
-    end();
+    if (skipped !== undefined) reportSkipped();
+    else if (size > 0) emit(Buffer.alloc(0));
+    handlers.end();
   };
+  input.on("data", onData);
   input.on("end", finish);
   input.on("close", finish);
   input.on("error", finish);
+  return () => {
+    input.off("data", onData);
+    input.off("end", finish);
+    input.off("close", finish);
+    input.off("error", finish);
+  };
 }

@@ -2,6 +2,7 @@ import type { JsonSchema, JsonValue } from "@openworker/tools-sdk";
 import { canonicalJson, utf8Bytes } from "@openworker/tools-sdk";
 import { sha256Hex } from "@openworker/tools-sdk/validation";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import { redact } from "../redact.js";
 import type { McpCatalog, McpCatalogTool } from "../types.js";
 
 /**
@@ -30,20 +31,21 @@ function fingerprinted(tool: Pick<McpCatalogTool, "name" | "description" | "inpu
 }
 
 /** A remote tool as the catalog keeps it. */
-export function catalogTool(tool: Tool): McpCatalogTool {
-  return catalogEntry(tool).tool;
+export function catalogTool(tool: Tool, secrets: readonly string[] = []): McpCatalogTool {
+  return catalogEntry(tool, secrets).tool;
 }
 
 /**
  * A remote tool as the catalog keeps it, with about how many bytes it keeps: the UTF-8
  * size of its fingerprinted JSON and of its title, for the listing's byte bound (M2).
- * The JSON is serialized once, for both.
+ * The JSON is serialized once, for both. Its title and description are redacted with the
+ * provider's `secrets` (E6): a model, a CLI listing and `serve --mcp` clients read them.
  */
-export function catalogEntry(tool: Tool): { readonly tool: McpCatalogTool; readonly bytes: number } {
+export function catalogEntry(tool: Tool, secrets: readonly string[] = []): { readonly tool: McpCatalogTool; readonly bytes: number } {
   const shaped = {
     name: tool.name,
-    ...(tool.title === undefined ? {} : { title: tool.title }),
-    ...(tool.description === undefined ? {} : { description: tool.description }),
+    ...(tool.title === undefined ? {} : { title: typeof tool.title === "string" ? redact(tool.title, secrets) : tool.title }),
+    ...(tool.description === undefined ? {} : { description: typeof tool.description === "string" ? redact(tool.description, secrets) : tool.description }),
     inputSchema: tool.inputSchema as JsonSchema,
     ...(tool.outputSchema === undefined ? {} : { outputSchema: tool.outputSchema as JsonSchema }),
     ...(tool.annotations === undefined ? {} : { annotations: tool.annotations as JsonValue }),

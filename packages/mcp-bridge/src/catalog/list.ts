@@ -23,9 +23,10 @@ export interface ListingBounds {
  * catalog that broke a rule is used. A provider whose `initialize` result declares no
  * `tools` capability is listed all the same, as the SDK's `Client` does (some servers
  * serve tools without declaring them), and its "method not found" (-32601) answer is an
- * empty catalog, not a provider that is down.
+ * empty catalog, not a provider that is down. Titles and descriptions are redacted with
+ * the provider's `secrets` (E6).
  */
-export async function listAllTools(client: Client, namespace: string, bounds: ListingBounds): Promise<McpCatalogTool[]> {
+export async function listAllTools(client: Client, namespace: string, bounds: ListingBounds, secrets: readonly string[] = []): Promise<McpCatalogTool[]> {
   // The SDK adds an abort listener to a request's signal for each page and never removes
   // it: past 10 pages Node printed a MaxListenersExceededWarning on the host's stderr.
   // The listing requests pages under a signal of its own, allowed one listener per page
@@ -36,7 +37,7 @@ export async function listAllTools(client: Client, namespace: string, bounds: Li
   if (bounds.signal.aborted) listing.abort(bounds.signal.reason);
   const stopRelay = bounds.signal.aborted ? () => {} : onAbort(bounds.signal, (reason) => listing.abort(reason));
   try {
-    return await listPages(client, namespace, { ...bounds, signal: listing.signal });
+    return await listPages(client, namespace, { ...bounds, signal: listing.signal }, secrets);
   } catch (error) {
     if (client.getServerCapabilities()?.tools === undefined && (error as { code?: unknown }).code === ErrorCode.MethodNotFound) return [];
     throw error;
@@ -45,7 +46,7 @@ export async function listAllTools(client: Client, namespace: string, bounds: Li
   }
 }
 
-async function listPages(client: Client, namespace: string, bounds: ListingBounds): Promise<McpCatalogTool[]> {
+async function listPages(client: Client, namespace: string, bounds: ListingBounds, secrets: readonly string[]): Promise<McpCatalogTool[]> {
   const tools: McpCatalogTool[] = [];
   const names = new Set<string>();
   const cursors = new Set<string>();
@@ -73,7 +74,7 @@ async function listPages(client: Client, namespace: string, bounds: ListingBound
         );
       }
       names.add(tool.name);
-      const entry = catalogEntry(tool);
+      const entry = catalogEntry(tool, secrets);
       bytes += entry.bytes;
       tools.push(entry.tool);
     }

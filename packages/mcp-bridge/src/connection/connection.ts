@@ -307,7 +307,7 @@ export class ProviderConnection {
   listTools(bounds: Omit<ListingBounds, "signal">, signal: AbortSignal): Promise<Listing> {
     if (!this.listing) {
       const changesAtStart = this.changes;
-      this.listing = listAllTools(this.client, this.namespace, { ...bounds, signal })
+      this.listing = listAllTools(this.client, this.namespace, { ...bounds, signal }, this.secrets)
         .then((tools) => {
           this.noteDescendants();
           return { tools, changesAtStart };

@@ -100,7 +100,7 @@ export async function runGovernedCall(
   // A refusal's name came from the host or the model: journaled, reported and announced
   // redacted like any text they give (E6).
   const refused = request.refusal?.qualifiedName;
-  if (refused !== undefined && request.refusal !== undefined && !redactor.empty) request = { ...request, refusal: { ...request.refusal, qualifiedName: redactor.text(refused) } };
+  if (refused !== undefined && request.refusal !== undefined && redactor.text(refused) !== refused) request = { ...request, refusal: { ...request.refusal, qualifiedName: redactor.text(refused) } };
   const { callId, turnId } = request;
   const byAlias = selection.byAlias(request.alias);
   const resolved = request.qualifiedName === undefined || byAlias?.qualifiedName === request.qualifiedName ? byAlias : undefined;
@@ -320,7 +320,7 @@ function pipelineFailed(environment: CallEnvironment, request: CallRequest, reso
  */
 function cleanCode(environment: CallEnvironment, code: string): string {
   const { redactor } = environment;
-  return redactor.empty || redactor.text(code) === code ? code : RUNTIME_ERROR_CODES.CODE_REDACTED;
+  return redactor.text(code) === code ? code : RUNTIME_ERROR_CODES.CODE_REDACTED;
 }
 
 /** The alias as journaled and quoted back: redacted (E6), and clipped when a model sent a huge one. */

@@ -68,7 +68,8 @@ export async function prepareTurn(input: {
   journal.turnPrepared({ sessionId, turnId: input.turnId, selectionFingerprint: selection.fingerprint, catalogFingerprints });
   return {
     selection,
-    tools: selection.tools.map((tool) => ({ name: tool.alias, description: tool.descriptor.description, inputSchema: tool.descriptor.inputSchema })),
+    // A description is text the model reads: redacted like a result (E6); the bridge masked its provider's secrets already.
+    tools: selection.tools.map((tool) => ({ name: tool.alias, description: input.environment.redactor.text(tool.descriptor.description), inputSchema: tool.descriptor.inputSchema })),
     catalogFingerprints,
     unavailable: discovery.unavailable,
     unavailableNotice: unavailableNotice(bundle.selection, discovery.unavailable),

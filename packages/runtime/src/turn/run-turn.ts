@@ -325,7 +325,7 @@ function hookFailed(environment: CallEnvironment, qualifiedName: string, hook: s
 
 /** The model's tool calls as the session's history keeps them: arguments redacted (E6); the same array when nothing changed. */
 function redactedCalls(environment: CallEnvironment, calls: ModelResponse["toolCalls"]): ModelResponse["toolCalls"] {
-  if (environment.redactor.empty || calls.length === 0) return calls;
+  if (calls.length === 0) return calls;
   return calls.map((call) => {
     const args = typeof call.arguments === "string" ? environment.redactor.text(call.arguments) : environment.redactor.json(call.arguments);
     return args === call.arguments ? call : { ...call, arguments: args };

@@ -37,6 +37,8 @@ export function readHostArguments(value: unknown): ArgumentsReading {
   try {
     text = JSON.stringify(value);
   } catch (error) {
+    // Too deep for JSON.stringify's recursion (about 10,000 levels): the nesting is the problem.
+    if (error instanceof RangeError && walksDeeperThan(value, MAX_ARGUMENT_DEPTH)) return { ok: false, tooDeep: true };
     return { ok: false, problem: clip(messageOf(error), 500) };
   }
   if (text === undefined) return { ok: false, problem: `a ${typeof value} has no JSON text` };
@@ -102,6 +104,15 @@ export function nestsDeeperThan(value: JsonValue, max: number): boolean {
     for (const child of children) if (typeof child === "object" && child !== null) stack.push({ value: child, depth: depth + 1 });
   }
   return false;
+}
+
+/** {@link nestsDeeperThan} for a host's value, which is not JSON yet: a getter or proxy that throws ends the walk with `false`. */
+function walksDeeperThan(value: unknown, max: number): boolean {
+  try {
+    return nestsDeeperThan(value as JsonValue, max);
+  } catch {
+    return false;
+  }
 }
 
 /** What was thrown, as text; never throws (a getter of the host's value may throw too). */

@@ -9,6 +9,8 @@ import { undeclaredDialect } from "./dialect.js";
 import { schemaFingerprint } from "./fingerprint.js";
 import { linearRegExp, UnsupportedPatternError } from "./linear-pattern.js";
 import { invalidSchemaReason, mismatchMessage, toIssue } from "./messages.js";
+import { checkSchemaBounds, schemaTooLarge } from "./schema-bounds.js";
+import { useLinearUniqueItems } from "./unique-items.js";
 
 /** One reason arguments do not match their schema. */
 export interface ArgumentIssue {
@@ -79,9 +81,20 @@ const AJV_LOGGER: Logger = {
 
 /**
  * `allErrors` so the model learns every problem at once (the message shows the first
- * 20); patterns run on RE2 ({@link linearRegExp}), in linear time.
+ * 20); patterns run on RE2 ({@link linearRegExp}), in linear time. A `$ref` is inlined
+ * only when its target has at most 8 keys: ajv inlines any target without refs of its
+ * own, whatever its size: a 16 KB schema whose 300 properties each refer to one
+ * 300-property definition would compile 90,000 subschemas. A larger target is compiled once
+ * and called.
  */
-const AJV_OPTIONS = { strict: false, allErrors: true, allowUnionTypes: true, code: { regExp: linearRegExp }, logger: AJV_LOGGER } as const;
+const AJV_OPTIONS = {
+  strict: false,
+  allErrors: true,
+  allowUnionTypes: true,
+  inlineRefs: 8,
+  code: { regExp: linearRegExp },
+  logger: AJV_LOGGER,
+} as const;
 
 /**
  * Compilations the current engines take before they are replaced (B5). An ajv instance
@@ -103,9 +116,9 @@ let engineGenerations = 0;
 function engines(): { draft7: Ajv; draft2019: Ajv; draft2020: Ajv } {
   if (!drafts) {
     drafts = {
-      draft7: addFormats(new Ajv(AJV_OPTIONS)),
-      draft2019: addFormats(new Ajv2019(AJV_OPTIONS) as unknown as Ajv),
-      draft2020: addFormats(new Ajv2020(AJV_OPTIONS) as unknown as Ajv),
+      draft7: addFormats(useLinearUniqueItems(new Ajv(AJV_OPTIONS))),
+      draft2019: addFormats(useLinearUniqueItems(new Ajv2019(AJV_OPTIONS) as unknown as Ajv)),
+      draft2020: addFormats(useLinearUniqueItems(new Ajv2020(AJV_OPTIONS) as unknown as Ajv)),
     };
     compilationsOnEngines = 0;
     engineGenerations++;
@@ -162,6 +175,8 @@ export const SCHEMA_CACHE_LIMIT = 1_000;
  * `SCHEMA_CACHE_LIMIT - 1` as with a move on every hit.
  */
 const cache = new Map<string, Compiled>();
+/** Schema objects {@link checkSchemaBounds} accepted (a schema changed in place is checked again when it compiles). */
+const withinBounds = new WeakSet<object>();
 let cacheInsertions = 0;
 let compiled = 0;
 
@@ -177,7 +192,9 @@ function remember(fingerprint: string, entry: Compiled): void {
  * once; one dropped and seen again compiles again.
  * Throws an {@link OpenWorkerError} coded `SCHEMA_INVALID` naming the tool when the schema
  * is not valid JSON Schema, and, with `strictFormats` (native tools), when it uses a
- * `format` the host does not know. ajv never writes to the console.
+ * `format` the host does not know; `SCHEMA_TOO_LARGE` when it is beyond one of
+ * `SCHEMA_BOUNDS` (checked before ajv sees it, so no schema holds the event loop for
+ * long). ajv never writes to the console.
  *
  * @example
  * ```ts
@@ -186,7 +203,20 @@ function remember(fingerprint: string, entry: Compiled): void {
  * ```
  */
 export function compileInputSchema(schema: JsonSchema, toolName = "(unnamed)", options: CompileOptions = {}): ArgumentValidator {
-  const fingerprint = schemaFingerprint(schema);
+  // Before the fingerprint, whose sorting of a 500,000-key map alone costs 1.5 s; once per
+  // schema object, so a cache hit on the same object costs what it did.
+  if (typeof schema === "object" && schema !== null && !withinBounds.has(schema)) {
+    checkSchemaBounds(schema, toolName);
+    withinBounds.add(schema);
+  }
+  let fingerprint: string;
+  try {
+    fingerprint = schemaFingerprint(schema);
+  } catch (cause) {
+    // canonicalJson's only refusal: deeper than 256 levels, or cyclic.
+    if (cause instanceof RangeError) throw schemaTooLarge(toolName, "jsonDepth", "", cause);
+    throw cause;
+  }
   let known = cache.get(fingerprint);
   if (!known) {
     known = compile(schema, toolName, fingerprint);
@@ -206,6 +236,7 @@ function compile(schema: JsonSchema, toolName: string, fingerprint: string): Com
       { details: { tool: toolName } },
     );
   }
+  checkSchemaBounds(schema, toolName);
   const engine = engineFor(schema, toolName);
   let validate: ValidateFunction;
   const formats: UnknownFormat[] = [];

@@ -10,7 +10,7 @@ const KEYWORDS_2020_ONLY = new Set(["prefixItems", "$dynamicRef", "$dynamicAncho
 /** Keywords of 2019-09 only, which 2020-12 replaced (`$dynamicRef`). */
 const KEYWORDS_2019_ONLY = new Set(["$recursiveRef", "$recursiveAnchor"]);
 /** Keywords whose value is one schema (`items` may also be an array of them, draft-07's tuple form). */
-const SCHEMA_VALUES = new Set([
+export const SCHEMA_VALUES: ReadonlySet<string> = new Set([
   "items",
   "additionalItems",
   "additionalProperties",
@@ -25,9 +25,9 @@ const SCHEMA_VALUES = new Set([
   "contentSchema",
 ]);
 /** Keywords whose value is an array of schemas. */
-const SCHEMA_ARRAYS = new Set(["allOf", "anyOf", "oneOf", "prefixItems"]);
+export const SCHEMA_ARRAYS: ReadonlySet<string> = new Set(["allOf", "anyOf", "oneOf", "prefixItems"]);
 /** Keywords whose value maps names to schemas (draft-07's `dependencies` also to arrays of names). */
-const SCHEMA_MAPS = new Set(["properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies"]);
+export const SCHEMA_MAPS: ReadonlySet<string> = new Set(["properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies"]);
 
 /**
  * The dialect of a schema that declares none. MCP's 2025-11-25 revision reads such a

@@ -2,6 +2,7 @@
 // Node-only: the one place where input schemas are compiled (ajv) and fingerprinted,
 // shared by the testing kit and the runtime so both validate identically.
 export { schemaFingerprint, sha256Hex } from "./fingerprint.js";
+export { SCHEMA_BOUNDS, type SchemaBound } from "./schema-bounds.js";
 export {
   compileInputSchema,
   compiledSchemaCount,

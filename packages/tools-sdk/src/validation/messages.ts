@@ -93,9 +93,14 @@ export function invalidSchemaReason(schema: unknown, errors: readonly ErrorObjec
     if (typePath !== undefined) typePaths.add(typePath);
     else others.push(`${error.instancePath || "(root)"} ${error.message ?? "is invalid"}`);
   }
-  if (typePaths.size === 0) return undefined;
-  const reasons = [...typePaths].map((path) => typeReason(path, valueAt(schema, path)));
-  return [...reasons, ...others].join("; ");
+  // A schema can break its meta-schema 100,000 times; the message names the first 20, as for arguments.
+  if (typePaths.size === 0) return errors.length > MESSAGE_ISSUES ? boundedReasons(others) : undefined;
+  return boundedReasons([...[...typePaths].map((path) => typeReason(path, valueAt(schema, path))), ...others]);
+}
+
+function boundedReasons(reasons: readonly string[]): string {
+  const shown = reasons.length > MESSAGE_ISSUES ? `${reasons.slice(0, MESSAGE_ISSUES).join("; ")}; … (${reasons.length - MESSAGE_ISSUES} more)` : reasons.join("; ");
+  return boundErrorMessage(shown);
 }
 
 /** The pointer of the `type` keyword an error is about, if it is about one. */
