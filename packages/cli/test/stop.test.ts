@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -49,6 +49,33 @@ describe("stopping a command from outside (Ctrl-C, SIGTERM, a closed stdout)", (
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/^error CLI_INTERRUPTED: cancelled by the user \(Ctrl-C\)\nhint: /m);
     expect(result.stdout).toBe("");
+    expect(alive(pid)).toBe(false);
+  });
+
+  it("M2 SIGTERM while tools check discovers 10,000 tools of large schemas ends the command: CLI_INTERRUPTED, the provider ended", async () => {
+    const catalog = path.resolve(import.meta.dirname, "../../mcp-bridge/test/fixtures/big-catalog.mjs");
+    const servers = path.join(temp.dir, "big-servers.json");
+    const env = { TOOL_COUNT: "10000", PAGE_SIZE: "1000", SCHEMA_PROPERTIES: "7", PAGE_DELAY_MS: "150" };
+    writeFileSync(servers, JSON.stringify({ servers: { big: { transport: "stdio", command: process.execPath, args: [catalog], env } } }));
+    const bundle = writeBundle(path.join(temp.dir, "big"), JSON.stringify({ version: 1, mcpServers: ["big"] }));
+    const child = spawn(process.execPath, [FIXTURE_HOST, "tools", "check", "--bundle", bundle, "--servers", servers], {
+      env: { ...process.env, NO_COLOR: "1" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const done = collect(child);
+    const provider = () =>
+      execFileSync("ps", ["-eo", "pid=,ppid=,args="], { encoding: "utf8" })
+        .split("\n")
+        .map((line) => line.trim().split(/\s+/))
+        .find(([, parent, ...args]) => Number(parent) === child.pid && args.join(" ").includes("big-catalog.mjs"));
+    await until(() => provider() !== undefined, "the provider to start");
+    const pid = Number(provider()![0]);
+    // Let the first pages arrive, so the signal lands while the catalog is being read.
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    child.kill("SIGTERM");
+    const result = await done;
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^error CLI_INTERRUPTED: stopped by SIGTERM\nhint: /m);
     expect(alive(pid)).toBe(false);
   });
 
