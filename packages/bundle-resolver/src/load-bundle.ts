@@ -138,7 +138,7 @@ async function readBundleFile(file: string, missingCode: string): Promise<Config
     return await readConfigFile(file, { codePrefix: "BUNDLE_FILE" });
   } catch (error) {
     if (OpenWorkerError.hasCode(error, "BUNDLE_FILE_NOT_FOUND")) {
-      throw new OpenWorkerError(missingCode, `${file}: missing; a bundle needs both manifest.md and tools.json (B1)`, {
+      throw new OpenWorkerError(missingCode, `${file}: missing; a bundle folder holds both manifest.md and tools.json: add the missing file`, {
         cause: error,
         details: { file },
       });

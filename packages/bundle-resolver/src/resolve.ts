@@ -125,7 +125,7 @@ function walk(registry: ToolRegistry, selection: BundleSelection, catalogs: read
   };
   if (!registry.frozen) {
     report(
-      new OpenWorkerError(CODES.registryNotFrozen, "resolution needs a frozen registry (N8): call registry.freeze() once every tool and provider is registered"),
+      new OpenWorkerError(CODES.registryNotFrozen, "resolution needs a frozen registry: call registry.freeze() once every tool and provider is registered"),
     );
   }
   const resolver = new Resolver(registry, catalogs, report);
@@ -284,7 +284,7 @@ class Resolver {
         new OpenWorkerError(
           CODES.aliasCollision,
           `${FILE}: tools ${JSON.stringify(clash.qualifiedName)} and ${JSON.stringify(tool.qualifiedName)} both derive the ` +
-            `model alias ${JSON.stringify(tool.alias)} (N6); nothing is renamed: select only one of them or rename one`,
+            `model alias ${JSON.stringify(tool.alias)}; nothing is renamed: select only one of them or rename one`,
           { details: { field, name: tool.qualifiedName, other: clash.qualifiedName, alias: tool.alias } },
         ),
       );
@@ -325,7 +325,7 @@ class Resolver {
     return new OpenWorkerError(
       CODES.toolNotRegistered,
       `${FILE}: field ${JSON.stringify(field)}: tool ${JSON.stringify(name)} is not registered by the host ` +
-        `(namespace ${JSON.stringify(namespace)} has: ${preview(names)}); names are exact and case-sensitive (N7)`,
+        `(namespace ${JSON.stringify(namespace)} has: ${preview(names)}); names are exact and case-sensitive: select one of those names or register the tool`,
       { details: { field, name, namespace } },
     );
   }
@@ -354,7 +354,7 @@ function notPublished(name: string, namespace: string, remote: string, catalog: 
   return new OpenWorkerError(
     CODES.toolNotPublished,
     `${FILE}: field ${JSON.stringify(field)}: tool ${JSON.stringify(name)} is not published by MCP provider ` +
-      `${JSON.stringify(namespace)} (published: ${preview([...catalog.byName.keys()])}); names are exact and case-sensitive (N7)`,
+      `${JSON.stringify(namespace)} (published: ${preview([...catalog.byName.keys()])}); names are exact and case-sensitive: select one of the published names`,
     { details: { field, name, namespace, remoteName: remote } },
   );
 }

@@ -3,11 +3,12 @@ import type { SandboxLauncher } from "@openworker/mcp-bridge";
 import type { ToolRegistry } from "@openworker/registry";
 import { OpenWorkerError } from "@openworker/tools-sdk";
 import { globalOptions, type CommandContext, type CommandSpec } from "./cli/command.js";
-import { CLI_ERROR_CODES, EXIT_CODES, hintFor } from "./cli/errors.js";
+import { CLI_ERROR_CODES, EXIT_CODES, exitCodeFor, hintFor } from "./cli/errors.js";
 import { commandHelp, programHelp } from "./cli/help.js";
 import { commandNamed, parseCommandLine } from "./cli/parse.js";
 import { StopRequests } from "./cli/stop-requests.js";
 import { Terminal } from "./cli/terminal.js";
+import { CLI_VERSION } from "./cli/version.js";
 import { COMMANDS } from "./commands/index.js";
 import { loadServersFile } from "./setup/servers-file.js";
 
@@ -42,7 +43,7 @@ export interface MainOptions {
 /**
  * The stock OpenWorker CLI entry point for a host executable (the seed's
  * `main_with_registry`): parses the command line, runs the command with this registry,
- * sets `process.exitCode` (0 ok, 1 failed, 2 usage), and makes sure the process ends:
+ * sets `process.exitCode` (see {@link EXIT_CODES}), and makes sure the process ends:
  * if anything still holds the event loop half a second later (an abandoned tool's
  * timers), it exits with that code once stdout and stderr are flushed.
  * Call it at the end of the host's main, after every partner package and MCP provider
@@ -101,9 +102,20 @@ export async function runCli(registry: ToolRegistry, options: MainOptions = {}):
   let command: CommandSpec | undefined;
   try {
     const parsed = parseCommandLine(argv, COMMANDS);
+    if (parsed.kind === "version") {
+      if (json) terminal.printJson({ name: "@openworker/cli", version: CLI_VERSION });
+      else terminal.line(CLI_VERSION);
+      return EXIT_CODES.ok;
+    }
     if (parsed.kind === "help") {
-      terminal.line(parsed.command ? commandHelp(program, parsed.command) : programHelp(program, COMMANDS, parsed.group));
-      return argv.length === 0 ? EXIT_CODES.usage : EXIT_CODES.ok;
+      const help = parsed.command ? commandHelp(program, parsed.command) : programHelp(program, COMMANDS, parsed.group);
+      // Asked for, help is the result (stdout, exit 0); shown because nothing was asked, it is a usage error.
+      if (argv.length > 0) {
+        terminal.line(help);
+        return EXIT_CODES.ok;
+      }
+      terminal.usage(help);
+      return EXIT_CODES.usage;
     }
     command = parsed.command;
     const globals = globalOptions(parsed.values, options.cwd ?? process.cwd());
@@ -113,7 +125,7 @@ export async function runCli(registry: ToolRegistry, options: MainOptions = {}):
       if (registry.frozen) {
         throw new OpenWorkerError(
           "REGISTRY_FROZEN",
-          `--servers ${globals.servers}: cannot register its providers: a runtime already opened this registry in this process (N8); pass --servers to the first command only, or call registry.loadServersFile() before runCli`,
+          `--servers ${globals.servers}: cannot register its providers: a runtime already opened this registry in this process; pass --servers to the first command only, or call registry.loadServersFile() before runCli`,
           { details: { file: globals.servers } },
         );
       }
@@ -137,9 +149,9 @@ export async function runCli(registry: ToolRegistry, options: MainOptions = {}):
     return await command.run(context);
   } catch (error) {
     command ??= commandNamed(argv, COMMANDS);
-    const { code, message, reason } = describeError(error);
+    const { code, message, reason, cause } = describeError(error);
     terminal.error(code, message, hintFor(code, program, command?.words.join(" ") ?? "", reason));
-    return code === CLI_ERROR_CODES.USAGE ? EXIT_CODES.usage : EXIT_CODES.failed;
+    return exitCodeFor(code, cause);
   } finally {
     options.signal?.removeEventListener("abort", stopFromHost);
     stops.dispose();
@@ -147,10 +159,10 @@ export async function runCli(registry: ToolRegistry, options: MainOptions = {}):
   }
 }
 
-function describeError(error: unknown): { code: string; message: string; reason?: string } {
+function describeError(error: unknown): { code: string; message: string; reason?: string; cause?: unknown } {
   if (OpenWorkerError.isInstance(error)) {
     const reason = error.details.reason;
-    return { code: error.code, message: error.message, ...(typeof reason === "string" ? { reason } : {}) };
+    return { code: error.code, message: error.message, ...(typeof reason === "string" ? { reason } : {}), cause: error.details.cause };
   }
   return { code: CLI_ERROR_CODES.INTERNAL, message: error instanceof Error ? error.message : String(error) };
 }

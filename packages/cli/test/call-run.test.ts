@@ -145,7 +145,7 @@ describe("run", () => {
     await waitForOutput(child.stderr!, (text) => text.includes("waiting for cancellation"));
     child.kill("SIGINT");
     const result = await done;
-    expect(result.code).toBe(1);
+    expect(result.code).toBe(130);
     expect(result.stderr).toContain("cancelling the turn");
     // The one turn was the command: it ends as a stopped command (README "Stopping").
     expect(result.stderr).toMatch(/^error CLI_INTERRUPTED: cancelled by the user \(Ctrl-C\)\nhint: /m);

@@ -186,7 +186,7 @@ describe("what the command line refuses instead of ignoring", () => {
     expect(selected.code).toBe(EXIT_CODES.failed);
     expect(selected.stderr).toMatch(/^error CLI_TOOL_NOT_SELECTED: .*the bundle does not select "demo__echo"; did you mean "demo\.echo"\? \(demo__echo is its model alias; call takes the qualified name\)$/m);
     const unknown = await cli(["call", "demo__other", "--bundle", bundle, "--workspace", temp, "--journal", path.join(temp, "alias.db")]);
-    expect(unknown.stderr).toMatch(/^error CLI_TOOL_NOT_SELECTED: .*the bundle does not select "demo__other"; only selected tools can be called \(B2\)$/m);
+    expect(unknown.stderr).toMatch(/^error CLI_TOOL_NOT_SELECTED: .*the bundle does not select "demo__other"; only the tools it selects can be called: add it to tools.json, or call without --bundle$/m);
     // Without --bundle the name is the selection: a registered tool's alias is named as such too.
     const direct = await cli(["call", "demo__echo", "--workspace", temp, "--journal", path.join(temp, "alias.db")]);
     expect(direct.stderr).toMatch(/^error NAME_NOT_QUALIFIED: tool name "demo__echo" is not qualified; did you mean "demo\.echo"\?/m);

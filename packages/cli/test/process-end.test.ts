@@ -39,12 +39,12 @@ async function journalOf(journal: string) {
 }
 
 describe("a finished command ends its process, whatever an abandoned tool left running", () => {
-  it("E1 call ends its process after a native tool that ignores its abort is abandoned on SIGTERM: exit 1, journal closed", async () => {
+  it("E1 call ends its process after a native tool that ignores its abort is abandoned on SIGTERM: exit 143, journal closed", async () => {
     const journal = path.join(temp.dir, "call.db");
     const result = await stopOnce(["call", "fixture.stuck", "--approve", "yes", "--journal", journal]);
     expect(result).not.toBe("still running");
     const ran = result as Ran;
-    expect(ran.code).toBe(1);
+    expect(ran.code).toBe(143);
     expect(ran.stdout).toMatch(/cancelled/);
     expect(ran.stderr).toMatch(/^error CLI_INTERRUPTED: stopped by SIGTERM\nhint: /m);
     // The terminal records were committed before the process ended.
@@ -61,7 +61,7 @@ describe("a finished command ends its process, whatever an abandoned tool left r
     writeFileSync(script, JSON.stringify([{ toolCalls: [{ name: "fixture__stuck", arguments: {} }] }, { text: "never reached" }]));
     const result = await stopOnce(["run", "--bundle", bundle, "--script", script, "--approve", "yes", "--message", "go", "--journal", journal]);
     expect(result).not.toBe("still running");
-    expect((result as Ran).code).toBe(1);
+    expect((result as Ran).code).toBe(143);
     expect((result as Ran).stderr).toMatch(/^error CLI_INTERRUPTED: stopped by SIGTERM\nhint: /m);
     const { sessions } = await journalOf(journal);
     expect(sessions[0]!.closedAt).toEqual(expect.any(String));

@@ -91,7 +91,7 @@ export function requireImageDigests(site: Site, value: unknown): readonly string
       const shown = typeof digest === "string" ? `${digest.length} characters starting ${JSON.stringify(digest.slice(0, 16))}` : describe(digest);
       throw journalError(
         JOURNAL_ERRORS.IMAGE_NOT_DIGEST,
-        `${site}: imageDigests[${index}] is not a SHA-256 digest (${shown}); the journal stores image digests only, never image bytes (T4)`,
+        `${site}: imageDigests[${index}] is not a SHA-256 digest (${shown}); the journal stores image digests only, never image bytes: pass the digest of each image`,
         { field: `imageDigests[${index}]` },
       );
     }

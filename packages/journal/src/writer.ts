@@ -430,7 +430,7 @@ function phaseError(site: Site, callId: string, phase: CallPhase, step: CallStep
   const call = JSON.stringify(callId);
   const details = { callId, phase };
   if (phase === "finished") {
-    return journalError(JOURNAL_ERRORS.TERMINAL_EXISTS, `${site}: call ${call} already has its terminal record (A3)`, details);
+    return journalError(JOURNAL_ERRORS.TERMINAL_EXISTS, `${site}: call ${call} already has its terminal record; a call ends once, so record no more for it`, details);
   }
   if (phase === "denied") {
     return journalError(JOURNAL_ERRORS.CALL_DENIED, `${site}: call ${call} was denied; a denied call never runs`, details);
@@ -441,7 +441,7 @@ function phaseError(site: Site, callId: string, phase: CallPhase, step: CallStep
   if (step === "start" && phase === "requested") {
     return journalError(
       JOURNAL_ERRORS.CALL_NOT_APPROVED,
-      `${site}: call ${call} has no approval decision; record approvalDecided (by "bypass" when bypassing, A1) first`,
+      `${site}: call ${call} has no approval decision; record approvalDecided (by "bypass" when bypassing) first`,
       details,
     );
   }

@@ -48,7 +48,10 @@ export const MCP_ERROR_CODES = Object.freeze({
   providerUnavailable: "MCP_PROVIDER_UNAVAILABLE",
   /** The provider process exited (or its stdio closed, or it stopped reading its stdin and the bridge ended it) while the call was running. */
   providerCrashed: "MCP_PROVIDER_CRASHED",
-  /** The streamable-HTTP provider could not be reached while the call was running. */
+  /**
+   * The streamable-HTTP provider could not be reached while connecting (refused, DNS, TLS,
+   * reset: the message names its redacted URL and the cause) or while the call was running.
+   */
   providerUnreachable: "MCP_PROVIDER_UNREACHABLE",
   /**
    * The streamable-HTTP server no longer knows the session (HTTP 404: it restarted or

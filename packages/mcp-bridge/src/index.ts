@@ -2,8 +2,8 @@
 export { McpBridge } from "./bridge.js";
 export type { McpSession } from "./session.js";
 export { MCP_ERROR_CODES } from "./codes.js";
-export { isSecretName, MIN_SECRET_LENGTH, providerSecrets, redact, redactArgs, redactUrlCredentials } from "./redact.js";
-export { safeBaseEnv, SAFE_ENV_NAMES, type McpBridgeOptions } from "./options.js";
+export { isSecretName, MIN_SECRET_LENGTH, providerSecrets, redact, redactArgs, redactUrl, redactUrlCredentials } from "./redact.js";
+export { safeBaseEnv, SAFE_ENV_NAMES, type McpBridgeOptions, type McpProviderStartEvent } from "./options.js";
 export type { SandboxCommand, SandboxLaunch, SandboxLauncher } from "./process/placement.js";
 export {
   assignSafeServerNames,

@@ -1,11 +1,15 @@
 import { availableParallelism } from "node:os";
+import type { McpProviderDefinition } from "@openworker/registry";
 import { LIMITS } from "@openworker/tools-sdk";
 import type { SandboxLauncher } from "./process/placement.js";
 import { isSecretName } from "./redact.js";
 
 /** How the bridge connects, discovers and cleans up. Every field has a default. */
 export interface McpBridgeOptions {
-  /** Bound on starting a provider and finishing `initialize`. Default 10 000 ms. */
+  /**
+   * Bound on starting a provider and finishing `initialize`, for providers whose
+   * definition sets no `connectTimeoutMs` of its own (M10). Default 10 000 ms.
+   */
   readonly connectTimeoutMs?: number;
   /** Bound on one provider's whole paginated `tools/list`. Default 10 000 ms. */
   readonly discoveryTimeoutMs?: number;
@@ -58,11 +62,36 @@ export interface McpBridgeOptions {
    */
   readonly onStderr?: (namespace: string, text: string) => void;
   /**
+   * Told when a session begins to start (or reach) a provider, and when that ends, so a
+   * host can show what it waits for. A listener that throws is ignored.
+   */
+  readonly onProviderStart?: (event: McpProviderStartEvent) => void;
+  /**
    * Starts providers registered with `placement: "sandbox"` (see {@link SandboxLauncher}).
    * Without it such a provider is never started: it is unavailable with
    * `MCP_SANDBOX_UNAVAILABLE` (fail closed).
    */
   readonly sandbox?: SandboxLauncher;
+}
+
+/**
+ * A provider start, as {@link McpBridgeOptions.onProviderStart} hears of it.
+ *
+ * @example
+ * ```ts
+ * const onProviderStart = (event: McpProviderStartEvent) => {
+ *   if (event.phase === "connecting") console.error(`starting ${event.namespace} (${event.launch})`);
+ * };
+ * ```
+ */
+export interface McpProviderStartEvent {
+  readonly namespace: string;
+  /** `connecting` as the start begins (a wait for a start turn included); `connected` or `failed` once it ends. */
+  readonly phase: "connecting" | "connected" | "failed";
+  /** The launch as it may be shown: the program's file name and redacted arguments, or the redacted URL (E6). */
+  readonly launch: string;
+  /** The provider's connect bound. */
+  readonly connectTimeoutMs: number;
 }
 
 /** {@link McpBridgeOptions} with every default applied. */
@@ -80,7 +109,9 @@ export interface ResolvedOptions {
   readonly maxMessageBytes: number;
   readonly maxStdinBacklogBytes: number;
   readonly onStderr: ((namespace: string, text: string) => void) | undefined;
+  readonly onProviderStart: ((event: McpProviderStartEvent) => void) | undefined;
   readonly sandbox: SandboxLauncher | undefined;
+  /** The call bound of providers that set no `callTimeoutMs` of their own (E1's 75 s). */
   readonly callTimeoutMs: number;
 }
 
@@ -160,6 +191,11 @@ function launcher(value: SandboxLauncher | undefined): SandboxLauncher | undefin
   return value;
 }
 
+function listener<T>(value: T | undefined, name: string): T | undefined {
+  if (value !== undefined && typeof value !== "function") throw new TypeError(`McpBridgeOptions.${name} must be a function, got ${value === null ? "null" : typeof value}`);
+  return value;
+}
+
 /** Applies the defaults of {@link McpBridgeOptions}. */
 export function resolveOptions(options: McpBridgeOptions = {}): ResolvedOptions {
   return {
@@ -176,7 +212,16 @@ export function resolveOptions(options: McpBridgeOptions = {}): ResolvedOptions 
     maxMessageBytes: positive(options.maxMessageBytes, 32 * 1024 * 1024, "maxMessageBytes"),
     maxStdinBacklogBytes: positive(options.maxStdinBacklogBytes, 4 * 1024 * 1024, "maxStdinBacklogBytes"),
     onStderr: options.onStderr,
+    onProviderStart: listener(options.onProviderStart, "onProviderStart"),
     sandbox: launcher(options.sandbox),
     callTimeoutMs: LIMITS.callTimeoutMs,
+  };
+}
+
+/** A provider's connect and call bounds (M10): its definition's own, else the bridge's. */
+export function providerBounds(definition: McpProviderDefinition, options: ResolvedOptions): { readonly connectTimeoutMs: number; readonly callTimeoutMs: number } {
+  return {
+    connectTimeoutMs: definition.connectTimeoutMs ?? options.connectTimeoutMs,
+    callTimeoutMs: definition.callTimeoutMs ?? options.callTimeoutMs,
   };
 }

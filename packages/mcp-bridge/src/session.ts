@@ -1,6 +1,6 @@
 import { setMaxListeners } from "node:events";
 import type { McpProviderDefinition } from "@openworker/registry";
-import { LIMITS, OpenWorkerError, type ProgressReporter } from "@openworker/tools-sdk";
+import { OpenWorkerError, type ProgressReporter } from "@openworker/tools-sdk";
 import { createBoundedProgress, onAbort, untilAborted, withProgressLimit } from "@openworker/tools-sdk/execution";
 import { callProvider } from "./call/call-tool.js";
 import { failedCall, type SettledCall } from "./call/result.js";
@@ -9,9 +9,10 @@ import { buildCatalog } from "./catalog/catalog.js";
 import { CleanupLedger } from "./cleanup.js";
 import { MCP_ERROR_CODES } from "./codes.js";
 import { ProviderConnection } from "./connection/connection.js";
-import type { ResolvedOptions } from "./options.js";
+import { providerBounds, type ResolvedOptions } from "./options.js";
 import type { StartGate } from "./process/start-gate.js";
 import { redact } from "./redact.js";
+import { announceStart } from "./start-events.js";
 import type { DiscoveryResult, McpCallOptions, McpCallResult, McpCatalog, McpCatalogTool, ProviderDiagnostic, UnavailableProvider } from "./types.js";
 
 /**
@@ -259,6 +260,7 @@ export class BridgeSession implements McpSession {
       const start = new AbortController();
       const stopOnClose = onAbort(this.closer.signal, (reason) => start.abort(reason));
       if (this.closer.signal.aborted) start.abort(this.closer.signal.reason);
+      const ended = announceStart(definition, this.host.options, this.host.secrets(namespace));
       const open = () => ProviderConnection.open(definition, this.host.options, this.ledger, this.host.secrets(namespace), start.signal);
       const promise = (definition.transport === "stdio" ? this.host.starts.run(start.signal, open) : open()).then(async (connection) => {
         if (this.closed) {
@@ -274,6 +276,7 @@ export class BridgeSession implements McpSession {
         return connection;
       });
       const started: PendingStart = { promise, start, waiting: 0 };
+      promise.then(() => ended("connected"), () => ended("failed"));
       const cleared = () => {
         stopOnClose();
         if (this.connecting.get(namespace) === started) this.connecting.delete(namespace);
@@ -329,12 +332,15 @@ export class BridgeSession implements McpSession {
       return failedCall(MCP_ERROR_CODES.toolChanged, changedMessage(namespace, remoteName));
     }
     const { output } = callable;
+    // M10: the provider's own bound (75 s unless it sets one); a caller's timeoutMs only lowers it.
+    const definition = this.host.provider(namespace);
+    const callBound = definition ? providerBounds(definition, this.host.options).callTimeoutMs : this.host.options.callTimeoutMs;
     let timeoutMs = options.timeoutMs;
     if (entry.superseded) return failedCall(MCP_ERROR_CODES.providerUnavailable, supersededMessage(namespace, remoteName));
     if (!entry.connection.live && entry.connection.sessionLost) {
       // The server forgot the session (HTTP 404): this call starts a new one; the time that
       // takes counts against the call's bound (E1), and a call with no time left is not sent.
-      const bound = Math.min(options.timeoutMs ?? LIMITS.callTimeoutMs, LIMITS.callTimeoutMs);
+      const bound = Math.min(options.timeoutMs ?? callBound, callBound);
       const started = performance.now();
       const renewed = await withinBound(this.renewSession(namespace, entry, remoteName, options.signal), bound);
       const left = bound - (performance.now() - started);
@@ -365,7 +371,7 @@ export class BridgeSession implements McpSession {
       connection: entry.connection,
       remoteName,
       args: args as Record<string, unknown> | undefined,
-      timeoutMs,
+      timeoutMs: Math.min(timeoutMs ?? callBound, callBound),
       signal: options.signal,
       progress,
       output,
@@ -468,14 +474,14 @@ function withinBound<T>(work: Promise<T>, bound: number): Promise<T | undefined>
 function changedMessage(namespace: string, remoteName: string): string {
   return (
     `MCP tool "${namespace}.${remoteName}" was not called: its provider's catalog changed what the tool says or takes since the call was ` +
-    "approved (M3); the next turn's preparation takes the new catalog, and asks for approval again"
+    "approved; the next turn's preparation takes the new catalog, and asks for approval again"
   );
 }
 
 function supersededMessage(namespace: string, remoteName: string): string {
   return (
     `MCP tool "${namespace}.${remoteName}" was not called: its provider's server forgot the MCP session, and the new session publishes ` +
-    "a different catalog, which the call was not approved for (M3); the session's next discovery takes it"
+    "a different catalog, which the call was not approved for; the session's next discovery takes it"
   );
 }
 

@@ -70,7 +70,10 @@ export interface DiscoveryResult {
 export interface McpCallOptions {
   /** Cancels the call: `notifications/cancelled` goes to the server and the call settles at once. */
   readonly signal?: AbortSignal;
-  /** Time bound; defaults to and is capped at `LIMITS.callTimeoutMs` (E1). */
+  /**
+   * Time bound; defaults to and is capped at the provider's call bound: its definition's
+   * `callTimeoutMs`, else 75 s (`LIMITS.callTimeoutMs`, M10).
+   */
   readonly timeoutMs?: number;
   /** Receives each progress event the call's bounded reporter accepted (E2). */
   readonly onProgress?: (event: ProgressEvent) => void;

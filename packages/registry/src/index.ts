@@ -8,11 +8,13 @@ export {
 } from "./config-file.js";
 export { findDuplicateJsonKey, type DuplicateJsonKey } from "./duplicate-keys.js";
 export { jsonSyntaxProblem } from "./json-syntax.js";
-export type {
-  McpProviderDefinition,
-  ProviderPlacement,
-  StdioProviderDefinition,
-  StreamableHttpProviderDefinition,
+export {
+  MAX_PROVIDER_BOUND_MS,
+  type McpProviderDefinition,
+  type ProviderBounds,
+  type ProviderPlacement,
+  type StdioProviderDefinition,
+  type StreamableHttpProviderDefinition,
 } from "./provider.js";
 export { urlForDisplay, type StdioProviderInput, type StreamableHttpProviderInput } from "./provider-definition.js";
 export { ToolRegistry, type RegisteredTool, type RegisterOptions } from "./registry.js";

@@ -1,10 +1,12 @@
 import { LIMITS, OpenWorkerError, validateNamespace } from "@openworker/tools-sdk";
 import { REGISTRY_ERROR_CODES as CODES } from "./codes.js";
-import type {
-  McpProviderDefinition,
-  ProviderPlacement,
-  StdioProviderDefinition,
-  StreamableHttpProviderDefinition,
+import {
+  MAX_PROVIDER_BOUND_MS,
+  type McpProviderDefinition,
+  type ProviderBounds,
+  type ProviderPlacement,
+  type StdioProviderDefinition,
+  type StreamableHttpProviderDefinition,
 } from "./provider.js";
 
 /**
@@ -12,10 +14,10 @@ import type {
  *
  * @example
  * ```ts
- * const input: StdioProviderInput = { namespace: "acer", program: "bin/acer-mcp-launcher" };
+ * const input: StdioProviderInput = { namespace: "acer", program: "bin/acer-mcp-launcher", connectTimeoutMs: 30_000 };
  * ```
  */
-export interface StdioProviderInput {
+export interface StdioProviderInput extends ProviderBounds {
   readonly namespace: string;
   readonly program: string;
   readonly args?: readonly string[];
@@ -32,7 +34,7 @@ export interface StdioProviderInput {
  * const input: StreamableHttpProviderInput = { namespace: "local", url: "http://localhost:8123/mcp" };
  * ```
  */
-export interface StreamableHttpProviderInput {
+export interface StreamableHttpProviderInput extends ProviderBounds {
   readonly namespace: string;
   readonly url: string;
   readonly headers?: Readonly<Record<string, string>>;
@@ -104,8 +106,8 @@ function relabel(error: OpenWorkerError, source: DefinitionSource, namespace: un
 }
 
 const KNOWN_FIELDS = {
-  stdio: ["transport", "namespace", "program", "args", "env", "cwd", "placement"],
-  streamable_http: ["transport", "namespace", "url", "headers", "allowRemote", "placement"],
+  stdio: ["transport", "namespace", "program", "args", "env", "cwd", "placement", "connectTimeoutMs", "callTimeoutMs"],
+  streamable_http: ["transport", "namespace", "url", "headers", "allowRemote", "placement", "connectTimeoutMs", "callTimeoutMs"],
 } as const;
 
 /** What to write instead of a field another way of registering spells differently (`registerMcp` takes `program`, servers.json `command`). */
@@ -117,6 +119,7 @@ function normalizeFields(fields: Record<string, unknown>): McpProviderDefinition
   const namespace = checkProviderNamespace(fields.namespace);
   const label = `MCP provider ${JSON.stringify(namespace)}`;
   const placement = checkPlacement(fields.placement, label);
+  const bounds = checkBounds(fields, label);
   if (fields.transport === "stdio" || fields.transport === "streamable_http") {
     // A misspelt field ("argz") would otherwise be dropped without a word, as the servers file refuses it.
     const known: readonly string[] = KNOWN_FIELDS[fields.transport];
@@ -128,8 +131,8 @@ function normalizeFields(fields: Record<string, unknown>): McpProviderDefinition
       });
     }
   }
-  if (fields.transport === "stdio") return normalizeStdio(fields, namespace, label, placement);
-  if (fields.transport === "streamable_http") return normalizeHttp(fields, namespace, label, placement);
+  if (fields.transport === "stdio") return Object.freeze({ ...normalizeStdio(fields, namespace, label, placement), ...bounds });
+  if (fields.transport === "streamable_http") return Object.freeze({ ...normalizeHttp(fields, namespace, label, placement), ...bounds });
   throw new OpenWorkerError(
     CODES.transportUnknown,
     `${label}: field "transport" ${JSON.stringify(fields.transport)} is not supported; use "stdio" or "streamable_http"`,
@@ -160,6 +163,25 @@ function checkPlacement(placement: unknown, label: string): ProviderPlacement | 
     `${label}: field "placement" ${JSON.stringify(placement)} is not "host" or "sandbox"`,
     { details: { field: "placement", placement } },
   );
+}
+
+/** M10: the provider's own connect and call bounds, each present only when given. */
+function checkBounds(fields: Record<string, unknown>, label: string): ProviderBounds {
+  const bounds: { connectTimeoutMs?: number; callTimeoutMs?: number } = {};
+  for (const field of ["connectTimeoutMs", "callTimeoutMs"] as const) {
+    const value = fields[field];
+    if (value === undefined) continue;
+    if (typeof value !== "number" || !Number.isInteger(value) || value < 1 || value > MAX_PROVIDER_BOUND_MS) {
+      const shown = typeof value === "number" ? String(value) : typeOf(value);
+      throw new OpenWorkerError(
+        CODES.providerInvalid,
+        `${label}: field "${field}" must be a whole number of milliseconds from 1 to ${MAX_PROVIDER_BOUND_MS} (one hour), got ${shown}`,
+        { details: { field } },
+      );
+    }
+    bounds[field] = value;
+  }
+  return bounds;
 }
 
 function normalizeStdio(

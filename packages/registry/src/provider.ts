@@ -9,6 +9,25 @@
  */
 export type ProviderPlacement = "host" | "sandbox";
 
+/** The longest connect or call bound a provider may have: one hour (M10). */
+export const MAX_PROVIDER_BOUND_MS = 3_600_000;
+
+/**
+ * A provider's own time bounds (M10), each a whole number of milliseconds from 1 to
+ * {@link MAX_PROVIDER_BOUND_MS}. Absent, the bridge's defaults apply.
+ *
+ * @example
+ * ```ts
+ * const bounds: ProviderBounds = { connectTimeoutMs: 60_000, callTimeoutMs: 600_000 };
+ * ```
+ */
+export interface ProviderBounds {
+  /** Bound on starting (or reaching) the provider and finishing `initialize`. Default 10 000 ms. */
+  readonly connectTimeoutMs?: number;
+  /** Bound on each of its tool calls. Default 75 000 ms (E1's bound). */
+  readonly callTimeoutMs?: number;
+}
+
 /**
  * An MCP provider launched by the runtime as a child process speaking MCP over stdio (M1).
  *
@@ -17,7 +36,7 @@ export type ProviderPlacement = "host" | "sandbox";
  * const acer: StdioProviderDefinition = { transport: "stdio", namespace: "acer", program: "/opt/acer/mcp", args: [] };
  * ```
  */
-export interface StdioProviderDefinition {
+export interface StdioProviderDefinition extends ProviderBounds {
   readonly transport: "stdio";
   /** The namespace its tools are selected under: `namespace.remote_tool_name`. */
   readonly namespace: string;
@@ -40,7 +59,7 @@ export interface StdioProviderDefinition {
  * const local: StreamableHttpProviderDefinition = { transport: "streamable_http", namespace: "local", url: "http://127.0.0.1:8123/mcp" };
  * ```
  */
-export interface StreamableHttpProviderDefinition {
+export interface StreamableHttpProviderDefinition extends ProviderBounds {
   readonly transport: "streamable_http";
   readonly namespace: string;
   readonly url: string;

@@ -324,7 +324,7 @@ export class ToolRegistry {
     if (this.#frozen) {
       throw new OpenWorkerError(
         CODES.frozen,
-        `cannot ${action}: the registry is frozen because a runtime opened it (N8); register everything before opening the runtime`,
+        `cannot ${action}: the registry is frozen because a runtime opened it; register everything before opening the runtime`,
       );
     }
   }
@@ -369,7 +369,7 @@ export class ToolRegistry {
       throw new OpenWorkerError(
         CODES.namespaceConflict,
         `native tool ${JSON.stringify(entry.name)} uses namespace ${JSON.stringify(namespace)}, which belongs to ` +
-          `${describeProvider(provider)}; a namespace is native or one MCP provider's, never both (N5)`,
+          `${describeProvider(provider)}; a namespace is native or one MCP provider's, never both: move the tool or the provider to another namespace`,
         { details: { name: entry.name, namespace, provider: provider.namespace } },
       );
     }
@@ -402,7 +402,7 @@ export class ToolRegistry {
         CODES.namespaceConflict,
         `${describeProvider(provider)} uses namespace ${JSON.stringify(provider.namespace)}, which belongs to native ` +
           `tools (${JSON.stringify(first)}${natives.size > 1 ? ` and ${natives.size - 1} more` : ""}); ` +
-          "a namespace is native or one MCP provider's, never both (N5)",
+          "a namespace is native or one MCP provider's, never both: move the provider or the tools to another namespace",
         { details: { namespace: provider.namespace, native: first } },
       );
     }
@@ -411,7 +411,7 @@ export class ToolRegistry {
       throw new OpenWorkerError(
         CODES.duplicateProvider,
         `${describeProvider(provider)} and the already registered ${describeProvider(existing)} share namespace ` +
-          `${JSON.stringify(provider.namespace)}; two MCP providers cannot share a namespace (N5)`,
+          `${JSON.stringify(provider.namespace)}; two MCP providers cannot share a namespace: register one of them under another namespace`,
         { details: { namespace: provider.namespace } },
       );
     }
@@ -433,7 +433,7 @@ function checkNativePlacement(name: string, asked: unknown, declared: unknown): 
       throw new OpenWorkerError(
         CODES.nativeSandboxPlacement,
         `native tool ${JSON.stringify(name)}: ${source} ask for sandbox placement, but native tools are trusted ` +
-          "host code and always run in the host process (A4); ship code that needs isolation as a sandboxed MCP provider",
+          "host code and always run in the host process; ship code that needs isolation as a sandboxed MCP provider",
         { details: { name, placement } },
       );
     }

@@ -6,8 +6,8 @@ import { jsonSyntaxProblem } from "./json-syntax.js";
 import { normalizeProviderDefinition, typeOf } from "./provider-definition.js";
 import type { McpProviderDefinition } from "./provider.js";
 
-const STDIO_FIELDS = ["transport", "command", "args", "env", "cwd", "placement"];
-const HTTP_FIELDS = ["transport", "url", "headers", "allowRemote", "placement"];
+const STDIO_FIELDS = ["transport", "command", "args", "env", "cwd", "placement", "connectTimeoutMs", "callTimeoutMs"];
+const HTTP_FIELDS = ["transport", "url", "headers", "allowRemote", "placement", "connectTimeoutMs", "callTimeoutMs"];
 const HTTP_TYPES = new Set(["streamable_http", "streamable-http", "streamableHttp", "http"]);
 /** `registerMcp` takes `program`; here it is `command`. */
 const PROGRAM_HINT = 'use "command" (registerMcp\'s "program" is "command" in servers.json)';
@@ -46,7 +46,7 @@ export function parseServersFile(text: string, file: string): McpProviderDefinit
     throw new OpenWorkerError(
       servers ? CODES.duplicateProvider : CODES.serversFileInvalid,
       servers
-        ? `${file}: server ${JSON.stringify(duplicate.key)} appears twice in "${duplicate.path}"; two MCP providers cannot share a namespace (N5)`
+        ? `${file}: server ${JSON.stringify(duplicate.key)} appears twice in "${duplicate.path}"; two MCP providers cannot share a namespace: keep one entry for it`
         : `${file}: key ${JSON.stringify(duplicate.key)} appears twice${duplicate.path ? ` in "${duplicate.path}"` : ""}`,
       { details: { file, ...duplicate } },
     );
@@ -120,8 +120,8 @@ function fromMcpServersEntry(fields: Record<string, unknown>, label: string): Re
   const type = fields.type ?? fields.transport;
   const isHttp = type === undefined ? "url" in fields && !("command" in fields) : HTTP_TYPES.has(type as string);
   if (isHttp) {
-    const { url, headers, allowRemote, placement } = fields;
-    return { transport: "streamable_http", url, headers, allowRemote, placement };
+    const { url, headers, allowRemote, placement, connectTimeoutMs, callTimeoutMs } = fields;
+    return { transport: "streamable_http", url, headers, allowRemote, placement, connectTimeoutMs, callTimeoutMs };
   }
   if (type !== undefined && type !== "stdio") {
     const hint = type === "sse" ? "; the legacy SSE transport is not supported, use streamable HTTP" : "";
@@ -131,14 +131,14 @@ function fromMcpServersEntry(fields: Record<string, unknown>, label: string): Re
       { details: { field: "type", type } },
     );
   }
-  const { command, args, env, cwd, placement } = fields;
+  const { command, args, env, cwd, placement, connectTimeoutMs, callTimeoutMs } = fields;
   // Unknown fields are ignored in this shape, so "program" alone would read as a missing "command".
   if (command === undefined && fields.program !== undefined) {
     throw new OpenWorkerError(CODES.providerInvalid, `${label}: field "command" is missing and "program" is given; ${PROGRAM_HINT}`, {
       details: { field: "command" },
     });
   }
-  return { transport: "stdio", program: command, args, env, cwd, placement };
+  return { transport: "stdio", program: command, args, env, cwd, placement, connectTimeoutMs, callTimeoutMs };
 }
 
 function locate(definition: Record<string, unknown>, folder: string): Record<string, unknown> {

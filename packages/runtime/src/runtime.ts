@@ -353,7 +353,7 @@ function checkedCallTimeout(callTimeoutMs: number | undefined): number | undefin
   if (typeof callTimeoutMs !== "number" || !Number.isFinite(callTimeoutMs) || callTimeoutMs <= 0) {
     throw new OpenWorkerError(
       RUNTIME_ERROR_CODES.OPTIONS_INVALID,
-      `callTimeoutMs must be a positive number of milliseconds (it lowers the 75 s bound, E1), got ${String(callTimeoutMs)}`,
+      `callTimeoutMs must be a positive number of milliseconds (it lowers the 75 s bound), got ${String(callTimeoutMs)}`,
       { details: { option: "callTimeoutMs" } },
     );
   }
@@ -429,7 +429,7 @@ function modelSecrets(providers: readonly ModelProvider[]): string[] {
       listed = provider.secrets?.() ?? [];
     } catch (cause) {
       // Fail closed: a runtime that cannot know a provider's credentials cannot keep them out of what it writes.
-      throw new OpenWorkerError(RUNTIME_ERROR_CODES.OPTIONS_INVALID, `model provider ${JSON.stringify(provider.id)}: secrets() failed, so its credentials could not be redacted (E6)`, { cause });
+      throw new OpenWorkerError(RUNTIME_ERROR_CODES.OPTIONS_INVALID, `model provider ${JSON.stringify(provider.id)}: secrets() failed, so its credentials could not be kept out of what the runtime writes; make secrets() return its credentials`, { cause });
     }
     for (const secret of listed) if (typeof secret === "string" && secret !== "") secrets.push(secret);
   }

@@ -195,10 +195,40 @@ describe("enum and const mismatches name the allowed values (E5)", () => {
     const check = validator.check({ size: "huge", unit: "stone", kind: "letter" });
     expect(check.ok).toBe(false);
     if (check.ok) return;
-    expect(check.message).toContain('/size must be equal to constant "small"');
-    expect(check.message).toContain('/size must be equal to constant "large"');
+    expect(check.message).toContain('/size must be equal to one of the allowed values: "small", "large"');
     expect(check.message).toContain('/unit must be equal to one of the allowed values: "kg", "lb"');
     expect(check.message).toContain('/kind must be equal to constant "parcel"');
+  });
+
+  it("E5 a value outside a union of literals is refused naming the allowed values", () => {
+    const validator = compileInputSchema(
+      Type.Object({
+        unit: Type.Union([Type.Literal("kg"), Type.Literal("lb")]),
+        level: Type.Union([Type.Literal(1), Type.Literal(2), Type.Literal(true)]),
+        mode: Type.Optional({ oneOf: [{ const: "fast" }, { const: "safe" }] }),
+        code: Type.Optional(Type.Union(Array.from({ length: 100 }, (_, index) => Type.Literal(`CODE_${index}`)))),
+      }) as never,
+      "shop.weigh",
+    );
+    const check = validator.check({ unit: "stone", level: "high", mode: "slow", code: "nope" });
+    expect(check.ok).toBe(false);
+    if (check.ok) return;
+    expect(check.issues).toEqual([
+      { path: "/unit", message: 'must be equal to one of the allowed values: "kg", "lb"' },
+      { path: "/level", message: "must be equal to one of the allowed values: 1, 2, true" },
+      { path: "/mode", message: 'must be equal to one of the allowed values: "fast", "safe"' },
+      { path: "/code", message: expect.stringMatching(/^must be equal to one of the allowed values: "CODE_0", "CODE_1", .*, … \(\d+ more\)$/) },
+    ]);
+    expect(check.issues[3]!.message.length).toBeLessThan(300);
+    expect(check.message).toBe(check.issues.map((issue) => `${issue.path} ${issue.message}`).join("; "));
+  });
+
+  it("E5 a union with a branch that is not a literal keeps every branch's reason", () => {
+    const validator = compileInputSchema(Type.Object({ size: Type.Union([Type.Literal("small"), Type.Number()]) }) as never, "shop.size");
+    const check = validator.check({ size: "huge" });
+    expect(check.ok).toBe(false);
+    if (check.ok) return;
+    expect(check.issues.map((issue) => issue.message)).toEqual(['must be equal to constant "small"', "must be number", "must match a schema in anyOf"]);
   });
 
   it("E5 a long list of allowed values, or a long value, is cut and counted", () => {

@@ -15,7 +15,38 @@ export const EXIT_CODES = Object.freeze({
   failed: 1,
   /** The command line was wrong (unknown command or option, missing value). */
   usage: 2,
+  /** `run --message`: an MCP provider the bundle selects could not be reached for the turn (`CLI_PROVIDER_UNAVAILABLE`). */
+  providerUnavailable: 3,
+  /** Stopped by SIGHUP (128 + 1, as a shell reports a process the signal ended). */
+  hangup: 129,
+  /** Stopped by Ctrl-C (SIGINT: 128 + 2). */
+  interrupted: 130,
+  /** Stopped because the reader of stdout went away (`| head`: as SIGPIPE, 128 + 13). */
+  outputClosed: 141,
+  /** Stopped by SIGTERM (128 + 15). */
+  terminated: 143,
 });
+
+/**
+ * The exit code of a command that ended with the error `code`: `CLI_USAGE` 2,
+ * `CLI_PROVIDER_UNAVAILABLE` 3, `CLI_INTERRUPTED` 128 + the signal (`cause` is its
+ * `details.cause`), every other code 1.
+ */
+export function exitCodeFor(code: string, cause?: unknown): number {
+  if (code === CLI_ERROR_CODES.USAGE) return EXIT_CODES.usage;
+  if (code === CLI_ERROR_CODES.PROVIDER_UNAVAILABLE) return EXIT_CODES.providerUnavailable;
+  if (code !== CLI_ERROR_CODES.INTERRUPTED) return EXIT_CODES.failed;
+  switch (cause) {
+    case "SIGHUP":
+      return EXIT_CODES.hangup;
+    case "SIGTERM":
+      return EXIT_CODES.terminated;
+    case "output closed":
+      return EXIT_CODES.outputClosed;
+    default:
+      return EXIT_CODES.interrupted;
+  }
+}
 
 /**
  * Stable codes of the CLI's own errors (printed as `error CODE: message`).
@@ -80,9 +111,15 @@ export const CLI_ERROR_CODES = Object.freeze({
   JOURNAL_NOT_FOUND: "JOURNAL_NOT_FOUND",
   /**
    * The command was stopped from outside (Ctrl-C, SIGTERM, SIGHUP, or its output closed)
-   * and cleaned up: sessions closed, MCP processes ended and verified. Exit 1.
+   * and cleaned up: sessions closed, MCP processes ended and verified. Exit 130 (Ctrl-C),
+   * 143 (SIGTERM), 129 (SIGHUP) or 141 (output closed).
    */
   INTERRUPTED: "CLI_INTERRUPTED",
+  /**
+   * `run --message`: an MCP provider the bundle selects could not be reached for the turn,
+   * so its tools were missing from it; the message names each provider. Exit 3.
+   */
+  PROVIDER_UNAVAILABLE: "CLI_PROVIDER_UNAVAILABLE",
   /** Something unexpected; the message says what. */
   INTERNAL: "CLI_INTERNAL",
 });
@@ -107,6 +144,7 @@ const HINTS: readonly (readonly [prefix: string, hint: string])[] = [
   ["CLI_SESSION_UNKNOWN", "list the sessions with `{program} journal sessions`"],
   ["CLI_MCP_SDK_MISSING", "@openworker/cli needs @modelcontextprotocol/sdk installed beside it"],
   ["CLI_INTERRUPTED", "nothing it started is left running; sessions it opened are closed and journaled (`{program} journal sessions`)"],
+  ["CLI_PROVIDER_UNAVAILABLE", "the turn ran without those providers' tools: `{program} tools check --bundle DIR` starts each provider and says why it fails"],
   ["CLI_LISTEN_FAILED", "pick another port with --http PORT (0 picks a free one)"],
   ["TOOL_NOT_REGISTERED", "names are exact; `{program} tools list` shows the registered tools"],
   ["NAMESPACE_UNKNOWN", "`{program} tools list` shows the registered namespaces (native tools and MCP providers)"],
@@ -142,18 +180,23 @@ const HINTS: readonly (readonly [prefix: string, hint: string])[] = [
   ["INTERNAL", "this is a fault of the CLI or the host, not of the command line; the message says what failed"],
 ];
 
+/** The `details.reason` of an error about the name `call` was given without `--bundle` (see {@link REASON_HINTS}). */
+export const CALL_NAME_REASON = "call-name";
+
 /**
  * Hints chosen by the error's `details.reason` before its code: the code alone would point
  * at the wrong thing. A journal whose SQLite binding does not load fails `JOURNAL_OPEN_FAILED`
  * like a bad path, but no --journal PATH would help.
  */
-const REASON_HINTS: readonly (readonly [code: string, reason: string, hint: string])[] = [
+const REASON_HINTS: readonly (readonly [code: string | "*", reason: string, hint: string])[] = [
   [
     "JOURNAL_OPEN_FAILED",
     "native-binding",
     "the journal file is not at fault: better-sqlite3's native binding does not load in this Node.js on this platform (reinstall better-sqlite3, or build it from source in its package folder with `npm run build-release`)",
   ],
   ["JOURNAL_OPEN_FAILED", "node-version", "the journal file is not at fault: run the host on Node.js 22.12 or later (the maintained LTS lines are 22 and 24)"],
+  // `call` without --bundle: there is no bundle to check, only the name given.
+  ["*", CALL_NAME_REASON, "`{program} tools list` shows the registered native tools and MCP providers; call takes a qualified name, namespace.tool"],
 ];
 
 /**
@@ -165,7 +208,7 @@ const FALLBACK_HINT = "the message says what failed; `{program} tools check --bu
 /** The one-line hint printed under an error with this code (and `details.reason`, when it has one). */
 export function hintFor(code: string, program: string, command: string, reason?: string): string {
   const hint =
-    REASON_HINTS.find(([coded, why]) => coded === code && why === reason)?.[2] ??
+    REASON_HINTS.find(([coded, why]) => (coded === code || coded === "*") && why === reason)?.[2] ??
     HINTS.find(([prefix]) => code.startsWith(prefix))?.[1] ??
     FALLBACK_HINT;
   return hint.replaceAll("{program}", program).replaceAll("{command}", command || "").replace(/ {2,}/g, " ");

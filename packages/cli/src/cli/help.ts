@@ -2,7 +2,9 @@ import { GLOBAL_OPTIONS, type CommandSpec, type OptionSpec } from "./command.js"
 import { optionsOf } from "./parse.js";
 import { table } from "./terminal.js";
 
-const EXIT_LINE = "exit codes: 0 ok, 1 failed (a problem found, a call that did not succeed), 2 usage";
+const EXIT_LINE =
+  "exit codes: 0 ok, 1 failed (a problem found, a call that did not succeed), 2 usage, 3 an MCP provider unavailable for run's turn,\n" +
+  "  130 Ctrl-C, 143 SIGTERM, 129 SIGHUP, 141 output closed";
 
 /** The program's help: every command and the global options. */
 export function programHelp(program: string, commands: readonly CommandSpec[], group?: string): string {
@@ -16,7 +18,8 @@ export function programHelp(program: string, commands: readonly CommandSpec[], g
     "global options:",
     ...optionLines(GLOBAL_OPTIONS),
     "",
-    `Run \`${program} <command> --help\` for a command's options.`,
+    `Run \`${program} <command> --help\` for a command's options; \`${program} --version\` prints the CLI's version.`,
+    "With --json, results are JSON on stdout and an error is one JSON line on stderr: {\"error\":{\"code\",\"message\",\"hint\"}}.",
     EXIT_LINE,
   ].join("\n");
 }

@@ -5,6 +5,7 @@ import { usageError } from "./errors.js";
 /** What the command line asked for. */
 export type ParsedCommandLine =
   | { readonly kind: "help"; readonly command: CommandSpec | undefined; readonly group: string | undefined }
+  | { readonly kind: "version" }
   | {
       readonly kind: "run";
       readonly command: CommandSpec;
@@ -27,6 +28,8 @@ export function parseCommandLine(argv: readonly string[], commands: readonly Com
   const command = matchCommand(words, commands);
   const asksHelp = argv.includes("--help") || argv.includes("-h") || words[0] === "help";
   if (!command) {
+    // `--version` belongs to the program, not to a command: `run --version` is an unknown option.
+    if (argv.includes("--version") && words.length === 0) return { kind: "version" };
     if (asksHelp || argv.length === 0) {
       const group = words[0] === "help" ? words[1] : words[0];
       const exact = words[0] === "help" ? matchCommand(words.slice(1), commands) : undefined;

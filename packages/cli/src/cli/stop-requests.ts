@@ -87,7 +87,7 @@ export class StopRequests {
   }
 }
 
-/** The `CLI_INTERRUPTED` error a stop by `cause` ends its command with (`error CLI_INTERRUPTED: …`, exit 1). */
+/** The `CLI_INTERRUPTED` error a stop by `cause` ends its command with (`error CLI_INTERRUPTED: …`; its exit code is 128 + the signal, see `exitCodeFor`). */
 export function interruptedError(cause: StopCause): OpenWorkerError {
   return new OpenWorkerError(CLI_ERROR_CODES.INTERRUPTED, describe(cause), { details: { cause } });
 }

@@ -119,9 +119,22 @@ export class Terminal {
     this.#toStderr(text);
   }
 
-  /** The one-line error and its hint, on stderr. */
+  /**
+   * The error and its hint, on stderr: two lines, `error CODE: message` and `hint: …`; with
+   * `--json`, one line `{"error":{"code","message","hint"}}` (C1 and bidirectional controls
+   * escaped as in {@link printJson}).
+   */
   error(code: string, message: string, hint: string): void {
+    if (this.json) {
+      this.#toStderr(`${JSON.stringify({ error: { code, message: oneLine(message), hint } }).replace(RAW_IN_JSON, escaped)}\n`);
+      return;
+    }
     this.#toStderr(`${this.paint("red", `error ${code}:`)} ${oneLine(message)}\n${this.paint("dim", `hint: ${hint}`)}\n`);
+  }
+
+  /** Usage text on stderr: help shown because the command line did not say what to do. */
+  usage(text: string): void {
+    this.#toStderr(`${text}\n`);
   }
 
   #toStderr(text: string): void {

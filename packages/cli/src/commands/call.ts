@@ -2,7 +2,7 @@ import { jsonSyntaxProblem } from "@openworker/registry";
 import type { JsonValue } from "@openworker/tools-sdk";
 import { OpenWorkerError, SDK_ERROR_CODES } from "@openworker/tools-sdk";
 import { choiceOption, stringOption, type CommandContext, type CommandSpec } from "../cli/command.js";
-import { CLI_ERROR_CODES, EXIT_CODES } from "../cli/errors.js";
+import { CALL_NAME_REASON, CLI_ERROR_CODES, EXIT_CODES } from "../cli/errors.js";
 import { terminalApprover, type ApproveMode } from "../setup/approver.js";
 import { assertSelected, loadBundleDir, singleToolBundle } from "../setup/bundle.js";
 import { LineReader } from "../setup/lines.js";
@@ -25,8 +25,8 @@ export const callCommand: CommandSpec = {
   },
   details:
     "Opens a session (journaled, with its execution identity), validates the arguments against the tool's\n" +
-    "schema (E5), asks for approval as the policy says, runs the tool within the limits and journals every\n" +
-    "step. Exit 0 when the call succeeded, 1 otherwise. Ctrl-C cancels the call.",
+    "schema, asks for approval as the policy says, runs the tool within the limits and journals every\n" +
+    "step. Exit 0 when the call succeeded, 1 otherwise; Ctrl-C cancels the call (exit 130).",
   async run(context) {
     const name = context.positionals[0]!;
     if (name.trim() === "") {
@@ -45,9 +45,11 @@ export const callCommand: CommandSpec = {
     const prompter = context.stdin.isTTY ? () => (reader ??= new LineReader(context.stdin, process.stderr)) : undefined;
     const runtime = await openRuntime(context, { approver: terminalApprover(mode, context.terminal, prompter), needsModel: false });
     try {
-      const session = await runtime.openSession({ bundle, policy });
+      const session = await runtime.openSession({ bundle, policy }).catch((error: unknown) => Promise.reject(bundleDir === undefined ? asNameProblem(error, bundle.dir) : error));
       if (!context.terminal.json) session.subscribe(progressPrinter(context.terminal));
-      const report = await session.callTool(name, args, { signal: context.signal });
+      const report = await session
+        .callTool(name, args, { signal: context.signal })
+        .catch((error: unknown) => Promise.reject(bundleDir === undefined ? asNameProblem(error, bundle.dir) : error));
       await runtime.journal.flush();
       if (context.terminal.json) {
         const { images: _images, ...rest } = report;
@@ -78,6 +80,20 @@ function assertNotAnAlias(context: CommandContext, name: string): void {
   const meant = context.registry.natives().find((tool) => tool.alias === name);
   if (meant === undefined) return;
   throw new OpenWorkerError(SDK_ERROR_CODES.NAME_NOT_QUALIFIED, `tool name ${JSON.stringify(name)} is not qualified; did you mean ${JSON.stringify(meant.name)}? (${name} is its model alias; call takes the qualified name)`);
+}
+
+/**
+ * Without `--bundle` the selection is the name given, held in no file: a resolver error
+ * about it (`bundle DIR: tools.json: field "tools[0]": tool "x.y": …`) is told of the name,
+ * as `call: tool "x.y": …`, with a hint at the registered tools instead of at `tools check --bundle`.
+ */
+function asNameProblem(error: unknown, dir: string): unknown {
+  if (!OpenWorkerError.isInstance(error)) return error;
+  let message = error.message;
+  if (message.startsWith(`bundle ${dir}: `)) message = message.slice(`bundle ${dir}: `.length);
+  const field = `tools.json: field "tools[0]": `;
+  if (!message.startsWith(field)) return error;
+  return new OpenWorkerError(error.code, `call: ${message.slice(field.length)}`, { cause: error, details: { ...error.details, reason: CALL_NAME_REASON } });
 }
 
 /** The arguments as the call's header shows them; arguments too deep for `JSON.stringify` were refused by the call (E5). */

@@ -130,8 +130,8 @@ export const journalApprovals: CommandSpec = {
     identity: { type: "string", value: "ID", description: "only those of this execution identity (owid3:…, as journal show prints it)" },
   },
   details:
-    `${JOURNAL_DETAILS}\nA remembered approval answers for every later session with the same execution identity (A2),\n` +
-    "until the tool's schema, catalog entry or provider changes (M3), or it is revoked.",
+    `${JOURNAL_DETAILS}\nA remembered approval answers for every later session with the same execution identity,\n` +
+    "until the tool's schema, catalog entry or provider changes, or it is revoked.",
   run: (context) =>
     withJournal(context, async (journal) => {
       const approvals = journal.approvals(approvalFilter(context));

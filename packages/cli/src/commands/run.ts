@@ -1,12 +1,14 @@
-import { isSessionId, type Runtime, type Session, type TurnResult } from "@openworker/runtime";
+import { isSessionId, RUNTIME_ERROR_CODES, type Runtime, type Session, type TurnResult } from "@openworker/runtime";
 import { choiceOption, requiredOption, stringOption, type CommandContext, type CommandSpec } from "../cli/command.js";
-import { EXIT_CODES, usageError } from "../cli/errors.js";
+import { OpenWorkerError } from "@openworker/tools-sdk";
+import { CLI_ERROR_CODES, EXIT_CODES, usageError } from "../cli/errors.js";
 import { interruptedError } from "../cli/stop-requests.js";
 import { terminalApprover, type ApproveMode } from "../setup/approver.js";
 import { loadBundleDir, noteUnselectedClassifications } from "../setup/bundle.js";
 import { LineReader } from "../setup/lines.js";
 import { readPolicyFile } from "../setup/policy.js";
 import { openRuntime } from "../setup/runtime.js";
+import { turnJson } from "../setup/report-json.js";
 import { printTurn, progressPrinter } from "../setup/transcript.js";
 import { SCRIPT_OPTION, SESSION_OPTIONS } from "./options.js";
 
@@ -14,7 +16,7 @@ import { SCRIPT_OPTION, SESSION_OPTIONS } from "./options.js";
 export const runCommand: CommandSpec = {
   words: ["run"],
   summary: "Run an agent session on a bundle: one --message, or an interactive loop",
-  usage: "--bundle DIR [--message TEXT] [--script FILE] [--policy FILE] [--approve ask|yes|no] [--session-id ID]",
+  usage: "--bundle DIR [--message TEXT [--json]] [--script FILE] [--policy FILE] [--approve ask|yes|no] [--session-id ID]",
   positionals: { min: 0, max: 0 },
   options: {
     bundle: { type: "string", value: "DIR", description: "the coworker bundle" },
@@ -22,13 +24,16 @@ export const runCommand: CommandSpec = {
     ...SCRIPT_OPTION,
     ...SESSION_OPTIONS,
     "session-id": { type: "string", value: "ID", description: "the session id to journal under (default: a random ses_… id)" },
+    json: { type: "boolean", description: "with --message: print the turn's report as JSON instead of the transcript" },
   },
   details:
     "Without --message: a prompt loop. Each line is a turn; approvals are asked on the terminal; progress\n" +
     "lines go to stderr, the transcript to stdout. Ctrl-C cancels the running turn (the runtime revokes the\n" +
     "tools and journals the cancellation; nothing is killed mid-write); a second Ctrl-C, or Ctrl-D at the\n" +
     "prompt, closes the runtime (ending MCP processes, verified) and exits.\n" +
-    "With --message: one turn; exit 0 when the model answered, 1 when the turn stopped.\n" +
+    "With --message: one turn; exit 0 when the model answered, 1 when the turn stopped, 3 when an MCP provider\n" +
+    "the bundle selects could not be reached for it (CLI_PROVIDER_UNAVAILABLE), 130 on Ctrl-C, 143 on SIGTERM.\n" +
+    "With --json: one JSON document on stdout, {sessionId, turnId, completed, reason, text, calls, unavailableProviders}.\n" +
     "Model: --script FILE (scripted), or --provider openai --base-url URL --model NAME [--api-key-env VAR].",
   async run(context) {
     const sessionId = sessionIdOption(context);
@@ -39,6 +44,8 @@ export const runCommand: CommandSpec = {
     const policy = policyFile === undefined ? {} : await readPolicyFile(policyFile);
     if (policyFile !== undefined) noteUnselectedClassifications(context.terminal, bundle, policy, policyFile);
     const interactive = message === undefined;
+    const json = context.terminal.json;
+    if (json && interactive) throw usageError("run: --json needs --message TEXT (one turn, one JSON report); the interactive loop prints a transcript");
 
     let reader: LineReader | undefined;
     const lines = () => (reader ??= new LineReader(context.stdin, process.stderr));
@@ -52,14 +59,18 @@ export const runCommand: CommandSpec = {
     const control = new TurnControl(context);
     try {
       const session = await runtime.openSession({ bundle, policy, ...(sessionId === undefined ? {} : { sessionId }) });
-      session.subscribe(progressPrinter(context.terminal));
-      context.terminal.note(context.terminal.paint("dim", `session ${session.id} · ${bundle.manifest.name} · identity ${session.executionIdentity.slice(0, 23)}…`));
+      if (!json) {
+        session.subscribe(progressPrinter(context.terminal));
+        context.terminal.note(context.terminal.paint("dim", `session ${session.id} · ${bundle.manifest.name} · identity ${session.executionIdentity.slice(0, 23)}…`));
+      }
       if (!interactive) {
-        const result = await control.turn(session, runtime, message, true);
+        const turn = await control.turn(session, runtime, message, true);
+        if (turn && json) context.terminal.printJson({ sessionId: session.id, ...turnJson(turn.result), unavailableProviders: turn.unavailable });
         // The one turn was the command: a Ctrl-C that cancelled it stopped the command too.
         const interruption = control.interruption();
         if (interruption) throw interruption;
-        return result?.completed ? EXIT_CODES.ok : EXIT_CODES.failed;
+        if (turn && turn.unavailable.length > 0) throw providersUnavailable(turn.unavailable);
+        return turn?.result.completed ? EXIT_CODES.ok : EXIT_CODES.failed;
       }
       control.listen(lines());
       const code = await loop(context, session, runtime, lines(), control);
@@ -86,14 +97,40 @@ function sessionIdOption(context: CommandContext): string | undefined {
   throw usageError(`--session-id ${shown} is not a session id: use 1–128 letters, digits and . _ : - (starting with a letter or digit), or leave it out for a random one`);
 }
 
+/** An MCP provider that could not be reached for a turn, as the runtime's `PROVIDER_UNAVAILABLE` diagnostic names it. */
+interface UnavailableProvider {
+  readonly namespace: string;
+  readonly message: string;
+}
+
+/** How a turn went: its result, and the selected MCP providers it ran without. */
+interface TurnOutcome {
+  readonly result: TurnResult;
+  readonly unavailable: readonly UnavailableProvider[];
+}
+
+/**
+ * The error of a one-turn `run` that went without some of its tools: the turn may have
+ * answered, but not with everything the bundle selects, which a script must be able to tell.
+ */
+function providersUnavailable(unavailable: readonly UnavailableProvider[]): OpenWorkerError {
+  const names = unavailable.map((provider) => JSON.stringify(provider.namespace)).join(", ");
+  const why = unavailable.map((provider) => provider.message).join("; ");
+  return new OpenWorkerError(
+    CLI_ERROR_CODES.PROVIDER_UNAVAILABLE,
+    `the turn ran without the tools of MCP provider${unavailable.length === 1 ? "" : "s"} ${names}, which could not be reached: ${why}`,
+    { details: { providers: unavailable.map((provider) => provider.namespace) } },
+  );
+}
+
 async function loop(context: CommandContext, session: Session, runtime: Runtime, reader: LineReader, control: TurnControl): Promise<number> {
   context.terminal.note(context.terminal.paint("dim", "type a message; Ctrl-C cancels a turn, Ctrl-D quits"));
   for (;;) {
     const line = await reader.question(context.terminal.promptText(context.terminal.paint("bold", "you> ")), control.quitSignal);
-    if (line === undefined || line.trim() === "/exit") return control.quitSignal.aborted ? EXIT_CODES.failed : EXIT_CODES.ok;
+    if (line === undefined || line.trim() === "/exit") return control.quitSignal.aborted ? EXIT_CODES.interrupted : EXIT_CODES.ok;
     if (line.trim() === "") continue;
     await control.turn(session, runtime, line, false);
-    if (control.quitSignal.aborted) return EXIT_CODES.failed;
+    if (control.quitSignal.aborted) return EXIT_CODES.interrupted;
   }
 }
 
@@ -125,17 +162,27 @@ class TurnControl {
     reader.onInterrupt(this.#onInterrupt);
   }
 
-  async turn(session: Session, runtime: Runtime, text: string, echo: boolean): Promise<TurnResult | undefined> {
+  /** Runs one turn and prints its transcript (not with `--json`: the caller prints the report). */
+  async turn(session: Session, runtime: Runtime, text: string, echo: boolean): Promise<TurnOutcome | undefined> {
     if (this.#quit.signal.aborted) return undefined;
     this.#session = session;
     this.#interrupts = 0;
     const before = session.messages.length;
+    const unavailable: UnavailableProvider[] = [];
+    // The runtime reports each selected provider it could not reach while preparing the turn
+    // (M1, M2), as `namespace: why`; namespaces hold no ":".
+    const unsubscribe = session.subscribe((event) => {
+      if (event.type !== "diagnostic" || event.code !== RUNTIME_ERROR_CODES.PROVIDER_UNAVAILABLE) return;
+      const colon = event.message.indexOf(":");
+      unavailable.push({ namespace: event.message.slice(0, colon), message: event.message.slice(colon + 1).trim() });
+    });
     try {
       const result = await session.runTurn(text);
       const messages = session.messages.slice(echo ? before : before + 1);
-      printTurn(this.#context.terminal, messages, result, (alias) => session.selection?.byAlias(alias)?.qualifiedName);
-      return result;
+      if (!this.#context.terminal.json) printTurn(this.#context.terminal, messages, result, (alias) => session.selection?.byAlias(alias)?.qualifiedName);
+      return { result, unavailable };
     } finally {
+      unsubscribe();
       this.#session = undefined;
     }
   }

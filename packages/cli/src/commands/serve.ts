@@ -38,7 +38,7 @@ export const serveCommand: CommandSpec = {
     "  shutdown {}\n" +
     "The harness sends `event` notifications {event} and asks the host\n" +
     "  approval.request {sessionId, turnId, callId, qualifiedName, alias, kind, classification, args}\n" +
-    "answered {approved, scope?, who?, reason?, decidedBy?}. Ends when stdin closes. Protocol: packages/cli/README.md.\n" +
+    "answered {approved, scope?, who?, reason?, decidedBy?}. Ends when stdin closes. The protocol is described in the @openworker/cli README.\n" +
     "A model for turn.run comes from this command line: --script FILE, or --base-url URL --model NAME.\n" +
     "--mcp: tools/list gives the bundle's selected tools by model alias; each tools/call runs through the\n" +
     "session's pipeline (validation, policy, journal, limits). Approvals the policy leaves to a person are\n" +

@@ -30,7 +30,7 @@ export const toolsList: CommandSpec = {
     if (bundleDir === undefined && context.options.discover === true) throw usageError("tools list: --discover applies to a bundle's selection; pass --bundle DIR");
     if (bundleDir === undefined) return listRegistered(context, (await import("@openworker/mcp-bridge")).redactArgs);
     const bundle = await loadBundleDir(bundleDir);
-    const report = await inspectSelection(context.registry, bundle, { discover: context.options.discover === true, signal: context.signal, sandbox: context.sandbox });
+    const report = await inspectSelection(context.registry, bundle, { discover: context.options.discover === true, signal: context.signal, sandbox: context.sandbox, terminal: context.terminal });
     if (context.terminal.json) {
       context.terminal.printJson({ bundle: bundle.dir, version: bundle.selection.version, tools: report.rows, problems: report.problems });
       return report.problems.length > 0 ? EXIT_CODES.failed : EXIT_CODES.ok;
@@ -52,9 +52,9 @@ export const toolsCheck: CommandSpec = {
     bundle: { type: "string", value: "DIR", description: "the bundle folder (manifest.md and tools.json, or a parent with coworker/)" },
   },
   details:
-    "Loads the bundle (B1, B6), starts the MCP providers it needs and discovers their catalogs (M2), resolves\n" +
-    "every selected name (B4, B5, N4-N7) and lists every problem, not only the first. Providers are closed\n" +
-    "again and their cleanup verified (M4). Use it in CI: exit 0 means a session would resolve the bundle.\n" +
+    "Loads the bundle, starts the MCP providers it needs and discovers their catalogs, resolves every\n" +
+    "selected name and lists every problem, not only the first. Providers are closed again and their\n" +
+    "cleanup verified. Use it in CI: exit 0 means a session would resolve the bundle.\n" +
     "With a model configured as for run (--base-url URL --model NAME, or --provider), every selected alias\n" +
     "longer than that provider accepts is a problem too (ALIAS_TOO_LONG_FOR_PROVIDER; OpenAI-compatible: 64 bytes).",
   async run(context) {
@@ -67,7 +67,7 @@ export const toolsCheck: CommandSpec = {
     try {
       const bundle = await loadBundleDir(bundleDir);
       dir = bundle.dir;
-      report = await inspectSelection(context.registry, bundle, { discover: true, signal: context.signal, sandbox: context.sandbox, model });
+      report = await inspectSelection(context.registry, bundle, { discover: true, signal: context.signal, sandbox: context.sandbox, model, terminal: context.terminal });
     } catch (error) {
       // A bundle that does not load is problems to list, not a crash; a stop is not a problem of the bundle.
       if (!OpenWorkerError.isInstance(error) || error.code === CLI_ERROR_CODES.INTERRUPTED) throw error;
@@ -155,6 +155,6 @@ async function loadProblems(context: CommandContext, error: OpenWorkerError, mod
   if (rest === undefined) return problems;
   // The rest lacks the bad entries: its problems are named by where its entries stand in the file.
   const fileIndexes = keptIndexes(rest, entries.flatMap((problem) => (typeof problem.details.field === "string" ? [problem.details.field] : [])));
-  const resolved = await inspectSelection(context.registry, { selection: rest }, { discover: true, signal: context.signal, sandbox: context.sandbox, model, fileIndexes });
+  const resolved = await inspectSelection(context.registry, { selection: rest }, { discover: true, signal: context.signal, sandbox: context.sandbox, model, fileIndexes, terminal: context.terminal });
   return [...problems, ...resolved.problems];
 }

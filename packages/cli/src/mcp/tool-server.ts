@@ -1,13 +1,11 @@
 import type { ResolvedTool } from "@openworker/bundle-resolver";
 import type { CallReport, Session } from "@openworker/runtime";
 import type { JsonValue } from "@openworker/tools-sdk";
-// Read when the CLI is built (tsup inlines it into dist/, and a host bundle carries it on):
-// a package.json found at run time would be the host's in a bundled host.
-import cliPackage from "../../package.json" with { type: "json" };
+import { CLI_VERSION } from "../cli/version.js";
 import type { McpSdk } from "./sdk.js";
 
 /** What the MCP server says about itself in `initialize`: this package's name and version. */
-export const MCP_SERVER_INFO = Object.freeze({ name: "openworker", version: cliPackage.version });
+export const MCP_SERVER_INFO = Object.freeze({ name: "openworker", version: CLI_VERSION });
 
 /**
  * One MCP server over the bundle's selected tools. `tools/list` shows exactly the

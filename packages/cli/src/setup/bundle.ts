@@ -59,6 +59,6 @@ export function noteUnselectedClassifications(terminal: Terminal, bundle: Bundle
 export function assertSelected(bundle: Bundle, qualifiedName: string): void {
   if (selects(bundle, qualifiedName)) return;
   const meant = namedTools(bundle.selection).find((name) => modelAlias(name) === qualifiedName);
-  const why = meant === undefined ? "only selected tools can be called (B2)" : `did you mean ${JSON.stringify(meant)}? (${qualifiedName} is its model alias; call takes the qualified name)`;
+  const why = meant === undefined ? "only the tools it selects can be called: add it to tools.json, or call without --bundle" : `did you mean ${JSON.stringify(meant)}? (${qualifiedName} is its model alias; call takes the qualified name)`;
   throw new OpenWorkerError(CLI_ERROR_CODES.TOOL_NOT_SELECTED, `${bundle.dir}: the bundle does not select ${JSON.stringify(qualifiedName)}; ${why}`);
 }

@@ -2,6 +2,7 @@ import type { Approver, ModelProvider, Runtime } from "@openworker/runtime";
 import { OpenWorkerError } from "@openworker/tools-sdk";
 import type { CommandContext } from "../cli/command.js";
 import { CLI_ERROR_CODES, usageError } from "../cli/errors.js";
+import { providerProgress } from "./provider-progress.js";
 import { readScriptFile } from "./script.js";
 
 /** What a command needs from its runtime. */
@@ -27,7 +28,7 @@ export async function openRuntime(context: CommandContext, needs: RuntimeNeeds):
     journal: { path: context.globals.journalPath },
     models,
     ...(needs.approver ? { approver: needs.approver } : {}),
-    ...(context.sandbox ? { mcp: { sandbox: context.sandbox } } : {}),
+    mcp: { ...(context.sandbox ? { sandbox: context.sandbox } : {}), onProviderStart: providerProgress((text) => context.terminal.note(text)) },
     secrets,
   });
   reportJournalOpening(context, runtime.journal);

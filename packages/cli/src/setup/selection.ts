@@ -3,7 +3,9 @@ import type { SandboxLauncher } from "@openworker/mcp-bridge";
 import type { ToolRegistry } from "@openworker/registry";
 import type { ModelProvider } from "@openworker/runtime";
 import { modelAlias, OpenWorkerError, utf8Bytes, validateQualifiedName } from "@openworker/tools-sdk";
+import type { Terminal } from "../cli/terminal.js";
 import { indexesWithoutProviders, relabel, type EntryIndexes } from "./entry-indexes.js";
+import { providerProgress } from "./provider-progress.js";
 
 /** One selected tool as `tools list --bundle` and `tools check` show it. */
 export interface SelectionRow {
@@ -24,6 +26,16 @@ export interface SelectionRow {
 export interface SelectionProblem {
   readonly code: string;
   readonly message: string;
+}
+
+/** How to inspect a bundle; with a `terminal`, a provider slow to start is announced on its stderr. */
+interface InspectOptions {
+  readonly discover: boolean;
+  readonly signal: AbortSignal;
+  readonly sandbox?: SandboxLauncher | undefined;
+  readonly model?: ModelProvider | undefined;
+  readonly fileIndexes?: EntryIndexes;
+  readonly terminal?: Pick<Terminal, "note">;
 }
 
 /** What inspecting a bundle found. */
@@ -49,7 +61,7 @@ export interface SelectionReport {
 export async function inspectSelection(
   registry: ToolRegistry,
   bundle: Pick<Bundle, "selection">,
-  options: { discover: boolean; signal: AbortSignal; sandbox?: SandboxLauncher | undefined; model?: ModelProvider | undefined; fileIndexes?: EntryIndexes },
+  options: InspectOptions,
 ): Promise<SelectionReport> {
   const report = await inspect(registry, bundle, options);
   const { providerSecrets, redact } = await import("@openworker/mcp-bridge");
@@ -67,7 +79,7 @@ export async function inspectSelection(
 async function inspect(
   registry: ToolRegistry,
   bundle: Pick<Bundle, "selection">,
-  options: { discover: boolean; signal: AbortSignal; sandbox?: SandboxLauncher | undefined; model?: ModelProvider | undefined; fileIndexes?: EntryIndexes },
+  options: InspectOptions,
 ): Promise<SelectionReport> {
   const { checkSelection, providersNeeded, resolveSelection, withoutProviders } = await import("@openworker/bundle-resolver");
   registry.freeze();
@@ -76,7 +88,7 @@ async function inspect(
   let catalogs: readonly import("@openworker/bundle-resolver").McpCatalogInput[] = [];
   let skipped = new Set(needed);
   if (options.discover && needed.length > 0) {
-    const discovery = await discoverCatalogs(registry, needed, options.signal, options.sandbox);
+    const discovery = await discoverCatalogs(registry, needed, options);
     // Stopped (Ctrl-C, SIGTERM): the providers are closed and verified; report the stop, not "cancelled" problems.
     if (options.signal.aborted) throw options.signal.reason;
     catalogs = discovery.catalogs;
@@ -108,9 +120,10 @@ async function inspect(
   return { rows, problems, tools: resolved.tools };
 }
 
-async function discoverCatalogs(registry: ToolRegistry, namespaces: readonly string[], signal: AbortSignal, sandbox: SandboxLauncher | undefined) {
+async function discoverCatalogs(registry: ToolRegistry, namespaces: readonly string[], { signal, sandbox, terminal }: InspectOptions) {
   const { McpBridge } = await import("@openworker/mcp-bridge");
-  const bridge = new McpBridge(registry.providers(), sandbox ? { sandbox } : {});
+  const onProviderStart = terminal ? providerProgress((text) => terminal.note(text)) : undefined;
+  const bridge = new McpBridge(registry.providers(), { ...(sandbox ? { sandbox } : {}), ...(onProviderStart ? { onProviderStart } : {}) });
   try {
     return await bridge.openSession("openworker-cli-tools").discover(namespaces, { signal });
   } finally {

@@ -1,8 +1,9 @@
-import type { ApprovalAnswer, ApprovalPolicy, ApprovalRequest, CallReport, Runtime, Session, TurnResult } from "@openworker/runtime";
+import type { ApprovalAnswer, ApprovalPolicy, ApprovalRequest, Runtime, Session } from "@openworker/runtime";
 import type { McpInventoryRequest } from "@openworker/mcp-bridge";
 import { OpenWorkerError, type JsonValue } from "@openworker/tools-sdk";
 import { isObject } from "../setup/files.js";
 import { parsePolicy } from "../setup/policy.js";
+import { callJson, turnJson } from "../setup/report-json.js";
 import { JSON_RPC_ERRORS, JsonRpcPeer, rpcError } from "./json-rpc.js";
 
 /**
@@ -307,12 +308,3 @@ function withHarnessModelHint(runtime: Runtime, error: unknown): unknown {
   );
 }
 
-/** A call report as JSON: images stay in the harness (T4: they go only to the model). */
-function callJson(report: CallReport): Omit<CallReport, "images"> & { images: number } {
-  const { images, ...rest } = report;
-  return { ...rest, images: images.length };
-}
-
-function turnJson(result: TurnResult): unknown {
-  return { ...result, calls: result.calls.map(callJson) };
-}

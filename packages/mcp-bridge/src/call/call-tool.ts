@@ -15,7 +15,8 @@ export interface ProviderCall {
   readonly connection: ProviderConnection;
   readonly remoteName: string;
   readonly args: Record<string, unknown> | undefined;
-  readonly timeoutMs: number | undefined;
+  /** The call's bound: the provider's (M10), or lower when the caller asked. */
+  readonly timeoutMs: number;
   /** Aborted by the caller (cancellation). */
   readonly signal: AbortSignal | undefined;
   /** Undefined when nobody listens: then no progress token is requested. */
@@ -38,7 +39,7 @@ export async function callProvider(call: ProviderCall): Promise<SettledCall> {
   // A result that cannot be checked is not worth the call's effects: refused before sending.
   const unusable = output?.compile();
   if (unusable !== undefined) return failedCall(MCP_ERROR_CODES.outputInvalid, `${where(call)} was not called: ${unusable}`);
-  const timeoutMs = Math.min(call.timeoutMs ?? LIMITS.callTimeoutMs, LIMITS.callTimeoutMs);
+  const { timeoutMs } = call;
   const settlement = await connection.calls.call({ name: remoteName, args: call.args ?? EMPTY_ARGS, timeoutMs, signal: call.signal, progress: call.progress });
   if (settlement.kind === "result") {
     const parsed = parseCallToolResult(settlement.value);

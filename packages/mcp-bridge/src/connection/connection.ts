@@ -8,11 +8,12 @@ import type { CleanupFailure, CleanupLedger } from "../cleanup.js";
 import { MCP_ERROR_CODES } from "../codes.js";
 import { CallChannel } from "../call/call-channel.js";
 import { listAllTools, type ListingBounds } from "../catalog/list.js";
-import type { ResolvedOptions } from "../options.js";
+import { providerBounds, type ResolvedOptions } from "../options.js";
 import { placedCommand } from "../process/placement.js";
 import { ChildProcessTransport, OVERSIZED_RESPONSE_CODE } from "../process/stdio-transport.js";
 import { boundedFetch, isConnectionRefused } from "./bounded-fetch.js";
-import { redact } from "../redact.js";
+import { redact, redactUrl } from "../redact.js";
+import { networkFailure } from "./network-failure.js";
 import type { McpCatalogTool } from "../types.js";
 
 // The bridge answers a request itself, on the transport, when the SDK transport will not.
@@ -49,6 +50,8 @@ export class ProviderConnection {
   private changes = 0;
   private listing: Promise<Listing> | undefined;
   private closing: Promise<void> | undefined;
+  /** A streamable-HTTP provider's URL as messages show it (redacted, E6); undefined for stdio. */
+  private url: string | undefined;
   /** Where `tools/call` requests go (the SDK client keeps the handshake, listings and notifications). */
   readonly calls: CallChannel;
 
@@ -206,7 +209,8 @@ export class ProviderConnection {
       connection.changes++;
     });
     client.onclose = () => connection.ended("the connection closed");
-    await connection.handshake(options.connectTimeoutMs, signal);
+    if (definition.transport === "streamable_http") connection.url = redactUrl(definition.url);
+    await connection.handshake(providerBounds(definition, options).connectTimeoutMs, signal);
     return connection;
   }
 
@@ -225,7 +229,12 @@ export class ProviderConnection {
     });
     try {
       const outcome = await Promise.race([this.client.connect(this.transport, { signal: controller.signal, timeout: timeoutMs }), timedOut]);
-      if (outcome === "timeout") throw this.connectError(MCP_ERROR_CODES.connectTimeout, `did not finish initialize within ${timeoutMs} ms`);
+      if (outcome === "timeout") {
+        throw this.connectError(
+          MCP_ERROR_CODES.connectTimeout,
+          `did not finish initialize within ${timeoutMs} ms (its connect bound: for a provider that starts slowly, raise connectTimeoutMs in its servers.json entry or registerMcp definition)`,
+        );
+      }
       if (!this.live) throw this.connectError(MCP_ERROR_CODES.connectFailed, this.endReason ?? "the connection closed during initialize");
       this.calls.attach();
       this.noteDescendants();
@@ -246,6 +255,8 @@ export class ProviderConnection {
       const where = this.transport instanceof ChildProcessTransport ? ` ${this.transport.describeStart()}` : "";
       return this.connectError(MCP_ERROR_CODES.spawnFailed, `could not start its program${where} (${code}); check the provider's program path, cwd and permissions`, error);
     }
+    const network = this.url === undefined ? undefined : networkFailure(error);
+    if (network !== undefined) return this.connectError(MCP_ERROR_CODES.providerUnreachable, `at ${this.url} is unreachable: ${network}`, error);
     return this.connectError(MCP_ERROR_CODES.connectFailed, `initialize failed: ${this.describe(error)}`, error);
   }
 
@@ -275,6 +286,9 @@ export class ProviderConnection {
   /** A message for an error from this connection, with configured secrets removed (E6). */
   describe(error: unknown): string {
     let text = error instanceof Error ? error.message : String(error);
+    // fetch says only "fetch failed"; its cause says why (refused, DNS, TLS, reset).
+    const network = this.url === undefined ? undefined : networkFailure(error);
+    if (network !== undefined) text = `${this.url} is unreachable: ${network}`;
     if (error instanceof StreamableHTTPError && typeof error.code === "number" && !text.includes(String(error.code))) text += ` (HTTP ${error.code})`;
     const exit = this.transport instanceof ChildProcessTransport ? this.transport.exit : undefined;
     const exitNote = exit && !/exited/.test(text) ? ` (process exited with ${exit.signal ?? `code ${exit.code}`})` : "";

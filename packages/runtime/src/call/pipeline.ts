@@ -142,7 +142,7 @@ async function decideAndRun(
     const message =
       request.qualifiedName === undefined
         ? `no selected tool has the alias ${JSON.stringify(shownAlias(environment, request.alias))}; use only the tools you were given`
-        : `no selected tool is named ${JSON.stringify(shownAlias(environment, request.qualifiedName))}; names are exact (N7), see the session's selection${aliasHint(selection, request.qualifiedName)}`;
+        : `no selected tool is named ${JSON.stringify(shownAlias(environment, request.qualifiedName))}; names are exact, see the session's selection${aliasHint(selection, request.qualifiedName)}`;
     return refuse(environment, request, undefined, RUNTIME_ERROR_CODES.UNKNOWN_TOOL, message);
   }
   if (!parsed.ok) {

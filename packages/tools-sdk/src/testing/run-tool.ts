@@ -50,7 +50,7 @@ export async function runTool(tool: Tool, args: unknown, options: RunToolOptions
   if (placement !== undefined && placement !== "host") {
     throw new OpenWorkerError(
       placement === "sandbox" ? "NATIVE_SANDBOX_PLACEMENT" : "PLACEMENT_INVALID",
-      `native tool ${JSON.stringify(descriptor.name)}: its descriptor gives placement ${JSON.stringify(placement)}; native tools are trusted host code and always run on "host" (A4), so the registry refuses it`,
+      `native tool ${JSON.stringify(descriptor.name)}: its descriptor gives placement ${JSON.stringify(placement)}; native tools are trusted host code and always run on "host", so the registry refuses it: remove the placement, or ship code that needs isolation as an MCP server the host can run in a sandbox`,
       { details: { name: descriptor.name, placement } },
     );
   }

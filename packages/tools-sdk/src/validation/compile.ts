@@ -8,7 +8,7 @@ import { clip } from "../text.js";
 import { undeclaredDialect } from "./dialect.js";
 import { schemaFingerprint } from "./fingerprint.js";
 import { linearRegExp, UnsupportedPatternError } from "./linear-pattern.js";
-import { invalidSchemaReason, mismatchMessage, toIssue } from "./messages.js";
+import { invalidSchemaReason, mismatchMessage, toIssues } from "./messages.js";
 import { checkSchemaBounds, schemaTooLarge } from "./schema-bounds.js";
 import { useLinearUniqueItems } from "./unique-items.js";
 
@@ -269,7 +269,7 @@ function compile(schema: JsonSchema, toolName: string, fingerprint: string): Com
     fingerprint,
     check(args) {
       if (validate(args)) return { ok: true };
-      const issues = (validate.errors ?? []).map(toIssue);
+      const issues = toIssues(validate.errors ?? []);
       return { ok: false, message: mismatchMessage(issues), issues };
     },
   };

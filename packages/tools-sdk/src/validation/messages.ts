@@ -16,9 +16,58 @@ export const JSON_SCHEMA_TYPES: readonly string[] = Object.freeze(["array", "boo
 const TYPEBOX_JAVASCRIPT_TYPES = new Set(["bigint", "undefined", "symbol", "void", "function", "constructor"]);
 
 /**
+ * The reasons arguments do not match, as the model reads them ({@link toIssue}), with
+ * each failed union of literals told as one issue that names its values.
+ *
+ * ajv reports a failed `anyOf` (or `oneOf`) as one error per branch and then the `anyOf`
+ * error itself, all together: for `Type.Union([Type.Literal("kg"), Type.Literal("lb")])`,
+ * "must be equal to constant" twice (with a "must be string" per branch for a number) and
+ * "must match a schema in anyOf". When every branch of the union failed only on its
+ * `const`, those become `must be equal to one of the allowed values: "kg", "lb"`, as for an
+ * `enum`. Any other union keeps ajv's errors.
+ */
+export function toIssues(errors: readonly ErrorObject[]): ArgumentIssue[] {
+  const issues: ArgumentIssue[] = [];
+  const sources: ErrorObject[] = [];
+  for (const error of errors) {
+    const union = error.keyword === "anyOf" || (error.keyword === "oneOf" && (error.params as { passingSchemas?: unknown }).passingSchemas == null);
+    const first = union ? literalBranchesStart(sources, error) : -1;
+    if (first >= 0) {
+      const values = sources.slice(first).flatMap((branch) => (branch.keyword === "const" ? [(branch.params as { allowedValue?: unknown }).allowedValue] : []));
+      issues.length = sources.length = first;
+      issues.push({ path: error.instancePath, message: `must be equal to one of the allowed values: ${allowedValues(values)}` });
+    } else issues.push(toIssue(error));
+    sources.push(error);
+  }
+  return issues;
+}
+
+/**
+ * Where the branch errors of a failed union start in `before`, when every branch is a
+ * literal: the errors just before it, at the same value, are `const` (or `type`) errors of
+ * its branches `0…n`, each branch with its `const`. Otherwise -1.
+ */
+function literalBranchesStart(before: readonly ErrorObject[], union: ErrorObject): number {
+  const prefix = `${union.schemaPath}/`;
+  const branches = new Set<number>();
+  const typed = new Set<number>();
+  let start = before.length;
+  while (start > 0) {
+    const branch = before[start - 1]!;
+    if (branch.instancePath !== union.instancePath || !branch.schemaPath.startsWith(prefix)) break;
+    const match = /^(\d+)\/(const|type)$/.exec(branch.schemaPath.slice(prefix.length));
+    if (!match || match[2] !== branch.keyword) return -1;
+    (branch.keyword === "const" ? branches : typed).add(Number(match[1]));
+    start--;
+  }
+  if (branches.size === 0 || [...typed].some((index) => !branches.has(index))) return -1;
+  for (let index = 0; index < branches.size; index++) if (!branches.has(index)) return -1;
+  return start;
+}
+
+/**
  * One reason arguments do not match, as the model reads it: ajv's message, with the
- * property it did not expect, or the values it allows (`enum`, `const`, a TypeBox union
- * of literals), bounded in length.
+ * property it did not expect, or the values it allows (`enum`, `const`), bounded in length.
  */
 export function toIssue(error: ErrorObject): ArgumentIssue {
   const params = error.params as { additionalProperty?: string; allowedValues?: unknown; allowedValue?: unknown };
