@@ -237,7 +237,7 @@ describe("the release, installed by name outside the workspace", () => {
     const { stdout } = await expectSuccess(node([path.join(project.checks, "check-config-files.mjs")], project.host));
     expect(JSON.parse(stdout)).toEqual({
       coworker: "Glossary helper",
-      selection: { version: 3, tools: ["glossary.lookup", "glossary.diagram", "notes.list_notes"] },
+      selection: { version: 3, tools: ["glossary.lookup", "glossary.diagram", "notes.list_notes", "memory.read_graph"] },
       servers: ["tickets:stdio", "wiki:streamable_http"],
       policy: "my-host",
       scriptSteps: 2,
@@ -255,6 +255,19 @@ describe("the release, installed by name outside the workspace", () => {
       }
     }
   }, 180_000);
+
+  it("M1 A3 the guide's run takes a turn in which the model calls the partner's tool and a published MCP server (server-memory), and the journal verifies", async () => {
+    const journal = path.join(project.host, "run-turn.db");
+    const args = ["dist/host.js", "run", "--bundle", "coworker", "--script", "script.json", "--policy", "policy.json", "--approve", "no", "--message", "What is an alias?", "--json", "--journal", journal];
+    const report = JSON.parse((await expectSuccess(node(args, project.host))).stdout) as { completed: boolean; text: string; unavailableProviders: unknown[]; calls: { qualifiedName: string; outcome: string; json?: unknown }[] };
+    expect(report).toMatchObject({ completed: true, text: "An alias is the name the model sees for a tool.", unavailableProviders: [] });
+    expect(report.calls.map((call) => [call.qualifiedName, call.outcome])).toEqual([
+      ["glossary.lookup", "succeeded"],
+      ["memory.read_graph", "succeeded"],
+    ]);
+    expect(report.calls[1]!.json).toMatchObject({ entities: [], relations: [] });
+    await expectSuccess(node(["dist/host.js", "journal", "verify", "--journal", journal], project.host));
+  }, 60_000);
 
   it("the host guide's stdio harness transcript gets a result for every request, in order", async () => {
     const peer = new LinePeer(project.host, ["dist/host.js", "serve", "--stdio"]);

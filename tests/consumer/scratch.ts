@@ -26,6 +26,7 @@ export interface ScratchProject {
 export const OWN_DEPENDENCIES = {
   typebox: "1.4.3",
   "@modelcontextprotocol/sdk": "1.32.2",
+  "@modelcontextprotocol/server-memory": "2026.8.31",
   zod: "4.6.7",
 };
 export const OWN_DEV_DEPENDENCIES = { typescript: "5.9.3", "@types/node": "24.19.4", tsup: "8.5.1" };

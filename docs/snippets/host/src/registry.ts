@@ -1,3 +1,4 @@
+import { createRequire } from "node:module";
 import path from "node:path";
 import { ToolRegistry } from "@openworker/registry";
 import { memoryGlossary, register as registerGlossaryTools } from "glossary-tools";
@@ -18,6 +19,13 @@ export function createRegistry(): ToolRegistry {
     namespace: "notes",
     program: process.execPath,
     args: [path.join(import.meta.dirname, "..", "notes-server.mjs")],
+  });
+  // A published MCP server, installed as one of the host's dependencies.
+  registry.registerMcp({
+    namespace: "memory",
+    program: process.execPath,
+    args: [createRequire(import.meta.url).resolve("@modelcontextprotocol/server-memory/dist/index.js")],
+    env: { MEMORY_FILE_PATH: path.join(import.meta.dirname, "..", "memory.jsonl") },
   });
   return registry;
 }
