@@ -17,6 +17,39 @@ describe("result normalization (E3, T4)", () => {
     expect(settled.output?.text).toBe("look");
   });
 
+  it("T4 M7 image bytes a server mirrors into structuredContent become the placeholder of the one image delivered, in the JSON and the model text", () => {
+    const mirrored = { content: [{ type: "image", mimeType: "image/png", data: PNG }] };
+    const settled = normalizeCallResult({ content: [{ type: "image", mimeType: "image/png", data: PNG }], structuredContent: mirrored });
+    expect(settled.outcome).toBe("succeeded");
+    expect(settled.output?.images).toHaveLength(1);
+    expect(settled.output?.json).toEqual({ content: [{ type: "image", mimeType: "image/png", image: 0 }] });
+    expect(settled.output?.text).not.toContain(PNG);
+    expect(JSON.stringify(settled.output?.json)).not.toContain(PNG);
+  });
+
+  it("T4 M7 audio, binary resources and images found only in structuredContent keep no bytes in the JSON or the text; a text block serializing it is read without them", () => {
+    const structuredContent = {
+      frame: { type: "image", mimeType: "image/png", data: PNG },
+      clips: [{ type: "audio", mimeType: "audio/wav", data: "UklGRiQAAABXQVZF" }],
+      file: { type: "resource", resource: { uri: "file:///x.bin", blob: "AAAAAAAA" } },
+      note: "kept",
+    };
+    const settled = normalizeCallResult({ content: [{ type: "text", text: JSON.stringify(structuredContent) }], structuredContent });
+    expect(settled.outcome).toBe("succeeded");
+    expect(settled.output?.images.map((image) => image.mimeType)).toEqual(["image/png"]);
+    expect(settled.output?.json).toEqual({
+      frame: { type: "image", mimeType: "image/png", image: 0 },
+      clips: [{ type: "audio", mimeType: "audio/wav", bytes: 12, delivered: false }],
+      file: { type: "resource", resource: { uri: "file:///x.bin", bytes: 6, delivered: false } },
+      note: "kept",
+    });
+    for (const bytes of [PNG, "UklGRiQAAABXQVZF", "AAAAAAAA"]) {
+      expect(settled.output?.text).not.toContain(bytes);
+      expect(JSON.stringify(settled.output?.json)).not.toContain(bytes);
+    }
+    expect(JSON.parse(settled.output!.text)).toEqual(settled.output?.json);
+  });
+
   it("T4 a valid MCP image of a type the model is not given (svg) is a placeholder, not base64 in JSON, and the rest of the result stands", () => {
     const settled = normalizeCallResult({ content: [{ type: "text", text: "the chart:" }, { type: "image", mimeType: "image/svg+xml", data: PNG }] });
     expect(settled.outcome).toBe("succeeded");

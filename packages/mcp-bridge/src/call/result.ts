@@ -28,21 +28,32 @@ type ContentBlock = CallToolResult["content"][number];
  * With no such block (no content, or only delivered images) it is the JSON. The text is
  * bounded like the result (E3). `isError: true` is a tool error (`failed`,
  * `MCP_TOOL_ERROR`) carrying that text.
+ *
+ * Servers mirror content blocks into `structuredContent` (an image's base64 under
+ * `{ type: "image", data }`): the bytes of images, audio and binary resources anywhere in
+ * it are taken out as in content (T4), an image the content already carries is delivered
+ * once, and a text block that serializes `structuredContent` is read as the JSON without them.
  */
 export function normalizeCallResult(result: CallToolResult): SettledCall {
   const content = Array.isArray(result.content) ? result.content : [];
   const lines: string[] = [];
-  const images: ToolImage[] = [];
+  const media: Media = { images: [], indexOf: new Map() };
+  const images = media.images;
   const blocks: JsonValue[] = [];
-  for (const block of content) blocks.push(convertBlock(block, lines, images));
+  for (const block of content) blocks.push(convertBlock(block, lines, media));
 
   if (result.isError === true) {
     const message = lines.join("\n") || (result.structuredContent ? JSON.stringify(result.structuredContent) : "the tool reported an error without a message");
     return { outcome: "failed", error: { code: MCP_ERROR_CODES.toolError, message: boundErrorMessage(message) } };
   }
 
-  const structured = result.structuredContent;
-  const json: JsonValue = structured !== undefined ? (structured as JsonObject) : { content: blocks };
+  const structured = result.structuredContent === undefined ? undefined : (withoutMediaBytes(result.structuredContent, media, 0) as JsonObject);
+  // What a text block that serializes structuredContent says, read back without the bytes.
+  const serialized = structured === undefined ? undefined : JSON.stringify(result.structuredContent);
+  if (serialized !== undefined && structured !== result.structuredContent) {
+    for (let index = 0; index < lines.length; index++) if (lines[index] === serialized) lines[index] = JSON.stringify(structured);
+  }
+  const json: JsonValue = structured !== undefined ? structured : { content: blocks };
   const normalized = normalizeToolOutput({ json, images });
   if (!normalized.ok) {
     if ("breach" in normalized) return breachOf(normalized.breach);
@@ -53,7 +64,7 @@ export function normalizeCallResult(result: CallToolResult): SettledCall {
   let text = lines.join("\n");
   // Beside structured content the model gets the server's words and the data: the JSON is
   // added unless a text block already is its serialization (the SDK's servers write one).
-  if (structured !== undefined && !isSerializedIn(content, JSON.stringify(structured))) text += `\n${output.text}`;
+  if (structured !== undefined && !isSerializedIn(content, serialized!)) text += `\n${output.text}`;
   // The text is bounded as the result is (E3): its bracketed notes are longer than the
   // placeholders they stand for, and content beside structured content is outside the JSON.
   const bytes = utf8Bytes(text);
@@ -99,27 +110,78 @@ function breachOf(breach: LimitBreach): SettledCall {
   return { outcome: "limit_exceeded", breach, error: { code: FAULT_CODES.limitExceeded, message: breach.message } };
 }
 
+/** The images a result delivers, and the index of each by its base64 (one delivery for the same bytes). */
+interface Media {
+  readonly images: ToolImage[];
+  readonly indexOf: Map<string, number>;
+}
+
+/** The index of an image to deliver, added the first time its bytes are seen. */
+function deliverImage(media: Media, mimeType: string, data: string): number {
+  const key = `${mimeType} ${data}`;
+  const seen = media.indexOf.get(key);
+  if (seen !== undefined) return seen;
+  media.images.push({ mimeType, data: decodeBase64(data) });
+  media.indexOf.set(key, media.images.length - 1);
+  return media.images.length - 1;
+}
+
+/** Deeper than this, a value is left as it is: the result's JSON check refuses it anyway. */
+const MEDIA_WALK_DEPTH = 130;
+
+/**
+ * `value` (a result's structuredContent) with the bytes of every image, audio clip and
+ * binary resource in it replaced by the placeholders content gets: the same object when
+ * there were none.
+ */
+function withoutMediaBytes(value: unknown, media: Media, depth: number): unknown {
+  if (value === null || typeof value !== "object" || depth > MEDIA_WALK_DEPTH) return value;
+  if (Array.isArray(value)) {
+    let changed: unknown[] | undefined;
+    for (let index = 0; index < value.length; index++) {
+      const item = withoutMediaBytes(value[index], media, depth + 1);
+      if (item !== value[index]) (changed ??= value.slice())[index] = item;
+    }
+    return changed ?? value;
+  }
+  const record = value as Record<string, unknown>;
+  if ((record.type === "image" || record.type === "audio") && typeof record.data === "string" && typeof record.mimeType === "string") {
+    return convertMediaBlock(record.type, record.mimeType, record.data, undefined, media);
+  }
+  if (record.type === "resource" && record.resource !== null && typeof record.resource === "object" && typeof (record.resource as { blob?: unknown }).blob === "string") {
+    const { blob, ...rest } = record.resource as Record<string, unknown>;
+    return { type: "resource", resource: { ...withoutMeta(rest as JsonObject), bytes: base64Bytes(blob as string), delivered: false } };
+  }
+  let changed: Record<string, unknown> | undefined;
+  for (const key of Object.keys(record)) {
+    const item = withoutMediaBytes(record[key], media, depth + 1);
+    if (item !== record[key]) (changed ??= { ...record })[key] = item;
+  }
+  return changed ?? value;
+}
+
+/** An image or audio block as the JSON keeps it (bytes out, T4); its note for the model, if any, is pushed to `lines`. */
+function convertMediaBlock(type: "image" | "audio", mimeType: string, data: string, lines: string[] | undefined, media: Media): JsonObject {
+  if (type === "image" && IMAGE_MIME_TYPES.includes(mimeType)) return { type: "image", mimeType, image: deliverImage(media, mimeType, data) };
+  const bytes = base64Bytes(data);
+  lines?.push(
+    type === "image"
+      ? `[image ${mimeType}, ${bytes} bytes: not delivered; only ${IMAGE_MIME_TYPES.join(", ")} images reach the model]`
+      : `[audio ${mimeType}, ${bytes} bytes: not delivered; audio does not reach the model]`,
+  );
+  return { type, mimeType, bytes, delivered: false };
+}
+
 /** One content block as the JSON keeps it; its text for the model, if any, is pushed to `lines`. */
-function convertBlock(block: ContentBlock, lines: string[], images: ToolImage[]): JsonValue {
+function convertBlock(block: ContentBlock, lines: string[], media: Media): JsonValue {
   switch (block.type) {
     case "text":
       lines.push(block.text);
       return { type: "text", text: block.text };
-    case "image": {
-      if (!IMAGE_MIME_TYPES.includes(block.mimeType)) {
-        // A valid MCP image the model is not given (svg, bmp…): the rest of the result stands.
-        const bytes = base64Bytes(block.data);
-        lines.push(`[image ${block.mimeType}, ${bytes} bytes: not delivered; only ${IMAGE_MIME_TYPES.join(", ")} images reach the model]`);
-        return { type: "image", mimeType: block.mimeType, bytes, delivered: false };
-      }
-      images.push({ mimeType: block.mimeType, data: decodeBase64(block.data) });
-      return { type: "image", mimeType: block.mimeType, image: images.length - 1 };
-    }
-    case "audio": {
-      const bytes = base64Bytes(block.data);
-      lines.push(`[audio ${block.mimeType}, ${bytes} bytes: not delivered; audio does not reach the model]`);
-      return { type: "audio", mimeType: block.mimeType, bytes, delivered: false };
-    }
+    // A valid MCP image the model is not given (svg, bmp…) and audio are noted: the rest of the result stands.
+    case "image":
+    case "audio":
+      return convertMediaBlock(block.type, block.mimeType, block.data, lines, media);
     case "resource_link": {
       const link = withoutMeta(block as unknown as JsonObject);
       lines.push(`[resource link ${describeResource(block)}${typeof block.description === "string" ? `: ${block.description}` : ""}]`);
