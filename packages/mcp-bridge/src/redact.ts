@@ -84,7 +84,7 @@ export function redact(text: string, secrets: readonly string[]): string {
 // `scheme://user:password@host`: the password runs to the last "@" of the authority (some
 // drivers accept a raw "@" in it); the scheme is bounded so that a long word costs no more
 // than a short one.
-const URL_CREDENTIALS = /([A-Za-z][A-Za-z0-9+.-]{0,31}:\/\/[^\s:@/?#"<>]*:)[^\s/?#"<>]+@/g;
+const URL_CREDENTIALS = /([A-Za-z][A-Za-z0-9+.-]{0,31}:\/\/[^\s:@/?#"<>]*:)([^\s/?#"<>]+)@/g;
 
 /**
  * Masks the password of every `scheme://user:password@host` in `text` (E6): a URL with
@@ -136,9 +136,9 @@ function readArgs(args: readonly string[]): ArgReading[] {
   return readings;
 }
 
+/** The password of the first `scheme://user:password@host` in `arg` (what {@link redactUrlCredentials} masks). */
 function urlPassword(arg: string): string {
-  const match = /:\/\/[^\s:@/?#"<>]*:([^\s/?#"<>]+)@/.exec(arg);
-  return match ? match[1]! : "";
+  return new RegExp(URL_CREDENTIALS.source).exec(arg)?.[2] ?? "";
 }
 
 /** The credentials a stdio launch's arguments carry: each named value, token and URL password. */

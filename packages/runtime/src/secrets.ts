@@ -54,30 +54,41 @@ export class Redactor {
   private walk(value: unknown): unknown {
     if (typeof value === "string") return this.text(value);
     if (Array.isArray(value)) {
-      let changed = false;
-      const out = value.map((item) => {
-        const next = this.walk(item);
-        if (next !== item) changed = true;
-        return next;
-      });
-      return changed ? out : value;
+      let out: unknown[] | undefined;
+      for (let index = 0; index < value.length; index++) {
+        const next = this.walk(value[index]);
+        if (next !== value[index]) (out ??= value.slice())[index] = next;
+      }
+      return out ?? value;
     }
     if (typeof value === "object" && value !== null) {
-      let changed = false;
-      const out: Record<string, unknown> = {};
-      for (const [key, item] of Object.entries(value)) {
+      // Every result goes through here: the copy is made only once something changed.
+      const entries = Object.entries(value);
+      let out: Record<string, unknown> | undefined;
+      for (let index = 0; index < entries.length; index++) {
+        const [key, item] = entries[index]!;
         const nextKey = this.text(key);
         const next = this.walk(item);
-        if (next !== item || nextKey !== key) changed = true;
-        // An own "__proto__" key (JSON.parse makes one) stays a key: assigned, it would set
-        // the copy's prototype and vanish from what is journaled.
-        if (nextKey === "__proto__") Object.defineProperty(out, nextKey, { value: next, enumerable: true, writable: true, configurable: true });
-        else out[nextKey] = next;
+        if (out === undefined) {
+          if (next === item && nextKey === key) continue;
+          out = {};
+          for (let earlier = 0; earlier < index; earlier++) assign(out, entries[earlier]![0], entries[earlier]![1]);
+        }
+        assign(out, nextKey, next);
       }
-      return changed ? out : value;
+      return out ?? value;
     }
     return value;
   }
+}
+
+/**
+ * Sets `key` on a copy. An own "__proto__" key (JSON.parse makes one) stays a key:
+ * assigned, it would set the copy's prototype and vanish from what is journaled.
+ */
+function assign(out: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === "__proto__") Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+  else out[key] = value;
 }
 
 function escapeRegExp(text: string): string {

@@ -48,10 +48,12 @@ export function normalizeCallResult(result: CallToolResult): SettledCall {
   }
 
   const structured = result.structuredContent === undefined ? undefined : (withoutMediaBytes(result.structuredContent, media, 0) as JsonObject);
-  // What a text block that serializes structuredContent says, read back without the bytes.
-  const serialized = structured === undefined ? undefined : JSON.stringify(result.structuredContent);
+  // The server's serialization of structuredContent, which a text block may be (read back
+  // without the bytes): only results with text blocks pay for it.
+  const serialized = structured === undefined || lines.length === 0 ? undefined : JSON.stringify(result.structuredContent);
   if (serialized !== undefined && structured !== result.structuredContent) {
-    for (let index = 0; index < lines.length; index++) if (lines[index] === serialized) lines[index] = JSON.stringify(structured);
+    const withoutBytes = JSON.stringify(structured);
+    for (let index = 0; index < lines.length; index++) if (lines[index] === serialized) lines[index] = withoutBytes;
   }
   const json: JsonValue = structured !== undefined ? structured : { content: blocks };
   const normalized = normalizeToolOutput({ json, images });

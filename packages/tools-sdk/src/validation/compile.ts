@@ -205,7 +205,8 @@ function remember(fingerprint: string, entry: Compiled): void {
 export function compileInputSchema(schema: JsonSchema, toolName = "(unnamed)", options: CompileOptions = {}): ArgumentValidator {
   // Before the fingerprint, whose sorting of a 500,000-key map alone costs 1.5 s; once per
   // schema object, so a cache hit on the same object costs what it did.
-  if (typeof schema === "object" && schema !== null && !withinBounds.has(schema)) {
+  const checkedNow = typeof schema === "object" && schema !== null && !withinBounds.has(schema);
+  if (checkedNow) {
     checkSchemaBounds(schema, toolName);
     withinBounds.add(schema);
   }
@@ -219,7 +220,7 @@ export function compileInputSchema(schema: JsonSchema, toolName = "(unnamed)", o
   }
   let known = cache.get(fingerprint);
   if (!known) {
-    known = compile(schema, toolName, fingerprint);
+    known = compile(schema, toolName, fingerprint, checkedNow);
   } else if (cacheInsertions - known.insertedAt >= SCHEMA_CACHE_LIMIT / 2) {
     cache.delete(fingerprint);
     remember(fingerprint, known);
@@ -228,7 +229,8 @@ export function compileInputSchema(schema: JsonSchema, toolName = "(unnamed)", o
   return known.validator;
 }
 
-function compile(schema: JsonSchema, toolName: string, fingerprint: string): Compiled {
+/** `boundsChecked`: this call walked the schema's bounds already; otherwise (an object seen before, perhaps changed in place since) they are walked here. */
+function compile(schema: JsonSchema, toolName: string, fingerprint: string, boundsChecked: boolean): Compiled {
   if (typeof schema !== "object" || schema === null || Array.isArray(schema) || schema.type !== "object") {
     throw new OpenWorkerError(
       "SCHEMA_INVALID",
@@ -236,7 +238,7 @@ function compile(schema: JsonSchema, toolName: string, fingerprint: string): Com
       { details: { tool: toolName } },
     );
   }
-  checkSchemaBounds(schema, toolName);
+  if (!boundsChecked) checkSchemaBounds(schema, toolName);
   const engine = engineFor(schema, toolName);
   let validate: ValidateFunction;
   const formats: UnknownFormat[] = [];
