@@ -1,15 +1,17 @@
 // Throughput and latency of MCP calls through the bridge against the raw SDK client on
-// the same server (with the client and server CPU each side costs per call), and parallel
-// discovery of 10 providers × 500 tools. Prints figures;
+// the same 2025-era server (with the client and server CPU each side costs per call), the
+// bridge's CPU per call to a 2026-07-28 server, and parallel discovery of 10 providers ×
+// 500 tools. Prints figures;
 // asserts nothing. Run `pnpm --filter @openworker/mcp-bridge bench` after a build.
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { Client } from "@modelcontextprotocol/client";
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { McpBridge } from "../dist/index.js";
 import { childStats, processCpuMicros as processCpu } from "../../../scripts/proc-stats.mjs";
 
-const server = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../test/fixtures/big-catalog.mjs");
+const fixtures = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../test/fixtures");
+const server = path.join(fixtures, "big-catalog.mjs");
 const SEQUENTIAL = Number(process.env.BENCH_SEQUENTIAL ?? 2000);
 const PARALLEL_TOTAL = Number(process.env.BENCH_PARALLEL ?? 8000);
 const IN_FLIGHT = 32;
@@ -131,5 +133,24 @@ async function discovery() {
   console.log(`  raw SDK clients ${median(rawTimes).toFixed(0)} ms   bridge ${median(bridgeTimes).toFixed(0)} ms (with per-tool fingerprints)`);
 }
 
+// The bridge's calls to a server on protocol 2026-07-28, which go through the SDK's client.
+async function modernCalls() {
+  const bridge = new McpBridge([{ transport: "stdio", namespace: "modern", program: process.execPath, args: [path.join(fixtures, "modern-only.mjs")] }]);
+  const session = bridge.openSession("modern");
+  await session.discover(["modern"]);
+  const call = async () => {
+    const result = await session.callTool("modern", "echo", { text: "ping" }, {});
+    if (result.outcome !== "succeeded") throw new Error(`modern call ${result.outcome}: ${result.error?.message}`);
+  };
+  const side = { latencies: [], seconds: 0, cpu: 0, calls: 0, serverPid: undefined, serverCpu: 0 };
+  for (let i = 0; i < 300; i++) await call();
+  for (let round = 0; round < SLICES; round++) await slice(call, SEQUENTIAL / SLICES, PARALLEL_TOTAL / SLICES, side);
+  await bridge.dispose();
+  await bridge.joinCleanup();
+  console.log("calls to a 2026-07-28 server (through the SDK's client)");
+  console.log(`  sequential p50 ${median(side.latencies).toFixed(3)} ms   ${IN_FLIGHT}-in-flight ${(side.calls / side.seconds).toFixed(0)} calls/s   client CPU/call ${(side.cpu / side.calls).toFixed(1)} µs`);
+}
+
 await calls();
+await modernCalls();
 await discovery();

@@ -19,6 +19,8 @@ export type {
   McpCallResult,
   McpCatalog,
   McpCatalogTool,
+  McpToolIcon,
+  McpWithheldTool,
   ProviderDiagnostic,
   UnavailableProvider,
 } from "./types.js";

@@ -1,5 +1,5 @@
-import type { JsonSchema } from "@openworker/tools-sdk";
-import type { McpCatalog } from "./types.js";
+import type { JsonObject, JsonSchema, JsonValue } from "@openworker/tools-sdk";
+import type { McpCatalog, McpToolIcon } from "./types.js";
 
 /** One server of the inventory. */
 export interface McpInventoryServer {
@@ -11,6 +11,8 @@ export interface McpInventoryServer {
   readonly launchSummary: string;
   /** Tools published plus tools denied for the session. */
   readonly toolCount: number;
+  /** The MCP revision its connection negotiated (M6). */
+  readonly protocolVersion?: string;
 }
 
 /** One tool row of the inventory, raw names preserved. */
@@ -22,6 +24,12 @@ export interface McpInventoryTool {
   readonly title?: string;
   readonly description?: string;
   readonly inputSchema: JsonSchema;
+  /** The tool's MCP annotations (`readOnlyHint`, `destructiveHint`, `title`, …) as published, strings redacted. */
+  readonly annotations?: JsonValue;
+  /** Its icons, bounded as the catalog keeps them (`McpCatalogTool.icons`). */
+  readonly icons?: readonly McpToolIcon[];
+  /** Its `_meta`, bounded and redacted as the catalog keeps it (`McpCatalogTool._meta`). */
+  readonly _meta?: JsonObject;
   /** What to show when there is no description: the tool name. */
   readonly fallbackDescription: string;
   /** Set on rows of `sessionDeniedTools`. */
@@ -117,6 +125,9 @@ export function buildInventory(
         ...(tool.title === undefined ? {} : { title: tool.title }),
         ...(tool.description === undefined ? {} : { description: tool.description }),
         inputSchema: tool.inputSchema,
+        ...(tool.annotations === undefined ? {} : { annotations: tool.annotations }),
+        ...(tool.icons === undefined ? {} : { icons: tool.icons }),
+        ...(tool._meta === undefined ? {} : { _meta: tool._meta }),
         fallbackDescription: tool.description || tool.name,
         ...(deniedNames.has(tool.name) ? { deniedBySession: true as const } : {}),
       };
@@ -126,7 +137,9 @@ export function buildInventory(
     for (const toolName of unpublishedDenials) {
       denied.push({ serverName, safeServerName, toolName, inputSchema: { type: "object" }, fallbackDescription: toolName, deniedBySession: true });
     }
-    servers[serverName] = { serverName, safeServerName, launchSummary: launchSummary(serverName), toolCount: published.size + unpublishedDenials.length };
+    servers[serverName] = { serverName, safeServerName, launchSummary: launchSummary(serverName), toolCount: published.size + unpublishedDenials.length,
+      ...(catalog.protocolVersion === undefined ? {} : { protocolVersion: catalog.protocolVersion }),
+    };
   }
   return { version: 1, generatedAt: Date.now(), servers, tools, ...(denied.length > 0 ? { sessionDeniedTools: denied } : {}) };
 }

@@ -5,7 +5,7 @@ import { createBoundedProgress, onAbort, untilAborted, withProgressLimit } from 
 import { callProvider } from "./call/call-tool.js";
 import { failedCall, type SettledCall } from "./call/result.js";
 import { OutputContract } from "./call/validate.js";
-import { buildCatalog } from "./catalog/catalog.js";
+import { buildCatalog, offeredTools } from "./catalog/catalog.js";
 import { CleanupLedger } from "./cleanup.js";
 import { MCP_ERROR_CODES } from "./codes.js";
 import { ProviderConnection } from "./connection/connection.js";
@@ -13,7 +13,7 @@ import { providerBounds, type ResolvedOptions } from "./options.js";
 import type { StartGate } from "./process/start-gate.js";
 import { redact } from "./redact.js";
 import { announceStart } from "./start-events.js";
-import type { DiscoveryResult, McpCallOptions, McpCallResult, McpCatalog, McpCatalogTool, ProviderDiagnostic, UnavailableProvider } from "./types.js";
+import type { DiscoveryResult, McpCallOptions, McpCallResult, McpCatalog, McpCatalogTool, McpWithheldTool, ProviderDiagnostic, UnavailableProvider } from "./types.js";
 
 /**
  * One runtime session's view of its MCP providers: the connections it bound (started
@@ -34,8 +34,10 @@ export interface McpSession {
   /**
    * Connects each namespace's provider (lazily, once; again after a crash) and lists
    * its tools, all in parallel (M2). A provider that fails is reported in
-   * `unavailable` and never blocks or fails the others. Rejects only when the session
-   * is closed.
+   * `unavailable` and never blocks or fails the others. A tool that requires MCP tasks
+   * is withheld: left out of the catalog's `tools` (so neither a bundle nor a call can
+   * reach it), listed in its `withheldTools` and named in a diagnostic. Rejects only when
+   * the session is closed.
    */
   discover(namespaces: readonly string[], options?: { readonly signal?: AbortSignal }): Promise<DiscoveryResult>;
   /**
@@ -171,6 +173,7 @@ export class BridgeSession implements McpSession {
       this.current.set(namespace, { catalog, tools: callableTools(catalog.tools, this.current.get(namespace)?.tools), connection, discoveredAt: Date.now(), listedAt });
       const diagnostics = connection.diagnostics().map((message) => ({ namespace, message }));
       if (renewed) diagnostics.push({ namespace, message: `the server no longer knew its MCP session (HTTP 404: the service restarted or expired it); a new session was started` });
+      if (catalog.withheldTools.length > 0) diagnostics.push({ namespace, message: redact(withheldMessage(namespace, catalog.withheldTools), this.host.secrets(namespace)) });
       return { ok: true, catalog, diagnostics };
     } catch (error) {
       const cancelled = () => unavailable(namespace, MCP_ERROR_CODES.discoveryCancelled, `discovery of MCP provider "${namespace}" was cancelled`);
@@ -197,7 +200,7 @@ export class BridgeSession implements McpSession {
     // Compared with the session's own catalog, not with the connection's last listing: a
     // listing whose caller was cancelled was never applied, and the change it saw stands.
     if (reusable && reusable.connection === connection && reusable.listedAt === connection.changeCount && connection.announcesChanges) {
-      return { catalog: buildCatalog(namespace, reusable.catalog.tools, previous, true), listedAt: reusable.listedAt };
+      return { catalog: buildCatalog(namespace, reusable.catalog.tools, previous, true, reusable.catalog.withheldTools, connection.protocolVersion), listedAt: reusable.listedAt };
     }
     // The listing is shared by concurrent discoveries and runs under the session's
     // signal; a caller who cancels stops waiting for it at once.
@@ -215,7 +218,8 @@ export class BridgeSession implements McpSession {
       ),
       callerSignal,
     );
-    return { catalog: buildCatalog(namespace, tools, previous, false), listedAt: changesAtStart };
+    const offered = offeredTools(tools);
+    return { catalog: buildCatalog(namespace, offered.tools, previous, false, offered.withheld, connection.protocolVersion), listedAt: changesAtStart };
   }
 
   private async withDeadline<T>(namespace: string, signal: AbortSignal, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
@@ -459,6 +463,24 @@ function notPublished(namespace: string, remoteName: string, entry: CurrentCatal
   const names = [...entry.tools.keys()];
   const shown = names.slice(0, 10).join(", ") + (names.length > 10 ? `, … (${names.length} in all)` : "");
   return `MCP tool "${namespace}.${remoteName}" was not called: provider "${namespace}" does not publish "${remoteName}" in this session's catalog (published: ${shown || "none"})`;
+}
+
+/** Names shown in one diagnostic at most: a provider may withhold thousands. */
+const WITHHELD_SHOWN = 20;
+
+/** The discovery diagnostic naming the tools a provider publishes and the session does not offer (M2, M7). */
+function withheldMessage(namespace: string, withheld: readonly McpWithheldTool[]): string {
+  const byReason = new Map<string, string[]>();
+  for (const tool of withheld) {
+    const names = byReason.get(tool.reason);
+    if (names) names.push(tool.name);
+    else byReason.set(tool.reason, [tool.name]);
+  }
+  const parts = [...byReason].map(([reason, names]) => {
+    const shown = names.slice(0, WITHHELD_SHOWN).map((name) => JSON.stringify(name)).join(", ") + (names.length > WITHHELD_SHOWN ? `, … (${names.length} in all)` : "");
+    return `${names.length === 1 ? "tool" : "tools"} ${shown}: ${reason}`;
+  });
+  return `MCP provider "${namespace}" publishes ${withheld.length === 1 ? "a tool" : `${withheld.length} tools`} not offered to the model or the bundle: ${parts.join("; ")}`;
 }
 
 /** A renewal shorter than this leaves a call no time worth sending it with. */

@@ -1,9 +1,20 @@
-import type { JsonSchema, JsonValue, ProgressEvent } from "@openworker/tools-sdk";
+import type { JsonObject, JsonSchema, JsonValue, ProgressEvent } from "@openworker/tools-sdk";
 import type { ExecutionResult } from "@openworker/tools-sdk/execution";
+
+/** An icon a tool publishes for host UIs (MCP `Icon`). */
+export interface McpToolIcon {
+  /** An `https:` URL or a `data:image/…` URI. */
+  readonly src: string;
+  readonly mimeType?: string;
+  /** Such as `"48x48"` or `"any"`. */
+  readonly sizes?: readonly string[];
+  readonly theme?: "light" | "dark";
+}
 
 /**
  * One tool as its provider publishes it, with the fingerprint approvals bind to (M3):
- * a hash of its name, description, input and output schema and annotations.
+ * a hash of its name, description, input and output schema and annotations. The title,
+ * icons, `_meta` and `execution` are display or call hints and stay out of it.
  */
 export interface McpCatalogTool {
   /** The exact remote name (the part after the first dot of the qualified name). */
@@ -12,9 +23,24 @@ export interface McpCatalogTool {
   readonly description?: string;
   readonly inputSchema: JsonSchema;
   readonly outputSchema?: JsonSchema;
+  /** The tool's MCP annotations (`readOnlyHint`, `destructiveHint`, …), string values redacted (E6). */
   readonly annotations?: JsonValue;
+  /** At most 8 icons with an `https:` or `data:image/` source of at most 16 KiB each; others are left out. */
+  readonly icons?: readonly McpToolIcon[];
+  /** The tool's `_meta`, string values redacted (E6); left out when its JSON is over 4 KiB. */
+  readonly _meta?: JsonObject;
+  /** How the tool may be called; a tool whose `taskSupport` is `"required"` is withheld (see {@link McpCatalog.withheldTools}). */
+  readonly execution?: { readonly taskSupport?: "forbidden" | "optional" | "required" };
   /** `sha256:` + hex of the canonical JSON of name, description, schemas and annotations. */
   readonly fingerprint: string;
+}
+
+/** A tool the provider publishes that the session does not offer (neither selectable nor callable), and why. */
+export interface McpWithheldTool {
+  /** The exact remote name. */
+  readonly name: string;
+  /** Why, as a clause: `it requires running as an MCP task (execution.taskSupport "required"), which the bridge does not do`. */
+  readonly reason: string;
 }
 
 /**
@@ -23,9 +49,14 @@ export interface McpCatalogTool {
  */
 export interface McpCatalog {
   readonly namespace: string;
-  /** In the provider's order. */
+  /** The tools offered (what a bundle can select and a session call), in the provider's order. */
   readonly tools: readonly McpCatalogTool[];
-  /** `sha256:` over the namespace and every tool's name and fingerprint. */
+  /**
+   * Tools the provider publishes and the session does not offer: those that require MCP
+   * tasks (M7, M10). Discovery names them in a diagnostic too.
+   */
+  readonly withheldTools: readonly McpWithheldTool[];
+  /** `sha256:` over the namespace and every offered tool's name and fingerprint. */
   readonly fingerprint: string;
   /**
    * Remote names added or changed since this session's previous discovery of the
@@ -42,6 +73,8 @@ export interface McpCatalog {
    * listing, and the session reused that listing.
    */
   readonly fromCache: boolean;
+  /** The MCP revision the provider's connection negotiated (M6): `2026-07-28`, `2025-11-25`, `2025-06-18`, … */
+  readonly protocolVersion?: string;
 }
 
 /** A provider whose tools are unavailable this turn, and why. */

@@ -183,7 +183,7 @@ describe("calls", () => {
   it("E3 a result that is not an MCP CallToolResult is a coded crash naming the tool; the connection stays usable", async () => {
     const session = bridge.openSession("malformed");
     await session.discover(["malformed"]);
-    for (const name of ["content_not_array", "text_not_string", "structured_array", "image_not_base64", "unknown_block"]) {
+    for (const name of ["content_not_array", "text_not_string", "image_not_base64", "unknown_block"]) {
       const result = await session.callTool("malformed", name, {}, {});
       expect(result.outcome, name).toBe("crashed");
       expect(result.error?.code, name).toBe(MCP_ERROR_CODES.resultInvalid);
@@ -192,6 +192,14 @@ describe("calls", () => {
     }
     const good = await session.callTool("malformed", "good", {}, {});
     expect(good).toMatchObject({ outcome: "succeeded", output: { text: "no progress token" } });
+    await session.close();
+  });
+
+  it("M7 structured content of any JSON value (an array) is the result's JSON, as MCP allows it", async () => {
+    const session = bridge.openSession("structured-array");
+    await session.discover(["malformed"]);
+    const result = await session.callTool("malformed", "structured_array", {}, {});
+    expect(result).toMatchObject({ outcome: "succeeded", output: { json: [1, 2, 3] } });
     await session.close();
   });
 

@@ -14,7 +14,7 @@ describe("MCP tool inventory (M5, I2)", () => {
     await bridge.dispose();
   });
 
-  it("M5 lists bound catalogs with raw names, collision-safe server names and session denials kept apart", async () => {
+  it("M5 M6 lists bound catalogs with raw names, collision-safe server names, the negotiated revision and session denials kept apart", async () => {
     const providers = ["My-App", "my_app", "other"].map((namespace) => ({ transport: "stdio" as const, namespace, program: fixture("sh-wrapper.sh"), args: [] }));
     const bridge = new McpBridge(providers, { closeGraceMs: 500 });
     const session = bridge.openSession("bound");
@@ -22,8 +22,8 @@ describe("MCP tool inventory (M5, I2)", () => {
     const inventory = bridge.inventory({ sessionId: "bound", sessionDeniedTools: { my_app: ["ping", "gone_tool"] } });
     expect(inventory?.version).toBe(1);
     expect(inventory?.servers).toEqual({
-      "My-App": { serverName: "My-App", safeServerName: "my_app", launchSummary: "stdio: sh-wrapper.sh", toolCount: 1 },
-      my_app: { serverName: "my_app", safeServerName: "my_app_2", launchSummary: "stdio: sh-wrapper.sh", toolCount: 2 },
+      "My-App": { serverName: "My-App", safeServerName: "my_app", launchSummary: "stdio: sh-wrapper.sh", toolCount: 1, protocolVersion: "2025-06-18" },
+      my_app: { serverName: "my_app", safeServerName: "my_app_2", launchSummary: "stdio: sh-wrapper.sh", toolCount: 2, protocolVersion: "2025-06-18" },
     });
     expect(inventory?.tools).toEqual([
       { serverName: "My-App", safeServerName: "my_app", toolName: "ping", description: "Answers pong.", inputSchema: { type: "object" }, fallbackDescription: "Answers pong." },

@@ -84,7 +84,7 @@ describe("capabilities", () => {
     expect(unavailable).toEqual([]);
     expect(catalogs).toMatchObject([{ namespace: "prompts", tools: [] }]);
     expect(own.connected("prompts")).toBe(true);
-    expect(readFileSync(methodLog, "utf8").trim().split("\n")).toEqual(["initialize", "notifications/initialized", "tools/list"]);
+    expect(readFileSync(methodLog, "utf8").trim().split("\n")).toEqual(["server/discover", "initialize", "notifications/initialized", "tools/list"]);
     expect((await own.callTool("prompts", "anything", {}, {})).error?.code).toBe(MCP_ERROR_CODES.toolNotPublished);
     await own.close();
   });

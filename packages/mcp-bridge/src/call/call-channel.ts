@@ -1,5 +1,4 @@
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import type { JSONRPCMessage, Transport } from "@modelcontextprotocol/client";
 import type { ProgressReporter } from "@openworker/tools-sdk";
 import { onAbort, type AbortListenerRemover } from "@openworker/tools-sdk/execution";
 
@@ -20,6 +19,18 @@ export interface ChannelRequest {
   readonly signal: AbortSignal | undefined;
   /** Undefined when nobody listens: then no progress token is requested. */
   readonly progress: ProgressReporter | undefined;
+}
+
+/** Where a connection's `tools/call` requests go: the lean channel, or the SDK's client. */
+export interface CallPath {
+  /** Sends one `tools/call` and resolves when it settles; never rejects. */
+  call(request: ChannelRequest): Promise<ChannelSettlement>;
+  /** Whether the call with this request id still waits for its answer. */
+  waiting(id: string | number): boolean;
+  /** Settles every pending call as cancelled (the session closes) and tells the server. */
+  cancelAll(why: string): void;
+  /** The connection ended: settles what the transport took as crashed. */
+  endAll(): void;
 }
 
 interface PendingCall {
@@ -51,7 +62,7 @@ type MessageHandler = NonNullable<Transport["onmessage"]>;
  * `attach()` it after `client.connect(transport)`: it wraps the handler the SDK
  * installed and passes on every message that is not about one of its calls.
  */
-export class CallChannel {
+export class CallChannel implements CallPath {
   private nextId = FIRST_CALL_ID;
   private readonly pending = new Map<number, PendingCall>();
   /** `endAll()` ran: the connection ended, and a request sent from now on cannot be answered. */

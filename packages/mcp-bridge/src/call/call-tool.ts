@@ -1,4 +1,4 @@
-import { McpError } from "@modelcontextprotocol/sdk/types.js";
+import { ProtocolError } from "@modelcontextprotocol/client";
 import type { ProgressReporter } from "@openworker/tools-sdk";
 import { LIMITS } from "@openworker/tools-sdk";
 import { boundErrorMessage, FAULT_CODES } from "@openworker/tools-sdk/execution";
@@ -114,7 +114,7 @@ function settleFault(call: ProviderCall, settlement: Exclude<ChannelSettlement, 
       // server error of JSON-RPC libraries (and also the SDK's local "connection closed",
       // which never arrives as an answer). Only a connection that is gone makes it a crash.
       if (!connection.live) return crashed(call);
-      const error = new McpError(settlement.code, settlement.message, settlement.data);
+      const error = new ProtocolError(settlement.code, settlement.message, settlement.data);
       if (settlement.code === OVERSIZED_RESPONSE_CODE) {
         // E3: the transport dropped the response line for its size and answered for it.
         const message = `${where(call)}: ${connection.describe(error)}`;

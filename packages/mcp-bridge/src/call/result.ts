@@ -1,4 +1,4 @@
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult } from "@modelcontextprotocol/client";
 import { IMAGE_MIME_TYPES, LIMITS, utf8Bytes, type JsonObject, type JsonValue, type ToolImage } from "@openworker/tools-sdk";
 import { boundErrorMessage, FAULT_CODES, normalizeToolOutput, type CallError, type CallOutcome, type LimitBreach, type NormalizedOutput } from "@openworker/tools-sdk/execution";
 import { MCP_ERROR_CODES } from "../codes.js";
@@ -19,28 +19,37 @@ type ContentBlock = CallToolResult["content"][number];
  * text blocks as text, resource links kept as objects, and images moved out to
  * `images` (decoded bytes, an `{ type: "image", mimeType, image: <index> }` placeholder
  * left in place: never base64 in JSON). Audio, binary resources and images of a type the
- * model is not given are not delivered: a placeholder with their size stands in.
+ * model is not given are not delivered: a placeholder with their size stands in. Each
+ * block keeps its `annotations` (audience, priority, lastModified) in the JSON (M7).
  *
  * The model text is every content block in order, the server's words for the model: text
  * blocks as they are, an embedded text resource under a line naming it, and one bracketed
- * line for a resource link and for each block that is not delivered; beside
- * `structuredContent`, then its JSON, unless a text block is already its serialization.
- * With no such block (no content, or only delivered images) it is the JSON. The text is
- * bounded like the result (E3). `isError: true` is a tool error (`failed`,
- * `MCP_TOOL_ERROR`) carrying that text.
+ * line for a resource link and for each block that is not delivered. Beside
+ * `structuredContent` the data reaches the model once (M7, E3): a text block the JSON
+ * already holds (its serialization, compact or pretty-printed, or one of its string
+ * values, as server-filesystem sends a file's text) gives way to the JSON, which stands
+ * where the first such block stood; other text blocks stay, and the JSON follows them
+ * when none gave way. With no text at all (no content, or only delivered images) it is
+ * the JSON. The text is bounded like the result (E3). `isError: true` is a tool error
+ * (`failed`, `MCP_TOOL_ERROR`) carrying that text.
  *
  * Servers mirror content blocks into `structuredContent` (an image's base64 under
  * `{ type: "image", data }`): the bytes of images, audio and binary resources anywhere in
- * it are taken out as in content (T4), an image the content already carries is delivered
- * once, and a text block that serializes `structuredContent` is read as the JSON without them.
+ * it are taken out as in content (T4), and an image the content already carries is
+ * delivered once.
  */
 export function normalizeCallResult(result: CallToolResult): SettledCall {
   const content = Array.isArray(result.content) ? result.content : [];
-  const lines: string[] = [];
+  const lines: (string | undefined)[] = [];
+  // Where in `lines` each text block stands, for the ones the JSON may already hold.
+  const textLines: number[] = [];
   const media: Media = { images: [], indexOf: new Map() };
   const images = media.images;
   const blocks: JsonValue[] = [];
-  for (const block of content) blocks.push(convertBlock(block, lines, media));
+  for (const block of content) {
+    if (block.type === "text") textLines.push(lines.length);
+    blocks.push(convertBlock(block, lines as string[], media));
+  }
 
   if (result.isError === true) {
     const message = lines.join("\n") || (result.structuredContent ? JSON.stringify(result.structuredContent) : "the tool reported an error without a message");
@@ -48,13 +57,6 @@ export function normalizeCallResult(result: CallToolResult): SettledCall {
   }
 
   const structured = result.structuredContent === undefined ? undefined : (withoutMediaBytes(result.structuredContent, media, 0) as JsonObject);
-  // The server's serialization of structuredContent, which a text block may be (read back
-  // without the bytes): only results with text blocks pay for it.
-  const serialized = structured === undefined || lines.length === 0 ? undefined : JSON.stringify(result.structuredContent);
-  if (serialized !== undefined && structured !== result.structuredContent) {
-    const withoutBytes = JSON.stringify(structured);
-    for (let index = 0; index < lines.length; index++) if (lines[index] === serialized) lines[index] = withoutBytes;
-  }
   const json: JsonValue = structured !== undefined ? structured : { content: blocks };
   const normalized = normalizeToolOutput({ json, images });
   if (!normalized.ok) {
@@ -63,10 +65,20 @@ export function normalizeCallResult(result: CallToolResult): SettledCall {
   }
   const output = normalized.output;
   if (lines.length === 0) return { outcome: "succeeded", output };
-  let text = lines.join("\n");
-  // Beside structured content the model gets the server's words and the data: the JSON is
-  // added unless a text block already is its serialization (the SDK's servers write one).
-  if (structured !== undefined && !isSerializedIn(content, serialized!)) text += `\n${output.text}`;
+  let text: string;
+  if (structured === undefined) text = lines.join("\n");
+  else {
+    // The first text block the JSON holds is replaced by it, the others dropped.
+    const holds = holdsText(result.structuredContent, structured);
+    let placed = false;
+    for (const index of textLines) {
+      if (!holds(lines[index]!)) continue;
+      lines[index] = placed ? undefined : output.text;
+      placed = true;
+    }
+    if (!placed) lines.push(output.text);
+    text = lines.filter((line) => line !== undefined).join("\n");
+  }
   // The text is bounded as the result is (E3): its bracketed notes are longer than the
   // placeholders they stand for, and content beside structured content is outside the JSON.
   const bytes = utf8Bytes(text);
@@ -75,6 +87,67 @@ export function normalizeCallResult(result: CallToolResult): SettledCall {
   }
   // Not `{ ...output, text }`: a spread followed by a property is slow in this V8 (~2 µs).
   return { outcome: "succeeded", output: { json: output.json, text, bytes: output.bytes, images: output.images } };
+}
+
+/**
+ * Text longer than this (16 times the result bound) is not parsed to compare it with
+ * structuredContent: it stays text, and the model text is over its bound.
+ */
+const PARSED_TEXT_LENGTH = 16 * LIMITS.resultBytes;
+
+/**
+ * Whether a text block says nothing the JSON does not: it is a serialization of
+ * `structuredContent` (as sent, or with its media bytes out), however formatted, or
+ * equals one of the JSON's string values. What it needs (the serialization, the strings)
+ * is computed the first time it is needed.
+ */
+function holdsText(sent: unknown, structured: JsonObject): (text: string) => boolean {
+  let serialized: string | undefined;
+  let strings: Set<string> | undefined;
+  return (text) => {
+    // What the SDK's servers write: compared without parsing.
+    if (text === (serialized ??= JSON.stringify(sent))) return true;
+    if (text.length <= PARSED_TEXT_LENGTH && /^\s*\{/.test(text)) {
+      const parsed = parseJson(text);
+      if (parsed !== undefined && (jsonEqual(parsed, sent, 0) || (structured !== sent && jsonEqual(parsed, structured, 0)))) return true;
+    }
+    return (strings ??= stringsOf(structured, new Set(), 0)).has(text);
+  };
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Deep equality of two JSON values, key order aside; values nested past the media walk's depth are unequal. */
+function jsonEqual(a: unknown, b: unknown, depth: number): boolean {
+  if (a === b) return true;
+  if (a === null || b === null || typeof a !== "object" || typeof b !== "object" || depth > MEDIA_WALK_DEPTH) return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let index = 0; index < a.length; index++) if (!jsonEqual(a[index], b[index], depth + 1)) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  const keys = Object.keys(a);
+  if (keys.length !== Object.keys(b).length) return false;
+  for (const key of keys) {
+    if (!Object.hasOwn(b, key) || !jsonEqual((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key], depth + 1)) return false;
+  }
+  return true;
+}
+
+/** Every string value in `value` (not keys), into `into`. */
+function stringsOf(value: unknown, into: Set<string>, depth: number): Set<string> {
+  if (typeof value === "string") into.add(value);
+  else if (value !== null && typeof value === "object" && depth <= MEDIA_WALK_DEPTH) {
+    for (const item of Array.isArray(value) ? value : Object.values(value)) stringsOf(item, into, depth + 1);
+  }
+  return into;
 }
 
 /** A call that failed without a fault (the model is told; the turn goes on), its message bounded. */
@@ -101,11 +174,6 @@ function unusableResult(message: string, structured: boolean): string {
   const [, path, problem] = parsed;
   const where = path === undefined ? "" : ` (at ${path.length > PATH_SHOWN ? `${path.slice(0, PATH_SHOWN)}… (${path.length} characters)` : path})`;
   return boundErrorMessage(`the tool's result cannot be used: its ${what} ${problem}${where}`);
-}
-
-/** Whether a text block of `content` is exactly `serialized`. */
-function isSerializedIn(content: readonly ContentBlock[], serialized: string): boolean {
-  return content.some((block) => block.type === "text" && block.text === serialized);
 }
 
 function breachOf(breach: LimitBreach): SettledCall {
@@ -148,11 +216,11 @@ function withoutMediaBytes(value: unknown, media: Media, depth: number): unknown
   }
   const record = value as Record<string, unknown>;
   if ((record.type === "image" || record.type === "audio") && typeof record.data === "string" && typeof record.mimeType === "string") {
-    return convertMediaBlock(record.type, record.mimeType, record.data, undefined, media);
+    return withAnnotations(convertMediaBlock(record.type, record.mimeType, record.data, undefined, media), record.annotations);
   }
   if (record.type === "resource" && record.resource !== null && typeof record.resource === "object" && typeof (record.resource as { blob?: unknown }).blob === "string") {
     const { blob, ...rest } = record.resource as Record<string, unknown>;
-    return { type: "resource", resource: { ...withoutMeta(rest as JsonObject), bytes: base64Bytes(blob as string), delivered: false } };
+    return withAnnotations({ type: "resource", resource: { ...withoutMeta(rest as JsonObject), bytes: base64Bytes(blob as string), delivered: false } }, record.annotations);
   }
   let changed: Record<string, unknown> | undefined;
   for (const key of Object.keys(record)) {
@@ -179,13 +247,14 @@ function convertBlock(block: ContentBlock, lines: string[], media: Media): JsonV
   switch (block.type) {
     case "text":
       lines.push(block.text);
-      return { type: "text", text: block.text };
+      return withAnnotations({ type: "text", text: block.text }, block.annotations);
     // A valid MCP image the model is not given (svg, bmp…) and audio are noted: the rest of the result stands.
     case "image":
     case "audio":
-      return convertMediaBlock(block.type, block.mimeType, block.data, lines, media);
+      return withAnnotations(convertMediaBlock(block.type, block.mimeType, block.data, lines, media), block.annotations);
     case "resource_link": {
-      const link = withoutMeta(block as unknown as JsonObject);
+      const { annotations, ...rest } = block as unknown as JsonObject;
+      const link = withAnnotations(withoutMeta(rest), annotations);
       lines.push(`[resource link ${describeResource(block)}${typeof block.description === "string" ? `: ${block.description}` : ""}]`);
       return link;
     }
@@ -193,12 +262,12 @@ function convertBlock(block: ContentBlock, lines: string[], media: Media): JsonV
       const resource = block.resource as Record<string, unknown>;
       if (typeof resource.text === "string") {
         lines.push(`[resource ${describeResource(resource)}]`, resource.text);
-        return { type: "resource", resource: withoutMeta(resource as JsonObject) };
+        return withAnnotations({ type: "resource", resource: withoutMeta(resource as JsonObject) }, block.annotations);
       }
       const { blob, ...rest } = resource;
       const bytes = typeof blob === "string" ? base64Bytes(blob) : 0;
       lines.push(`[resource ${describeResource(resource)}, ${bytes} bytes: not delivered; binary resources do not reach the model]`);
-      return { type: "resource", resource: { ...withoutMeta(rest as JsonObject), bytes, delivered: false } };
+      return withAnnotations({ type: "resource", resource: { ...withoutMeta(rest as JsonObject), bytes, delivered: false } }, block.annotations);
     }
     default: {
       const type = String((block as { type?: unknown }).type ?? "unknown");
@@ -206,6 +275,26 @@ function convertBlock(block: ContentBlock, lines: string[], media: Media): JsonV
       return { type, delivered: false };
     }
   }
+}
+
+const ROLES = new Set(["user", "assistant"]);
+const LAST_MODIFIED_LENGTH = 64;
+
+/**
+ * `converted` with the MCP annotations of its block (M7): who it is for (`audience`), how
+ * much it matters (`priority`, 0 to 1) and when it changed (`lastModified`), and nothing
+ * else an annotations object may carry. The block's own object when there are none.
+ */
+function withAnnotations(converted: JsonObject, annotations: unknown): JsonObject {
+  if (annotations === undefined || annotations === null || typeof annotations !== "object") return converted;
+  const { audience, priority, lastModified } = annotations as { audience?: unknown; priority?: unknown; lastModified?: unknown };
+  const kept: JsonObject = {};
+  if (Array.isArray(audience)) kept.audience = [...new Set(audience.filter((role): role is string => typeof role === "string" && ROLES.has(role)))];
+  if (typeof priority === "number" && priority >= 0 && priority <= 1) kept.priority = priority;
+  if (typeof lastModified === "string" && lastModified.length <= LAST_MODIFIED_LENGTH) kept.lastModified = lastModified;
+  if (Object.keys(kept).length === 0) return converted;
+  converted.annotations = kept;
+  return converted;
 }
 
 /** `name <uri> (mimeType)`, with whichever of them the resource has. */

@@ -1,4 +1,4 @@
-import { CallToolResultSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { specTypeSchemas, type CallToolResult } from "@modelcontextprotocol/client";
 import type { JsonSchema } from "@openworker/tools-sdk";
 import { compileInputSchema, type ArgumentValidator } from "@openworker/tools-sdk/validation";
 
@@ -6,7 +6,7 @@ import { compileInputSchema, type ArgumentValidator } from "@openworker/tools-sd
 export type ParsedCallResult = { readonly ok: true; readonly result: CallToolResult } | { readonly ok: false; readonly problem: string };
 
 /**
- * Validates a `tools/call` result as the SDK's `Client` does (`CallToolResultSchema`).
+ * Validates a `tools/call` result as the SDK's `Client` does (its `CallToolResult` schema).
  * The common answer (text blocks, optional `structuredContent` and `isError`) is
  * recognized by a direct check that accepts nothing the schema refuses and needs no
  * copy; anything else (images, resources, annotations, `_meta`, extra keys, and every
@@ -15,10 +15,18 @@ export type ParsedCallResult = { readonly ok: true; readonly result: CallToolRes
  */
 export function parseCallToolResult(value: unknown): ParsedCallResult {
   if (isPlainTextResult(value)) return { ok: true, result: value };
-  const parsed = CallToolResultSchema.safeParse(value);
-  if (parsed.success) return { ok: true, result: parsed.data };
-  const problems = parsed.error.issues.slice(0, 5).map((issue) => `${issue.path.length > 0 ? issue.path.join(".") : "the result"}: ${issue.message}`);
-  return { ok: false, problem: problems.join("; ") + (parsed.error.issues.length > 5 ? `; … (${parsed.error.issues.length} problems)` : "") };
+  const checked = CALL_TOOL_RESULT.validate(value);
+  // The SDK's schemas are zod's, which validate synchronously.
+  if (checked instanceof Promise) throw new TypeError("the MCP SDK's CallToolResult schema validates asynchronously");
+  if (checked.issues === undefined) return { ok: true, result: checked.value as CallToolResult };
+  const problems = checked.issues.slice(0, 5).map((issue) => `${issue.path !== undefined && issue.path.length > 0 ? issue.path.map(pathKey).join(".") : "the result"}: ${issue.message}`);
+  return { ok: false, problem: problems.join("; ") + (checked.issues.length > 5 ? `; … (${checked.issues.length} problems)` : "") };
+}
+
+const CALL_TOOL_RESULT = specTypeSchemas.CallToolResult["~standard"];
+
+function pathKey(segment: PropertyKey | { readonly key: PropertyKey }): string {
+  return String(typeof segment === "object" ? segment.key : segment);
 }
 
 function isPlainTextResult(value: unknown): value is CallToolResult {

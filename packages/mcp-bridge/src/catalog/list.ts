@@ -1,6 +1,5 @@
 import { setMaxListeners } from "node:events";
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { ErrorCode, ListToolsResultSchema } from "@modelcontextprotocol/sdk/types.js";
+import { METHOD_NOT_FOUND, type Client } from "@modelcontextprotocol/client";
 import { OpenWorkerError } from "@openworker/tools-sdk";
 import { onAbort } from "@openworker/tools-sdk/execution";
 import { MCP_ERROR_CODES } from "../codes.js";
@@ -39,7 +38,7 @@ export async function listAllTools(client: Client, namespace: string, bounds: Li
   try {
     return await listPages(client, namespace, { ...bounds, signal: listing.signal }, secrets);
   } catch (error) {
-    if (client.getServerCapabilities()?.tools === undefined && (error as { code?: unknown }).code === ErrorCode.MethodNotFound) return [];
+    if (client.getServerCapabilities()?.tools === undefined && (error as { code?: unknown }).code === METHOD_NOT_FOUND) return [];
     throw error;
   } finally {
     stopRelay();
@@ -60,11 +59,7 @@ async function listPages(client: Client, namespace: string, bounds: ListingBound
         { details: { namespace, maxPages: bounds.maxPages } },
       );
     }
-    const result = await client.request(
-      { method: "tools/list", params: cursor === undefined ? {} : { cursor } },
-      ListToolsResultSchema,
-      { signal: bounds.signal, timeout: bounds.timeoutMs },
-    );
+    const result = await client.request({ method: "tools/list", params: cursor === undefined ? {} : { cursor } }, { signal: bounds.signal, timeout: bounds.timeoutMs });
     for (const tool of result.tools) {
       if (names.has(tool.name)) {
         throw new OpenWorkerError(

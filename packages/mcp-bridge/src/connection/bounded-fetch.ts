@@ -1,4 +1,4 @@
-import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { FetchLike } from "@modelcontextprotocol/client";
 import { requestSignal } from "./request-signal.js";
 
 /** What the connection is told about its HTTP exchanges, beside what the SDK sees. */

@@ -1,12 +1,10 @@
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { Client, SdkError, SdkErrorCode, SdkHttpError, StreamableHTTPClientTransport, type McpSubscription, type PriorDiscovery, type ProtocolEra, type Transport } from "@modelcontextprotocol/client";
 import type { McpProviderDefinition } from "@openworker/registry";
 import { OpenWorkerError } from "@openworker/tools-sdk";
 import type { CleanupFailure, CleanupLedger } from "../cleanup.js";
 import { MCP_ERROR_CODES } from "../codes.js";
-import { CallChannel } from "../call/call-channel.js";
+import { CallChannel, type CallPath } from "../call/call-channel.js";
+import { ClientCalls } from "../call/client-calls.js";
 import { listAllTools, type ListingBounds } from "../catalog/list.js";
 import { providerBounds, type ResolvedOptions } from "../options.js";
 import { placedCommand } from "../process/placement.js";
@@ -32,9 +30,18 @@ export const STREAM_ENDED: unknown = Object.freeze({ bridge: "stream-ended" });
 export const NO_ANSWER: unknown = Object.freeze({ bridge: "no-answer" });
 
 /**
+ * Stdio providers found to speak only the 2025 era (`initialize`): their later
+ * connections skip the `server/discover` probe. A probe such a server does not answer
+ * costs its bound, and one that exits on it costs a start; the program stays the same
+ * for the bridge's life, so its verdict does too.
+ */
+const legacyPrograms = new WeakMap<McpProviderDefinition, true>();
+
+/**
  * One live MCP connection of one session to one provider: its SDK client, its
- * transport (a process tree it owns, or a remote HTTP session), the change counter fed
- * by `notifications/tools/list_changed` (M3), and its verified cleanup (M4).
+ * transport (a process tree it owns, or a remote HTTP session), the protocol era it
+ * negotiated (M6), the change counter fed by `notifications/tools/list_changed` (M3),
+ * and its verified cleanup (M4).
  */
 export class ProviderConnection {
   /** False once the transport closed (crash, exit, close): the session reconnects on its next discovery. */
@@ -52,8 +59,14 @@ export class ProviderConnection {
   private closing: Promise<void> | undefined;
   /** A streamable-HTTP provider's URL as messages show it (redacted, E6); undefined for stdio. */
   private url: string | undefined;
-  /** Where `tools/call` requests go (the SDK client keeps the handshake, listings and notifications). */
-  readonly calls: CallChannel;
+  /**
+   * Where `tools/call` requests go: on the 2025 era the bridge's own channel on the
+   * transport (the SDK client keeps the handshake, listings and notifications), on
+   * 2026-07-28 the SDK client itself (see `ClientCalls`).
+   */
+  calls: CallPath;
+  /** On 2026-07-28: the `subscriptions/listen` stream that carries list changes, while it is open. */
+  private subscription: McpSubscription | undefined;
 
   private constructor(
     readonly namespace: string,
@@ -64,6 +77,16 @@ export class ProviderConnection {
     private readonly closeRemote: () => Promise<CleanupFailure | undefined>,
   ) {
     this.calls = new CallChannel(transport);
+  }
+
+  /** The protocol era the connection negotiated: `modern` (2026-07-28) or `legacy` (2025-11-25 and older). */
+  get era(): ProtocolEra {
+    return this.client.getProtocolEra() ?? "legacy";
+  }
+
+  /** The protocol revision the connection negotiated, e.g. `2026-07-28` or `2025-06-18`. */
+  get protocolVersion(): string | undefined {
+    return this.client.getNegotiatedProtocolVersion();
   }
 
   /**
@@ -78,8 +101,40 @@ export class ProviderConnection {
     secrets: readonly string[],
     signal: AbortSignal | undefined,
   ): Promise<ProviderConnection> {
+    try {
+      return await ProviderConnection.connect(definition, options, ledger, secrets, signal);
+    } catch (error) {
+      // A stdio server that exits on the era probe (some do, on any request before
+      // `initialize`) is a 2025-era server: it is started once more, for `initialize` only.
+      if (definition.transport !== "stdio" || legacyPrograms.has(definition) || !(error instanceof OpenWorkerError) || !error.details?.["probeEnded"]) throw error;
+      legacyPrograms.set(definition, true);
+      return ProviderConnection.connect(definition, options, ledger, secrets, signal);
+    }
+  }
+
+  private static async connect(
+    definition: McpProviderDefinition,
+    options: ResolvedOptions,
+    ledger: CleanupLedger,
+    secrets: readonly string[],
+    signal: AbortSignal | undefined,
+  ): Promise<ProviderConnection> {
     const namespace = definition.namespace;
-    const client = new Client({ ...options.clientInfo }, { capabilities: {} });
+    const { connectTimeoutMs } = providerBounds(definition, options);
+    // M6: the era is negotiated with `server/discover`, and a server that does not know it
+    // gets the 2025 `initialize`. On stdio a server that does not answer the probe at all is
+    // a 2025 one: half the connect bound (at most 10 s) is left for its `initialize`.
+    const client = new Client(
+      { ...options.clientInfo },
+      {
+        capabilities: {},
+        versionNegotiation: {
+          mode: "auto",
+          probe: { timeoutMs: definition.transport === "stdio" ? Math.min(Math.ceil(connectTimeoutMs / 2), 10_000) : connectTimeoutMs },
+        },
+      },
+    );
+    const prior: PriorDiscovery | undefined = legacyPrograms.has(definition) ? { kind: "legacy" } : undefined;
     // The connection, once built: the HTTP transport's observer reports to it.
     let owner: ProviderConnection | undefined;
     // Whether the last GET's connection was refused (HTTP only).
@@ -185,7 +240,7 @@ export class ProviderConnection {
           } catch (error) {
             // A refused connection means the local service is down, and its sessions with it;
             // 404 means the server no longer knows the session (the SDK takes 405 as done too).
-            if (!isConnectionRefused(error) && !(error instanceof StreamableHTTPError && error.code === 404)) {
+            if (!isConnectionRefused(error) && httpStatus(error) !== 404) {
               failure = { namespace, message: redact(`remote MCP session not terminated: ${(error as Error).message}`, secrets) };
             }
           } finally {
@@ -205,16 +260,19 @@ export class ProviderConnection {
 
     const connection = new ProviderConnection(namespace, client, transport, secrets, ledger, closeRemote);
     owner = connection;
-    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+    // One handler for both eras: 2025 servers send the notification unsolicited, 2026-07-28
+    // ones on the `subscriptions/listen` stream the connection opens.
+    client.setNotificationHandler("notifications/tools/list_changed", () => {
       connection.changes++;
     });
     client.onclose = () => connection.ended("the connection closed");
     if (definition.transport === "streamable_http") connection.url = redactUrl(definition.url);
-    await connection.handshake(providerBounds(definition, options).connectTimeoutMs, signal);
+    await connection.handshake(connectTimeoutMs, signal, prior);
+    if (definition.transport === "stdio" && connection.era === "legacy") legacyPrograms.set(definition, true);
     return connection;
   }
 
-  private async handshake(timeoutMs: number, signal: AbortSignal | undefined): Promise<void> {
+  private async handshake(timeoutMs: number, signal: AbortSignal | undefined, prior: PriorDiscovery | undefined): Promise<void> {
     const controller = new AbortController();
     const onAbort = () => controller.abort(new Error("discovery was cancelled"));
     // A listener added to a signal that already aborted never fires.
@@ -228,7 +286,10 @@ export class ProviderConnection {
       }, timeoutMs);
     });
     try {
-      const outcome = await Promise.race([this.client.connect(this.transport, { signal: controller.signal, timeout: timeoutMs }), timedOut]);
+      const connected = this.client
+        .connect(this.transport, { signal: controller.signal, timeout: timeoutMs, ...(prior === undefined ? {} : { prior }) })
+        .then(() => (this.client.getProtocolEra() === "modern" ? this.listenForChanges(controller.signal, timeoutMs) : undefined));
+      const outcome = await Promise.race([connected, timedOut]);
       if (outcome === "timeout") {
         throw this.connectError(
           MCP_ERROR_CODES.connectTimeout,
@@ -236,7 +297,8 @@ export class ProviderConnection {
         );
       }
       if (!this.live) throw this.connectError(MCP_ERROR_CODES.connectFailed, this.endReason ?? "the connection closed during initialize");
-      this.calls.attach();
+      if (this.era === "modern") this.calls = new ClientCalls(this.client);
+      else (this.calls as CallChannel).attach();
       this.noteDescendants();
     } catch (error) {
       void this.close();
@@ -247,9 +309,37 @@ export class ProviderConnection {
     }
   }
 
+  /**
+   * On 2026-07-28 list changes come only on a `subscriptions/listen` stream the client
+   * opens (M3). A stream that ends other than by the bridge's close may have missed a
+   * change: it counts as one, and the provider no longer announces changes, so every
+   * later discovery lists it again.
+   */
+  private async listenForChanges(signal: AbortSignal, timeoutMs: number): Promise<void> {
+    if (this.client.getServerCapabilities()?.tools?.listChanged !== true) return;
+    const subscription = await this.client.listen({ toolsListChanged: true }, { signal, timeout: timeoutMs });
+    if (subscription.honoredFilter.toolsListChanged !== true) {
+      void subscription.close();
+      return;
+    }
+    this.subscription = subscription;
+    void subscription.closed.then((how) => {
+      if (this.subscription !== subscription) return;
+      this.subscription = undefined;
+      if (how !== "local") this.changes++;
+    });
+  }
+
   private startError(error: unknown, signal: AbortSignal | undefined): OpenWorkerError {
     if (OpenWorkerError.isInstance(error)) return error;
     if (signal?.aborted) return this.connectError(MCP_ERROR_CODES.discoveryCancelled, "discovery was cancelled while connecting");
+    if (SdkError.isInstance(error) && error.code === SdkErrorCode.EraNegotiationFailed && !this.live && this.transport instanceof ChildProcessTransport) {
+      // The process ended on the era probe: `open` starts it once more, for `initialize`.
+      return new OpenWorkerError(MCP_ERROR_CODES.connectFailed, this.connectError(MCP_ERROR_CODES.connectFailed, `ended on the protocol probe (${this.describe(error)})`).message, {
+        cause: error,
+        details: { namespace: this.namespace, probeEnded: true },
+      });
+    }
     const code = (error as NodeJS.ErrnoException).code;
     if (code === "ENOENT" || code === "EACCES" || code === "ENOTDIR") {
       const where = this.transport instanceof ChildProcessTransport ? ` ${this.transport.describeStart()}` : "";
@@ -289,7 +379,8 @@ export class ProviderConnection {
     // fetch says only "fetch failed"; its cause says why (refused, DNS, TLS, reset).
     const network = this.url === undefined ? undefined : networkFailure(error);
     if (network !== undefined) text = `${this.url} is unreachable: ${network}`;
-    if (error instanceof StreamableHTTPError && typeof error.code === "number" && !text.includes(String(error.code))) text += ` (HTTP ${error.code})`;
+    const status = httpStatus(error);
+    if (status !== undefined && !text.includes(String(status))) text += ` (HTTP ${status})`;
     const exit = this.transport instanceof ChildProcessTransport ? this.transport.exit : undefined;
     const exitNote = exit && !/exited/.test(text) ? ` (process exited with ${exit.signal ?? `code ${exit.code}`})` : "";
     return redact(`${text}${exitNote}`, this.secrets);
@@ -312,8 +403,13 @@ export class ProviderConnection {
     return this.changes;
   }
 
-  /** Whether the provider promised to announce changes to its tools (`tools.listChanged`): only then can a listing be reused. */
+  /**
+   * Whether the provider announces changes to its tools: on the 2025 era it promised to
+   * (`tools.listChanged`), on 2026-07-28 its `subscriptions/listen` stream is open. Only
+   * then can a listing be reused.
+   */
   get announcesChanges(): boolean {
+    if (this.era === "modern") return this.subscription !== undefined;
     return this.client.getServerCapabilities()?.tools?.listChanged === true;
   }
 
@@ -362,6 +458,8 @@ export class ProviderConnection {
     // A child the transport gave up on is killed after this: its exit status says nothing.
     const exit = stdio?.exit;
     this.endReason = stdio?.broken ?? (exit ? `the process exited with ${exit.signal ?? `code ${exit.code}`}` : reason);
+    // A stream that ends with its connection says nothing of the provider's tools.
+    this.subscription = undefined;
     this.calls.endAll();
     // A crashed server may leave its wrapper's other children behind: end the tree now.
     void this.close();
@@ -382,7 +480,12 @@ export class ProviderConnection {
   }
 }
 
-/** The SDK's words when it stops retrying to reconnect an event stream (client/streamableHttp.js, `_scheduleReconnection`). */
+/** The HTTP status of an SDK transport error (`SdkHttpError`), if it has one. */
+function httpStatus(error: unknown): number | undefined {
+  return SdkHttpError.isInstance(error) && typeof error.data?.status === "number" ? error.data.status : undefined;
+}
+
+/** The SDK's words when it stops retrying to reconnect an event stream (the streamable-HTTP client transport's reconnection). */
 const RESUME_GAVE_UP = /^Maximum reconnection attempts \(\d+\) exceeded/;
 
 /**

@@ -2,8 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
 import path from "node:path";
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import type { JSONRPCMessage, Transport } from "@modelcontextprotocol/client";
 import { liveTree, startTimeOf, TREE_MARK_VARIABLE, type ProcessIdentity, type TreeMark } from "./probe.js";
 import { guardGroup, terminateTree, type TerminationReport } from "./terminate.js";
 
@@ -118,6 +117,15 @@ export class ChildProcessTransport implements Transport {
   /** The child's pid (also its process group id), once started. */
   get pid(): number | undefined {
     return this.child?.pid;
+  }
+
+  /**
+   * The child's stderr, once started. With `pid`, it is how the SDK's client knows a
+   * stdio transport (M6): there a server that does not answer the era probe, or ends
+   * on it, is a 2025-era server, where on HTTP that silence is an outage.
+   */
+  get stderr(): NodeJS.ReadableStream | null {
+    return this.child?.stderr ?? null;
   }
 
   start(): Promise<void> {

@@ -1,0 +1,91 @@
+import { ProtocolError, SdkError, SdkErrorCode, type Client, type StandardSchemaV1 } from "@modelcontextprotocol/client";
+import { onAbort } from "@openworker/tools-sdk/execution";
+import type { CallPath, ChannelRequest, ChannelSettlement } from "./call-channel.js";
+
+/**
+ * Sends `tools/call` requests through the SDK's `Client`, for connections on protocol
+ * 2026-07-28 (the modern era). There every request carries the per-request `_meta`
+ * envelope, a result is discriminated by its `resultType` (`input_required` starts
+ * another round trip), and on streamable HTTP a call is cancelled by closing its
+ * response stream: the SDK does all of that, so the bridge does not write that wire
+ * itself. The result reaches the bridge unchecked (see `RAW_RESULT`): the bridge
+ * validates and normalizes it as it does every result (`parseCallToolResult`).
+ */
+export class ClientCalls implements CallPath {
+  /** Calls in flight, with what stops each one. */
+  private readonly pending = new Set<AbortController>();
+
+  constructor(private readonly client: Client) {}
+
+  async call(request: ChannelRequest): Promise<ChannelSettlement> {
+    const stop = new AbortController();
+    let why: string | undefined;
+    const cancel = (reason: string) => {
+      why ??= reason;
+      stop.abort(new Error(reason));
+    };
+    const stopListening = request.signal ? onAbort(request.signal, () => cancel("the call was cancelled")) : undefined;
+    this.pending.add(stop);
+    const { progress } = request;
+    try {
+      const value = await this.client.request({ method: "tools/call", params: { name: request.name, arguments: request.args } }, RAW_RESULT, {
+        signal: stop.signal,
+        timeout: request.timeoutMs,
+        ...(progress
+          ? {
+              onprogress: (update) =>
+                progress.report({
+                  progress: update.progress,
+                  ...(typeof update.total === "number" ? { total: update.total } : {}),
+                  ...(typeof update.message === "string" ? { message: update.message } : {}),
+                }),
+            }
+          : {}),
+      });
+      return { kind: "result", value };
+    } catch (error) {
+      if (why !== undefined) return { kind: "cancelled", why };
+      return settlementOf(error);
+    } finally {
+      this.pending.delete(stop);
+      stopListening?.();
+    }
+  }
+
+  /** Every id may be the SDK's: an answer the bridge makes for one it does not know is ignored there. */
+  waiting(): boolean {
+    return true;
+  }
+
+  cancelAll(why: string): void {
+    for (const stop of this.pending) stop.abort(new Error(why));
+  }
+
+  /** The SDK settles its requests itself when the connection closes. */
+  endAll(): void {}
+}
+
+function settlementOf(error: unknown): ChannelSettlement {
+  if (ProtocolError.isInstance(error)) return { kind: "error", code: error.code, message: error.message, data: error.data };
+  if (SdkError.isInstance(error)) {
+    switch (error.code) {
+      case SdkErrorCode.RequestTimeout:
+        return { kind: "timed_out" };
+      case SdkErrorCode.ConnectionClosed:
+        return { kind: "crashed" };
+      case SdkErrorCode.NotConnected:
+      case SdkErrorCode.SendFailed:
+        return { kind: "send_failed", error: (error as { cause?: unknown }).cause ?? error };
+      default:
+        // A round of `input_required` the bridge cannot fulfil, a result kind it does not know:
+        // the server answered, and the call cannot go on.
+        return { kind: "error", code: 0, message: error.message, data: undefined };
+    }
+  }
+  return { kind: "send_failed", error };
+}
+
+/** Accepts any result as it came: the bridge checks it itself. */
+const RAW_RESULT: StandardSchemaV1<unknown, unknown> = {
+  "~standard": { version: 1, vendor: "openworker", validate: (value: unknown) => ({ value }) },
+};
