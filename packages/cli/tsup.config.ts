@@ -4,5 +4,5 @@ import { packageBuild } from "../../tsup.base.js";
 export default defineConfig({
   ...packageBuild({ index: "src/index.ts" }),
   // `serve --mcp` loads the MCP SDK lazily; a host bundle includes it, a plain install resolves it.
-  external: [/^@modelcontextprotocol\/sdk/],
+  external: [/^@modelcontextprotocol\//],
 });

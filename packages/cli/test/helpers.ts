@@ -3,6 +3,7 @@ import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { expect } from "vitest";
 
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
 /** The built example host: what a user runs. */
@@ -61,8 +62,6 @@ export function writeBundle(dir: string, toolsJson: string, manifest = "---\nnam
   return dir;
 }
 
-/** The MCP SDK's ESM folder (the workspace installs it beside the MCP bridge). */
-
 /** Waits until `predicate` holds on the accumulated text of a stream; rejects if the stream ends first. */
 export function waitForOutput(stream: NodeJS.ReadableStream, predicate: (text: string) => boolean): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -89,4 +88,37 @@ export function alive(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * Runs `body` against `serve --mcp --http 0` of a host entry (its port read from its
+ * banner; `stderr()` is everything it wrote there so far), then stops the server with
+ * SIGTERM, also when `body` throws, and answers how it ended: a stop exits 0.
+ */
+export async function withHttpServer(
+  entry: string,
+  args: readonly string[],
+  body: (server: { port: number; stderr: () => string; child: ChildProcess }) => Promise<void>,
+): Promise<Ran> {
+  const child = spawn(process.execPath, [entry, "serve", "--mcp", "--http", "0", ...args], {
+    stdio: ["ignore", "ignore", "pipe"],
+    env: { ...process.env, NO_COLOR: "1" },
+  });
+  let written = "";
+  child.stderr!.on("data", (chunk: Buffer) => (written += chunk.toString()));
+  const done = collect(child);
+  try {
+    const banner = await waitForOutput(child.stderr!, (text) => /127\.0\.0\.1:\d+\/mcp/.test(text));
+    await body({ port: Number(/127\.0\.0\.1:(\d+)\/mcp/.exec(banner)![1]), stderr: () => written, child });
+  } finally {
+    child.kill("SIGTERM");
+  }
+  const result = await done;
+  expect(result.code, result.stderr).toBe(0);
+  return result;
+}
+
+/** The journal's sessions, as `journal sessions --json` lists them. */
+export function sessionsOf(journal: string): Promise<{ sessionId: string; closedAt: string | null; calls: number; openCalls: number }[]> {
+  return runEntry(FIXTURE_HOST, ["journal", "sessions", "--json", "--journal", journal]).then((ran) => JSON.parse(ran.stdout));
 }

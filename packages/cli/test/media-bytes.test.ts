@@ -1,8 +1,9 @@
 import { randomBytes } from "node:crypto";
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { FIXTURE_HOST, runEntry, tempDir, writeBundle } from "./helpers.js";
+import { FIXTURE_HOST, REPO, runEntry, tempDir, writeBundle } from "./helpers.js";
 
 const temp = tempDir("media");
 afterAll(() => temp.cleanup());
@@ -33,5 +34,65 @@ describe("image bytes a server mirrors into structuredContent", () => {
       expect(readFileSync(path.join(path.dirname(journal), file), "latin1"), file).not.toContain(piece);
     }
     expect((await runEntry(FIXTURE_HOST, ["journal", "verify", "--journal", journal])).code).toBe(0);
+  });
+});
+
+const published = createRequire(path.join(REPO, "packages/mcp-bridge/package.json"));
+const entryOf = (name: string) => path.join(path.dirname(published.resolve(`${name}/package.json`)), "dist", "index.js");
+const png = Buffer.concat([Buffer.from("89504e470d0a1a0a", "hex"), randomBytes(2000)]);
+
+describe("images of servers of every generation", () => {
+  const cases = [
+    {
+      label: "a 2026-07-28 server's image block",
+      server: () => ({ transport: "stdio", command: process.execPath, args: [path.join(REPO, "packages/mcp-bridge/test/fixtures/modern-only.mjs")] }),
+      tool: "picture",
+      args: {},
+      base64: () => readFileSync(path.join(REPO, "packages/mcp-bridge/test/fixtures/modern-tools.mjs"), "utf8").match(/PIXEL = "([^"]+)"/)![1]!,
+    },
+    {
+      label: "server-everything's get-tiny-image",
+      server: () => ({ transport: "stdio", command: process.execPath, args: [entryOf("@modelcontextprotocol/server-everything"), "stdio"] }),
+      tool: "get-tiny-image",
+      args: {},
+      base64: () => readFileSync(path.join(path.dirname(entryOf("@modelcontextprotocol/server-everything")), "tools", "get-tiny-image.js"), "utf8").match(/"(iVBOR[A-Za-z0-9+/=]{200,})"/)![1]!,
+    },
+    {
+      label: "server-filesystem's read_media_file",
+      server: () => {
+        const dir = path.join(temp.dir, "media-files");
+        mkdirSync(dir, { recursive: true });
+        writeFileSync(path.join(dir, "picture.png"), png);
+        return { transport: "stdio", command: process.execPath, args: [entryOf("@modelcontextprotocol/server-filesystem"), dir] };
+      },
+      tool: "read_media_file",
+      args: { path: path.join(temp.dir, "media-files", "picture.png") },
+      base64: () => png.toString("base64"),
+    },
+  ];
+  cases.forEach((entry, index) => {
+    it(`T4 M6 M7 ${entry.label} never reaches the printed result, the journal file or its export`, async () => {
+      const dir = path.join(temp.dir, `images-${index}`);
+      mkdirSync(dir, { recursive: true });
+      const servers = path.join(dir, "servers.json");
+      writeFileSync(servers, JSON.stringify({ servers: { srv: entry.server() } }));
+      const journal = path.join(dir, "journal", "journal.db");
+      const call = await runEntry(FIXTURE_HOST, ["call", `srv.${entry.tool}`, "--args", JSON.stringify(entry.args), "--servers", servers, "--approve", "yes", "--json", "--journal", journal]);
+      expect(call.code, call.stderr).toBe(0);
+      expect(JSON.parse(call.stdout)).toMatchObject({ outcome: "succeeded" });
+      // The image is in the result as its placeholder, pointing at the attachment.
+      expect(call.stdout).toMatch(/"type": "image",\s*"mimeType": "image\/png",\s*"image": 0/);
+      const base64 = entry.base64();
+      const piece = base64.slice(20, 80);
+      const sessions = JSON.parse((await runEntry(FIXTURE_HOST, ["journal", "sessions", "--json", "--journal", journal])).stdout) as { sessionId: string }[];
+      const exported = await runEntry(FIXTURE_HOST, ["journal", "export", sessions[0]!.sessionId, "--journal", journal]);
+      expect(exported.code, exported.stderr).toBe(0);
+      expect(call.stdout).not.toContain(piece);
+      expect(exported.stdout).not.toContain(piece);
+      for (const file of readdirSync(path.dirname(journal))) {
+        expect(readFileSync(path.join(path.dirname(journal), file), "latin1"), file).not.toContain(piece);
+      }
+      expect((await runEntry(FIXTURE_HOST, ["journal", "verify", "--journal", journal])).code).toBe(0);
+    });
   });
 });

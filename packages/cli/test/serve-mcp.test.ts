@@ -1,4 +1,3 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import path from "node:path";
@@ -7,7 +6,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, describe, expect, it, vi } from "vitest";
-import { alive, collect, COWORKER, DEMO_POLICY, FIXTURE_HOST, HOST, type Ran, REPO, runEntry, tempDir, waitForOutput, writeBundle } from "./helpers.js";
+import { alive, COWORKER, DEMO_POLICY, FIXTURE_HOST, HOST, REPO, runEntry, sessionsOf, tempDir, withHttpServer, writeBundle } from "./helpers.js";
 
 const temp = tempDir("mcp");
 /** A host that registers fixture.echo with the classification "read_only". */
@@ -284,34 +283,6 @@ describe("serve --mcp over HTTP closes the sessions of clients that went away wi
   });
 });
 
-/**
- * Runs `body` against `serve --mcp --http 0` of a host entry (its port read from its
- * banner; `stderr()` is everything it wrote there so far), then stops the server with
- * SIGTERM, also when `body` throws, and answers how it ended: a stop exits 0.
- */
-async function withHttpServer(
-  entry: string,
-  args: readonly string[],
-  body: (server: { port: number; stderr: () => string; child: ChildProcess }) => Promise<void>,
-): Promise<Ran> {
-  const child = spawn(process.execPath, [entry, "serve", "--mcp", "--http", "0", ...args], {
-    stdio: ["ignore", "ignore", "pipe"],
-    env: { ...process.env, NO_COLOR: "1" },
-  });
-  let written = "";
-  child.stderr!.on("data", (chunk: Buffer) => (written += chunk.toString()));
-  const done = collect(child);
-  try {
-    const banner = await waitForOutput(child.stderr!, (text) => /127\.0\.0\.1:\d+\/mcp/.test(text));
-    await body({ port: Number(/127\.0\.0\.1:(\d+)\/mcp/.exec(banner)![1]), stderr: () => written, child });
-  } finally {
-    child.kill("SIGTERM");
-  }
-  const result = await done;
-  expect(result.code, result.stderr).toBe(0);
-  return result;
-}
-
 function post(port: number, headers: Record<string, string>, target = "/mcp"): Promise<{ status: number | undefined; body: string }> {
   return new Promise((resolve, reject) => {
     const request = http.request(
@@ -343,8 +314,4 @@ async function initialize(port: number): Promise<string> {
   expect(opened.status).toBe(200);
   expect((await send(port, { jsonrpc: "2.0", method: "notifications/initialized" }, opened.sessionId)).status).toBe(202);
   return opened.sessionId!;
-}
-
-function sessionsOf(journal: string): Promise<{ sessionId: string; closedAt: string | null; openCalls: number }[]> {
-  return runEntry(FIXTURE_HOST, ["journal", "sessions", "--json", "--journal", journal]).then((ran) => JSON.parse(ran.stdout));
 }

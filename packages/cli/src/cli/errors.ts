@@ -142,7 +142,7 @@ const HINTS: readonly (readonly [prefix: string, hint: string])[] = [
   ["CLI_API_KEY_MISSING", "export the variable named by --api-key-env, or drop the option for a keyless local endpoint"],
   ["CLI_TOOL_NOT_SELECTED", "list the bundle's tools with `{program} tools list --bundle DIR`, or call without --bundle"],
   ["CLI_SESSION_UNKNOWN", "list the sessions with `{program} journal sessions`"],
-  ["CLI_MCP_SDK_MISSING", "@openworker/cli needs @modelcontextprotocol/sdk installed beside it"],
+  ["CLI_MCP_SDK_MISSING", "@openworker/cli needs @modelcontextprotocol/server and @modelcontextprotocol/node installed beside it"],
   ["CLI_INTERRUPTED", "nothing it started is left running; sessions it opened are closed and journaled (`{program} journal sessions`)"],
   ["CLI_PROVIDER_UNAVAILABLE", "the turn ran without those providers' tools: `{program} tools check --bundle DIR` starts each provider and says why it fails"],
   ["CLI_LISTEN_FAILED", "pick another port with --http PORT (0 picks a free one)"],

@@ -8,7 +8,7 @@ import type { ModelProvider } from "@openworker/runtime";
 import { loadBundleDir } from "../setup/bundle.js";
 import { commandLineModel } from "../setup/runtime.js";
 import { keptIndexes } from "../setup/entry-indexes.js";
-import { inspectSelection, type SelectionProblem, type SelectionReport } from "../setup/selection.js";
+import { inspectSelection, type NotOfferedTool, type SelectionProblem, type SelectionReport } from "../setup/selection.js";
 
 /** `tools list`: registered natives and providers, or a bundle's resolved selection. */
 export const toolsList: CommandSpec = {
@@ -32,10 +32,11 @@ export const toolsList: CommandSpec = {
     const bundle = await loadBundleDir(bundleDir);
     const report = await inspectSelection(context.registry, bundle, { discover: context.options.discover === true, signal: context.signal, sandbox: context.sandbox, terminal: context.terminal });
     if (context.terminal.json) {
-      context.terminal.printJson({ bundle: bundle.dir, version: bundle.selection.version, tools: report.rows, problems: report.problems });
+      context.terminal.printJson({ bundle: bundle.dir, version: bundle.selection.version, tools: report.rows, notOffered: report.notOffered, problems: report.problems });
       return report.problems.length > 0 ? EXIT_CODES.failed : EXIT_CODES.ok;
     }
     printRows(context, report);
+    printNotOffered(context, report.notOffered);
     printProblems(context, report.problems);
     return report.problems.length > 0 ? EXIT_CODES.failed : EXIT_CODES.ok;
   },
@@ -54,7 +55,8 @@ export const toolsCheck: CommandSpec = {
   details:
     "Loads the bundle, starts the MCP providers it needs and discovers their catalogs, resolves every\n" +
     "selected name and lists every problem, not only the first. Providers are closed again and their\n" +
-    "cleanup verified. Use it in CI: exit 0 means a session would resolve the bundle.\n" +
+    "cleanup verified. Use it in CI: exit 0 means a session would resolve the bundle. Tools a provider publishes\n" +
+    "that no session offers (those requiring MCP tasks) are listed as not offered, with why; selecting one is a problem.\n" +
     "With a model configured as for run (--base-url URL --model NAME, or --provider), every selected alias\n" +
     "longer than that provider accepts is a problem too (ALIAS_TOO_LONG_FOR_PROVIDER; OpenAI-compatible: 64 bytes).",
   async run(context) {
@@ -71,18 +73,20 @@ export const toolsCheck: CommandSpec = {
     } catch (error) {
       // A bundle that does not load is problems to list, not a crash; a stop is not a problem of the bundle.
       if (!OpenWorkerError.isInstance(error) || error.code === CLI_ERROR_CODES.INTERRUPTED) throw error;
-      report = { rows: [], problems: await loadProblems(context, error, model), tools: [] };
+      report = { rows: [], tools: [], ...(await loadProblems(context, error, model)) };
     }
     const ok = report.problems.length === 0;
     if (context.terminal.json) {
-      context.terminal.printJson({ ok, bundle: dir, tools: report.rows, problems: report.problems });
+      context.terminal.printJson({ ok, bundle: dir, tools: report.rows, notOffered: report.notOffered, problems: report.problems });
       return ok ? EXIT_CODES.ok : EXIT_CODES.failed;
     }
     if (ok) {
       printRows(context, report);
+      printNotOffered(context, report.notOffered);
       context.terminal.line(context.terminal.paint("green", `ok: ${report.rows.length} selected tool(s) resolve`));
       return EXIT_CODES.ok;
     }
+    printNotOffered(context, report.notOffered);
     printProblems(context, report.problems);
     return EXIT_CODES.failed;
   },
@@ -120,6 +124,12 @@ function printRows(context: CommandContext, report: SelectionReport): void {
   for (const line of table([["qualified name", "alias", "kind", "version", "schema"], ...rows])) context.terminal.line(line);
 }
 
+/** Tools the discovered providers publish that no session offers: not a problem unless the bundle names one. */
+function printNotOffered(context: CommandContext, tools: readonly NotOfferedTool[]): void {
+  const { terminal } = context;
+  for (const tool of tools) terminal.line(`${terminal.paint("yellow", "not offered:")} ${tool.qualifiedName}: ${tool.reason}`);
+}
+
 function printProblems(context: CommandContext, problems: readonly SelectionProblem[]): void {
   const { terminal } = context;
   for (const problem of problems) terminal.line(`${terminal.paint("red", `problem ${problem.code}:`)} ${problem.message}`);
@@ -148,13 +158,17 @@ function shortDigest(digest: string): string {
  * Every problem of a bundle that did not load: each bad entry of tools.json (the bundle
  * resolver collects them in `details.problems`), and what resolving its good entries finds.
  */
-async function loadProblems(context: CommandContext, error: OpenWorkerError, model: ModelProvider | undefined): Promise<SelectionProblem[]> {
+async function loadProblems(
+  context: CommandContext,
+  error: OpenWorkerError,
+  model: ModelProvider | undefined,
+): Promise<{ problems: SelectionProblem[]; notOffered: readonly NotOfferedTool[] }> {
   const entries = problemsOf(error);
   const problems = entries.map((problem) => ({ code: problem.code, message: problem.message }));
   const rest = error.details.selection as BundleSelection | undefined;
-  if (rest === undefined) return problems;
+  if (rest === undefined) return { problems, notOffered: [] };
   // The rest lacks the bad entries: its problems are named by where its entries stand in the file.
   const fileIndexes = keptIndexes(rest, entries.flatMap((problem) => (typeof problem.details.field === "string" ? [problem.details.field] : [])));
   const resolved = await inspectSelection(context.registry, { selection: rest }, { discover: true, signal: context.signal, sandbox: context.sandbox, model, fileIndexes, terminal: context.terminal });
-  return [...problems, ...resolved.problems];
+  return { problems: [...problems, ...resolved.problems], notOffered: resolved.notOffered };
 }

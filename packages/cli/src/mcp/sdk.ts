@@ -1,37 +1,41 @@
 import { OpenWorkerError } from "@openworker/tools-sdk";
 import { CLI_ERROR_CODES } from "../cli/errors.js";
 
-type ServerModule = typeof import("@modelcontextprotocol/sdk/server/index.js");
-type HttpModule = typeof import("@modelcontextprotocol/sdk/server/streamableHttp.js");
-type TypesModule = typeof import("@modelcontextprotocol/sdk/types.js");
+type ServerModule = typeof import("@modelcontextprotocol/server");
+type StdioModule = typeof import("@modelcontextprotocol/server/stdio");
+type NodeModule = typeof import("@modelcontextprotocol/node");
 
-/** The parts of the MCP SDK `serve --mcp` uses. */
+/** The parts of the MCP SDK (v2 server packages) `serve --mcp` uses. */
 export interface McpSdk {
   readonly Server: ServerModule["Server"];
-  readonly StreamableHTTPServerTransport: HttpModule["StreamableHTTPServerTransport"];
-  readonly ListToolsRequestSchema: TypesModule["ListToolsRequestSchema"];
-  readonly CallToolRequestSchema: TypesModule["CallToolRequestSchema"];
-  readonly isInitializeRequest: TypesModule["isInitializeRequest"];
-  readonly JSONRPCMessageSchema: TypesModule["JSONRPCMessageSchema"];
+  readonly serveStdio: StdioModule["serveStdio"];
+  readonly createMcpHandler: ServerModule["createMcpHandler"];
+  readonly isLegacyRequest: ServerModule["isLegacyRequest"];
+  readonly isInitializeRequest: ServerModule["isInitializeRequest"];
+  readonly parseJSONRPCMessage: ServerModule["parseJSONRPCMessage"];
+  readonly ProtocolError: ServerModule["ProtocolError"];
+  readonly NodeStreamableHTTPServerTransport: NodeModule["NodeStreamableHTTPServerTransport"];
+  readonly toNodeHandler: NodeModule["toNodeHandler"];
+  readonly toWebRequest: NodeModule["toWebRequest"];
 }
 
 /** Loads the MCP SDK, only for `serve --mcp` (it is heavy). */
 export async function loadMcpSdk(): Promise<McpSdk> {
   try {
-    const [server, http, types] = await Promise.all([
-      import("@modelcontextprotocol/sdk/server/index.js"),
-      import("@modelcontextprotocol/sdk/server/streamableHttp.js"),
-      import("@modelcontextprotocol/sdk/types.js"),
-    ]);
+    const [server, stdio, node] = await Promise.all([import("@modelcontextprotocol/server"), import("@modelcontextprotocol/server/stdio"), import("@modelcontextprotocol/node")]);
     return {
       Server: server.Server,
-      StreamableHTTPServerTransport: http.StreamableHTTPServerTransport,
-      ListToolsRequestSchema: types.ListToolsRequestSchema,
-      CallToolRequestSchema: types.CallToolRequestSchema,
-      isInitializeRequest: types.isInitializeRequest,
-      JSONRPCMessageSchema: types.JSONRPCMessageSchema,
+      serveStdio: stdio.serveStdio,
+      createMcpHandler: server.createMcpHandler,
+      isLegacyRequest: server.isLegacyRequest,
+      isInitializeRequest: server.isInitializeRequest,
+      parseJSONRPCMessage: server.parseJSONRPCMessage,
+      ProtocolError: server.ProtocolError,
+      NodeStreamableHTTPServerTransport: node.NodeStreamableHTTPServerTransport,
+      toNodeHandler: node.toNodeHandler,
+      toWebRequest: node.toWebRequest,
     };
   } catch (cause) {
-    throw new OpenWorkerError(CLI_ERROR_CODES.MCP_SDK_MISSING, `serve --mcp could not load @modelcontextprotocol/sdk (${(cause as Error).message})`, { cause });
+    throw new OpenWorkerError(CLI_ERROR_CODES.MCP_SDK_MISSING, `serve --mcp could not load the MCP SDK, @modelcontextprotocol/server and @modelcontextprotocol/node (${(cause as Error).message})`, { cause });
   }
 }

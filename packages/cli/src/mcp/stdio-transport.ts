@@ -1,5 +1,4 @@
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import type { JSONRPCMessage, Transport } from "@modelcontextprotocol/server";
 import { readLines, type DroppedLine } from "../stdio/json-rpc.js";
 import type { McpSdk } from "./sdk.js";
 
@@ -9,7 +8,8 @@ export const MAX_MCP_LINE_BYTES = 10 * 1024 * 1024;
 /**
  * The MCP stdio server transport of `serve --mcp`: newline-delimited JSON-RPC on the
  * client's stdin and stdout, as the SDK's `StdioServerTransport`, but every line gets an
- * answer or a message. A line over {@link MAX_MCP_LINE_BYTES} is dropped as it streams in
+ * answer or a message. `serveStdio` runs over it and decides the connection's protocol era
+ * from its first message. A line over {@link MAX_MCP_LINE_BYTES} is dropped as it streams in
  * and answered with an error under its request's id (found at either end of the line,
  * where clients put it), so the client stops waiting; the SDK's transport reports it only
  * through `onerror` and stops reading. A line that is not JSON is answered with a parse
@@ -21,13 +21,13 @@ export class McpStdioTransport implements Transport {
   onmessage?: <T extends JSONRPCMessage>(message: T) => void;
   readonly #input: NodeJS.ReadableStream;
   readonly #output: NodeJS.WritableStream;
-  readonly #schema: McpSdk["JSONRPCMessageSchema"];
+  readonly #parse: McpSdk["parseJSONRPCMessage"];
   #stop: (() => void) | undefined;
 
   constructor(sdk: McpSdk, input: NodeJS.ReadableStream, output: NodeJS.WritableStream) {
     this.#input = input;
     this.#output = output;
-    this.#schema = sdk.JSONRPCMessageSchema;
+    this.#parse = sdk.parseJSONRPCMessage;
   }
 
   async start(): Promise<void> {
@@ -61,20 +61,29 @@ export class McpStdioTransport implements Transport {
       this.#refuse(null, -32700, `parse error: the line is not JSON (${(error as Error).message})`);
       return;
     }
-    const parsed = this.#schema.safeParse(value);
-    if (parsed.success) {
-      this.onmessage?.(parsed.data as JSONRPCMessage);
+    let message: JSONRPCMessage;
+    try {
+      message = this.#parse(value);
+    } catch (error) {
+      const id = (value as { id?: unknown } | null)?.id;
+      if (typeof id === "string" || typeof id === "number") this.#refuse(id, -32600, `invalid request: not a JSON-RPC 2.0 message (${firstIssue(error)})`);
+      else this.onerror?.(new Error(`dropped a line that is not a JSON-RPC 2.0 message: ${line.slice(0, 200)}`));
       return;
     }
-    const id = (value as { id?: unknown } | null)?.id;
-    if (typeof id === "string" || typeof id === "number") this.#refuse(id, -32600, `invalid request: not a JSON-RPC 2.0 message (${parsed.error.issues[0]?.message ?? "wrong shape"})`);
-    else this.onerror?.(new Error(`dropped a line that is not a JSON-RPC 2.0 message: ${line.slice(0, 200)}`));
+    this.onmessage?.(message);
   }
 
   #refuse(id: string | number | null, code: number, message: string): void {
     this.onerror?.(new Error(message));
     void this.send({ jsonrpc: "2.0", id, error: { code, message } } as unknown as JSONRPCMessage);
   }
+}
+
+/** What the SDK's schema found wrong first (a Zod error lists issues), else "wrong shape". */
+function firstIssue(error: unknown): string {
+  const issues = (error as { issues?: readonly { message?: unknown }[] } | null)?.issues;
+  const message = Array.isArray(issues) ? issues[0]?.message : undefined;
+  return typeof message === "string" ? message : "wrong shape";
 }
 
 const ID = String.raw`"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.){0,200}")`;

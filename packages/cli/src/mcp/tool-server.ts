@@ -15,12 +15,13 @@ export const MCP_SERVER_INFO = Object.freeze({ name: "openworker", version: CLI_
  * (A1), the journal (A3) and the limits (E1-E3). A failure is an `isError` result that
  * names its code; nothing bypasses the pipeline. `calls` is told when each call starts and
  * ends (its approval included): a call outlives the request that asked for it when the
- * client stops listening, and an HTTP session must not expire under it.
+ * client stops listening, and an HTTP session must not expire under it. The same server
+ * answers every protocol era: the SDK's serving entries speak the era, not the handlers.
  */
 export function createToolServer(sdk: McpSdk, tools: readonly ResolvedTool[], session: () => Promise<Session>, calls?: { begin(): void; end(): void }) {
   const server = new sdk.Server(MCP_SERVER_INFO, { capabilities: { tools: {} } });
   const byAlias = new Map(tools.map((tool) => [tool.alias, tool]));
-  server.setRequestHandler(sdk.ListToolsRequestSchema, () => ({
+  server.setRequestHandler("tools/list", () => ({
     tools: tools.map((tool) => ({
       name: tool.alias,
       title: tool.qualifiedName,
@@ -28,7 +29,7 @@ export function createToolServer(sdk: McpSdk, tools: readonly ResolvedTool[], se
       inputSchema: tool.descriptor.inputSchema as { type: "object"; [key: string]: unknown },
     })),
   }));
-  server.setRequestHandler(sdk.CallToolRequestSchema, async (request, extra) => {
+  server.setRequestHandler("tools/call", async (request, context) => {
     const tool = byAlias.get(request.params.name);
     if (!tool) {
       return {
@@ -39,7 +40,7 @@ export function createToolServer(sdk: McpSdk, tools: readonly ResolvedTool[], se
     calls?.begin();
     let report: CallReport;
     try {
-      report = await (await session()).callTool(tool.qualifiedName, (request.params.arguments ?? {}) as JsonValue, { signal: extra.signal });
+      report = await (await session()).callTool(tool.qualifiedName, (request.params.arguments ?? {}) as JsonValue, { signal: context.mcpReq.signal });
     } finally {
       calls?.end();
     }

@@ -1,8 +1,8 @@
 import type { Bundle, BundleSelection, ResolvedTool } from "@openworker/bundle-resolver";
-import type { SandboxLauncher } from "@openworker/mcp-bridge";
+import type { McpCatalog, McpCatalogTool, McpToolIcon, SandboxLauncher } from "@openworker/mcp-bridge";
 import type { ToolRegistry } from "@openworker/registry";
 import type { ModelProvider } from "@openworker/runtime";
-import { modelAlias, OpenWorkerError, utf8Bytes, validateQualifiedName } from "@openworker/tools-sdk";
+import { modelAlias, OpenWorkerError, utf8Bytes, validateQualifiedName, type JsonObject, type JsonValue } from "@openworker/tools-sdk";
 import type { Terminal } from "../cli/terminal.js";
 import { indexesWithoutProviders, relabel, type EntryIndexes } from "./entry-indexes.js";
 import { providerProgress } from "./provider-progress.js";
@@ -20,6 +20,19 @@ export interface SelectionRow {
   readonly provider?: string;
   /** False for MCP tools of a provider that was not started (listing without `--discover`). */
   readonly discovered: boolean;
+  /** A discovered MCP tool's display title, annotations, icons and `_meta`, as the bridge keeps them (bounded, redacted). */
+  readonly title?: string;
+  readonly annotations?: JsonValue;
+  readonly icons?: readonly McpToolIcon[];
+  readonly _meta?: JsonObject;
+}
+
+/** A tool a discovered provider publishes that a session does not offer (it requires MCP tasks). */
+export interface NotOfferedTool {
+  readonly qualifiedName: string;
+  readonly provider: string;
+  /** Why, as a clause. */
+  readonly reason: string;
 }
 
 /** A problem of a bundle, as `tools check` lists it. */
@@ -44,6 +57,8 @@ export interface SelectionReport {
   readonly problems: readonly SelectionProblem[];
   /** The resolved tools (when there is no problem), for serving them. */
   readonly tools: readonly ResolvedTool[];
+  /** Tools of the discovered providers that are not offered, selected or not. */
+  readonly notOffered: readonly NotOfferedTool[];
 }
 
 /**
@@ -73,6 +88,7 @@ export async function inspectSelection(
     rows: report.rows.map((row) => ({ ...row, qualifiedName: redact(row.qualifiedName, secrets), alias: redact(row.alias, secrets) })),
     problems: report.problems.map((problem) => ({ code: problem.code, message: redact(problem.message, secrets) })),
     tools: report.tools,
+    notOffered: report.notOffered.map((tool) => ({ ...tool, qualifiedName: redact(tool.qualifiedName, secrets) })),
   };
 }
 
@@ -81,11 +97,11 @@ async function inspect(
   bundle: Pick<Bundle, "selection">,
   options: InspectOptions,
 ): Promise<SelectionReport> {
-  const { checkSelection, providersNeeded, resolveSelection, withoutProviders } = await import("@openworker/bundle-resolver");
+  const { BUNDLE_ERROR_CODES, BUNDLE_FILES, checkSelection, providersNeeded, resolveSelection, withoutProviders } = await import("@openworker/bundle-resolver");
   registry.freeze();
   const needed = providersNeeded(registry, bundle.selection);
   const problems: SelectionProblem[] = [];
-  let catalogs: readonly import("@openworker/bundle-resolver").McpCatalogInput[] = [];
+  let catalogs: readonly McpCatalog[] = [];
   let skipped = new Set(needed);
   if (options.discover && needed.length > 0) {
     const discovery = await discoverCatalogs(registry, needed, options);
@@ -97,27 +113,40 @@ async function inspect(
   }
   const reduced = withoutProviders(bundle.selection, skipped);
   const indexes = indexesWithoutProviders(bundle.selection, skipped, options.fileIndexes);
+  const notOffered = catalogs.flatMap((catalog) =>
+    catalog.withheldTools.map((tool) => ({ qualifiedName: `${catalog.namespace}.${tool.name}`, provider: catalog.namespace, reason: tool.reason })),
+  );
+  const withheld = new Map(notOffered.map((tool) => [tool.qualifiedName, tool.reason]));
   for (const problem of checkSelection(registry, reduced, catalogs)) {
     const { code, message } = describe(problem);
-    problems.push({ code, message: relabel(message, indexes) });
+    // Selected and published, but not offered: say why rather than "not published".
+    const notPublished = OpenWorkerError.isInstance(problem) && code === BUNDLE_ERROR_CODES.toolNotPublished ? problem.details : undefined;
+    const reason = typeof notPublished?.name === "string" ? withheld.get(notPublished.name) : undefined;
+    const said =
+      reason === undefined
+        ? message
+        : `${BUNDLE_FILES.tools}: field ${JSON.stringify(notPublished!.field)}: tool ${JSON.stringify(notPublished!.name)} is published by MCP provider ` +
+          `${JSON.stringify(notPublished!.namespace)} but not offered: ${reason}; deselect it`;
+    problems.push({ code, message: relabel(said, indexes) });
   }
   const limit = options.model?.maxToolNameLength;
   if (problems.length > 0) {
     // Names the selection spells out are checked even so, so that one run lists every problem.
     if (limit !== undefined) problems.push(...(await aliasProblems(namedTools(bundle.selection), options.model!, limit)));
-    return { rows: [], problems, tools: [] };
+    return { rows: [], problems, tools: [], notOffered };
   }
   const resolved = resolveSelection(registry, reduced, catalogs);
   if (limit !== undefined) {
     const tooLong = await aliasProblems(resolved.tools.map((tool) => tool.qualifiedName), options.model!, limit);
-    if (tooLong.length > 0) return { rows: [], problems: tooLong, tools: [] };
+    if (tooLong.length > 0) return { rows: [], problems: tooLong, tools: [], notOffered };
   }
-  const rows = resolved.tools.map(row);
+  const published = new Map(catalogs.map((catalog) => [catalog.namespace, new Map(catalog.tools.map((tool) => [tool.name, tool]))]));
+  const rows = resolved.tools.map((tool) => row(tool, tool.kind === "mcp" ? published.get(tool.provider.namespace)?.get(tool.remoteName) : undefined));
   for (const name of skippedNames(bundle.selection, skipped)) {
     const namespace = name.slice(0, name.indexOf("."));
     rows.push({ qualifiedName: name, alias: name.endsWith(".*") ? `${namespace}__*` : modelAlias(name), kind: "mcp", version: null, schemaFingerprint: null, provider: namespace, discovered: false });
   }
-  return { rows, problems, tools: resolved.tools };
+  return { rows, problems, tools: resolved.tools, notOffered };
 }
 
 async function discoverCatalogs(registry: ToolRegistry, namespaces: readonly string[], { signal, sandbox, terminal }: InspectOptions) {
@@ -132,7 +161,8 @@ async function discoverCatalogs(registry: ToolRegistry, namespaces: readonly str
   }
 }
 
-function row(tool: ResolvedTool): SelectionRow {
+/** A resolved tool's row; an MCP tool's shows what a host UI shows of its catalog entry (M5, M7). */
+function row(tool: ResolvedTool, entry: McpCatalogTool | undefined): SelectionRow {
   return {
     qualifiedName: tool.qualifiedName,
     alias: tool.alias,
@@ -141,6 +171,10 @@ function row(tool: ResolvedTool): SelectionRow {
     schemaFingerprint: tool.schemaFingerprint,
     ...(tool.kind === "mcp" ? { provider: tool.provider.namespace } : {}),
     discovered: true,
+    ...(entry?.title === undefined ? {} : { title: entry.title }),
+    ...(entry?.annotations === undefined ? {} : { annotations: entry.annotations }),
+    ...(entry?.icons === undefined ? {} : { icons: entry.icons }),
+    ...(entry?._meta === undefined ? {} : { _meta: entry._meta }),
   };
 }
 
