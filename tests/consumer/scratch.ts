@@ -25,7 +25,7 @@ export interface ScratchProject {
 /** Third-party packages the consumer installs itself, at the versions the workspace locks. */
 export const OWN_DEPENDENCIES = {
   typebox: "1.4.3",
-  "@modelcontextprotocol/sdk": "1.32.2",
+  "@modelcontextprotocol/server": "2.4.0",
   "@modelcontextprotocol/server-memory": "2026.8.31",
   zod: "4.6.7",
 };

@@ -1,5 +1,5 @@
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { z } from "zod";
+import { McpServer } from "@modelcontextprotocol/server";
+import * as z from "zod/v4";
 import { POWER_SUPPLY_ROOT, readBatteryStatus } from "./battery.js";
 
 /** The remote name the seed's bundles select as `acer.acer_care_center_batterystatus_get`. */
@@ -22,8 +22,7 @@ const battery = z.object({
  *
  * @example
  * ```ts
- * const server = createAcerServer();
- * await server.connect(new StdioServerTransport());
+ * serveStdio(() => createAcerServer());
  * ```
  */
 export function createAcerServer(powerSupplyRoot: string = process.env.ACER_POWER_SUPPLY_ROOT ?? POWER_SUPPLY_ROOT): McpServer {
@@ -33,13 +32,13 @@ export function createAcerServer(powerSupplyRoot: string = process.env.ACER_POWE
     {
       title: "Battery status",
       description: "Reads the battery charge, charging state and health of this machine. Reports clearly when the machine has no battery.",
-      inputSchema: {},
-      outputSchema: {
+      inputSchema: z.object({}),
+      outputSchema: z.object({
         present: z.boolean(),
         batteries: z.array(battery).optional(),
         message: z.string().optional(),
         acOnline: z.boolean().nullable(),
-      },
+      }),
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     },
     async () => {

@@ -2,9 +2,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import { Client, InMemoryTransport } from "@modelcontextprotocol/client";
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { afterEach, describe, expect, it } from "vitest";
 import { BATTERY_TOOL, createAcerServer, readBatteryStatus } from "../src/index.js";
 
@@ -65,11 +64,12 @@ describe("acer battery status", () => {
     await server.close();
   });
 
-  it("M1 runs through bin/acer-mcp-launcher, a wrapper that starts node as its child", async () => {
+  it("M1 M6 runs through bin/acer-mcp-launcher, a wrapper that starts node as its child, on protocol 2026-07-28", async () => {
     const root = powerSupplies({});
     const transport = new StdioClientTransport({ command: launcher, args: [], env: { PATH: process.env.PATH ?? "", ACER_POWER_SUPPLY_ROOT: root }, stderr: "ignore" });
-    const client = new Client({ name: "test", version: "1" });
+    const client = new Client({ name: "test", version: "1" }, { versionNegotiation: { mode: { pin: "2026-07-28" } } });
     await client.connect(transport);
+    expect(client.getProtocolEra()).toBe("modern");
     const result = await client.callTool({ name: BATTERY_TOOL, arguments: {} });
     expect(result.structuredContent).toMatchObject({ present: false });
     await client.close();
