@@ -25,6 +25,16 @@ export const MCP_ERROR_CODES = Object.freeze({
   connectTimeout: "MCP_CONNECT_TIMEOUT",
   /** The provider refused or broke the `initialize` handshake. */
   connectFailed: "MCP_CONNECT_FAILED",
+  /**
+   * The provider requires OAuth authorization (M8) and the bridge has no tokens for it,
+   * and no host step to obtain them this turn: authorize it outside the turn (the CLI's
+   * `auth login`).
+   */
+  authorizationRequired: "MCP_AUTHORIZATION_REQUIRED",
+  /** The OAuth flow failed (the authorization server refused, the redirect did not match, the host's step failed or timed out). */
+  authorizationFailed: "MCP_AUTHORIZATION_FAILED",
+  /** The OAuth token store could not be read or written. */
+  tokenStoreFailed: "MCP_TOKEN_STORE_FAILED",
   /** `tools/list` did not finish within `discoveryTimeoutMs`. */
   discoveryTimeout: "MCP_DISCOVERY_TIMEOUT",
   /** `tools/list` failed (error response, closed connection). */

@@ -1,6 +1,7 @@
 import { availableParallelism } from "node:os";
 import type { McpProviderDefinition } from "@openworker/registry";
 import { LIMITS } from "@openworker/tools-sdk";
+import type { McpAuthorizationOptions } from "./connection/authorization.js";
 import type { SandboxLauncher } from "./process/placement.js";
 import { isSecretName } from "./redact.js";
 
@@ -72,6 +73,12 @@ export interface McpBridgeOptions {
    * `MCP_SANDBOX_UNAVAILABLE` (fail closed).
    */
   readonly sandbox?: SandboxLauncher;
+  /**
+   * OAuth 2.1 for streamable-HTTP providers that require it (M8): the token store and
+   * the host's interactive step. Without it, a provider that answers 401 is unavailable
+   * with `MCP_CONNECT_FAILED`.
+   */
+  readonly authorization?: McpAuthorizationOptions;
 }
 
 /**
@@ -111,6 +118,7 @@ export interface ResolvedOptions {
   readonly onStderr: ((namespace: string, text: string) => void) | undefined;
   readonly onProviderStart: ((event: McpProviderStartEvent) => void) | undefined;
   readonly sandbox: SandboxLauncher | undefined;
+  readonly authorization: McpAuthorizationOptions | undefined;
   /** The call bound of providers that set no `callTimeoutMs` of their own (E1's 75 s). */
   readonly callTimeoutMs: number;
 }
@@ -196,6 +204,18 @@ function listener<T>(value: T | undefined, name: string): T | undefined {
   return value;
 }
 
+function authorizationOptions(value: McpAuthorizationOptions | undefined): McpAuthorizationOptions | undefined {
+  if (value === undefined) return undefined;
+  const store = value.store as Partial<McpAuthorizationOptions["store"]> | undefined;
+  if (typeof store?.load !== "function" || typeof store.save !== "function" || typeof store.delete !== "function") {
+    throw new TypeError("McpBridgeOptions.authorization.store must be a token store (load, save and delete functions), e.g. new FileTokenStore(path)");
+  }
+  listener(value.authorize, "authorization.authorize");
+  listener(value.redirectUrl, "authorization.redirectUrl");
+  if (value.authorize !== undefined && value.redirectUrl === undefined) throw new TypeError("McpBridgeOptions.authorization.authorize needs redirectUrl: the URL the authorization server sends the user back to");
+  return { ...value, authorizeTimeoutMs: positive(value.authorizeTimeoutMs, 300_000, "authorization.authorizeTimeoutMs") };
+}
+
 /** Applies the defaults of {@link McpBridgeOptions}. */
 export function resolveOptions(options: McpBridgeOptions = {}): ResolvedOptions {
   return {
@@ -214,6 +234,7 @@ export function resolveOptions(options: McpBridgeOptions = {}): ResolvedOptions 
     onStderr: options.onStderr,
     onProviderStart: listener(options.onProviderStart, "onProviderStart"),
     sandbox: launcher(options.sandbox),
+    authorization: authorizationOptions(options.authorization),
     callTimeoutMs: LIMITS.callTimeoutMs,
   };
 }

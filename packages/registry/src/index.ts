@@ -10,6 +10,7 @@ export { findDuplicateJsonKey, type DuplicateJsonKey } from "./duplicate-keys.js
 export { jsonSyntaxProblem } from "./json-syntax.js";
 export {
   MAX_PROVIDER_BOUND_MS,
+  type McpOAuthSettings,
   type McpProviderDefinition,
   type ProviderBounds,
   type ProviderPlacement,

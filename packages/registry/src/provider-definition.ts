@@ -1,6 +1,7 @@
 import { LIMITS, OpenWorkerError, validateNamespace } from "@openworker/tools-sdk";
 import { REGISTRY_ERROR_CODES as CODES } from "./codes.js";
 import {
+  type McpOAuthSettings,
   MAX_PROVIDER_BOUND_MS,
   type McpProviderDefinition,
   type ProviderBounds,
@@ -40,6 +41,7 @@ export interface StreamableHttpProviderInput extends ProviderBounds {
   readonly headers?: Readonly<Record<string, string>>;
   readonly allowRemote?: boolean;
   readonly placement?: ProviderPlacement;
+  readonly oauth?: McpOAuthSettings;
 }
 
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
@@ -107,7 +109,7 @@ function relabel(error: OpenWorkerError, source: DefinitionSource, namespace: un
 
 const KNOWN_FIELDS = {
   stdio: ["transport", "namespace", "program", "args", "env", "cwd", "placement", "connectTimeoutMs", "callTimeoutMs"],
-  streamable_http: ["transport", "namespace", "url", "headers", "allowRemote", "placement", "connectTimeoutMs", "callTimeoutMs"],
+  streamable_http: ["transport", "namespace", "url", "headers", "allowRemote", "placement", "connectTimeoutMs", "callTimeoutMs", "oauth"],
 } as const;
 
 /** What to write instead of a field another way of registering spells differently (`registerMcp` takes `program`, servers.json `command`). */
@@ -238,6 +240,7 @@ function normalizeHttp(
   const url = checkUrl(fields.url, label, allowRemote === true);
   const headers =
     fields.headers === undefined ? undefined : checkStringMap(fields.headers, label, "headers", isHeaderName);
+  const oauth = fields.oauth === undefined ? undefined : checkOAuth(fields.oauth, label);
   return Object.freeze({
     transport: "streamable_http" as const,
     namespace,
@@ -245,7 +248,44 @@ function normalizeHttp(
     ...(headers === undefined ? {} : { headers }),
     ...(allowRemote === undefined ? {} : { allowRemote }),
     ...(placement === undefined ? {} : { placement }),
+    ...(oauth === undefined ? {} : { oauth }),
   });
+}
+
+const OAUTH_FIELDS = ["grant", "clientId", "clientSecretEnv", "scopes", "clientMetadataUrl"];
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** M8: a provider's OAuth settings; `true` stands for the defaults. */
+function checkOAuth(raw: unknown, label: string): McpOAuthSettings {
+  if (raw === true) return Object.freeze({});
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) throw fieldError(label, "oauth", "must be an object of OAuth settings (or true for the defaults)", raw);
+  const fields = raw as Record<string, unknown>;
+  const unknown = Object.keys(fields).find((key) => !OAUTH_FIELDS.includes(key) && fields[key] !== undefined);
+  if (unknown !== undefined) throw fieldError(label, `oauth.${unknown}`, `is not known (known: ${OAUTH_FIELDS.join(", ")})`, fields[unknown]);
+  const { grant, clientId, clientSecretEnv, scopes, clientMetadataUrl } = fields;
+  if (grant !== undefined && grant !== "authorization_code" && grant !== "client_credentials") {
+    throw fieldError(label, "oauth.grant", 'must be "authorization_code" or "client_credentials"', grant);
+  }
+  if (clientId !== undefined && (typeof clientId !== "string" || clientId.length === 0)) throw fieldError(label, "oauth.clientId", "must be a non-empty string", clientId);
+  if (clientSecretEnv !== undefined && (typeof clientSecretEnv !== "string" || !ENV_NAME.test(clientSecretEnv))) {
+    throw fieldError(label, "oauth.clientSecretEnv", "must name an environment variable (letters, digits and _); the secret itself never goes in the definition", clientSecretEnv);
+  }
+  if (scopes !== undefined && (!Array.isArray(scopes) || scopes.some((scope) => typeof scope !== "string" || scope.length === 0 || /\s/.test(scope)))) {
+    throw fieldError(label, "oauth.scopes", "must be an array of scope names (non-empty strings without spaces)", scopes);
+  }
+  if (clientMetadataUrl !== undefined && (typeof clientMetadataUrl !== "string" || !clientMetadataUrl.startsWith("https://"))) {
+    throw fieldError(label, "oauth.clientMetadataUrl", "must be an https URL of the client's metadata document", clientMetadataUrl);
+  }
+  if (grant === "client_credentials" && (clientId === undefined || clientSecretEnv === undefined)) {
+    throw fieldError(label, "oauth", 'with grant "client_credentials" needs clientId and clientSecretEnv (a machine client is registered beforehand)', raw);
+  }
+  return Object.freeze({
+    ...(grant === undefined ? {} : { grant }),
+    ...(clientId === undefined ? {} : { clientId }),
+    ...(clientSecretEnv === undefined ? {} : { clientSecretEnv }),
+    ...(scopes === undefined ? {} : { scopes: Object.freeze([...(scopes as string[])]) }),
+    ...(clientMetadataUrl === undefined ? {} : { clientMetadataUrl }),
+  }) as McpOAuthSettings;
 }
 
 function checkUrl(raw: unknown, label: string, allowRemote: boolean): string {

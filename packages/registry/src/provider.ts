@@ -52,6 +52,30 @@ export interface StdioProviderDefinition extends ProviderBounds {
 }
 
 /**
+ * How the runtime obtains OAuth tokens for a streamable-HTTP provider that requires them
+ * (M8). Every field is optional: without any, a provider that answers 401 is authorized
+ * with the authorization-code flow, its client registered dynamically (or by a client ID
+ * metadata document), asking for the scopes the server advertises.
+ *
+ * @example
+ * ```ts
+ * const machine: McpOAuthSettings = { grant: "client_credentials", clientId: "reports-host", clientSecretEnv: "REPORTS_CLIENT_SECRET", scopes: ["reports.read"] };
+ * ```
+ */
+export interface McpOAuthSettings {
+  /** `authorization_code` (a person signs in; default) or `client_credentials` (a machine host, no person). */
+  readonly grant?: "authorization_code" | "client_credentials";
+  /** A client registered with the authorization server beforehand; without it the client is registered dynamically. */
+  readonly clientId?: string;
+  /** The environment variable holding the client's secret (never the secret itself, E6). */
+  readonly clientSecretEnv?: string;
+  /** The scopes to ask for; default: what the server's metadata names. */
+  readonly scopes?: readonly string[];
+  /** An HTTPS URL of this client's metadata document, used as its client ID where the authorization server supports it. */
+  readonly clientMetadataUrl?: string;
+}
+
+/**
  * An MCP provider reached over streamable HTTP at a local service's URL (M1).
  *
  * @example
@@ -71,6 +95,8 @@ export interface StreamableHttpProviderDefinition extends ProviderBounds {
    */
   readonly allowRemote?: boolean;
   readonly placement?: ProviderPlacement;
+  /** OAuth settings (M8), for a provider that requires authorization. */
+  readonly oauth?: McpOAuthSettings;
 }
 
 /**

@@ -7,7 +7,7 @@ import { normalizeProviderDefinition, typeOf } from "./provider-definition.js";
 import type { McpProviderDefinition } from "./provider.js";
 
 const STDIO_FIELDS = ["transport", "command", "args", "env", "cwd", "placement", "connectTimeoutMs", "callTimeoutMs"];
-const HTTP_FIELDS = ["transport", "url", "headers", "allowRemote", "placement", "connectTimeoutMs", "callTimeoutMs"];
+const HTTP_FIELDS = ["transport", "url", "headers", "allowRemote", "placement", "connectTimeoutMs", "callTimeoutMs", "oauth"];
 const HTTP_TYPES = new Set(["streamable_http", "streamable-http", "streamableHttp", "http"]);
 /** `registerMcp` takes `program`; here it is `command`. */
 const PROGRAM_HINT = 'use "command" (registerMcp\'s "program" is "command" in servers.json)';
@@ -120,8 +120,8 @@ function fromMcpServersEntry(fields: Record<string, unknown>, label: string): Re
   const type = fields.type ?? fields.transport;
   const isHttp = type === undefined ? "url" in fields && !("command" in fields) : HTTP_TYPES.has(type as string);
   if (isHttp) {
-    const { url, headers, allowRemote, placement, connectTimeoutMs, callTimeoutMs } = fields;
-    return { transport: "streamable_http", url, headers, allowRemote, placement, connectTimeoutMs, callTimeoutMs };
+    const { url, headers, allowRemote, placement, connectTimeoutMs, callTimeoutMs, oauth } = fields;
+    return { transport: "streamable_http", url, headers, allowRemote, placement, connectTimeoutMs, callTimeoutMs, oauth };
   }
   if (type !== undefined && type !== "stdio") {
     const hint = type === "sse" ? "; the legacy SSE transport is not supported, use streamable HTTP" : "";

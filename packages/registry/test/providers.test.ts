@@ -151,7 +151,7 @@ describe("ToolRegistry: MCP providers", () => {
     expect(stdio.code).toBe("PROVIDER_INVALID");
     expect(stdio.message).toBe('MCP provider "acer": field "argz" is not known (known: transport, namespace, program, args, env, cwd, placement, connectTimeoutMs, callTimeoutMs)');
     const http = thrown(() => registry.registerMcpHttp({ namespace: "svc", url: "http://127.0.0.1:1/mcp", program: "x" } as never));
-    expect(http.message).toContain('field "program" is not known (known: transport, namespace, url, headers, allowRemote, placement, connectTimeoutMs, callTimeoutMs)');
+    expect(http.message).toContain('field "program" is not known (known: transport, namespace, url, headers, allowRemote, placement, connectTimeoutMs, callTimeoutMs, oauth)');
     // An optional field given as undefined is as good as left out.
     registry.registerMcp({ namespace: "acer", program: "acer", cwd: undefined });
     expect(registry.provider("acer")).toEqual({ transport: "stdio", namespace: "acer", program: "acer", args: [] });

@@ -120,6 +120,8 @@ export const CLI_ERROR_CODES = Object.freeze({
    * so its tools were missing from it; the message names each provider. Exit 3.
    */
   PROVIDER_UNAVAILABLE: "CLI_PROVIDER_UNAVAILABLE",
+  /** `auth` names a namespace no registered provider has, or a provider that does not use OAuth (a stdio one). */
+  AUTH_PROVIDER_UNKNOWN: "CLI_AUTH_PROVIDER_UNKNOWN",
   /** Something unexpected; the message says what. */
   INTERNAL: "CLI_INTERNAL",
 });
@@ -144,6 +146,7 @@ const HINTS: readonly (readonly [prefix: string, hint: string])[] = [
   ["CLI_SESSION_UNKNOWN", "list the sessions with `{program} journal sessions`"],
   ["CLI_MCP_SDK_MISSING", "@openworker/cli needs @modelcontextprotocol/server and @modelcontextprotocol/node installed beside it"],
   ["CLI_INTERRUPTED", "nothing it started is left running; sessions it opened are closed and journaled (`{program} journal sessions`)"],
+  ["MCP_AUTHORIZATION_REQUIRED", "authorize the provider once, outside a turn: `{program} auth login NAMESPACE --servers FILE` (the tokens are kept in <workspace>/.openworker/mcp-tokens.json)"],
   ["CLI_PROVIDER_UNAVAILABLE", "the turn ran without those providers' tools: `{program} tools check --bundle DIR` starts each provider and says why it fails"],
   ["CLI_LISTEN_FAILED", "pick another port with --http PORT (0 picks a free one)"],
   ["TOOL_NOT_REGISTERED", "names are exact; `{program} tools list` shows the registered tools"],

@@ -1,4 +1,5 @@
 import type { CommandSpec } from "../cli/command.js";
+import { authLogin, authLogout, authStatus } from "./auth.js";
 import { callCommand } from "./call.js";
 import { journalApprovals, journalExport, journalRevokeApprovals, journalSessions, journalShow, journalVerify } from "./journal.js";
 import { runCommand } from "./run.js";
@@ -18,4 +19,7 @@ export const COMMANDS: readonly CommandSpec[] = Object.freeze([
   journalExport,
   journalApprovals,
   journalRevokeApprovals,
+  authLogin,
+  authStatus,
+  authLogout,
 ]);

@@ -1,4 +1,5 @@
 import { urlForDisplay, type McpProviderDefinition, type RegisteredTool } from "@openworker/registry";
+import { tokenStorePath } from "../setup/authorization.js";
 import { problemsOf, type BundleSelection } from "@openworker/bundle-resolver";
 import { stringOption, type CommandContext, type CommandSpec } from "../cli/command.js";
 import { OpenWorkerError } from "@openworker/tools-sdk";
@@ -30,7 +31,7 @@ export const toolsList: CommandSpec = {
     if (bundleDir === undefined && context.options.discover === true) throw usageError("tools list: --discover applies to a bundle's selection; pass --bundle DIR");
     if (bundleDir === undefined) return listRegistered(context, (await import("@openworker/mcp-bridge")).redactArgs);
     const bundle = await loadBundleDir(bundleDir);
-    const report = await inspectSelection(context.registry, bundle, { discover: context.options.discover === true, signal: context.signal, sandbox: context.sandbox, terminal: context.terminal });
+    const report = await inspectSelection(context.registry, bundle, { discover: context.options.discover === true, signal: context.signal, sandbox: context.sandbox, terminal: context.terminal, tokenStore: tokenStorePath(context) });
     if (context.terminal.json) {
       context.terminal.printJson({ bundle: bundle.dir, version: bundle.selection.version, tools: report.rows, notOffered: report.notOffered, problems: report.problems });
       return report.problems.length > 0 ? EXIT_CODES.failed : EXIT_CODES.ok;
@@ -69,7 +70,7 @@ export const toolsCheck: CommandSpec = {
     try {
       const bundle = await loadBundleDir(bundleDir);
       dir = bundle.dir;
-      report = await inspectSelection(context.registry, bundle, { discover: true, signal: context.signal, sandbox: context.sandbox, model, terminal: context.terminal });
+      report = await inspectSelection(context.registry, bundle, { discover: true, signal: context.signal, sandbox: context.sandbox, model, terminal: context.terminal, tokenStore: tokenStorePath(context) });
     } catch (error) {
       // A bundle that does not load is problems to list, not a crash; a stop is not a problem of the bundle.
       if (!OpenWorkerError.isInstance(error) || error.code === CLI_ERROR_CODES.INTERRUPTED) throw error;
@@ -169,6 +170,6 @@ async function loadProblems(
   if (rest === undefined) return { problems, notOffered: [] };
   // The rest lacks the bad entries: its problems are named by where its entries stand in the file.
   const fileIndexes = keptIndexes(rest, entries.flatMap((problem) => (typeof problem.details.field === "string" ? [problem.details.field] : [])));
-  const resolved = await inspectSelection(context.registry, { selection: rest }, { discover: true, signal: context.signal, sandbox: context.sandbox, model, fileIndexes, terminal: context.terminal });
+  const resolved = await inspectSelection(context.registry, { selection: rest }, { discover: true, signal: context.signal, sandbox: context.sandbox, model, fileIndexes, terminal: context.terminal, tokenStore: tokenStorePath(context) });
   return { problems: [...problems, ...resolved.problems], notOffered: resolved.notOffered };
 }

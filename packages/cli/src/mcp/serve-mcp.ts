@@ -1,4 +1,5 @@
 import type { Session } from "@openworker/runtime";
+import { tokenStorePath } from "../setup/authorization.js";
 import { OpenWorkerError } from "@openworker/tools-sdk";
 import { choiceOption, requiredOption, stringOption, type CommandContext } from "../cli/command.js";
 import { CLI_ERROR_CODES, EXIT_CODES, usageError } from "../cli/errors.js";
@@ -58,7 +59,7 @@ export async function serveMcp(context: CommandContext): Promise<number> {
  * then resolves its own selection when it calls.
  */
 async function servedTools(context: CommandContext, bundle: Awaited<ReturnType<typeof loadBundleDir>>): Promise<Parameters<typeof createToolServer>[1]> {
-  const report = await inspectSelection(context.registry, bundle, { discover: true, signal: context.signal, sandbox: context.sandbox, terminal: context.terminal });
+  const report = await inspectSelection(context.registry, bundle, { discover: true, signal: context.signal, sandbox: context.sandbox, terminal: context.terminal, tokenStore: tokenStorePath(context) });
   if (report.problems.length > 0) {
     for (const problem of report.problems) context.terminal.note(`problem ${problem.code}: ${problem.message}`);
     throw new OpenWorkerError(CLI_ERROR_CODES.BUNDLE_DOES_NOT_RESOLVE, `${bundle.dir}: ${report.problems.length} problem(s); \`tools check --bundle\` lists them`, { details: { bundleDir: bundle.dir } });

@@ -2,6 +2,7 @@ import type { Approver, ModelProvider, Runtime } from "@openworker/runtime";
 import { OpenWorkerError } from "@openworker/tools-sdk";
 import type { CommandContext } from "../cli/command.js";
 import { CLI_ERROR_CODES, usageError } from "../cli/errors.js";
+import { mcpAuthorization } from "./authorization.js";
 import { providerProgress } from "./provider-progress.js";
 import { readScriptFile } from "./script.js";
 
@@ -28,7 +29,12 @@ export async function openRuntime(context: CommandContext, needs: RuntimeNeeds):
     journal: { path: context.globals.journalPath },
     models,
     ...(needs.approver ? { approver: needs.approver } : {}),
-    mcp: { ...(context.sandbox ? { sandbox: context.sandbox } : {}), onProviderStart: providerProgress((text) => context.terminal.note(text)) },
+    mcp: {
+      ...(context.sandbox ? { sandbox: context.sandbox } : {}),
+      onProviderStart: providerProgress((text) => context.terminal.note(text)),
+      // Tokens `auth login` obtained; a provider without any is unavailable with a hint to run it.
+      authorization: (await mcpAuthorization(context, false)).options,
+    },
     secrets,
   });
   reportJournalOpening(context, runtime.journal);

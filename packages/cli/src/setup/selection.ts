@@ -49,6 +49,8 @@ interface InspectOptions {
   readonly model?: ModelProvider | undefined;
   readonly fileIndexes?: EntryIndexes;
   readonly terminal?: Pick<Terminal, "note">;
+  /** The OAuth token store of providers authorized with `auth login` (M8). */
+  readonly tokenStore?: string;
 }
 
 /** What inspecting a bundle found. */
@@ -149,10 +151,14 @@ async function inspect(
   return { rows, problems, tools: resolved.tools, notOffered };
 }
 
-async function discoverCatalogs(registry: ToolRegistry, namespaces: readonly string[], { signal, sandbox, terminal }: InspectOptions) {
-  const { McpBridge } = await import("@openworker/mcp-bridge");
+async function discoverCatalogs(registry: ToolRegistry, namespaces: readonly string[], { signal, sandbox, terminal, tokenStore }: InspectOptions) {
+  const { FileTokenStore, McpBridge } = await import("@openworker/mcp-bridge");
   const onProviderStart = terminal ? providerProgress((text) => terminal.note(text)) : undefined;
-  const bridge = new McpBridge(registry.providers(), { ...(sandbox ? { sandbox } : {}), ...(onProviderStart ? { onProviderStart } : {}) });
+  const bridge = new McpBridge(registry.providers(), {
+    ...(sandbox ? { sandbox } : {}),
+    ...(onProviderStart ? { onProviderStart } : {}),
+    ...(tokenStore ? { authorization: { store: new FileTokenStore(tokenStore) } } : {}),
+  });
   try {
     return await bridge.openSession("openworker-cli-tools").discover(namespaces, { signal });
   } finally {

@@ -9,6 +9,7 @@ import { listAllTools, type ListingBounds } from "../catalog/list.js";
 import { providerBounds, type ResolvedOptions } from "../options.js";
 import { placedCommand } from "../process/placement.js";
 import { ChildProcessTransport, OVERSIZED_RESPONSE_CODE } from "../process/stdio-transport.js";
+import { AuthorizationNeeded, resourceOf, StoredAuthorization } from "./authorization.js";
 import { boundedFetch, isConnectionRefused } from "./bounded-fetch.js";
 import { redact, redactUrl } from "../redact.js";
 import { networkFailure } from "./network-failure.js";
@@ -101,14 +102,20 @@ export class ProviderConnection {
     secrets: readonly string[],
     signal: AbortSignal | undefined,
   ): Promise<ProviderConnection> {
+    const attempt: ConnectAttempt = {};
     try {
-      return await ProviderConnection.connect(definition, options, ledger, secrets, signal);
+      return await ProviderConnection.connect(definition, options, ledger, secrets, signal, attempt);
     } catch (error) {
+      if (attempt.authorization?.pendingAuthorization !== undefined || hasCause(error, AuthorizationNeeded)) {
+        // M8: the server wants a user's authorization and the bridge has no token for it.
+        await authorizeOnce(definition.namespace, attempt, options, secrets, signal);
+        return ProviderConnection.connect(definition, options, ledger, secrets, signal, {});
+      }
       // A stdio server that exits on the era probe (some do, on any request before
       // `initialize`) is a 2025-era server: it is started once more, for `initialize` only.
       if (definition.transport !== "stdio" || legacyPrograms.has(definition) || !(error instanceof OpenWorkerError) || !error.details?.["probeEnded"]) throw error;
       legacyPrograms.set(definition, true);
-      return ProviderConnection.connect(definition, options, ledger, secrets, signal);
+      return ProviderConnection.connect(definition, options, ledger, secrets, signal, {});
     }
   }
 
@@ -118,6 +125,7 @@ export class ProviderConnection {
     ledger: CleanupLedger,
     secrets: readonly string[],
     signal: AbortSignal | undefined,
+    attempt: ConnectAttempt,
   ): Promise<ProviderConnection> {
     const namespace = definition.namespace;
     const { connectTimeoutMs } = providerBounds(definition, options);
@@ -206,7 +214,24 @@ export class ProviderConnection {
       const answer = (ids: readonly (string | number)[], code: number, message: string, data?: unknown) => {
         for (const id of ids) http.onmessage?.({ jsonrpc: "2.0", id, error: { code, message, data } });
       };
+      const authorization = options.authorization;
+      // A host with an interactive step says where the user comes back, before any flow.
+      const redirect = authorization?.authorize !== undefined && definition.oauth?.grant !== "client_credentials" ? await authorization.redirectUrl?.() : undefined;
+      const authProvider =
+        authorization === undefined
+          ? undefined
+          : new StoredAuthorization(
+              namespace,
+              resourceOf(url),
+              authorization.store,
+              definition.oauth,
+              redirect,
+              authorization.clientName ?? "OpenWorker",
+              clientSecretOf(definition),
+            );
+      attempt.authorization = authProvider;
       const http: StreamableHTTPClientTransport = new StreamableHTTPClientTransport(url, {
+        ...(authProvider === undefined ? {} : { authProvider }),
         requestInit: { headers: { ...definition.headers } },
         fetch: boundedFetch(options.maxMessageBytes, {
           oversized: (ids, message) => answer(ids, OVERSIZED_RESPONSE_CODE, message),
@@ -224,6 +249,7 @@ export class ProviderConnection {
         }),
       });
       transport = http;
+      attempt.transport = http;
       closeRemote = async () => {
         let failure: CleanupFailure | undefined;
         // A session the server forgot (404) is gone already: nothing to terminate.
@@ -478,6 +504,75 @@ export class ProviderConnection {
     }
     return this.closing;
   }
+}
+
+/** What one connect attempt set up for a provider's OAuth, for the flow after it (M8). */
+interface ConnectAttempt {
+  authorization?: StoredAuthorization | undefined;
+  transport?: StreamableHTTPClientTransport | undefined;
+}
+
+/** A provider's OAuth client secret, from the environment variable its settings name (never stored in the definition, E6). */
+function clientSecretOf(definition: McpProviderDefinition): string | undefined {
+  if (definition.transport !== "streamable_http" || definition.oauth?.clientSecretEnv === undefined) return undefined;
+  const secret = process.env[definition.oauth.clientSecretEnv];
+  if (secret === undefined || secret === "") {
+    throw new OpenWorkerError(
+      MCP_ERROR_CODES.authorizationFailed,
+      `MCP provider "${definition.namespace}": its OAuth client secret variable ${definition.oauth.clientSecretEnv} is not set; set it in the host's environment`,
+      { details: { namespace: definition.namespace } },
+    );
+  }
+  return secret;
+}
+
+/**
+ * M8: the host's interactive step for a provider that asked for a user's authorization:
+ * the host shows the authorization URL and hands back the redirect, whose `state` must
+ * be the flow's; the SDK then exchanges the code (checking `iss`, RFC 9207) and stores
+ * the tokens. Bounded by `authorizeTimeoutMs` and the caller's signal. Without a host
+ * step the provider is unavailable with `MCP_AUTHORIZATION_REQUIRED`.
+ */
+async function authorizeOnce(namespace: string, attempt: ConnectAttempt, options: ResolvedOptions, secrets: readonly string[], signal: AbortSignal | undefined): Promise<void> {
+  const authorization = attempt.authorization!;
+  const authorize = options.authorization?.authorize;
+  if (authorize === undefined || attempt.transport === undefined || authorization.pendingAuthorization === undefined) {
+    throw new OpenWorkerError(
+      MCP_ERROR_CODES.authorizationRequired,
+      `MCP provider "${namespace}" requires authorization and the host has no token for it; authorize it first (the CLI: \`auth login ${namespace}\`); its tools are unavailable this turn`,
+      { details: { namespace } },
+    );
+  }
+  const timeoutMs = options.authorization?.authorizeTimeoutMs ?? 300_000;
+  const bound = AbortSignal.any([AbortSignal.timeout(timeoutMs), ...(signal ? [signal] : [])]);
+  const failed = (problem: string, cause?: unknown) =>
+    new OpenWorkerError(MCP_ERROR_CODES.authorizationFailed, redact(`MCP provider "${namespace}": authorization failed: ${problem}; its tools are unavailable this turn`, secrets), {
+      ...(cause === undefined ? {} : { cause }),
+      details: { namespace },
+    });
+  let redirect: URL;
+  try {
+    redirect = new URL(await authorize({ namespace, authorizationUrl: authorization.pendingAuthorization!, signal: bound }));
+  } catch (error) {
+    if (bound.aborted && signal?.aborted !== true) throw failed(`the host's authorization step did not finish within ${timeoutMs} ms`, error);
+    throw failed(`the host's authorization step failed (${(error as Error).message})`, error);
+  }
+  const params = redirect.searchParams;
+  if (params.get("state") !== authorization.expectedState) throw failed("the redirect's state does not match the authorization request (a redirect from another flow, or forged)");
+  if (params.has("error")) throw failed(`the authorization server refused: ${params.get("error")}`);
+  try {
+    await attempt.transport.finishAuth(params);
+  } catch (error) {
+    throw failed(`the authorization code could not be exchanged (${(error as Error).message})`, error);
+  }
+}
+
+/** Whether `error` or one of its causes is an instance of `type`. */
+function hasCause(error: unknown, type: abstract new (...args: never[]) => Error): boolean {
+  for (let cause = error, depth = 0; cause !== undefined && cause !== null && depth < 8; cause = (cause as { cause?: unknown }).cause, depth++) {
+    if (cause instanceof type) return true;
+  }
+  return false;
 }
 
 /** The HTTP status of an SDK transport error (`SdkHttpError`), if it has one. */

@@ -1,0 +1,84 @@
+import { createServer, type Server } from "node:http";
+import path from "node:path";
+import type { McpAuthorizationOptions, McpAuthorizationRequest } from "@openworker/mcp-bridge";
+import type { CommandContext } from "../cli/command.js";
+
+/** Where the CLI keeps MCP providers' OAuth tokens: `<workspace>/.openworker/mcp-tokens.json` (mode 0600). */
+export function tokenStorePath(context: CommandContext): string {
+  return path.join(context.globals.workspace, ".openworker", "mcp-tokens.json");
+}
+
+/**
+ * The CLI's OAuth set-up for MCP providers (M8): the token store in the workspace and,
+ * when `interactive`, the host step — it prints the authorization URL on stderr and
+ * receives the redirect on a loopback port (127.0.0.1, a port the system gives, path
+ * `/callback`), opened when a provider first needs it and closed by `close()`.
+ */
+export async function mcpAuthorization(context: CommandContext, interactive: boolean): Promise<{ readonly options: McpAuthorizationOptions; close(): Promise<void> }> {
+  const { FileTokenStore } = await import("@openworker/mcp-bridge");
+  const store = new FileTokenStore(tokenStorePath(context));
+  if (!interactive) return { options: { store, clientName: "OpenWorker CLI" }, close: async () => {} };
+  const receiver = new LoopbackReceiver();
+  return {
+    options: {
+      store,
+      clientName: "OpenWorker CLI",
+      redirectUrl: () => receiver.url(),
+      authorize: (request) => {
+        context.terminal.note(`MCP provider "${request.namespace}" needs your authorization. Open this URL in a browser, sign in and approve:\n  ${request.authorizationUrl.href}`);
+        return receiver.next(request);
+      },
+    },
+    close: () => receiver.close(),
+  };
+}
+
+/** Receives authorization redirects on 127.0.0.1. */
+class LoopbackReceiver {
+  private server: Server | undefined;
+  private listening: Promise<string> | undefined;
+  private waiting: { resolve(url: string): void } | undefined;
+
+  url(): Promise<string> {
+    this.listening ??= new Promise<string>((resolve, reject) => {
+      const server = createServer((request, response) => {
+        const url = new URL(request.url ?? "/", "http://127.0.0.1");
+        if (url.pathname !== "/callback") {
+          response.writeHead(404).end();
+          return;
+        }
+        response.writeHead(200, { "content-type": "text/plain; charset=utf-8" });
+        response.end("The authorization reached the OpenWorker CLI. You can close this window.\n");
+        const address = server.address() as { port: number };
+        this.waiting?.resolve(`http://127.0.0.1:${address.port}${request.url ?? "/"}`);
+        this.waiting = undefined;
+      });
+      this.server = server;
+      server.once("error", reject);
+      server.listen(0, "127.0.0.1", () => resolve(`http://127.0.0.1:${(server.address() as { port: number }).port}/callback`));
+    });
+    return this.listening;
+  }
+
+  /** The next redirect, or the request's signal's reason. */
+  next(request: McpAuthorizationRequest): Promise<string> {
+    return new Promise<string>((resolve, reject) => {
+      const onAbort = () => reject(request.signal.reason instanceof Error ? request.signal.reason : new Error("the authorization was abandoned"));
+      if (request.signal.aborted) return onAbort();
+      request.signal.addEventListener("abort", onAbort, { once: true });
+      this.waiting = {
+        resolve: (url) => {
+          request.signal.removeEventListener("abort", onAbort);
+          resolve(url);
+        },
+      };
+    });
+  }
+
+  async close(): Promise<void> {
+    const server = this.server;
+    if (server === undefined) return;
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
+}
