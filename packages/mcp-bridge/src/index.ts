@@ -3,7 +3,7 @@ export { McpBridge } from "./bridge.js";
 export type { McpSession } from "./session.js";
 export { MCP_ERROR_CODES } from "./codes.js";
 export { isSecretName, MIN_SECRET_LENGTH, providerSecrets, redact, redactArgs, redactUrl, redactUrlCredentials } from "./redact.js";
-export { safeBaseEnv, SAFE_ENV_NAMES, type McpBridgeOptions, type McpProviderStartEvent } from "./options.js";
+export { safeBaseEnv, SAFE_ENV_NAMES, type McpBridgeOptions, type McpProviderLog, type McpProviderStartEvent } from "./options.js";
 export type { SandboxCommand, SandboxLaunch, SandboxLauncher } from "./process/placement.js";
 export type { McpAuthorizationOptions, McpAuthorizationRequest, McpStoredAuthorization, McpTokenKey, McpTokenStore } from "./connection/authorization.js";
 export { FileTokenStore } from "./connection/file-token-store.js";

@@ -79,6 +79,27 @@ export interface McpBridgeOptions {
    * with `MCP_CONNECT_FAILED`.
    */
   readonly authorization?: McpAuthorizationOptions;
+  /**
+   * Receives the log messages providers send (`notifications/message`), bounded: at most
+   * 20 a second per connection (the others are dropped, and counted on the next one let
+   * through), each message cut to 2 KiB and stripped of configured secrets (E6). Never
+   * model text. With it, the bridge asks for `info` and above (`logging/setLevel` on the
+   * 2025 era where the server declares logging, the per-request level on 2026-07-28).
+   * A listener that throws is ignored.
+   */
+  readonly onProviderLog?: (event: McpProviderLog) => void;
+}
+
+/** One log message of a provider, as the bridge passes it on. */
+export interface McpProviderLog {
+  readonly namespace: string;
+  /** The MCP (syslog) level: debug, info, notice, warning, error, critical, alert, emergency. */
+  readonly level: string;
+  readonly logger?: string;
+  /** The message's data as text (JSON for structured data), at most 2 KiB, redacted. */
+  readonly message: string;
+  /** Messages of this connection dropped since the previous one passed on (the rate bound). */
+  readonly dropped?: number;
 }
 
 /**
@@ -119,6 +140,7 @@ export interface ResolvedOptions {
   readonly onProviderStart: ((event: McpProviderStartEvent) => void) | undefined;
   readonly sandbox: SandboxLauncher | undefined;
   readonly authorization: McpAuthorizationOptions | undefined;
+  readonly onProviderLog: ((event: McpProviderLog) => void) | undefined;
   /** The call bound of providers that set no `callTimeoutMs` of their own (E1's 75 s). */
   readonly callTimeoutMs: number;
 }
@@ -235,6 +257,7 @@ export function resolveOptions(options: McpBridgeOptions = {}): ResolvedOptions 
     onProviderStart: listener(options.onProviderStart, "onProviderStart"),
     sandbox: launcher(options.sandbox),
     authorization: authorizationOptions(options.authorization),
+    onProviderLog: listener(options.onProviderLog, "onProviderLog"),
     callTimeoutMs: LIMITS.callTimeoutMs,
   };
 }

@@ -36,7 +36,7 @@ describe("a stdio server that speaks only 2026-07-28", () => {
     const session = bridge.openSession("modern-calls");
     const { catalogs, unavailable } = await session.discover(["modern"]);
     expect(unavailable).toEqual([]);
-    expect(catalogs[0]?.tools.map((tool) => tool.name)).toEqual(["echo", "add_tool", "picture", "slow", "confirm"]);
+    expect(catalogs[0]?.tools.map((tool) => tool.name)).toEqual(["echo", "add_tool", "picture", "slow", "confirm", "chatty"]);
     expect(catalogs[0]?.protocolVersion).toBe("2026-07-28");
     expect(bridge.inventory()?.servers.modern?.protocolVersion).toBe("2026-07-28");
     expect(await session.callTool("modern", "echo", { text: "hi" }, {})).toMatchObject({ outcome: "succeeded", output: { text: "echo: hi" } });
@@ -129,7 +129,7 @@ describe("a streamable-HTTP service that speaks only 2026-07-28", () => {
     const session = bridge.openSession("http-modern");
     const { catalogs, unavailable } = await session.discover(["remote"]);
     expect(unavailable).toEqual([]);
-    expect(catalogs[0]?.tools.map((tool) => tool.name)).toEqual(["echo", "add_tool", "picture", "slow", "confirm"]);
+    expect(catalogs[0]?.tools.map((tool) => tool.name)).toEqual(["echo", "add_tool", "picture", "slow", "confirm", "chatty"]);
     expect(catalogs[0]?.protocolVersion).toBe("2026-07-28");
     expect(await session.callTool("remote", "echo", { text: "over http" }, {})).toMatchObject({ outcome: "succeeded", output: { text: "echo: over http" } });
     expect((await session.callTool("remote", "slow", { ms: 30_000 }, { timeoutMs: 300 })).outcome).toBe("timed_out");

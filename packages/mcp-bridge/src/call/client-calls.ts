@@ -1,4 +1,4 @@
-import { ProtocolError, SdkError, SdkErrorCode, type Client, type StandardSchemaV1 } from "@modelcontextprotocol/client";
+import { LOG_LEVEL_META_KEY, ProtocolError, SdkError, SdkErrorCode, type Client, type StandardSchemaV1 } from "@modelcontextprotocol/client";
 import { onAbort } from "@openworker/tools-sdk/execution";
 import type { CallPath, ChannelRequest, ChannelSettlement } from "./call-channel.js";
 
@@ -15,7 +15,11 @@ export class ClientCalls implements CallPath {
   /** Calls in flight, with what stops each one. */
   private readonly pending = new Set<AbortController>();
 
-  constructor(private readonly client: Client) {}
+  /** `logs`: ask for the server's log messages of `info` and above (the per-request level of 2026-07-28). */
+  constructor(
+    private readonly client: Client,
+    private readonly logs: boolean,
+  ) {}
 
   async call(request: ChannelRequest): Promise<ChannelSettlement> {
     const stop = new AbortController();
@@ -28,7 +32,8 @@ export class ClientCalls implements CallPath {
     this.pending.add(stop);
     const { progress } = request;
     try {
-      const value = await this.client.request({ method: "tools/call", params: { name: request.name, arguments: request.args } }, RAW_RESULT, {
+      const params = { name: request.name, arguments: request.args, ...(this.logs ? { _meta: { [LOG_LEVEL_META_KEY]: "info" } } : {}) };
+      const value = await this.client.request({ method: "tools/call", params }, RAW_RESULT, {
         signal: stop.signal,
         timeout: request.timeoutMs,
         ...(progress

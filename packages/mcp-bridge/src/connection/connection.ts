@@ -5,6 +5,7 @@ import type { CleanupFailure, CleanupLedger } from "../cleanup.js";
 import { MCP_ERROR_CODES } from "../codes.js";
 import { CallChannel, type CallPath } from "../call/call-channel.js";
 import { ClientCalls } from "../call/client-calls.js";
+import { ProviderLog } from "./provider-log.js";
 import { listAllTools, type ListingBounds } from "../catalog/list.js";
 import { providerBounds, type ResolvedOptions } from "../options.js";
 import { placedCommand } from "../process/placement.js";
@@ -66,6 +67,8 @@ export class ProviderConnection {
    * 2026-07-28 the SDK client itself (see `ClientCalls`).
    */
   calls: CallPath;
+  /** Whether the host listens to the provider's log messages (`onProviderLog`). */
+  private logging = false;
   /** On 2026-07-28: the `subscriptions/listen` stream that carries list changes, while it is open. */
   private subscription: McpSubscription | undefined;
 
@@ -291,6 +294,11 @@ export class ProviderConnection {
     client.setNotificationHandler("notifications/tools/list_changed", () => {
       connection.changes++;
     });
+    if (options.onProviderLog !== undefined) {
+      connection.logging = true;
+      const log = new ProviderLog(namespace, secrets, options.onProviderLog);
+      client.setNotificationHandler("notifications/message", (notification) => log.receive(notification.params));
+    }
     client.onclose = () => connection.ended("the connection closed");
     if (definition.transport === "streamable_http") connection.url = redactUrl(definition.url);
     await connection.handshake(connectTimeoutMs, signal, prior);
@@ -323,8 +331,15 @@ export class ProviderConnection {
         );
       }
       if (!this.live) throw this.connectError(MCP_ERROR_CODES.connectFailed, this.endReason ?? "the connection closed during initialize");
-      if (this.era === "modern") this.calls = new ClientCalls(this.client);
-      else (this.calls as CallChannel).attach();
+      const wantsLogs = this.logging;
+      if (this.era === "modern") this.calls = new ClientCalls(this.client, wantsLogs);
+      else {
+        (this.calls as CallChannel).attach();
+        // The 2025 era sets one level for the session, where the server declares logging.
+        if (wantsLogs && this.client.getServerCapabilities()?.logging !== undefined) {
+          await this.client.setLoggingLevel("info", { signal: controller.signal, timeout: timeoutMs }).catch(() => undefined);
+        }
+      }
       this.noteDescendants();
     } catch (error) {
       void this.close();
