@@ -218,7 +218,7 @@ export class BridgeSession implements McpSession {
       ),
       callerSignal,
     );
-    const offered = offeredTools(tools);
+    const offered = offeredTools(tools, connection.runsTasks);
     return { catalog: buildCatalog(namespace, offered.tools, previous, false, offered.withheld, connection.protocolVersion), listedAt: changesAtStart };
   }
 
@@ -336,6 +336,7 @@ export class BridgeSession implements McpSession {
       return failedCall(MCP_ERROR_CODES.toolChanged, changedMessage(namespace, remoteName));
     }
     const { output } = callable;
+    const asTask = callable.asTask && entry.connection.runsTasks;
     // M10: the provider's own bound (75 s unless it sets one); a caller's timeoutMs only lowers it.
     const definition = this.host.provider(namespace);
     const callBound = definition ? providerBounds(definition, this.host.options).callTimeoutMs : this.host.options.callTimeoutMs;
@@ -379,6 +380,7 @@ export class BridgeSession implements McpSession {
       signal: options.signal,
       progress,
       output,
+      asTask,
     });
   }
 
@@ -516,8 +518,9 @@ function callableTools(tools: readonly McpCatalogTool[], before: ReadonlyMap<str
   const callable = new Map<string, CallableTool>();
   for (const tool of tools) {
     const known = before?.get(tool.name);
-    if (known && known.fingerprint === tool.fingerprint) callable.set(tool.name, known);
-    else callable.set(tool.name, { fingerprint: tool.fingerprint, output: tool.outputSchema === undefined ? null : new OutputContract(tool.outputSchema, tool.fingerprint) });
+    const asTask = tool.execution?.taskSupport === "required" || tool.execution?.taskSupport === "optional";
+    if (known && known.fingerprint === tool.fingerprint && known.asTask === asTask) callable.set(tool.name, known);
+    else callable.set(tool.name, { fingerprint: tool.fingerprint, output: tool.outputSchema === undefined ? null : new OutputContract(tool.outputSchema, tool.fingerprint), asTask });
   }
   return callable;
 }
@@ -526,6 +529,8 @@ function callableTools(tools: readonly McpCatalogTool[], before: ReadonlyMap<str
 interface CallableTool {
   readonly fingerprint: string;
   readonly output: OutputContract | null;
+  /** The tool asks for or allows MCP tasks (`execution.taskSupport`): it runs as one where the connection can (M10). */
+  readonly asTask: boolean;
 }
 
 /** A catalog as discovery takes it, with the provider's change count when its listing began. */

@@ -31,7 +31,7 @@ describe("server-everything over stdio", () => {
     expect(first.catalogs[0]?.changedTools.length).toBe(first.catalogs[0]?.tools.length);
     const second = await session.discover(["everything"]);
     expect(second.catalogs[0]?.fromCache).toBe(false);
-    expect(second.catalogs[0]?.withheldTools.some((tool) => tool.name === "simulate-research-query")).toBe(true);
+    expect(second.catalogs[0]?.tools.some((tool) => tool.name === "simulate-research-query")).toBe(true);
     expect(second.catalogs[0]?.changedTools).toEqual([]);
     const third = await session.discover(["everything"]);
     expect(third.catalogs[0]?.fromCache).toBe(true);

@@ -70,21 +70,28 @@ describe("tools that require MCP tasks (M7, M2)", () => {
   });
 });
 
-describe("server-everything's task tool (M7, M2)", () => {
-  it("M7 M2 simulate-research-query (taskSupport \"required\") is withheld and named; the server's other tools are offered", async () => {
+describe("server-everything's task tool (M10)", () => {
+  it("M10 M2 simulate-research-query (taskSupport \"required\") runs as an MCP task: started, polled with progress, its result fetched; one cancelled settles as cancelled", async () => {
     const everything = new McpBridge([{ transport: "stdio", namespace: "everything", program: process.execPath, args: [everythingEntry, "stdio"] }], { closeGraceMs: 500 });
     try {
       const tasks = everything.openSession("everything-tasks");
       // Its conditional tools (the task tool among them) are registered once the client's
       // capabilities are known, and announced with list_changed: the second discovery has them.
       await tasks.discover(["everything"]);
-      const { catalogs, diagnostics } = await tasks.discover(["everything"]);
-      expect(catalogs[0]?.withheldTools.map((tool) => tool.name)).toEqual(["simulate-research-query"]);
-      expect(catalogs[0]?.tools.map((tool) => tool.name)).not.toContain("simulate-research-query");
-      expect(catalogs[0]?.tools.map((tool) => tool.name)).toContain("echo");
-      expect(diagnostics.map((diagnostic) => diagnostic.message)).toContainEqual(expect.stringContaining('"simulate-research-query"'));
-      const call = await tasks.callTool("everything", "simulate-research-query", { topic: "x" }, {});
-      expect(call.error?.code).toBe(MCP_ERROR_CODES.toolNotPublished);
+      const { catalogs } = await tasks.discover(["everything"]);
+      expect(catalogs[0]?.withheldTools).toEqual([]);
+      expect(catalogs[0]?.tools.find((tool) => tool.name === "simulate-research-query")?.execution).toEqual({ taskSupport: "required" });
+      const progress: { message?: string }[] = [];
+      const call = await tasks.callTool("everything", "simulate-research-query", { topic: "tasks" }, { onProgress: (event) => progress.push(event) });
+      expect(call.outcome).toBe("succeeded");
+      expect(call.output?.text).toContain("Research Report: tasks");
+      expect(progress.map((event) => event.message)).toContainEqual(expect.stringMatching(/^task working/));
+      expect(progress.at(-1)?.message).toMatch(/^task completed/);
+      const controller = new AbortController();
+      const cancelled = tasks.callTool("everything", "simulate-research-query", { topic: "stopped" }, { signal: controller.signal, onProgress: () => controller.abort() });
+      expect((await cancelled).outcome).toBe("cancelled");
+      // The connection goes on.
+      expect((await tasks.callTool("everything", "echo", { message: "after" }, {})).outcome).toBe("succeeded");
     } finally {
       await everything.dispose();
       await everything.joinCleanup();

@@ -7,6 +7,7 @@ import { isConnectionRefused } from "../connection/bounded-fetch.js";
 import { NO_ANSWER, SESSION_NOT_FOUND, STREAM_ENDED, type ProviderConnection } from "../connection/connection.js";
 import { OVERSIZED_RESPONSE_CODE } from "../process/stdio-transport.js";
 import type { ChannelSettlement } from "./call-channel.js";
+import { callAsTask } from "./task-call.js";
 import { failedCall, normalizeCallResult, type SettledCall } from "./result.js";
 import { parseCallToolResult, type OutputContract } from "./validate.js";
 
@@ -23,6 +24,8 @@ export interface ProviderCall {
   readonly progress: ProgressReporter | undefined;
   /** The tool's `outputSchema` from the session's catalog entry; null when it declares none. */
   readonly output: OutputContract | null;
+  /** Run it as an MCP task (M10): the tool asks for or allows tasks, and the connection runs them. */
+  readonly asTask?: boolean;
 }
 
 const EMPTY_ARGS: Record<string, unknown> = Object.freeze({}) as Record<string, unknown>;
@@ -40,7 +43,8 @@ export async function callProvider(call: ProviderCall): Promise<SettledCall> {
   const unusable = output?.compile();
   if (unusable !== undefined) return failedCall(MCP_ERROR_CODES.outputInvalid, `${where(call)} was not called: ${unusable}`);
   const { timeoutMs } = call;
-  const settlement = await connection.calls.call({ name: remoteName, args: call.args ?? EMPTY_ARGS, timeoutMs, signal: call.signal, progress: call.progress });
+  const request = { name: remoteName, args: call.args ?? EMPTY_ARGS, timeoutMs, signal: call.signal, progress: call.progress };
+  const settlement = call.asTask === true ? await callAsTask(connection.client, request) : await connection.calls.call(request);
   if (settlement.kind === "result") {
     const parsed = parseCallToolResult(settlement.value);
     if (parsed.ok) {

@@ -91,6 +91,6 @@ function settlementOf(error: unknown): ChannelSettlement {
 }
 
 /** Accepts any result as it came: the bridge checks it itself. */
-const RAW_RESULT: StandardSchemaV1<unknown, unknown> = {
+export const RAW_RESULT: StandardSchemaV1<unknown, unknown> = {
   "~standard": { version: 1, vendor: "openworker", validate: (value: unknown) => ({ value }) },
 };

@@ -134,20 +134,20 @@ function redactStrings(value: JsonValue, secrets: readonly string[], depth: numb
  * tool that requires MCP tasks fails every plain `tools/call`, and the bridge does not run
  * calls as tasks (M7, M10).
  */
-export function withheldReason(tool: McpCatalogTool): string | undefined {
-  if (tool.execution?.taskSupport === "required") {
-    return 'it requires running as an MCP task (execution.taskSupport "required"), which the bridge does not do, so every call would fail';
+export function withheldReason(tool: McpCatalogTool, runsTasks = false): string | undefined {
+  if (tool.execution?.taskSupport === "required" && !runsTasks) {
+    return 'it requires running as an MCP task (execution.taskSupport "required"), and the provider declares no tasks for tools/call on this connection (tasks run on the 2025-11-25 revision), so every call would fail';
   }
   return undefined;
 }
 
 /** A listing split into the tools a session offers and those it withholds (M2, M7). */
-export function offeredTools(listed: readonly McpCatalogTool[]): { readonly tools: readonly McpCatalogTool[]; readonly withheld: readonly McpWithheldTool[] } {
+export function offeredTools(listed: readonly McpCatalogTool[], runsTasks = false): { readonly tools: readonly McpCatalogTool[]; readonly withheld: readonly McpWithheldTool[] } {
   let withheld: McpWithheldTool[] | undefined;
   let tools: McpCatalogTool[] | undefined;
   for (let index = 0; index < listed.length; index++) {
     const tool = listed[index]!;
-    const reason = withheldReason(tool);
+    const reason = withheldReason(tool, runsTasks);
     if (reason === undefined) {
       tools?.push(tool);
       continue;

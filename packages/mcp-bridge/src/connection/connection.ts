@@ -475,6 +475,16 @@ export class ProviderConnection {
     if (this.transport instanceof ChildProcessTransport) this.transport.noteDescendants();
   }
 
+  /**
+   * Whether the connection runs MCP tasks (M10): a 2025-11-25 server that declares
+   * `tasks.requests.tools.call`. The SDK offers tasks on that revision only.
+   */
+  get runsTasks(): boolean {
+    if (this.era !== "legacy") return false;
+    const tasks = (this.client.getServerCapabilities() as { tasks?: { requests?: { tools?: { call?: unknown } } } } | undefined)?.tasks;
+    return tasks?.requests?.tools?.call !== undefined;
+  }
+
   /** True for a stdio provider (a process this host started), false for a streamable-HTTP service. */
   get runsProcess(): boolean {
     return this.transport instanceof ChildProcessTransport;
