@@ -1,6 +1,6 @@
 // Anything exported here is public API of @openworker/runtime.
 export type { CallApproval, CallReport } from "./call/pipeline.js";
-export type { PendingImage } from "./call/images.js";
+export type { PendingImage, ReleasedImage } from "./call/images.js";
 export { RUNTIME_ERROR_CODES } from "./errors.js";
 export type { RuntimeEvent, RuntimeEventListener } from "./events.js";
 export type {
@@ -13,9 +13,10 @@ export type {
   ModelResponse,
   ModelToolCall,
   ModelToolDefinition,
+  ModelUsage,
 } from "./model/types.js";
-export { OPENAI_PROVIDER_CODES } from "./model/openai-errors.js";
-export { OpenAICompatibleProvider, type OpenAICompatibleOptions } from "./model/openai-provider.js";
+export { MODEL_PROVIDER_CODES } from "./model/provider-codes.js";
+export { LIVE_FACTS_HEADING, systemPrompt } from "./model/system-prompt.js";
 export {
   checkApprovalPolicy,
   classify,

@@ -208,7 +208,7 @@ describe("host-driven calls and a closing session", () => {
     expect(report).toMatchObject({ outcome: "cancelled", message: "the call was cancelled before it started" });
     expect(report.approval).toBeUndefined();
     expect(ran + asked).toBe(0);
-    expect(events).toEqual(["call_finished"]);
+    expect(events).toEqual(["call_requested", "call_finished"]);
     expect(runtime.journal.timeline({ sessionId: session.id, callId: report.callId }).map((record) => record.kind)).toEqual(["call_requested", "call_finished"]);
   });
 

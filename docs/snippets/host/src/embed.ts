@@ -10,7 +10,9 @@ const policy: ApprovalPolicy = {
 };
 
 // A scripted model keeps the example offline. A real host passes
-// new OpenAICompatibleProvider({ baseURL: "http://127.0.0.1:11434/v1", model: "qwen2.5:7b" }).
+// new OpenAICompatibleProvider({ baseURL: "http://127.0.0.1:11434/v1", model: "qwen2.5:7b" })
+// (@openworker/model-openai), or fromAiSdk(anthropic("claude-sonnet-4-5"), { secrets: [key] })
+// (@openworker/model-ai-sdk, with any @ai-sdk/* provider package).
 const model = new ScriptedProvider([
   { toolCalls: [{ name: "glossary__lookup", arguments: { prefix: "alias" } }, { name: "notes__list_notes", arguments: {} }] },
   { text: "An alias is the name the model sees for a tool." },

@@ -15,6 +15,10 @@ export interface OptionSpec {
   readonly choices?: readonly string[];
 }
 
+/** The model providers `--provider` names. */
+export const MODEL_PROVIDER_NAMES = Object.freeze(["scripted", "openai", "anthropic", "openai-responses"] as const);
+export type ModelProviderName = (typeof MODEL_PROVIDER_NAMES)[number];
+
 /** The global options every command accepts, resolved. */
 export interface GlobalOptions {
   /** Absolute workspace folder (`--workspace`, default the current folder). */
@@ -23,7 +27,7 @@ export interface GlobalOptions {
   readonly journalPath: string;
   /** `--servers servers.json`, loaded into the registry before the runtime freezes it. */
   readonly servers: string | undefined;
-  readonly provider: "scripted" | "openai" | undefined;
+  readonly provider: ModelProviderName | undefined;
   readonly baseUrl: string | undefined;
   readonly model: string | undefined;
   readonly apiKeyEnv: string | undefined;
@@ -76,9 +80,15 @@ export const GLOBAL_OPTIONS: Readonly<Record<string, OptionSpec>> = Object.freez
   workspace: { type: "string", value: "DIR", description: "workspace of sessions (default: the current folder)" },
   journal: { type: "string", value: "PATH", description: "journal file (default: <workspace>/.openworker/journal.db)" },
   servers: { type: "string", value: "FILE", description: "servers.json registering more MCP providers (stdio or local streamable_http)" },
-  provider: { type: "string", value: "NAME", choices: ["scripted", "openai"], description: "model provider: scripted (with --script FILE) or openai (any OpenAI-compatible endpoint, with --base-url and --model); none by default" },
-  "base-url": { type: "string", value: "URL", description: "OpenAI-compatible API root, e.g. http://127.0.0.1:11434/v1 (implies --provider openai)" },
-  model: { type: "string", value: "NAME", description: "model name for --provider openai" },
+  provider: {
+    type: "string",
+    value: "NAME",
+    choices: MODEL_PROVIDER_NAMES,
+    description:
+      "model provider: scripted (with --script FILE), openai (any OpenAI-compatible endpoint, with --base-url and --model), anthropic or openai-responses (with --model and --api-key-env); none by default",
+  },
+  "base-url": { type: "string", value: "URL", description: "API root: of the OpenAI-compatible endpoint, e.g. http://127.0.0.1:11434/v1 (alone, implies --provider openai), or a proxy for anthropic and openai-responses" },
+  model: { type: "string", value: "NAME", description: "model name, e.g. qwen2.5:7b (openai), claude-sonnet-4-5 (anthropic), gpt-5-mini (openai-responses)" },
   "api-key-env": { type: "string", value: "NAME", description: "environment variable holding the API key (never passed on the command line)" },
   help: { type: "boolean", description: "show help" },
 });
@@ -96,8 +106,8 @@ export function globalOptions(values: Readonly<Record<string, string | boolean |
   };
   const workspace = path.resolve(cwd, text("workspace") ?? ".");
   const provider = text("provider");
-  if (provider !== undefined && provider !== "scripted" && provider !== "openai") {
-    throw usageError(`--provider must be "scripted" or "openai", got ${JSON.stringify(provider)}`);
+  if (provider !== undefined && !isModelProviderName(provider)) {
+    throw usageError(`--provider must be one of ${MODEL_PROVIDER_NAMES.map((name) => `"${name}"`).join(", ")}, got ${JSON.stringify(provider)}`);
   }
   const baseUrl = text("base-url");
   return {
@@ -109,6 +119,10 @@ export function globalOptions(values: Readonly<Record<string, string | boolean |
     model: text("model"),
     apiKeyEnv: text("api-key-env"),
   };
+}
+
+function isModelProviderName(name: string): name is ModelProviderName {
+  return (MODEL_PROVIDER_NAMES as readonly string[]).includes(name);
 }
 
 /** A string option's value, or undefined. */

@@ -88,7 +88,7 @@ export const CLI_ERROR_CODES = Object.freeze({
   /** The --script file exists but cannot be opened or read (permissions, I/O). */
   SCRIPT_FILE_UNREADABLE: "CLI_SCRIPT_FILE_UNREADABLE",
   /**
-   * `run` without a model: no `--script` and no OpenAI-compatible endpoint. (`serve --stdio`
+   * `run` without a model: no `--script` and no `--provider`. (`serve --stdio`
    * starts without one; its `turn.run` then answers `MODEL_PROVIDER_UNKNOWN`.)
    */
   MODEL_MISSING: "CLI_MODEL_MISSING",
@@ -140,8 +140,8 @@ const HINTS: readonly (readonly [prefix: string, hint: string])[] = [
   ["CLI_SCRIPT_FILE", "check the path of --script; relative paths are resolved against the current folder"],
   ["CLI_POLICY", "a policy file is JSON: {\"name\":\"…\",\"classifications\":{\"ns.tool\":\"read_only\"},\"rules\":{\"read_only\":\"allow\"}}"],
   ["CLI_SCRIPT", "a script file is a JSON array of steps {\"text\"?: string, \"toolCalls\"?: [{\"name\": alias, \"arguments\": {…}}]}"],
-  ["CLI_MODEL_MISSING", "pass --script FILE (scripted model) or --provider openai --base-url URL --model NAME"],
-  ["CLI_API_KEY_MISSING", "export the variable named by --api-key-env, or drop the option for a keyless local endpoint"],
+  ["CLI_MODEL_MISSING", "pass --script FILE (scripted model), --provider openai --base-url URL --model NAME, or --provider anthropic|openai-responses --model NAME --api-key-env VAR"],
+  ["CLI_API_KEY_MISSING", "export the variable named by --api-key-env (anthropic and openai-responses need one; --provider openai runs without the option for a keyless local endpoint)"],
   ["CLI_TOOL_NOT_SELECTED", "list the bundle's tools with `{program} tools list --bundle DIR`, or call without --bundle"],
   ["CLI_SESSION_UNKNOWN", "list the sessions with `{program} journal sessions`"],
   ["CLI_MCP_SDK_MISSING", "@openworker/cli needs @modelcontextprotocol/server and @modelcontextprotocol/node installed beside it"],
@@ -161,7 +161,7 @@ const HINTS: readonly (readonly [prefix: string, hint: string])[] = [
   ["BUNDLE_", "pass --bundle with the folder holding manifest.md and tools.json (or its parent)"],
   ["MANIFEST_", "fix manifest.md as the message says"],
   ["TOOLS_JSON", "fix tools.json as the message says; `{program} tools check --bundle DIR` lists every problem"],
-  ["MODEL_PROVIDER_UNKNOWN", "pass --script FILE (scripted model) or --provider openai --base-url URL --model NAME"],
+  ["MODEL_PROVIDER_UNKNOWN", "pass --script FILE (scripted model), --provider openai --base-url URL --model NAME, or --provider anthropic|openai-responses --model NAME --api-key-env VAR"],
   ["MODEL_", "check --provider, --base-url, --model and the endpoint; a key is sent only from the variable --api-key-env names"],
   ["OPENAI_", "check --base-url, --model and --api-key-env (the CLI sends a key only from the variable it names)"],
   ["REGISTRY_", "register every tool and provider before the runtime opens"],

@@ -34,7 +34,8 @@ export const runCommand: CommandSpec = {
     "With --message: one turn; exit 0 when the model answered, 1 when the turn stopped, 3 when an MCP provider\n" +
     "the bundle selects could not be reached for it (CLI_PROVIDER_UNAVAILABLE), 130 on Ctrl-C, 143 on SIGTERM.\n" +
     "With --json: one JSON document on stdout, {sessionId, turnId, completed, reason, text, calls, unavailableProviders}.\n" +
-    "Model: --script FILE (scripted), or --provider openai --base-url URL --model NAME [--api-key-env VAR].",
+    "Model: --script FILE (scripted), --provider openai --base-url URL --model NAME [--api-key-env VAR] (an OpenAI-compatible endpoint),\n" +
+    "or --provider anthropic|openai-responses --model NAME --api-key-env VAR.",
   async run(context) {
     const sessionId = sessionIdOption(context);
     const bundle = await loadBundleDir(requiredOption(context, "bundle"));

@@ -59,7 +59,7 @@ export const toolsCheck: CommandSpec = {
     "cleanup verified. Use it in CI: exit 0 means a session would resolve the bundle. Tools a provider publishes\n" +
     "that no session offers (those requiring MCP tasks) are listed as not offered, with why; selecting one is a problem.\n" +
     "With a model configured as for run (--base-url URL --model NAME, or --provider), every selected alias\n" +
-    "longer than that provider accepts is a problem too (ALIAS_TOO_LONG_FOR_PROVIDER; OpenAI-compatible: 64 bytes).",
+    "longer than that provider accepts is a problem too (ALIAS_TOO_LONG_FOR_PROVIDER; 64 bytes for openai, anthropic and openai-responses).",
   async run(context) {
     const bundleDir = stringOption(context, "bundle");
     if (bundleDir === undefined) throw usageError("tools check needs --bundle DIR");

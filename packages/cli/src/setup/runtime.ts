@@ -1,6 +1,6 @@
 import type { Approver, ModelProvider, Runtime } from "@openworker/runtime";
 import { OpenWorkerError } from "@openworker/tools-sdk";
-import type { CommandContext } from "../cli/command.js";
+import type { CommandContext, ModelProviderName } from "../cli/command.js";
 import { CLI_ERROR_CODES, usageError } from "../cli/errors.js";
 import { mcpAuthorization } from "./authorization.js";
 import { providerProgress } from "./provider-progress.js";
@@ -18,7 +18,7 @@ export interface RuntimeNeeds {
 /**
  * Opens the runtime for a command: the model provider from the global options, the
  * journal at `--journal`, the workspace. Imported lazily so that `--help` and
- * `tools list` never load SQLite, MCP or the OpenAI client. The registry is frozen
+ * `tools list` never load SQLite, MCP or a model client. The registry is frozen
  * from here on (N8); `--servers` was loaded before.
  */
 export async function openRuntime(context: CommandContext, needs: RuntimeNeeds): Promise<Runtime> {
@@ -77,31 +77,59 @@ async function modelProviders(context: CommandContext, needs: RuntimeNeeds): Pro
 export async function commandLineModel(context: CommandContext, scriptFile: string | undefined): Promise<{ model: ModelProvider; secrets: string[] } | undefined> {
   const { globals } = context;
   const provider = providerName(context, scriptFile);
-  if (provider === "openai") {
-    if (scriptFile !== undefined) throw usageError("--script drives the scripted provider; drop it with --provider openai");
-    if (!globals.baseUrl) throw usageError("--provider openai needs --base-url URL (e.g. http://127.0.0.1:11434/v1)");
-    if (!globals.model) throw usageError("--provider openai needs --model NAME");
-    let apiKey: string | undefined;
-    if (globals.apiKeyEnv !== undefined) {
-      apiKey = context.env[globals.apiKeyEnv];
-      if (!apiKey) {
-        throw new OpenWorkerError(CLI_ERROR_CODES.API_KEY_MISSING, `--api-key-env ${globals.apiKeyEnv}: the variable ${globals.apiKeyEnv} is not set or empty`);
-      }
-    }
-    const { OpenAICompatibleProvider } = await import("@openworker/runtime");
-    // A keyless local endpoint must not receive OPENAI_API_KEY by accident: the key is only what --api-key-env names.
-    const model = new OpenAICompatibleProvider({ baseURL: globals.baseUrl, model: globals.model, apiKey: apiKey ?? null });
-    return { model, secrets: apiKey ? [apiKey] : [] };
-  }
+  if (provider === undefined) return undefined;
   if (provider === "scripted") {
     const steps = scriptFile !== undefined ? await readScriptFile(scriptFile) : [];
     const { ScriptedProvider } = await import("@openworker/runtime/testing");
     return { model: new ScriptedProvider(steps), secrets: [] };
   }
-  return undefined;
+  if (scriptFile !== undefined) throw usageError(`--script drives the scripted provider; drop it with --provider ${provider}`);
+  if (provider === "openai") {
+    if (!globals.baseUrl) throw usageError("--provider openai needs --base-url URL (e.g. http://127.0.0.1:11434/v1)");
+    if (!globals.model) throw usageError("--provider openai needs --model NAME");
+    const apiKey = globals.apiKeyEnv === undefined ? undefined : apiKeyFrom(context, globals.apiKeyEnv);
+    const { OpenAICompatibleProvider } = await import("@openworker/model-openai");
+    // A keyless local endpoint must not receive OPENAI_API_KEY by accident: the key is only what --api-key-env names.
+    const model = new OpenAICompatibleProvider({ baseURL: globals.baseUrl, model: globals.model, apiKey: apiKey ?? null });
+    return { model, secrets: apiKey ? [apiKey] : [] };
+  }
+  const vendor = AI_SDK_VENDORS[provider];
+  if (!globals.model) throw usageError(`--provider ${provider} needs --model NAME (e.g. ${vendor.exampleModel})`);
+  if (globals.apiKeyEnv === undefined) throw usageError(`--provider ${provider} needs --api-key-env NAME, the variable holding the ${vendor.vendor} API key (e.g. ${vendor.keyVariable})`);
+  const apiKey = apiKeyFrom(context, globals.apiKeyEnv);
+  // The base URL is always explicit: the vendor packages would otherwise take it from
+  // ANTHROPIC_BASE_URL or OPENAI_BASE_URL and send the key wherever that points.
+  const baseURL = globals.baseUrl ?? vendor.baseURL;
+  const { fromAiSdk } = await import("@openworker/model-ai-sdk");
+  const languageModel = await vendor.languageModel({ apiKey, baseURL }, globals.model);
+  return { model: fromAiSdk(languageModel, { secrets: [apiKey] }), secrets: [apiKey] };
+}
+
+/** The `--provider` names served by an AI SDK provider package, with what the CLI needs to build each. */
+const AI_SDK_VENDORS = {
+  anthropic: {
+    vendor: "Anthropic",
+    keyVariable: "ANTHROPIC_API_KEY",
+    exampleModel: "claude-sonnet-4-5",
+    baseURL: "https://api.anthropic.com/v1",
+    languageModel: async (settings: { apiKey: string; baseURL: string }, model: string) => (await import("@ai-sdk/anthropic")).createAnthropic(settings)(model),
+  },
+  "openai-responses": {
+    vendor: "OpenAI",
+    keyVariable: "OPENAI_API_KEY",
+    exampleModel: "gpt-5-mini",
+    baseURL: "https://api.openai.com/v1",
+    languageModel: async (settings: { apiKey: string; baseURL: string }, model: string) => (await import("@ai-sdk/openai")).createOpenAI(settings).responses(model),
+  },
+} as const;
+
+function apiKeyFrom(context: CommandContext, variable: string): string {
+  const apiKey = context.env[variable];
+  if (!apiKey) throw new OpenWorkerError(CLI_ERROR_CODES.API_KEY_MISSING, `--api-key-env ${variable}: the variable ${variable} is not set or empty`);
+  return apiKey;
 }
 
 /** `--provider` (which `--base-url` alone sets to openai), else scripted when `--script` is given. */
-function providerName(context: CommandContext, scriptFile: string | undefined): "scripted" | "openai" | undefined {
+function providerName(context: CommandContext, scriptFile: string | undefined): ModelProviderName | undefined {
   return context.globals.provider ?? (scriptFile !== undefined ? "scripted" : undefined);
 }

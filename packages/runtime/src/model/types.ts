@@ -57,11 +57,19 @@ export interface ModelRequest {
   readonly signal: AbortSignal;
 }
 
+/** Tokens one attempt used, as the model's endpoint counted them. */
+export interface ModelUsage {
+  readonly inputTokens?: number;
+  readonly outputTokens?: number;
+}
+
 /** What the model answered in one attempt. */
 export interface ModelResponse {
   /** Text for the user (may be empty when the model only calls tools). */
   readonly text: string;
   readonly toolCalls: readonly ModelToolCall[];
+  /** Tokens the attempt used, when the endpoint said. */
+  readonly usage?: ModelUsage;
 }
 
 /** A row of the model catalog (I1). */
@@ -80,7 +88,7 @@ export interface ModelReadiness {
 
 /** A model endpoint the runtime can drive. */
 export interface ModelProvider {
-  /** Stable id: `"scripted"`, `"openai"`, … */
+  /** Stable id: `"scripted"`, `"openai"`, `"anthropic"`, … */
   readonly id: string;
   /** The model used when a session does not name one. */
   readonly defaultModel: string;

@@ -1,28 +1,19 @@
 import { inspect } from "node:util";
+import { MODEL_PROVIDER_CODES } from "@openworker/runtime";
 import { OpenWorkerError } from "@openworker/tools-sdk";
 import { APIConnectionError, APIConnectionTimeoutError, APIError } from "openai";
-import { ResponseTooLargeError } from "./openai-response.js";
+import { ResponseTooLargeError } from "./response.js";
 
 /**
- * Stable error codes of the OpenAI-compatible provider.
+ * Stable error codes of the OpenAI-compatible provider: the runtime's
+ * `MODEL_PROVIDER_CODES`, which every model provider package shares.
  *
  * @example
  * ```ts
  * if (OpenWorkerError.hasCode(error, OPENAI_PROVIDER_CODES.REQUEST_CANCELLED)) return;
  * ```
  */
-export const OPENAI_PROVIDER_CODES = Object.freeze({
-  /** The options given to `new OpenAICompatibleProvider(…)` are unusable. */
-  CONFIG_INVALID: "MODEL_PROVIDER_CONFIG_INVALID",
-  /** The endpoint failed, answered with an error status, or sent an unreadable completion. */
-  REQUEST_FAILED: "MODEL_REQUEST_FAILED",
-  /** The attempt's signal aborted before the completion arrived. */
-  REQUEST_CANCELLED: "MODEL_REQUEST_CANCELLED",
-  /** A tool alias is longer than the provider accepts; it is never sent. */
-  ALIAS_TOO_LONG: "ALIAS_TOO_LONG_FOR_PROVIDER",
-  /** A turn selects more tools than the provider accepts in one request (`maxTools`); nothing is sent. */
-  TOO_MANY_TOOLS: "MODEL_TOO_MANY_TOOLS",
-} as const);
+export const OPENAI_PROVIDER_CODES = MODEL_PROVIDER_CODES;
 
 /** Where a request went and what must never appear in an error about it. */
 export interface EndpointFacts {

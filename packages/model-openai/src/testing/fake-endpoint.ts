@@ -3,8 +3,9 @@ import type { AddressInfo } from "node:net";
 
 /**
  * A local stand-in for an OpenAI-compatible endpoint: `POST /v1/chat/completions` on
- * 127.0.0.1, answering from a script, speaking the real wire format. The model endpoint
- * is outside the system, so this is the one place a test replaces something; everything
+ * 127.0.0.1, answering from a script, speaking the real wire format (a JSON completion,
+ * or server-sent chunks when the request asks `stream: true`). The model endpoint is
+ * outside the system, so this is the one place a test replaces something; everything
  * between the provider and the socket is real.
  */
 
@@ -34,7 +35,7 @@ export type FakeScriptStep = (body: FakeChatRequest, index: number) => FakeReply
 
 /** A running fake endpoint. */
 export interface FakeOpenAIServer {
-  /** `http://127.0.0.1:<port>/v1`, ready for `OpenAICompatibleProvider`'s `baseURL`. */
+  /** `http://127.0.0.1:<port>/v1`, ready for `OpenAICompatibleProvider`'s `baseURL` (or any OpenAI-compatible client's). */
   readonly baseURL: string;
   /** The parsed body of every chat-completions request, in arrival order. */
   readonly requests: FakeChatRequest[];
@@ -149,6 +150,7 @@ export async function startFakeOpenAI(script: readonly FakeScriptStep[]): Promis
     const reply = await step(body, index);
     if (res.destroyed) return;
     if (isHttpReply(reply)) sendJson(res, reply.status, reply.body);
+    else if (body.stream === true) sendEvents(res, completionChunks(reply, includeUsage(body)));
     else sendJson(res, 200, reply);
   }
 
@@ -168,6 +170,52 @@ export async function startFakeOpenAI(script: readonly FakeScriptStep[]): Promis
         server.close(() => resolve());
       }),
   };
+}
+
+/**
+ * A chat completion as the chunks a streaming endpoint sends for it: the role, the text,
+ * each tool call (its name first, then its arguments in two pieces), the finish reason,
+ * and the usage last when the request asked for it (`stream_options.include_usage`).
+ *
+ * @example
+ * ```ts
+ * completionChunks(chatCompletion({ content: "hi" }), false).length; // 4: role, "h", "i", finish
+ * ```
+ */
+export function completionChunks(completion: Record<string, unknown>, withUsage: boolean): Record<string, unknown>[] {
+  const { choices, usage, ...head } = completion as { choices?: Array<Record<string, unknown>>; usage?: unknown };
+  const choice = choices?.[0] ?? {};
+  const message = (choice.message ?? {}) as { content?: string | null; tool_calls?: Array<{ id: string; type: string; function: { name: string; arguments: string } }> };
+  const chunk = (delta: Record<string, unknown>, finishReason: unknown = null): Record<string, unknown> => ({
+    ...head,
+    object: "chat.completion.chunk",
+    choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
+  });
+  const chunks = [chunk({ role: "assistant", content: "" })];
+  const text = message.content ?? "";
+  if (text.length > 0) {
+    const middle = Math.ceil(text.length / 2);
+    chunks.push(chunk({ content: text.slice(0, middle) }), chunk({ content: text.slice(middle) }));
+  }
+  for (const [index, call] of (message.tool_calls ?? []).entries()) {
+    const middle = Math.ceil(call.function.arguments.length / 2);
+    chunks.push(chunk({ tool_calls: [{ index, id: call.id, type: call.type, function: { name: call.function.name, arguments: call.function.arguments.slice(0, middle) } }] }));
+    chunks.push(chunk({ tool_calls: [{ index, function: { arguments: call.function.arguments.slice(middle) } }] }));
+  }
+  chunks.push(chunk({}, choice.finish_reason ?? "stop"));
+  if (withUsage && usage !== undefined) chunks.push({ ...head, object: "chat.completion.chunk", choices: [], usage });
+  return chunks;
+}
+
+function includeUsage(body: FakeChatRequest): boolean {
+  const options = body.stream_options;
+  return typeof options === "object" && options !== null && (options as { include_usage?: unknown }).include_usage === true;
+}
+
+function sendEvents(res: ServerResponse, chunks: readonly Record<string, unknown>[]): void {
+  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", "x-request-id": "req_fake_200" });
+  for (const chunk of chunks) res.write(`data: ${JSON.stringify(chunk)}\n\n`);
+  res.end("data: [DONE]\n\n");
 }
 
 function isHttpReply(reply: FakeReply): reply is FakeHttpReply {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { OpenAICompatibleProvider, type Runtime } from "../src/index.js";
-import { chatCompletion, errorReply, startFakeOpenAI, type FakeChatRequest, type FakeOpenAIServer } from "./support/fake-openai-server.js";
+import type { Runtime } from "@openworker/runtime";
+import { OpenAICompatibleProvider } from "../src/index.js";
+import { chatCompletion, errorReply, startFakeOpenAI, type FakeChatRequest, type FakeOpenAIServer } from "../src/testing/index.js";
 import { echo, nativeTool, openRuntime, scratchEach, writeBundle } from "./support/harness.js";
 
 let runtime: Runtime | undefined;

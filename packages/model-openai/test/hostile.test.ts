@@ -3,9 +3,9 @@ import type { AddressInfo } from "node:net";
 import { inspect } from "node:util";
 import { gzipSync } from "node:zlib";
 import { afterEach, describe, expect, it } from "vitest";
-import { OpenAICompatibleProvider, type OpenAICompatibleOptions } from "../src/model/openai-provider.js";
-import type { ModelRequest } from "../src/model/types.js";
-import { chatCompletion } from "./support/fake-openai-server.js";
+import { OpenAICompatibleProvider, type OpenAICompatibleOptions } from "../src/index.js";
+import type { ModelRequest } from "@openworker/runtime";
+import { chatCompletion } from "../src/testing/index.js";
 import { rejection } from "./support/rejection.js";
 
 // A hostile or broken endpoint (E1-style bounds, E6): every answer it can give ends the

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { JsonValue } from "@openworker/tools-sdk";
 import type { ClientOptions } from "openai";
-import type { ModelResponse, ModelToolCall } from "./types.js";
+import type { ModelResponse, ModelToolCall, ModelUsage } from "@openworker/runtime";
 
 /**
  * A completion read into a response (with `choices[0].finish_reason` when the server sent
@@ -150,7 +150,18 @@ export function readCompletion(completion: unknown): CompletionReading {
     ids.add(toolCalls.at(-1)!.id);
   }
   const finishReason = typeof first.finish_reason === "string" ? first.finish_reason : undefined;
-  return { ok: true, response: { text, toolCalls }, finishReason };
+  const usage = readUsage(completion.usage);
+  return { ok: true, response: { text, toolCalls, ...(usage ? { usage } : {}) }, finishReason };
+}
+
+/** `usage` of a completion, when the server counted (`prompt_tokens`, `completion_tokens`). */
+function readUsage(usage: unknown): ModelUsage | undefined {
+  if (!isRecord(usage)) return undefined;
+  const count = (value: unknown): number | undefined => (typeof value === "number" && Number.isSafeInteger(value) && value >= 0 ? value : undefined);
+  const inputTokens = count(usage.prompt_tokens);
+  const outputTokens = count(usage.completion_tokens);
+  if (inputTokens === undefined && outputTokens === undefined) return undefined;
+  return { ...(inputTokens === undefined ? {} : { inputTokens }), ...(outputTokens === undefined ? {} : { outputTokens }) };
 }
 
 function readToolCall(raw: unknown): ModelToolCall | string {

@@ -12,9 +12,9 @@ import {
   toProviderError,
   unreadableCompletionError,
   type EndpointFacts,
-} from "./openai-errors.js";
-import { toChatMessages, toChatTools } from "./openai-request.js";
-import { boundedFetch, readCompletion } from "./openai-response.js";
+} from "./errors.js";
+import { toChatMessages, toChatTools } from "./request.js";
+import { boundedFetch, readCompletion } from "./response.js";
 import type {
   ModelCatalogRow,
   ModelProvider,
@@ -22,7 +22,7 @@ import type {
   ModelRequest,
   ModelResponse,
   ModelToolDefinition,
-} from "./types.js";
+} from "@openworker/runtime";
 
 /**
  * How to reach an OpenAI-compatible chat-completions endpoint (OpenAI, Ollama, vLLM, LM Studio, …).

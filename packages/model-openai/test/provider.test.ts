@@ -1,10 +1,10 @@
 import { inspect } from "node:util";
 import { OpenWorkerError } from "@openworker/tools-sdk";
 import { afterEach, describe, expect, it } from "vitest";
-import { LIVE_FACTS_HEADING, systemPrompt } from "../src/model/openai-request.js";
-import { OpenAICompatibleProvider, type OpenAICompatibleOptions } from "../src/model/openai-provider.js";
-import type { ModelMessage, ModelRequest, ModelToolDefinition } from "../src/model/types.js";
-import { chatCompletion, errorReply, startFakeOpenAI, type FakeOpenAIServer, type FakeScriptStep } from "./support/fake-openai-server.js";
+import { LIVE_FACTS_HEADING, systemPrompt } from "@openworker/runtime";
+import { OpenAICompatibleProvider, type OpenAICompatibleOptions } from "../src/index.js";
+import type { ModelMessage, ModelRequest, ModelToolDefinition } from "@openworker/runtime";
+import { chatCompletion, errorReply, startFakeOpenAI, type FakeOpenAIServer, type FakeScriptStep } from "../src/testing/index.js";
 import { rejection } from "./support/rejection.js";
 
 const API_KEY = "sk-test-0123456789abcdef-SECRET";
@@ -75,7 +75,11 @@ describe("OpenAICompatibleProvider.complete", () => {
 
     const response = await provider(server).complete(request({ facts, tools: [WEB_SEARCH] }));
 
-    expect(response).toEqual({ text: "", toolCalls: [{ id: "call_abc", name: "example__web_search", arguments: '{"query":"weather"}' }] });
+    expect(response).toEqual({
+      text: "",
+      toolCalls: [{ id: "call_abc", name: "example__web_search", arguments: '{"query":"weather"}' }],
+      usage: { inputTokens: 10, outputTokens: 5 },
+    });
     const sent = server.requests[0];
     expect(sent?.model).toBe("fake-model");
     expect(sent?.tool_choice).toBe("auto");
@@ -115,7 +119,7 @@ describe("OpenAICompatibleProvider.complete", () => {
 
     const response = await provider(server).complete(request({ messages, tools: [WEB_SEARCH] }));
 
-    expect(response).toEqual({ text: "It is sunny.", toolCalls: [] });
+    expect(response).toEqual({ text: "It is sunny.", toolCalls: [], usage: { inputTokens: 10, outputTokens: 5 } });
     expect(server.requests[0]?.messages.slice(1)).toEqual([
       { role: "user", content: "weather?" },
       {
@@ -195,7 +199,7 @@ describe("OpenAICompatibleProvider.complete", () => {
   it("B2 omits tools and tool_choice when no tool is selected, and the system message when there is nothing to say", async () => {
     const server = await serve([() => chatCompletion({ content: "hi" })]);
     const response = await provider(server).complete(request({ instructions: "" }));
-    expect(response).toEqual({ text: "hi", toolCalls: [] });
+    expect(response).toMatchObject({ text: "hi", toolCalls: [] });
     expect(server.requests[0]).not.toHaveProperty("tools");
     expect(server.requests[0]).not.toHaveProperty("tool_choice");
     expect(server.requests[0]?.messages).toEqual([{ role: "user", content: "hello" }]);
