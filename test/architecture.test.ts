@@ -17,14 +17,22 @@ const ALLOWED: Record<string, readonly string[]> = {
     "@openworker/journal",
     "@openworker/tools-sdk",
   ],
+  // Model providers implement the runtime's ModelProvider contract; the runtime never depends on them.
+  "@openworker/model-openai": ["@openworker/runtime", "@openworker/tools-sdk", "@openworker/registry"],
+  "@openworker/model-ai-sdk": ["@openworker/runtime", "@openworker/tools-sdk", "@openworker/model-openai", "@openworker/registry"],
   "@openworker/cli": [
     "@openworker/runtime",
+    "@openworker/model-openai",
+    "@openworker/model-ai-sdk",
     "@openworker/bundle-resolver",
     "@openworker/registry",
     "@openworker/mcp-bridge",
     "@openworker/journal",
     "@openworker/tools-sdk",
   ],
+  // Optional telemetry beside the runtime: it reads the runtime's events, and the runtime
+  // never depends on it (nor on OpenTelemetry). Registry and SDK are for its tests.
+  "@openworker/otel": ["@openworker/runtime", "@openworker/registry", "@openworker/tools-sdk"],
   // Partner packages are built against the SDK only.
   "example-tools": ["@openworker/tools-sdk"],
   "notification-tools": ["@openworker/tools-sdk"],

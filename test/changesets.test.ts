@@ -115,7 +115,7 @@ describe("changeset version (issue 8)", () => {
     }
   });
 
-  it("a sample patch of the journal patches it and its internal dependents (runtime, cli) with 'Updated dependencies', and nothing else", async () => {
+  it("a sample patch of the journal patches it and its internal dependents (runtime, cli, otel) with 'Updated dependencies', and nothing else", async () => {
     await run("git", [...git, "add", "-A", "packages", ".changeset"], { cwd: clone, env: childEnv() });
     await run("git", [...git, "commit", "--quiet", "-m", "release"], { cwd: clone, env: childEnv() });
     writeFileSync(path.join(clone, ".changeset", "sample-journal-fix.md"), '---\n"@openworker/journal": patch\n---\n\nSample fix: verify names the session of a break.\n');
@@ -127,6 +127,7 @@ describe("changeset version (issue 8)", () => {
       "@openworker/journal": patchOf(v["@openworker/journal"]!),
       "@openworker/runtime": patchOf(v["@openworker/runtime"]!),
       "@openworker/cli": patchOf(v["@openworker/cli"]!),
+      "@openworker/otel": patchOf(v["@openworker/otel"]!),
     });
     expect(section(after.changelogs["@openworker/journal"]!, after.versions["@openworker/journal"]!)).toContain(
       "### Patch Changes\n\n- Sample fix: verify names the session of a break.",
@@ -136,7 +137,9 @@ describe("changeset version (issue 8)", () => {
       expect(entries, dependent).toContain("- Updated dependencies");
       expect(entries, dependent).toContain(`  - @openworker/journal@${after.versions["@openworker/journal"]}`);
     }
-    expect(section(after.changelogs["@openworker/cli"]!, after.versions["@openworker/cli"]!)).toContain(`  - @openworker/runtime@${after.versions["@openworker/runtime"]}`);
+    for (const dependent of ["@openworker/cli", "@openworker/otel"]) {
+      expect(section(after.changelogs[dependent]!, after.versions[dependent]!), dependent).toContain(`  - @openworker/runtime@${after.versions["@openworker/runtime"]}`);
+    }
     for (const unchanged of ["@openworker/tools-sdk", "@openworker/registry", "@openworker/bundle-resolver", "@openworker/mcp-bridge"]) {
       expect(after.changelogs[unchanged], unchanged).toBe(firstRelease.changelogs[unchanged]);
     }

@@ -167,7 +167,9 @@ describe("the release, installed by name outside the workspace", () => {
     expect(esm["@openworker/tools-sdk"]).toEqual(expect.arrayContaining(["defineTool", "codeTool", "ToolError", "OpenWorkerError", "LIMITS", "modelAlias"]));
     expect(esm["@openworker/tools-sdk/testing"]).toEqual(expect.arrayContaining(["runTool", "createTestContext"]));
     expect(esm["@openworker/registry"]).toContain("ToolRegistry");
-    expect(esm["@openworker/runtime"]).toEqual(expect.arrayContaining(["Runtime", "OpenAICompatibleProvider"]));
+    expect(esm["@openworker/runtime"]).toEqual(expect.arrayContaining(["Runtime", "MODEL_PROVIDER_CODES"]));
+    expect(esm["@openworker/model-openai"]).toEqual(expect.arrayContaining(["OpenAICompatibleProvider", "OPENAI_PROVIDER_CODES"]));
+    expect(esm["@openworker/model-ai-sdk"]).toEqual(expect.arrayContaining(["fromAiSdk"]));
     expect(esm["@openworker/journal"]).toContain("Journal");
     expect(esm["@openworker/cli"]).toEqual(expect.arrayContaining(["mainWithRegistry", "HarnessClient"]));
   }, 60_000);

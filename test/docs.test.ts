@@ -145,7 +145,8 @@ describe("guides (issue 8)", () => {
   it("every error code a package declares is named in its README (codes are API: hosts match on them)", async () => {
     const constants: [pkg: string, entry: string, name: string][] = [
       ["runtime", "dist/index.js", "RUNTIME_ERROR_CODES"],
-      ["runtime", "dist/index.js", "OPENAI_PROVIDER_CODES"],
+      ["runtime", "dist/index.js", "MODEL_PROVIDER_CODES"],
+      ["model-openai", "dist/index.js", "OPENAI_PROVIDER_CODES"],
       ["mcp-bridge", "dist/index.js", "MCP_ERROR_CODES"],
       ["registry", "dist/index.js", "REGISTRY_ERROR_CODES"],
       ["bundle-resolver", "dist/index.js", "BUNDLE_ERROR_CODES"],

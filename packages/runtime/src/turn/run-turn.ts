@@ -91,7 +91,7 @@ export async function runTurn(context: TurnContext, turnId: string, input: strin
       journal.turnFinished({ sessionId, turnId, completed, reason });
     } finally {
       context.onEnded();
-      events.emit({ type: "turn_finished", sessionId, turnId, completed, reason });
+      events.emit({ type: "turn_finished", sessionId, turnId, completed, reason, ...(error ? { code: error.code } : {}) });
     }
     return { turnId, completed, reason, text, calls, ...(error ? { error } : {}) };
   };
@@ -142,7 +142,7 @@ async function attempts(
   state.prepared = prepared;
   context.onPrepared(prepared);
   for (const provider of prepared.unavailable) {
-    events.emit({ type: "diagnostic", sessionId, code: RUNTIME_ERROR_CODES.PROVIDER_UNAVAILABLE, message: `${provider.namespace}: ${provider.message}` });
+    events.emit({ type: "diagnostic", sessionId, code: RUNTIME_ERROR_CODES.PROVIDER_UNAVAILABLE, message: `${provider.namespace}: ${provider.message}`, provider: provider.namespace });
   }
   context.messages.push({ role: "user", content: input });
   // Keyed by the tool message itself, not its call id: a model may reuse ids across
@@ -154,7 +154,7 @@ async function attempts(
 
   for (let attempt = 1; attempt <= context.maxAttempts; attempt++) {
     if (signal.aborted) return end("cancelled", "");
-    events.emit({ type: "attempt_started", sessionId, turnId, attempt });
+    events.emit({ type: "attempt_started", sessionId, turnId, attempt, provider: context.provider.id, model: context.model });
     const { facts, diagnostics } = gatherFacts(nativeTools, sessionId, context.slowFacts, context.modelContextBudgetMs, (value) => environment.redactor.json(value));
     for (const diagnostic of diagnostics) {
       // A hook's error text is the tool's own (a failed auth call names its key): redacted like any error (E6).
@@ -168,6 +168,7 @@ async function attempts(
       response = await untilAborted(context.provider.complete({ model: context.model, instructions, facts, messages, tools: prepared.tools, signal }), signal);
     } catch (error) {
       if (signal.aborted) return end("cancelled", "");
+      events.emit({ type: "attempt_finished", sessionId, turnId, attempt, toolCalls: 0, code: RUNTIME_ERROR_CODES.MODEL_FAILED });
       return end("model_error", "", { code: RUNTIME_ERROR_CODES.MODEL_FAILED, message: environment.redactor.text(describe(error).message) });
     }
     // A few calls past the bound are refused one by one, each journaled and answered; an
@@ -175,9 +176,11 @@ async function attempts(
     // dropped whole, before any of it runs, is journaled or joins the conversation.
     const mostCalls = context.maxCallsPerAttempt * ANSWER_CALLS_FACTOR;
     if (response.toolCalls.length > mostCalls) {
+      events.emit({ type: "attempt_finished", sessionId, turnId, attempt, toolCalls: response.toolCalls.length, code: RUNTIME_ERROR_CODES.MODEL_TOO_MANY_CALLS });
       const message = `the model answered with ${response.toolCalls.length} tool calls; an answer may hold at most ${mostCalls} (${context.maxCallsPerAttempt} run); the answer was dropped and none of it ran`;
       return end("model_error", "", { code: RUNTIME_ERROR_CODES.MODEL_TOO_MANY_CALLS, message });
     }
+    events.emit({ type: "attempt_finished", sessionId, turnId, attempt, toolCalls: response.toolCalls.length, ...(response.usage ? { usage: response.usage } : {}) });
     // A model can echo a secret it was shown or guessed (its API key, say): what the runtime
     // hands on (events, the turn's text, the session's messages) is redacted (E6).
     const text = environment.redactor.text(response.text);
