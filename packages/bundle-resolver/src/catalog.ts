@@ -1,4 +1,4 @@
-import type { JsonSchema } from "@openworker/tools-sdk";
+import type { JsonSchema, JsonValue } from "@openworker/tools-sdk";
 import { OpenWorkerError } from "@openworker/tools-sdk";
 import { BUNDLE_ERROR_CODES as CODES } from "./codes.js";
 
@@ -15,12 +15,25 @@ export interface McpCatalogTool {
   readonly name: string;
   readonly description?: string;
   readonly inputSchema: JsonSchema;
+  /** What the provider publishes beside the schema, kept for serving the tool as published (M11). */
+  readonly title?: string;
+  readonly outputSchema?: JsonSchema;
+  readonly annotations?: JsonValue;
+  readonly icons?: readonly PublishedIcon[];
   /**
    * Digest of this published definition (name, description, input schema, …), computed
    * by discovery. It becomes the MCP tool's descriptor version: a changed catalog entry
    * gets a new fingerprint and cannot inherit an earlier approval (M3).
    */
   readonly fingerprint: string;
+}
+
+/** An icon a provider publishes for a tool (MCP `Icon`): an `https:` URL or a `data:image/` URI. */
+export interface PublishedIcon {
+  readonly src: string;
+  readonly mimeType?: string;
+  readonly sizes?: readonly string[];
+  readonly theme?: string;
 }
 
 /**

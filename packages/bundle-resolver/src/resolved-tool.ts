@@ -1,7 +1,7 @@
 import type { McpProviderDefinition, RegisteredTool } from "@openworker/registry";
-import { canonicalJson, modelAlias, OpenWorkerError, type JsonSchema, type Tool, type ToolDescriptor } from "@openworker/tools-sdk";
+import { canonicalJson, modelAlias, OpenWorkerError, type JsonSchema, type JsonValue, type Tool, type ToolDescriptor } from "@openworker/tools-sdk";
 import { compileInputSchema, sha256Hex, type ArgumentValidator } from "@openworker/tools-sdk/validation";
-import type { McpCatalogTool } from "./catalog.js";
+import type { McpCatalogTool, PublishedIcon } from "./catalog.js";
 
 interface ResolvedToolCommon {
   /** `namespace.tool` as the bundle selects it. */
@@ -42,6 +42,24 @@ export interface McpResolvedTool extends ResolvedToolCommon {
   readonly remoteName: string;
   /** The catalog entry's fingerprint; also the descriptor's `version`. */
   readonly catalogFingerprint: string;
+  /** The title, output schema, annotations and icons the provider publishes, as discovery kept them (frozen copies). */
+  readonly published: PublishedMetadata;
+}
+
+/**
+ * What an MCP provider publishes of a tool beside its name, description and input schema:
+ * what a host serving the tool again shows its own clients (M11).
+ *
+ * @example
+ * ```ts
+ * if (tool.kind === "mcp" && tool.published.outputSchema) console.log("structured results");
+ * ```
+ */
+export interface PublishedMetadata {
+  readonly title?: string;
+  readonly outputSchema?: JsonSchema;
+  readonly annotations?: JsonValue;
+  readonly icons?: readonly PublishedIcon[];
 }
 
 /**
@@ -102,7 +120,9 @@ export function resolveMcp(provider: McpProviderDefinition, entry: McpCatalogToo
     earlier.catalogFingerprint === entry.fingerprint &&
     earlier.qualifiedName === qualifiedName &&
     earlier.descriptor.description === (entry.description ?? "") &&
-    jsonEqual(earlier.descriptor.inputSchema, entry.inputSchema)
+    jsonEqual(earlier.descriptor.inputSchema, entry.inputSchema) &&
+    // The title and icons are outside the fingerprint: a new one is a new resolution too.
+    jsonEqual(earlier.published, publishedOf(entry))
   ) {
     mcpTools.set(entry, earlier);
     return earlier;
@@ -125,10 +145,21 @@ export function resolveMcp(provider: McpProviderDefinition, entry: McpCatalogToo
     provider,
     remoteName: entry.name,
     catalogFingerprint: entry.fingerprint,
+    published: deepFreeze(JSON.parse(JSON.stringify(publishedOf(entry))) as PublishedMetadata),
   });
   mcpTools.set(entry, resolved);
   latest.set(entry.name, resolved);
   return resolved;
+}
+
+/** The entry's published metadata, only the fields it has (JSON values, as discovery gives them). */
+function publishedOf(entry: McpCatalogTool): PublishedMetadata {
+  const published: { -readonly [K in keyof PublishedMetadata]: PublishedMetadata[K] } = {};
+  if (typeof entry.title === "string") published.title = entry.title;
+  if (entry.outputSchema !== undefined) published.outputSchema = entry.outputSchema;
+  if (entry.annotations !== undefined) published.annotations = entry.annotations;
+  if (entry.icons !== undefined) published.icons = entry.icons;
+  return published;
 }
 
 /** Equality as JSON sees it (key order ignored, `undefined` members absent), without serializing. */

@@ -48,7 +48,7 @@ describe("serve --mcp", () => {
     );
     try {
       const { tools } = await client.listTools();
-      expect(tools.map((tool) => [tool.name, tool.title])).toEqual([
+      expect(tools.map((tool) => [tool.name, tool._meta?.["openworker/qualifiedName"]])).toEqual([
         ["example__web_search", "example.web_search"],
         ["notification__notify", "notification.notify"],
         ["acer__acer_care_center_batterystatus_get", "acer.acer_care_center_batterystatus_get"],
@@ -95,20 +95,20 @@ describe("serve --mcp", () => {
 });
 
 describe("serve --mcp over HTTP bounds what clients can open", () => {
-  it("M4 a refused initialize opens no session, and past --max-sessions new clients get 503; the journal holds only the accepted ones", async () => {
+  it("M4 M11 a refused initialize opens no session, and at --max-sessions the least recently used idle session makes room; the journal holds only the accepted ones", async () => {
     const bundle = writeBundle(path.join(temp.dir, "whoami"), JSON.stringify({ version: 3, tools: ["fixture.whoami"] }));
     const journal = path.join(temp.dir, "bounded.db");
-    await withHttpServer(FIXTURE_HOST, ["--max-sessions", "2", "--bundle", bundle, "--approve", "yes", "--journal", journal], async ({ port }) => {
+    await withHttpServer(FIXTURE_HOST, ["--max-sessions", "2", "--bundle", bundle, "--approve", "yes", "--journal", journal], async ({ port, stderr }) => {
       const host = `127.0.0.1:${port}`;
       // Refused by the transport (it must accept event streams): no session id comes back, so none may be opened.
       for (let index = 0; index < 5; index += 1) expect((await post(port, { host, accept: "application/json" })).status).toBe(406);
-      expect((await post(port, { host })).status).toBe(200);
-      expect((await post(port, { host })).status).toBe(200);
-      const third = await post(port, { host });
-      expect(third.status).toBe(503);
-      expect(third.body).toContain("too many MCP sessions (2");
-      const listed = await runEntry(FIXTURE_HOST, ["journal", "sessions", "--json", "--journal", journal]);
-      expect(JSON.parse(listed.stdout)).toHaveLength(2);
+      for (let index = 0; index < 3; index += 1) expect((await post(port, { host })).status).toBe(200);
+      expect(stderr()).toContain("the least recently used idle one");
+      await vi.waitFor(async () => {
+        const listed = JSON.parse((await runEntry(FIXTURE_HOST, ["journal", "sessions", "--json", "--journal", journal])).stdout) as { closedAt?: string }[];
+        expect(listed).toHaveLength(3);
+        expect(listed.filter((session) => session.closedAt !== undefined)).toHaveLength(1);
+      }, { timeout: 10_000, interval: 100 });
     });
   });
 });

@@ -8,17 +8,27 @@ import { SCRIPT_OPTION, SERVE_SESSION_OPTIONS } from "./options.js";
 export const serveCommand: CommandSpec = {
   words: ["serve"],
   summary: "Serve the harness over stdio JSON-RPC (--stdio), or a bundle's tools as an MCP server (--mcp)",
-  usage: "--stdio [--script FILE] | --mcp --bundle DIR [--http PORT [--max-sessions N] [--idle-timeout SECONDS]] [--policy FILE] [--approve ask|yes|no]",
+  usage: "--stdio [--script FILE] | --mcp --bundle DIR [--http PORT [--max-sessions N] [--idle-timeout SECONDS]] [--tool-names alias|published] [--policy FILE] [--approve ask|yes|no]",
   positionals: { min: 0, max: 0 },
   options: {
     stdio: { type: "boolean", description: "the harness for a host application: newline-delimited JSON-RPC 2.0 on stdin/stdout" },
     mcp: { type: "boolean", description: "an MCP server exposing the bundle's selected tools, every call governed" },
     http: { type: "string", value: "PORT", description: "with --mcp: streamable HTTP on 127.0.0.1:PORT (0 picks a free port) instead of stdio" },
-    "max-sessions": { type: "string", value: "N", description: "with --mcp --http: concurrent MCP sessions (default 32; each has its own MCP processes); more get 503" },
+    "max-sessions": {
+      type: "string",
+      value: "N",
+      description: "with --mcp --http: concurrent MCP sessions (default 32; each has its own MCP processes); at the bound the least recently used idle one is closed for a new client",
+    },
     "idle-timeout": {
       type: "string",
       value: "SECONDS",
-      description: "with --mcp --http: close a client's MCP session after this long with no request, event stream or tool call in progress, as DELETE would (default 1800: 30 minutes; 1-999999)",
+      description: "with --mcp --http: close a client's MCP session after this long with no request, event stream or tool call in progress, as DELETE would (default 300: 5 minutes; 1-999999)",
+    },
+    "tool-names": {
+      type: "string",
+      value: "alias|published",
+      choices: ["alias", "published"],
+      description: "with --mcp: serve tools by model alias (default), or by the names their providers publish (native tools: qualified names; a name two tools share stays an alias)",
     },
     bundle: { type: "string", value: "DIR", description: "with --mcp: the bundle whose selection is served" },
     ...SCRIPT_OPTION,
@@ -40,15 +50,16 @@ export const serveCommand: CommandSpec = {
     "  approval.request {sessionId, turnId, callId, qualifiedName, alias, kind, classification, args}\n" +
     "answered {approved, scope?, who?, reason?, decidedBy?}. Ends when stdin closes. The protocol is described in the @openworker/cli README.\n" +
     "A model for turn.run comes from this command line: --script FILE, or --base-url URL --model NAME.\n" +
-    "--mcp: tools/list gives the bundle's selected tools by model alias; each tools/call runs through the\n" +
-    "session's pipeline (validation, policy, journal, limits). Approvals the policy leaves to a person are\n" +
+    "--mcp: tools/list gives the bundle's selected tools by model alias (or --tool-names published) with\n" +
+    "their published title, schemas, annotations and icons; each tools/call runs through the session's\n" +
+    "pipeline (validation, policy, journal, limits). Approvals the policy leaves to a person are\n" +
     "answered by --approve (default no: an MCP client is not a person at this terminal; ask needs --http).",
   async run(context) {
     const stdio = context.options.stdio === true;
     const mcp = context.options.mcp === true;
     if (stdio === mcp) throw usageError("serve needs exactly one of --stdio or --mcp");
     // An option that does not apply would be silently ignored: a policy the user believes in, say.
-    const foreign = stdio ? ["bundle", "http", "policy", "approve", "max-sessions", "idle-timeout"] : ["script"];
+    const foreign = stdio ? ["bundle", "http", "policy", "approve", "max-sessions", "idle-timeout", "tool-names"] : ["script"];
     const given = foreign.find((name) => context.options[name] !== undefined);
     if (given !== undefined) {
       throw usageError(

@@ -34,6 +34,11 @@ export class IdleExpiry {
     if (this.#active === 0) this.#arm();
   }
 
+  /** Whether a request or a tool call of this session is in progress. */
+  get busy(): boolean {
+    return this.#active > 0;
+  }
+
   /** A request or a tool call of this session started. */
   begin(): void {
     this.#active += 1;

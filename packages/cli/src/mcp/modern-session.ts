@@ -15,7 +15,7 @@ import { IdleExpiry } from "./idle-expiry.js";
  */
 export class ModernSession {
   #active = 0;
-  #current: { readonly session: Promise<Session>; readonly idle: IdleExpiry } | undefined;
+  #current: OpenSession | undefined;
   readonly #open: () => Promise<Session>;
   readonly #timeoutMs: number;
   readonly #expired: () => void;
@@ -38,15 +38,24 @@ export class ModernSession {
     // The timer sees all work in progress as one piece: it is armed only when none is.
     if (this.#active > 0) idle.begin();
     const session = this.#open();
-    this.#current = { session, idle };
+    const current: OpenSession = { session, idle };
+    this.#current = current;
     session.then(
-      () => idle.open(),
+      (opened) => {
+        current.opened = opened;
+        idle.open();
+      },
       () => {
         idle.stop();
         if (this.#current?.idle === idle) this.#current = undefined;
       },
     );
     return session;
+  }
+
+  /** The open session once it opened; undefined while none is open (or it is still opening). */
+  get current(): Session | undefined {
+    return this.#current?.opened;
   }
 
   begin(): void {
@@ -67,4 +76,11 @@ export class ModernSession {
     current.idle.stop();
     await current.session.then((opened) => opened.close()).catch(() => undefined);
   }
+}
+
+/** The session of 2026-07-28 clients while it opens and is open. */
+interface OpenSession {
+  readonly session: Promise<Session>;
+  readonly idle: IdleExpiry;
+  opened?: Session;
 }

@@ -9,13 +9,18 @@ import { IdleExpiry } from "./idle-expiry.js";
 import { checkLocalRequest } from "./local-request.js";
 import { ModernSession } from "./modern-session.js";
 import type { McpSdk } from "./sdk.js";
+import { ServedCatalog, watchCatalog, type ToolNames } from "./served-catalog.js";
 import { createToolServer } from "./tool-server.js";
 
-/** What bounds the sessions of `serve --mcp --http`. */
+/** What bounds the sessions of `serve --mcp --http`, and the names its tools are served by. */
 export interface HttpLimits {
   readonly maxSessions: number;
   readonly idleTimeoutSeconds: number;
+  readonly toolNames: ToolNames;
 }
+
+/** How long a stop waits for the answers of calls in flight to be written before it closes their streams. */
+const STOP_GRACE_MS = 2_000;
 
 /**
  * `serve --mcp --http`: streamable HTTP on 127.0.0.1, one endpoint (`/mcp`) for every
@@ -26,9 +31,14 @@ export interface HttpLimits {
  * one shared OpenWorker session ({@link ModernSession}). Runs until `context.signal` asks
  * it to stop.
  */
-export async function serveHttp(sdk: McpSdk, tools: readonly ResolvedTool[], openSession: () => Promise<Session>, context: CommandContext, requestedPort: number, { maxSessions, idleTimeoutSeconds }: HttpLimits): Promise<void> {
-  type Entry = { transport: InstanceType<McpSdk["NodeStreamableHTTPServerTransport"]>; session: Promise<Session>; idle: IdleExpiry };
+export async function serveHttp(sdk: McpSdk, tools: readonly ResolvedTool[], openSession: () => Promise<Session>, context: CommandContext, requestedPort: number, { maxSessions, idleTimeoutSeconds, toolNames }: HttpLimits): Promise<void> {
+  type Entry = { transport: InstanceType<McpSdk["NodeStreamableHTTPServerTransport"]>; session: Promise<Session>; idle: IdleExpiry; lastUsed: number };
+  // In the order they were last used: the first idle one is the least recently used.
   const entries = new Map<string, Entry>();
+  // Aborted when the server stops: calls still running are answered with an error at once.
+  const stopping = new AbortController();
+  // POSTs being answered: a stop lets their answers be written before it closes the streams.
+  const posts = new Set<Promise<void>>();
   const modernSession = new ModernSession(openSession, idleTimeoutSeconds * 1000, () =>
     context.terminal.note(`closing the OpenWorker session of 2026-07-28 clients: idle for ${idleTimeoutSeconds} s (no request, event stream or tool call in progress)`),
   );
@@ -41,16 +51,22 @@ export async function serveHttp(sdk: McpSdk, tools: readonly ResolvedTool[], ope
       const { code, message, data } = refusalError(refusal);
       throw new sdk.ProtocolError(code, message, data);
     });
+  const modernCatalog = new ServedCatalog(tools, toolNames);
+  const modernHost = { session: modernSessionOf, calls: modernSession, stopping: stopping.signal, listChanged: () => modern.notify.toolsChanged() };
   // Strict: 2025-era traffic never reaches it, it goes to the sessions below.
-  const modern = sdk.createMcpHandler(() => createToolServer(sdk, tools, modernSessionOf, modernSession), { legacy: "reject" });
+  const modern = sdk.createMcpHandler(() => createToolServer(sdk, modernCatalog, modernHost), { legacy: "reject" });
+  const unwatchModern = watchCatalog(() => modernSession.current, modernCatalog, () => modern.notify.toolsChanged());
   const serveModern = sdk.toNodeHandler(modern);
   let port = requestedPort;
   const http = createServer((request, response) => {
-    void handle(request, response).catch((error: unknown) => {
+    const handled = handle(request, response).catch((error: unknown) => {
       if (response.headersSent) return;
       if (error instanceof BodyTooLarge) reply(response, 413, -32600, error.message);
       else reply(response, 500, -32603, error instanceof Error ? error.message : String(error));
     });
+    if (request.method !== "POST") return;
+    posts.add(handled);
+    void handled.finally(() => posts.delete(handled));
   });
 
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
@@ -72,6 +88,9 @@ export async function serveHttp(sdk: McpSdk, tools: readonly ResolvedTool[], ope
     const sessionHeader = request.headers["mcp-session-id"];
     const known = typeof sessionHeader === "string" ? entries.get(sessionHeader) : undefined;
     if (known) {
+      entries.delete(sessionHeader as string);
+      known.lastUsed = Date.now();
+      entries.set(sessionHeader as string, known);
       // Settles once the answer is written whole or the client went away: an event stream
       // (GET, or a POST answered over SSE) keeps its session from expiring while it is open.
       known.idle.begin();
@@ -93,8 +112,15 @@ export async function serveHttp(sdk: McpSdk, tools: readonly ResolvedTool[], ope
       return;
     }
     const body = await readJson(request);
-    // A body that is not JSON is no modern request either: it gets the answer below.
-    if (body !== undefined && !(await sdk.isLegacyRequest(await sdk.toWebRequest(request, body), body))) {
+    if (body === NOT_JSON) {
+      reply(response, 400, -32700, "parse error: the request body is not JSON");
+      return;
+    }
+    if (stopping.signal.aborted) {
+      reply(response, 503, -32000, "the MCP server is stopping");
+      return;
+    }
+    if (!(await sdk.isLegacyRequest(await sdk.toWebRequest(request, body), body))) {
       modernSession.begin();
       try {
         await serveModern(request, response, body);
@@ -107,15 +133,16 @@ export async function serveHttp(sdk: McpSdk, tools: readonly ResolvedTool[], ope
       reply(response, 400, -32000, "no MCP session: the first request must be initialize");
       return;
     }
-    // Only live sessions are in `entries` (an expired one has left it). At the bound a new
-    // client is refused rather than an idle session evicted: any local process could
-    // otherwise push out a client that is still there between its calls.
-    if (entries.size >= maxSessions) {
+    // Only live sessions are in `entries` (an expired one has left it). At the bound the
+    // least recently used idle session makes room, as a DELETE would end it: clients that
+    // went away without DELETE cannot lock others out. Only when every session has work in
+    // progress (a request being answered, an open event stream, a call) is a client refused.
+    if (entries.size >= maxSessions && !evictIdle()) {
       reply(
         response,
         503,
         -32000,
-        `too many MCP sessions (${maxSessions}, each with its own OpenWorker session and MCP processes); end one with DELETE, wait for an abandoned one to expire (idle ${idleTimeoutSeconds} s, --idle-timeout), or restart with a higher --max-sessions`,
+        `too many MCP sessions (${maxSessions}, each with its own OpenWorker session and MCP processes), and none is idle; end one with DELETE, or restart with a higher --max-sessions`,
       );
       return;
     }
@@ -138,7 +165,7 @@ export async function serveHttp(sdk: McpSdk, tools: readonly ResolvedTool[], ope
       // (or failed) by the time the initialize is answered. The entry is set first: an
       // opening session holds its slot against --max-sessions.
       onsessioninitialized: async (id) => {
-        entries.set(id, { transport, session: sessionOf(), idle });
+        entries.set(id, { transport, session: sessionOf(), idle, lastUsed: Date.now() });
         try {
           await sessionOf();
           // A client that went away while the session opened never got its id, so it can
@@ -156,12 +183,21 @@ export async function serveHttp(sdk: McpSdk, tools: readonly ResolvedTool[], ope
         }
       },
     });
+    let opened: Session | undefined;
+    const catalog = new ServedCatalog(tools, toolNames);
+    const server = createToolServer(sdk, catalog, {
+      session: () => sessionOf().then((value) => (opened = value)),
+      calls: idle,
+      stopping: stopping.signal,
+    });
+    const unwatch = watchCatalog(() => opened, catalog, () => void server.sendToolListChanged().catch(() => undefined));
     transport.onclose = () => {
       idle.stop();
+      unwatch();
       if (transport.sessionId) entries.delete(transport.sessionId);
-      void session?.then((opened) => opened.close()).catch(() => undefined);
+      void session?.then((value) => value.close()).catch(() => undefined);
     };
-    await createToolServer(sdk, tools, sessionOf, idle).connect(transport);
+    await server.connect(transport);
     const deliver = transport.onmessage;
     transport.onmessage = (message, extra) => {
       if (refusal === undefined || !sdk.isInitializeRequest(message)) return deliver?.(message, extra);
@@ -192,11 +228,31 @@ export async function serveHttp(sdk: McpSdk, tools: readonly ResolvedTool[], ope
     context.signal.addEventListener("abort", () => resolve(), { once: true });
   });
   context.terminal.note("stopping the MCP server…");
+  // Each call still running is answered with an error first (its cancellation is journaled
+  // as its session closes): a client must not wait for its own timeout.
+  stopping.abort();
+  let grace: NodeJS.Timeout | undefined;
+  await Promise.race([Promise.allSettled(posts), new Promise((resolve) => (grace = setTimeout(resolve, STOP_GRACE_MS)))]);
+  clearTimeout(grace);
+  unwatchModern();
   await Promise.all([...entries.values()].map((entry) => entry.transport.close()));
   await modern.close();
   await modernSession.close();
   http.closeAllConnections();
   await new Promise<void>((resolve) => http.close(() => resolve()));
+
+  /** Ends the least recently used session with nothing in progress, if there is one. */
+  function evictIdle(): boolean {
+    for (const [id, entry] of entries) {
+      if (entry.idle.busy) continue;
+      context.terminal.note(`closing MCP session ${id}: the least recently used idle one (${Math.round((Date.now() - entry.lastUsed) / 1000)} s), to make room for a new client at --max-sessions ${maxSessions}`);
+      entries.delete(id);
+      entry.idle.stop();
+      void entry.transport.close().catch(() => undefined);
+      return true;
+    }
+    return false;
+  }
 }
 
 /** Why an OpenWorker session could not open, as an OpenWorker error (its code kept). */
@@ -228,6 +284,9 @@ class BodyTooLarge extends Error {
   }
 }
 
+/** What {@link readJson} answers for a body that is not JSON. */
+const NOT_JSON = Symbol("not JSON");
+
 async function readJson(request: IncomingMessage): Promise<unknown> {
   const chunks: Buffer[] = [];
   let size = 0;
@@ -239,7 +298,7 @@ async function readJson(request: IncomingMessage): Promise<unknown> {
   try {
     return JSON.parse(Buffer.concat(chunks).toString("utf8")) as unknown;
   } catch {
-    return undefined;
+    return NOT_JSON;
   }
 }
 

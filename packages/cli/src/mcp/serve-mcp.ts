@@ -11,6 +11,7 @@ import { openRuntime } from "../setup/runtime.js";
 import { inspectSelection } from "../setup/selection.js";
 import { loadMcpSdk, type McpSdk } from "./sdk.js";
 import { serveHttp } from "./serve-http.js";
+import { ServedCatalog, watchCatalog, type ToolNames } from "./served-catalog.js";
 import { McpStdioTransport } from "./stdio-transport.js";
 import { createToolServer } from "./tool-server.js";
 
@@ -31,7 +32,8 @@ export async function serveMcp(context: CommandContext): Promise<number> {
   for (const name of ["max-sessions", "idle-timeout"]) {
     if (httpPort === undefined && stringOption(context, name) !== undefined) throw usageError(`serve --mcp: --${name} applies to --http (stdio serves one client)`);
   }
-  const limits = { maxSessions: maxSessionsOption(stringOption(context, "max-sessions")), idleTimeoutSeconds: idleTimeoutOption(stringOption(context, "idle-timeout")) };
+  const toolNames = choiceOption<ToolNames>(context, "tool-names", "alias");
+  const limits = { maxSessions: maxSessionsOption(stringOption(context, "max-sessions")), idleTimeoutSeconds: idleTimeoutOption(stringOption(context, "idle-timeout")), toolNames };
   const bundle = await loadBundleDir(requiredOption(context, "bundle"));
   const policyFile = stringOption(context, "policy");
   const policy = policyFile === undefined ? {} : await readPolicyFile(policyFile);
@@ -44,7 +46,7 @@ export async function serveMcp(context: CommandContext): Promise<number> {
   const runtime = await openRuntime(context, { approver: terminalApprover(mode, context.terminal, prompter), needsModel: false });
   const openSession = () => runtime.openSession({ bundle, policy });
   try {
-    if (httpPort === undefined) await serveStdio(sdk, await openSession(), context);
+    if (httpPort === undefined) await serveStdio(sdk, await openSession(), context, toolNames);
     else await serveHttp(sdk, await servedTools(context, bundle), openSession, context, httpPort, limits);
     return EXIT_CODES.ok;
   } finally {
@@ -58,7 +60,7 @@ export async function serveMcp(context: CommandContext): Promise<number> {
  * the bundle reported (the served selection must be exact, M2). Each client's session
  * then resolves its own selection when it calls.
  */
-async function servedTools(context: CommandContext, bundle: Awaited<ReturnType<typeof loadBundleDir>>): Promise<Parameters<typeof createToolServer>[1]> {
+async function servedTools(context: CommandContext, bundle: Awaited<ReturnType<typeof loadBundleDir>>): Promise<ConstructorParameters<typeof ServedCatalog>[0]> {
   const report = await inspectSelection(context.registry, bundle, { discover: true, signal: context.signal, sandbox: context.sandbox, terminal: context.terminal, tokenStore: tokenStorePath(context) });
   if (report.problems.length > 0) {
     for (const problem of report.problems) context.terminal.note(`problem ${problem.code}: ${problem.message}`);
@@ -67,7 +69,7 @@ async function servedTools(context: CommandContext, bundle: Awaited<ReturnType<t
   return report.tools;
 }
 
-async function serveStdio(sdk: McpSdk, session: Session, context: CommandContext): Promise<void> {
+async function serveStdio(sdk: McpSdk, session: Session, context: CommandContext, toolNames: ToolNames): Promise<void> {
   // One client, one session: its own preparation is the served selection (M2). It may wait
   // on a slow provider: a stop meanwhile ends it (and that provider, M4) instead of
   // serving once it is done.
@@ -77,32 +79,70 @@ async function serveStdio(sdk: McpSdk, session: Session, context: CommandContext
     throw error;
   });
   if (prepared === undefined || context.signal.aborted) return session.close();
-  const { tools } = prepared;
+  const catalog = new ServedCatalog(prepared.tools, toolNames);
+  const stopping = new AbortController();
+  // The servers the SDK's stdio entry built (one per connection): each tells its client of list changes.
+  const servers = new Set<ReturnType<typeof createToolServer>>();
+  const listChanged = () => {
+    for (const server of servers) void server.sendToolListChanged().catch(() => undefined);
+  };
+  // Calls in flight: a stop answers each with an error, written before the transport closes.
+  let inFlight = 0;
+  let settled: (() => void) | undefined;
+  const calls = {
+    begin: () => void (inFlight += 1),
+    end: () => {
+      inFlight -= 1;
+      if (inFlight === 0) settled?.();
+    },
+  };
+  const host = { session: () => Promise.resolve(session), calls, stopping: stopping.signal, listChanged };
   // The SDK's stdio entry decides the era from the client's first message (`server/discover`
   // for 2026-07-28, `initialize` for 2025) and builds the server for it; the transport is
   // ours, since it answers every line (oversized, not JSON).
-  const served = sdk.serveStdio(() => createToolServer(sdk, tools, () => Promise.resolve(session)), { transport: new McpStdioTransport(sdk, context.stdin, context.stdout) });
+  const served = sdk.serveStdio(
+    () => {
+      const server = createToolServer(sdk, catalog, host);
+      servers.add(server);
+      return server;
+    },
+    { transport: new McpStdioTransport(sdk, context.stdin, context.stdout) },
+  );
+  const unwatch = watchCatalog(() => session, catalog, listChanged);
   const closed = new Promise<void>((resolve) => {
     context.stdin.once("end", resolve);
     context.stdin.once("close", resolve);
     context.signal.addEventListener("abort", () => resolve(), { once: true });
     if (context.signal.aborted) resolve();
   });
-  context.terminal.note(`serving ${tools.length} tool(s) over MCP stdio`);
+  context.terminal.note(`serving ${prepared.tools.length} tool(s) over MCP stdio`);
   await closed;
+  unwatch();
+  stopping.abort();
+  if (inFlight > 0) {
+    let grace: NodeJS.Timeout | undefined;
+    await Promise.race([new Promise<void>((resolve) => (settled = resolve)), new Promise((resolve) => (grace = setTimeout(resolve, STOP_GRACE_MS)))]);
+    clearTimeout(grace);
+    // The answers are sent once their handlers returned: one turn later they are written.
+    await new Promise((resolve) => setImmediate(resolve));
+  }
   await served.close();
   await session.close();
 }
+
+/** How long a stop waits for the answers of calls in flight before it closes the transport. */
+const STOP_GRACE_MS = 2_000;
 
 /** Concurrent MCP sessions over HTTP, by default: each holds an OpenWorker session and its own MCP processes (M4). */
 export const DEFAULT_MAX_SESSIONS = 32;
 
 /**
  * Seconds an HTTP client's MCP session may stay idle, by default, before it is closed as a
- * DELETE would close it: long enough for a person's pause between prompts, short enough
- * that clients which went away without DELETE give their slots and processes back.
+ * DELETE would close it: long enough for a pause between prompts, short enough that clients
+ * which went away without DELETE give their provider processes back within minutes. (At
+ * `--max-sessions`, the least recently used idle session is closed sooner, for a new client.)
  */
-export const DEFAULT_IDLE_TIMEOUT_SECONDS = 30 * 60;
+export const DEFAULT_IDLE_TIMEOUT_SECONDS = 5 * 60;
 
 function maxSessionsOption(text: string | undefined): number {
   return wholeNumberOption("--max-sessions", text, DEFAULT_MAX_SESSIONS, "a whole number of at least 1");

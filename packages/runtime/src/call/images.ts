@@ -35,6 +35,9 @@ export function holdImages(images: readonly ToolImage[], redactor: Redactor): Pe
   });
 }
 
+/** One image of a call after its consent recheck: delivered, or withheld with the note that says why. */
+export type ReleasedImage = { readonly image: ModelImage } | { readonly withheld: string };
+
 /**
  * Rechecks each image's consent right before delivery (T4). A refused, failing, slow
  * (past {@link CONSENT_RECHECK_TIMEOUT_MS}) or cancelled check withholds the image; the
@@ -43,12 +46,21 @@ export function holdImages(images: readonly ToolImage[], redactor: Redactor): Pe
 export async function releaseImages(pending: readonly PendingImage[], signal: AbortSignal): Promise<{ images: ModelImage[]; notes: string[] }> {
   const images: ModelImage[] = [];
   const notes: string[] = [];
-  for (const { image, recheckConsent, digest } of pending) {
-    const consented = recheckConsent === undefined ? true : await confirmed(recheckConsent, signal);
-    if (consented) images.push(image);
-    else notes.push(`[image withheld: the user's consent could not be confirmed right before delivery (${image.description ?? digest.slice(0, 19)})]`);
+  for (const released of await releaseEach(pending, signal)) {
+    if ("image" in released) images.push(released.image);
+    else notes.push(released.withheld);
   }
   return { images, notes };
+}
+
+/** {@link releaseImages}, image by image in order: for a host that places each image where its result put it. */
+export async function releaseEach(pending: readonly PendingImage[], signal: AbortSignal): Promise<ReleasedImage[]> {
+  const released: ReleasedImage[] = [];
+  for (const { image, recheckConsent, digest } of pending) {
+    const consented = recheckConsent === undefined ? true : await confirmed(recheckConsent, signal);
+    released.push(consented ? { image } : { withheld: `[image withheld: the user's consent could not be confirmed right before delivery (${image.description ?? digest.slice(0, 19)})]` });
+  }
+  return released;
 }
 
 /** Whether a consent check answered exactly `true` in time; any throw, other answer, timeout or cancellation is no. */

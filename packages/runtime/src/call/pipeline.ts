@@ -12,6 +12,7 @@ import {
   type ArgumentsReading,
   type CallOutcome,
   type ExecutionResult,
+  type LimitName,
 } from "@openworker/tools-sdk/execution";
 import { RUNTIME_ERROR_CODES } from "../errors.js";
 import { decideApproval, standingVerdict, type ApprovalVerdict } from "./approval.js";
@@ -42,6 +43,8 @@ export interface CallRequest {
   readonly refusal?: { readonly code: string; readonly message: string; readonly qualifiedName?: string };
   /** Told when the call is approved, before it starts: a host call counts from then as using its tool (T5). */
   readonly onApproved?: () => void;
+  /** Told each progress event the call's bounded reporter accepted (E2), redacted as the journal keeps it (E6). */
+  readonly onProgress?: (event: ProgressEvent) => void;
 }
 
 /** The approval a call got, as its report tells the host: what the journal's `approval_decided` says. */
@@ -111,14 +114,18 @@ export async function runGovernedCall(
       : "tooDeep" in parsed
         ? { omitted: `arguments nested deeper than ${MAX_ARGUMENT_DEPTH} levels` }
         : redactor.json(parsed.ok ? parsed.value : "text" in request.args ? request.args.text : null);
+  const qualifiedName = resolved?.qualifiedName ?? request.refusal?.qualifiedName ?? UNSELECTED;
   journal.callRequested({
     sessionId,
     turnId,
     callId,
     alias: shownAlias(environment, request.alias),
-    qualifiedName: resolved?.qualifiedName ?? request.refusal?.qualifiedName ?? UNSELECTED,
+    qualifiedName,
     args: journaledArgs,
   });
+  if (environment.events.active) {
+    environment.events.emit({ type: "call_requested", sessionId, turnId, callId, qualifiedName, ...(resolved ? { kind: resolved.kind } : {}), args: journaledArgs });
+  }
   // From here the call is journaled: whatever fails, it gets exactly one terminal record (A3).
   try {
     return await decideAndRun(environment, selection, request, resolved, parsed, journaledArgs);
@@ -167,6 +174,10 @@ async function decideAndRun(
     key: verdict.key,
     reason: approval.reason,
   });
+  if (environment.events.active) {
+    const { approved, by, scope } = verdict;
+    environment.events.emit({ type: "approval_decided", sessionId, turnId: request.turnId, callId, qualifiedName: resolved.qualifiedName, approved, by, scope });
+  }
   if (!verdict.approved) {
     const message = `the call was not approved${verdict.reason ? ` (${verdict.reason})` : ""}; do not retry it unless the user asks`;
     emitFinished(environment, request, resolved, "denied", RUNTIME_ERROR_CODES.APPROVAL_DENIED);
@@ -223,6 +234,12 @@ function execute(
     const clean = redactor.json(event);
     journal.callProgress({ sessionId, callId: request.callId, event: clean as JsonValue });
     events.emit({ type: "call_progress", sessionId, callId: request.callId, event: clean });
+    if (request.onProgress === undefined) return;
+    try {
+      request.onProgress(clean as ProgressEvent);
+    } catch {
+      // The host's listener must not change what the call does (as for event listeners).
+    }
   };
   const timeout = environment.callTimeoutMs === undefined ? {} : { timeoutMs: environment.callTimeoutMs };
   if (resolved.kind === "native") {
@@ -269,7 +286,7 @@ function finish(environment: CallEnvironment, request: CallRequest, resolved: Re
     imageDigests: images.length > 0 ? images.map((image) => image.digest) : undefined,
     breach: result.breach && { ...result.breach },
   });
-  emitFinished(environment, request, resolved, result.outcome, errorCode);
+  emitFinished(environment, request, resolved, result.outcome, errorCode, result.breach?.limit, json);
   if (result.outcome === "succeeded") {
     const text = redactor.text(result.output!.text);
     return report(request, resolved, { outcome: "succeeded", json: json!, modelText: text, isError: false, images, ...(approval ? { approval } : {}) });
@@ -355,6 +372,8 @@ function emitFinished(
   resolved: ResolvedTool | undefined,
   outcome: CallOutcome | "denied",
   code: string | undefined,
+  limit?: LimitName,
+  result?: JsonValue,
 ): void {
   if (!environment.events.active) return;
   environment.events.emit({
@@ -365,6 +384,8 @@ function emitFinished(
     qualifiedName: resolved?.qualifiedName ?? request.refusal?.qualifiedName ?? UNSELECTED,
     outcome,
     ...(code ? { code } : {}),
+    ...(limit ? { limit } : {}),
+    ...(result !== undefined ? { result } : {}),
   });
 }
 

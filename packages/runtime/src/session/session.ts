@@ -1,9 +1,10 @@
 import { setMaxListeners } from "node:events";
 import type { Bundle, ResolvedSelection } from "@openworker/bundle-resolver";
-import { modelAlias, OpenWorkerError, type JsonValue, type Tool } from "@openworker/tools-sdk";
+import { modelAlias, OpenWorkerError, type JsonValue, type ProgressEvent, type Tool } from "@openworker/tools-sdk";
 import type { ToolRegistry } from "@openworker/registry";
 import { untilAborted } from "@openworker/tools-sdk/execution";
 import type { CallEnvironment } from "../call/environment.js";
+import { releaseEach, type PendingImage, type ReleasedImage } from "../call/images.js";
 import { runGovernedCall, type CallReport, type CallRequest } from "../call/pipeline.js";
 import { RUNTIME_ERROR_CODES } from "../errors.js";
 import type { RuntimeEventListener } from "../events.js";
@@ -146,8 +147,10 @@ export class Session {
    * nodes), through the same pipeline as the model's calls: validation, approval,
    * journal and limits. Prepares the selection first when no turn has. `args` is read as
    * its JSON text (an interface-typed object, a `Date` as its ISO text); left out, `{}`.
+   * `options.onProgress` is told each progress event the call's bounded reporter accepted
+   * (E2), redacted as journaled: what a host forwards to its own client.
    */
-  callTool(qualifiedName: string, args?: JsonValue | object, options: { signal?: AbortSignal } = {}): Promise<CallReport> {
+  callTool(qualifiedName: string, args?: JsonValue | object, options: { signal?: AbortSignal; onProgress?: (event: ProgressEvent) => void } = {}): Promise<CallReport> {
     try {
       this.#assertOpen();
       if (typeof qualifiedName !== "string" || qualifiedName === "") {
@@ -166,12 +169,46 @@ export class Session {
     // latest preparation is not a verdict forever.
     const call =
       prepared !== undefined && this.#reachable(prepared, alias, qualifiedName)
-        ? this.#callTool(prepared.selection, qualifiedName, alias, args, signal, undefined)
+        ? this.#callTool(prepared.selection, qualifiedName, alias, args, signal, undefined, options.onProgress)
         : // The shared preparation runs on for the others; a caller who cancels stops waiting at once.
           untilAborted(this.#prepareShared(), signal).then((fresh) =>
-            signal.aborted ? Promise.reject(signal.reason) : this.#callTool(fresh.selection, qualifiedName, alias, args, signal, unavailableRefusal(fresh, { qualifiedName })),
+            signal.aborted
+              ? Promise.reject(signal.reason)
+              : this.#callTool(fresh.selection, qualifiedName, alias, args, signal, unavailableRefusal(fresh, { qualifiedName }), options.onProgress),
           );
     return this.#track(release === undefined ? call : call.finally(release));
+  }
+
+  /**
+   * A call's images (`report.images`) for a host that delivers them elsewhere than to the
+   * model (`serve --mcp`, to its client), each after its consent recheck right before
+   * delivery (T4), as model delivery does: in order, each delivered or withheld with the
+   * note that says why (also announced as an `IMAGE_WITHHELD` diagnostic).
+   */
+  async releaseImages(images: readonly PendingImage[], options: { signal?: AbortSignal } = {}): Promise<ReleasedImage[]> {
+    if (images.length === 0) return [];
+    const { signal, release } = options.signal ? linkSignals(options.signal, this.#closeSignal.signal) : { signal: this.#closeSignal.signal, release: undefined };
+    try {
+      const released = await releaseEach(images, signal);
+      const { events, sessionId } = this.#parts.environment;
+      for (const item of released) if ("withheld" in item) events.emit({ type: "diagnostic", sessionId, code: RUNTIME_ERROR_CODES.IMAGE_WITHHELD, message: item.withheld });
+      return released;
+    } finally {
+      release?.();
+    }
+  }
+
+  /**
+   * Whether an MCP provider of the latest prepared selection announced a change to its
+   * tools since it was listed (M3): the next call or {@link prepare} discovers it again,
+   * and a changed tool is approved again. False before the first preparation.
+   */
+  catalogChanged(): boolean {
+    const prepared = this.#prepared;
+    if (prepared === undefined) return false;
+    const { mcp } = this.#parts.environment;
+    for (const tool of prepared.selection.tools) if (tool.kind === "mcp" && mcp.catalogChanged(tool.provider.namespace)) return true;
+    return false;
   }
 
   /**
@@ -195,6 +232,7 @@ export class Session {
     args: JsonValue | object | undefined,
     signal: AbortSignal,
     refusal: CallRequest["refusal"],
+    onProgress: CallRequest["onProgress"],
   ): Promise<CallReport> {
     const turnId = `${this.id}.h${++this.#turns}`;
     // A host call is a turn of its own (T5): when it ends, the tool it called is settled
@@ -202,8 +240,9 @@ export class Session {
     // was cancelled. Only that tool: the others took no part in it.
     const resolved = selection.byAlias(alias);
     const settled = resolved?.kind === "native" && resolved.qualifiedName === qualifiedName && hasSettleHooks(resolved.tool) ? resolved.tool : undefined;
-    const plain = { turnId, callId: this.#nextCallId(), alias, qualifiedName, args: { json: args }, signal };
-    const request: CallRequest = refusal === undefined ? plain : { ...plain, refusal };
+    const request: { -readonly [K in keyof CallRequest]: CallRequest[K] } = { turnId, callId: this.#nextCallId(), alias, qualifiedName, args: { json: args }, signal };
+    if (refusal !== undefined) request.refusal = refusal;
+    if (onProgress !== undefined) request.onProgress = onProgress;
     if (settled === undefined) return runGovernedCall(this.#parts.environment, selection, request);
     // Counted from its approval: a call refused, denied or still waiting for a person has
     // not reached the tool, and must not hold back the settlement of calls that did.

@@ -1,0 +1,149 @@
+import { writeFileSync } from "node:fs";
+import path from "node:path";
+// The MCP SDK's own client, as any MCP client would use it.
+import { Client as ModernClient, StreamableHTTPClientTransport as ModernHttpTransport } from "@modelcontextprotocol/client";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { afterAll, describe, expect, it } from "vitest";
+import { FIXTURES, tempDir, withHttpServer, writeBundle } from "./helpers.js";
+
+const temp = tempDir("mcp-fidelity");
+afterAll(() => temp.cleanup());
+
+/** Natives `fixture.snapshot` (consent holds) and `fixture.revoked` (consent withdrawn), each answering an image. */
+const IMAGE_HOST = path.join(FIXTURES, "image-host.mjs");
+const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+
+type Block = { type: string; text?: string; data?: string; mimeType?: string; resource?: { uri: string; text?: string } };
+type Result = { isError?: boolean; content: Block[]; structuredContent?: Record<string, unknown> };
+
+/** `serve --mcp` arguments for a v1 bundle of the provider's every tool (`grown` too, once published), or a v3 bundle of the natives. */
+function setup(name: string, serves: "provider" | "natives"): string[] {
+  const servers = path.join(temp.dir, `${name}-servers.json`);
+  writeFileSync(servers, JSON.stringify({ servers: { conf: { transport: "stdio", command: process.execPath, args: [path.join(FIXTURES, "conformance-server.mjs")] } } }));
+  const selection = serves === "provider" ? { version: 1, mcpServers: ["conf"] } : { version: 3, tools: ["fixture.snapshot", "fixture.revoked"] };
+  const bundle = writeBundle(path.join(temp.dir, `${name}-bundle`), JSON.stringify(selection));
+  return ["--bundle", bundle, "--servers", servers, "--approve", "yes", "--journal", path.join(temp.dir, `${name}.db`)];
+}
+
+/** What one client sees of a provider's tools: listing, content of every kind, progress, a list change. */
+async function seeProvider(client: Client): Promise<void> {
+  let listChanges = 0;
+  client.setNotificationHandler(ToolListChangedNotificationSchema, () => void (listChanges += 1));
+  const { tools } = await client.listTools();
+  // Published metadata, as the provider published it; the qualified name in _meta.
+  expect(tools.find((tool) => tool.name === "conf__forecast")).toEqual({
+    name: "conf__forecast",
+    title: "Weather forecast",
+    description: "The forecast for a city.",
+    inputSchema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+    outputSchema: { type: "object", properties: { city: { type: "string" }, celsius: { type: "number" } }, required: ["city", "celsius"] },
+    annotations: { readOnlyHint: true, openWorldHint: false },
+    icons: [{ src: `data:image/png;base64,${PNG}`, mimeType: "image/png", sizes: ["1x1"] }],
+    _meta: { "openworker/qualifiedName": "conf.forecast" },
+  });
+  // Structured output is structuredContent (the SDK client checks it against the output schema).
+  const forecast = (await client.callTool({ name: "conf__forecast", arguments: { city: "Oslo" } })) as Result;
+  expect(forecast.structuredContent).toEqual({ city: "Oslo", celsius: 21.5 });
+  // Content without structured output: every block as the provider sent it, and no structuredContent.
+  const mixed = (await client.callTool({ name: "conf__test_multiple_content_types", arguments: {} })) as Result;
+  expect(mixed.content).toEqual([
+    { type: "text", text: "Multiple content types test:" },
+    { type: "image", mimeType: "image/png", data: PNG },
+    { type: "resource", resource: { uri: "test://mixed-content-resource", mimeType: "application/json", text: '{"test":"data","value":123}' } },
+  ]);
+  expect(mixed.structuredContent).toBeUndefined();
+
+  // E2: the provider's progress reaches the client's token. MCP progress must grow: its first figure, 0, is sent as one step.
+  expect(await progressOf(client, "conf__test_tool_with_progress")).toEqual([1, 50, 100]);
+
+  // M3: the provider publishes a new tool; the client is told, and the new tool is served.
+  await client.callTool({ name: "conf__grow", arguments: {} });
+  for (let waited = 0; listChanges === 0 && waited < 5000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
+  expect(listChanges).toBeGreaterThan(0);
+  expect((await client.listTools()).tools.map((tool) => tool.name)).toContain("conf__grown");
+  const grown = (await client.callTool({ name: "conf__grown", arguments: {} })) as Result;
+  expect(grown.content).toEqual([{ type: "text", text: "hello from grown" }]);
+}
+
+/** What one client sees of native tools: no made-up title, images only after their consent recheck, progress. */
+async function seeNatives(client: Client): Promise<void> {
+  const { tools } = await client.listTools();
+  // A native tool's descriptor has no title: none is made up.
+  const snapshot = tools.find((tool) => tool.name === "fixture__snapshot");
+  expect(snapshot?.title).toBeUndefined();
+  expect(snapshot?._meta).toEqual({ "openworker/qualifiedName": "fixture.snapshot" });
+
+  // T4: a native image reaches the client only when its consent holds right before delivery.
+  const shown = (await client.callTool({ name: "fixture__snapshot", arguments: {} })) as Result;
+  expect(shown.structuredContent).toEqual({ width: 1, height: 1 });
+  expect(shown.content.find((block) => block.type === "image")).toEqual({ type: "image", mimeType: "image/png", data: PNG });
+  const withheld = (await client.callTool({ name: "fixture__revoked", arguments: {} })) as Result;
+  expect(withheld.content.some((block) => block.type === "image")).toBe(false);
+  expect(withheld.content.map((block) => block.text).join("\n")).toContain("[image withheld: the user's consent could not be confirmed right before delivery (the screen)]");
+
+  // E2: a native tool's progress reaches the client's token, figures and all.
+  expect(await progressOf(client, "fixture__snapshot")).toEqual([1, 2]);
+}
+
+async function progressOf(client: Client, name: string): Promise<number[]> {
+  const progress: number[] = [];
+  await client.callTool({ name, arguments: {} }, undefined, { onprogress: (update) => void progress.push(update.progress) });
+  return progress;
+}
+
+describe("serve --mcp serves tools as they are published", () => {
+  for (const serves of ["provider", "natives"] as const) {
+    const see = serves === "provider" ? seeProvider : seeNatives;
+    it(`M11 T4 E2 M3 over stdio, ${serves}: metadata, content, images only after the consent recheck, progress${serves === "provider" ? ", list changes" : ""}`, async () => {
+      const client = new Client({ name: "fidelity-client", version: "1.0.0" });
+      await client.connect(new StdioClientTransport({ command: process.execPath, args: [IMAGE_HOST, "serve", "--mcp", ...setup(`stdio-${serves}`, serves)], stderr: "ignore" }));
+      try {
+        await see(client);
+      } finally {
+        await client.close();
+      }
+    });
+
+    it(`M11 T4 E2 M3 over HTTP, ${serves}: the same as over stdio`, async () => {
+      await withHttpServer(IMAGE_HOST, setup(`http-${serves}`, serves), async ({ port }) => {
+        const client = new Client({ name: "fidelity-client", version: "1.0.0" });
+        await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`)));
+        try {
+          await see(client);
+        } finally {
+          await client.close();
+        }
+      });
+    });
+  }
+
+  it("M11 E2 M3 over HTTP to a 2026-07-28 client: the same metadata, content and progress, and list changes on its subscription", async () => {
+    await withHttpServer(IMAGE_HOST, setup("http-modern", "provider"), async ({ port }) => {
+      const client = new ModernClient({ name: "fidelity-client", version: "1.0.0" }, { versionNegotiation: { mode: { pin: "2026-07-28" } } });
+      await client.connect(new ModernHttpTransport(new URL(`http://127.0.0.1:${port}/mcp`)));
+      try {
+        const { tools } = await client.listTools();
+        expect(tools.find((tool) => tool.name === "conf__forecast")).toMatchObject({ title: "Weather forecast", annotations: { readOnlyHint: true }, outputSchema: { required: ["city", "celsius"] } });
+        const mixed = (await client.callTool({ name: "conf__test_multiple_content_types", arguments: {} })) as Result;
+        expect(mixed.content.map((block) => block.type)).toEqual(["text", "image", "resource"]);
+        expect(mixed.content[1]?.data).toBe(PNG);
+        const progress: number[] = [];
+        await client.callTool({ name: "conf__test_tool_with_progress", arguments: {} }, { onprogress: (update) => void progress.push(update.progress) });
+        expect(progress).toEqual([1, 50, 100]);
+        let listChanges = 0;
+        client.setNotificationHandler("notifications/tools/list_changed", () => void (listChanges += 1));
+        const subscription = await client.listen({ toolsListChanged: true });
+        await client.callTool({ name: "conf__grow", arguments: {} });
+        for (let waited = 0; listChanges === 0 && waited < 5000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
+        expect(listChanges).toBeGreaterThan(0);
+        expect((await client.listTools()).tools.map((tool) => tool.name)).toContain("conf__grown");
+        await subscription.close();
+      } finally {
+        await client.close();
+      }
+    });
+  });
+});
