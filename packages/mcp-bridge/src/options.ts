@@ -93,6 +93,8 @@ export interface McpBridgeOptions {
 /** One log message of a provider, as the bridge passes it on. */
 export interface McpProviderLog {
   readonly namespace: string;
+  /** The bridge session whose connection received it. */
+  readonly sessionId: string;
   /** The MCP (syslog) level: debug, info, notice, warning, error, critical, alert, emergency. */
   readonly level: string;
   readonly logger?: string;

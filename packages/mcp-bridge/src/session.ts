@@ -265,7 +265,7 @@ export class BridgeSession implements McpSession {
       const stopOnClose = onAbort(this.closer.signal, (reason) => start.abort(reason));
       if (this.closer.signal.aborted) start.abort(this.closer.signal.reason);
       const ended = announceStart(definition, this.host.options, this.host.secrets(namespace));
-      const open = () => ProviderConnection.open(definition, this.host.options, this.ledger, this.host.secrets(namespace), start.signal);
+      const open = () => ProviderConnection.open(definition, this.host.options, this.ledger, this.host.secrets(namespace), start.signal, this.sessionId);
       const promise = (definition.transport === "stdio" ? this.host.starts.run(start.signal, open) : open()).then(async (connection) => {
         if (this.closed) {
           await connection.close();

@@ -44,6 +44,11 @@ export const RUNTIME_ERROR_CODES = Object.freeze({
   /** A tool's image was withheld because its consent recheck failed (T4). */
   IMAGE_WITHHELD: "IMAGE_WITHHELD",
   /**
+   * A diagnostic, not an error: a log message an MCP provider sent during the session,
+   * bounded and redacted (its text is `<namespace> <level>: <message>`), never model text.
+   */
+  PROVIDER_LOG: "PROVIDER_LOG",
+  /**
    * The call pipeline itself failed after the call was journaled (a value that defeated
    * every check, a failing hook): the call is journaled `crashed` with this code and the
    * turn stops (E4), instead of the call being left without a terminal record (A3).

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import path from "node:path";
 import { loadBundle, type Bundle } from "@openworker/bundle-resolver";
 import { type CommitThreadMode, hostExecutableDigest, Journal, type Durability } from "@openworker/journal";
-import { McpBridge, type McpBridgeOptions, type McpInventoryRequest, type McpToolInventory } from "@openworker/mcp-bridge";
+import { McpBridge, type McpBridgeOptions, type McpInventoryRequest, type McpProviderLog, type McpToolInventory } from "@openworker/mcp-bridge";
 import type { ToolRegistry } from "@openworker/registry";
 import { OpenWorkerError } from "@openworker/tools-sdk";
 import { RUNTIME_ERROR_CODES } from "./errors.js";
@@ -97,10 +97,21 @@ export class Runtime {
   readonly #bridge: McpBridge;
   readonly #redactor: Redactor;
   readonly #sessions = new Set<Session>();
+  /** Each open session's events, by id: where its providers' log messages go. */
+  readonly #hubs: Map<string, EventHub>;
   #host: Promise<{ executableBytesDigest: string; nodeVersion: string }> | undefined;
   #closing: Promise<void> | undefined;
 
-  private constructor(registry: ToolRegistry, journal: Journal, ownsJournal: boolean, options: RuntimeOptions, bridge: McpBridge, redactor: Redactor) {
+  private constructor(
+    registry: ToolRegistry,
+    journal: Journal,
+    ownsJournal: boolean,
+    options: RuntimeOptions,
+    bridge: McpBridge,
+    redactor: Redactor,
+    hubs: Map<string, EventHub>,
+  ) {
+    this.#hubs = hubs;
     this.registry = registry;
     this.journal = journal;
     this.#ownsJournal = ownsJournal;
@@ -121,8 +132,17 @@ export class Runtime {
     const approvalTimeoutMs = checkedApprovalTimeout(options.approvalTimeoutMs);
     // A provider whose credentials cannot be listed leaves nothing open.
     const secrets = [...(options.secrets ?? []), ...modelSecrets(options.models ?? [])];
-    const bridge = openBridge(registry, options.mcp);
-    const redactor = Redactor.fromSources(registry.providers(), process.env, secrets);
+    // Providers' log messages become their session's diagnostics (bounded by the bridge).
+    const hubs = new Map<string, EventHub>();
+    const hostLog = options.mcp?.onProviderLog;
+    let redactor: Redactor | undefined;
+    const onProviderLog = (event: McpProviderLog) => {
+      hostLog?.(event);
+      const message = `${event.namespace} ${event.level}: ${event.message}${event.dropped ? ` (${event.dropped} earlier messages dropped)` : ""}`;
+      hubs.get(event.sessionId)?.emit({ type: "diagnostic", sessionId: event.sessionId, code: RUNTIME_ERROR_CODES.PROVIDER_LOG, message: redactor?.text(message) ?? message, provider: event.namespace });
+    };
+    const bridge = openBridge(registry, { ...options.mcp, onProviderLog });
+    redactor = Redactor.fromSources(registry.providers(), process.env, secrets);
     const given = options.journal;
     // Opened before the registry freezes: a journal that cannot open (locked, unreadable)
     // leaves the host's registry as it was, to fix and try again.
@@ -135,7 +155,7 @@ export class Runtime {
             commitThread: given?.commitThread ?? "auto",
           });
     registry.freeze();
-    return new Runtime(registry, journal, !(given instanceof Journal), { ...options, workspace, approvalTimeoutMs }, bridge, redactor);
+    return new Runtime(registry, journal, !(given instanceof Journal), { ...options, workspace, approvalTimeoutMs }, bridge, redactor, hubs);
   }
 
   /** Opens a session on a bundle: loads it, computes and journals its execution identity (A2). */
@@ -158,6 +178,7 @@ export class Runtime {
     const workspace = path.resolve(options.workspace ?? this.#options.workspace!);
     const events = new EventHub();
     this.journal.sessionOpened({ sessionId, executionIdentity: identity.identity, identityInputs: inputs, workspace, bundleDir: bundle.dir });
+    this.#hubs.set(sessionId, events);
     const session = new Session({
       environment: {
         sessionId,
@@ -180,7 +201,10 @@ export class Runtime {
       maxAttempts: this.#options.maxAttemptsPerTurn ?? 24,
       maxCallsPerAttempt: this.#options.maxCallsPerAttempt ?? 32,
       modelContextBudgetMs: this.#options.modelContextBudgetMs ?? MODEL_CONTEXT_BUDGET_MS,
-      onClosed: (closed) => this.#sessions.delete(closed),
+      onClosed: (closed) => {
+        this.#sessions.delete(closed);
+        if (this.#hubs.get(sessionId) === events) this.#hubs.delete(sessionId);
+      },
     });
     this.#sessions.add(session);
     return session;

@@ -104,21 +104,22 @@ export class ProviderConnection {
     ledger: CleanupLedger,
     secrets: readonly string[],
     signal: AbortSignal | undefined,
+    sessionId = "",
   ): Promise<ProviderConnection> {
-    const attempt: ConnectAttempt = {};
+    const attempt: ConnectAttempt = { sessionId };
     try {
       return await ProviderConnection.connect(definition, options, ledger, secrets, signal, attempt);
     } catch (error) {
       if (attempt.authorization?.pendingAuthorization !== undefined || hasCause(error, AuthorizationNeeded)) {
         // M8: the server wants a user's authorization and the bridge has no token for it.
         await authorizeOnce(definition.namespace, attempt, options, secrets, signal);
-        return ProviderConnection.connect(definition, options, ledger, secrets, signal, {});
+        return ProviderConnection.connect(definition, options, ledger, secrets, signal, { sessionId });
       }
       // A stdio server that exits on the era probe (some do, on any request before
       // `initialize`) is a 2025-era server: it is started once more, for `initialize` only.
       if (definition.transport !== "stdio" || legacyPrograms.has(definition) || !(error instanceof OpenWorkerError) || !error.details?.["probeEnded"]) throw error;
       legacyPrograms.set(definition, true);
-      return ProviderConnection.connect(definition, options, ledger, secrets, signal, {});
+      return ProviderConnection.connect(definition, options, ledger, secrets, signal, { sessionId });
     }
   }
 
@@ -296,7 +297,7 @@ export class ProviderConnection {
     });
     if (options.onProviderLog !== undefined) {
       connection.logging = true;
-      const log = new ProviderLog(namespace, secrets, options.onProviderLog);
+      const log = new ProviderLog(namespace, attempt.sessionId, secrets, options.onProviderLog);
       client.setNotificationHandler("notifications/message", (notification) => log.receive(notification.params));
     }
     client.onclose = () => connection.ended("the connection closed");
@@ -533,6 +534,8 @@ export class ProviderConnection {
 
 /** What one connect attempt set up for a provider's OAuth, for the flow after it (M8). */
 interface ConnectAttempt {
+  /** The bridge session the connection belongs to. */
+  readonly sessionId: string;
   authorization?: StoredAuthorization | undefined;
   transport?: StreamableHTTPClientTransport | undefined;
 }

@@ -17,6 +17,7 @@ export class ProviderLog {
 
   constructor(
     private readonly namespace: string,
+    private readonly sessionId: string,
     private readonly secrets: readonly string[],
     private readonly listener: (event: McpProviderLog) => void,
   ) {}
@@ -43,6 +44,7 @@ export class ProviderLog {
     const cut = text.length > MAX_MESSAGE ? `${redact(text, this.secrets).slice(0, MAX_MESSAGE)}… (${text.length} characters)` : redact(text, this.secrets);
     const event: McpProviderLog = {
       namespace: this.namespace,
+      sessionId: this.sessionId,
       level: typeof params?.level === "string" ? params.level : "info",
       ...(typeof params?.logger === "string" ? { logger: redact(params.logger.slice(0, 200), this.secrets) } : {}),
       message: cut,
