@@ -72,7 +72,7 @@ afterAll(() => {
   if (clone) rmSync(clone, { recursive: true, force: true });
 });
 
-describe("changeset version (issue 8)", () => {
+describe("changeset version", () => {
   it("the pending changesets name only published packages, with a bump and a summary", () => {
     expect(pending.length).toBeGreaterThan(0);
     const published = new Set(packages.map((pkg) => pkg.name));
@@ -115,7 +115,7 @@ describe("changeset version (issue 8)", () => {
     }
   });
 
-  it("a sample patch of the journal patches it and its internal dependents (runtime, cli, otel) with 'Updated dependencies', and nothing else", async () => {
+  it("a sample patch of the journal patches it and its internal dependents (runtime and what depends on it) with 'Updated dependencies', and nothing else", async () => {
     await run("git", [...git, "add", "-A", "packages", ".changeset"], { cwd: clone, env: childEnv() });
     await run("git", [...git, "commit", "--quiet", "-m", "release"], { cwd: clone, env: childEnv() });
     writeFileSync(path.join(clone, ".changeset", "sample-journal-fix.md"), '---\n"@openworker/journal": patch\n---\n\nSample fix: verify names the session of a break.\n');
@@ -128,6 +128,8 @@ describe("changeset version (issue 8)", () => {
       "@openworker/runtime": patchOf(v["@openworker/runtime"]!),
       "@openworker/cli": patchOf(v["@openworker/cli"]!),
       "@openworker/otel": patchOf(v["@openworker/otel"]!),
+      "@openworker/model-openai": patchOf(v["@openworker/model-openai"]!),
+      "@openworker/model-ai-sdk": patchOf(v["@openworker/model-ai-sdk"]!),
     });
     expect(section(after.changelogs["@openworker/journal"]!, after.versions["@openworker/journal"]!)).toContain(
       "### Patch Changes\n\n- Sample fix: verify names the session of a break.",
@@ -137,8 +139,9 @@ describe("changeset version (issue 8)", () => {
       expect(entries, dependent).toContain("- Updated dependencies");
       expect(entries, dependent).toContain(`  - @openworker/journal@${after.versions["@openworker/journal"]}`);
     }
-    for (const dependent of ["@openworker/cli", "@openworker/otel"]) {
-      expect(section(after.changelogs[dependent]!, after.versions[dependent]!), dependent).toContain(`  - @openworker/runtime@${after.versions["@openworker/runtime"]}`);
+    for (const dependent of ["@openworker/cli", "@openworker/otel", "@openworker/model-openai", "@openworker/model-ai-sdk"]) {
+      // Under "Updated dependencies" with other entries, or as the only entry.
+      expect(section(after.changelogs[dependent]!, after.versions[dependent]!), dependent).toMatch(new RegExp(`^ *- @openworker/runtime@${after.versions["@openworker/runtime"]!.replaceAll(".", "\\.")}$`, "m"));
     }
     for (const unchanged of ["@openworker/tools-sdk", "@openworker/registry", "@openworker/bundle-resolver", "@openworker/mcp-bridge"]) {
       expect(after.changelogs[unchanged], unchanged).toBe(firstRelease.changelogs[unchanged]);

@@ -58,7 +58,7 @@ function where(block: CodeBlock): string {
   return `${block.guide}:${block.line}`;
 }
 
-describe("guides (issue 8)", () => {
+describe("guides", () => {
   it("the three guides and their index exist, and the root README links them", () => {
     for (const guide of GUIDES) expect(existsSync(path.join(DOCS, guide)), guide).toBe(true);
     const index = readFileSync(path.join(DOCS, "README.md"), "utf8");
