@@ -4,7 +4,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { childEnv, publishedPackages, ROOT, run } from "../tests/consumer/workspace.js";
 
-// Issue 8, releasing: `changeset version` in a temporary clone of the repository (the
+// Releasing: `changeset version` in a temporary clone of the repository (the
 // workspace's node_modules linked in, no install) first applies the pending changesets,
 // then a sample patch changeset, and the versions and changelogs come out as the release
 // steps in CONTRIBUTING.md say.

@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { type CodeBlock, codeBlocks, DOCS, docFiles, GUIDES, shellCommands } from "../tests/consumer/guides.js";
 import { ROOT } from "../tests/consumer/workspace.js";
 
-// Issue 8, guides: every code block of docs/ is either a snippet file (compiled and run by
+// Guides: every code block of docs/ is either a snippet file (compiled and run by
 // test/consumer.test.ts in a project outside the workspace) or a command. Commands of the
 // stock CLI must name real commands and options; `shell: run` ones are also run there.
 const blocks = docFiles().flatMap((file) => codeBlocks(file));

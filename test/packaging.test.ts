@@ -7,7 +7,7 @@ import { formatMessage } from "publint/utils";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { childEnv, packAll, publishedPackages, ROOT, run } from "../tests/consumer/workspace.js";
 
-// Issue 8, packaging: every published package, packed exactly as a release packs it, is
+// Packaging: every published package, packed exactly as a release packs it, is
 // publint-clean and its declarations resolve the way arethetypeswrong checks them: for ESM
 // and CJS consumers, for bundlers, and for TypeScript's `moduleResolution: node10`, which
 // ignores `exports` (the subpaths, such as `@openworker/tools-sdk/testing`, reach it through
