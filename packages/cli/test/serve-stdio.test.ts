@@ -120,7 +120,7 @@ describe("serve --stdio (JSON-RPC harness driven by a test host over pipes)", ()
   });
 });
 
-describe("what serve --help and the README say of the protocol is what the wire carries", () => {
+describe("what serve --help and the protocol page say of the protocol is what the wire carries", () => {
   /** `{a, b?: {c}, d?}` → top-level field names with their `?`: ["a", "b?", "d?"]. */
   const fieldsOf = (shape: string): string[] => {
     const inner = shape.replace(/\s+/g, " ").trim().slice(1, -1);
@@ -140,20 +140,20 @@ describe("what serve --help and the README say of the protocol is what the wire 
   };
   const names = (fields: readonly string[]) => fields.map((field) => field.replace(/\?$/, "")).sort();
 
-  it("serve --help gives every method's params as the README's table does (turn.cancel {sessionId, reason?, turnId?} included)", async () => {
+  it("serve --help gives every method's params as the protocol page's table does (turn.cancel {sessionId, reason?, turnId?} included)", async () => {
     const help = (await runEntry(FIXTURE_HOST, ["serve", "--help"])).stdout;
-    const readme = readFileSync(path.join(REPO, "packages/cli/README.md"), "utf8");
+    const readme = readFileSync(path.join(REPO, "docs/serve-stdio-protocol.md"), "utf8");
     for (const method of HARNESS_METHODS) {
       const row = new RegExp(`^\\| \`${method.replace(".", "\\.")}\` \\| \`([^\`]*)\` \\|`, "m").exec(readme);
-      expect(row, `README row of ${method}`).not.toBeNull();
+      expect(row, `protocol page row of ${method}`).not.toBeNull();
       expect(help.split("\n"), method).toContain(`  ${method} ${row![1]}`);
     }
     expect(help).toContain("  turn.cancel {sessionId, reason?, turnId?}");
   });
 
-  it("A1 approval.request carries exactly the fields serve --help and the README name (turnId too), and a CallReport its approval", async () => {
+  it("A1 approval.request carries exactly the fields serve --help and the protocol page name (turnId too), and a CallReport its approval", async () => {
     const help = (await runEntry(FIXTURE_HOST, ["serve", "--help"])).stdout;
-    const readme = readFileSync(path.join(REPO, "packages/cli/README.md"), "utf8");
+    const readme = readFileSync(path.join(REPO, "docs/serve-stdio-protocol.md"), "utf8");
     const helpShape = /^ {2}approval\.request (\{[^}]*\})$/m.exec(help)?.[1];
     const readmeShape = /request `approval\.request` `(\{[^}`]*\})`/.exec(readme)?.[1];
     expect(helpShape).toBeDefined();
