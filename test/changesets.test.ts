@@ -143,7 +143,7 @@ describe("changeset version", () => {
       // Under "Updated dependencies" with other entries, or as the only entry.
       expect(section(after.changelogs[dependent]!, after.versions[dependent]!), dependent).toMatch(new RegExp(`^ *- @openworker/runtime@${after.versions["@openworker/runtime"]!.replaceAll(".", "\\.")}$`, "m"));
     }
-    for (const unchanged of ["@openworker/tools-sdk", "@openworker/registry", "@openworker/bundle-resolver", "@openworker/mcp-bridge"]) {
+    for (const unchanged of ["@openworker/tools-sdk", "@openworker/registry", "@openworker/bundle-resolver", "@openworker/mcp-bridge", "@openworker/sandbox"]) {
       expect(after.changelogs[unchanged], unchanged).toBe(firstRelease.changelogs[unchanged]);
     }
   });

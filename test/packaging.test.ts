@@ -113,6 +113,7 @@ describe("packaging", () => {
       "@openworker/otel",
       "@openworker/registry",
       "@openworker/runtime",
+      "@openworker/sandbox",
       "@openworker/tools-sdk",
     ]);
     for (const pkg of packages) expect(pkg.entries, pkg.name).toContain(".");

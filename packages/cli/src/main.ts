@@ -1,6 +1,7 @@
 import path from "node:path";
 import type { SandboxLauncher } from "@openworker/mcp-bridge";
 import type { ToolRegistry } from "@openworker/registry";
+import { bubblewrapLauncher } from "@openworker/sandbox";
 import { OpenWorkerError } from "@openworker/tools-sdk";
 import { globalOptions, type CommandContext, type CommandSpec } from "./cli/command.js";
 import { CLI_ERROR_CODES, EXIT_CODES, exitCodeFor, hintFor } from "./cli/errors.js";
@@ -34,8 +35,9 @@ export interface MainOptions {
   readonly signal?: AbortSignal;
   /**
    * Starts MCP providers registered with `placement: "sandbox"` (see the bridge's
-   * `SandboxLauncher`). Without it such providers are never started: they are reported
-   * unavailable with `MCP_SANDBOX_UNAVAILABLE`.
+   * `SandboxLauncher`). Default: `@openworker/sandbox`'s bubblewrap launcher, which
+   * applies each provider's sandbox policy; where bubblewrap cannot run, such providers
+   * are reported unavailable (`MCP_SANDBOX_FAILED`) and never run as host code.
    */
   readonly sandbox?: SandboxLauncher;
 }
@@ -143,7 +145,8 @@ export async function runCli(registry: ToolRegistry, options: MainOptions = {}):
       stdin: options.stdin ?? process.stdin,
       stdout,
       signal: stops.signal,
-      sandbox: options.sandbox,
+      // The host's own launcher first; the stock one otherwise (it does nothing until a sandboxed provider starts).
+      sandbox: options.sandbox ?? bubblewrapLauncher(),
       stops,
     };
     return await command.run(context);

@@ -347,11 +347,11 @@ describe('providers with placement "sandbox" (A4)', () => {
   };
   const wrap: SandboxLauncher = ({ program, args, env }) => ({ program: "/bin/sh", args: ["-c", 'SANDBOXED=yes exec "$@"', "sandbox", program, ...args], env });
 
-  it("A4 without the host's launcher tools check reports MCP_SANDBOX_UNAVAILABLE; with it, call runs the provider inside the launcher's command", async () => {
+  it("A4 without the host's launcher the stock bubblewrap one runs the provider; the host's launcher, given, comes first", async () => {
     const bundle = writeBundle(path.join(scratch, "boxed"), JSON.stringify({ version: 3, tools: ["boxed.where"] }));
-    const refused = await cli(["tools", "check", "--bundle", bundle], { tools: sandboxed() });
-    expect(refused.code).toBe(EXIT_CODES.failed);
-    expect(refused.stdout + refused.stderr).toContain("MCP_SANDBOX_UNAVAILABLE");
+    const stock = await cli(["call", "boxed.where", "--bundle", bundle, "--approve", "yes", "--json", "--workspace", scratch, "--journal", path.join(scratch, "stock.db")], { tools: sandboxed() });
+    expect(stock.code, stock.stderr).toBe(EXIT_CODES.ok);
+    expect(stock.stdout).toContain("sandboxed=no");
     const checked = await cli(["tools", "check", "--bundle", bundle], { tools: sandboxed(), sandbox: wrap });
     expect(checked.code, checked.stderr).toBe(EXIT_CODES.ok);
     const called = await cli(["call", "boxed.where", "--bundle", bundle, "--approve", "yes", "--json", "--workspace", scratch, "--journal", path.join(scratch, "boxed.db")], { tools: sandboxed(), sandbox: wrap });

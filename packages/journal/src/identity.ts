@@ -21,6 +21,12 @@ export interface SelectedTool {
   readonly provider?: string;
   /** The MCP server's raw tool name. */
   readonly remoteName?: string;
+  /**
+   * What a sandbox-placed provider starts under (A4): its placement and sandbox policy,
+   * e.g. `{ placement: "sandbox", sandbox: { read: ["/srv"] } }`. Absent for host-placed
+   * providers and native tools, whose identities therefore stay as they were frozen.
+   */
+  readonly launch?: JsonValue;
 }
 
 /**
@@ -63,7 +69,8 @@ export interface ExecutionIdentity {
  * The execution identity approvals are bound to (A2, M3). Two schemes, each frozen:
  *
  * - `owid3` (v3 bundles): manifest and tools.json bytes, policies, the whole selection
- *   (name, alias, kind, schema fingerprint, version, provider, remote name), the selected
+ *   (name, alias, kind, schema fingerprint, version, provider, remote name, and a
+ *   sandbox-placed provider's launch: placement and sandbox policy), the selected
  *   native descriptors (name, description, schema, version) and the host.
  * - `owid-legacy1` (v1/v2 MCP-only bundles, B3): bundle bytes, policies, host and the
  *   MCP part of the selection only, so registering native tools in a host never changes
@@ -129,6 +136,7 @@ function selectionEntry(tool: SelectedTool) {
     version: tool.version,
     provider: tool.provider,
     remoteName: tool.remoteName,
+    launch: tool.launch,
   };
 }
 

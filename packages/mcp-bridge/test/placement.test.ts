@@ -47,6 +47,7 @@ describe('placement "sandbox" (A4)', () => {
       expect(seen).toHaveLength(1);
       expect(seen[0]).toMatchObject({ namespace: "boxed", program: fixture("sandbox-probe.sh"), args: ["--flag"], cwd: undefined });
       expect(seen[0]!.env.PROVIDER_OWN).toBe("1");
+      expect(seen[0]!.sandbox).toBeUndefined();
       expect(Object.isFrozen(seen[0]) && Object.isFrozen(seen[0]!.env)).toBe(true);
       expect(processesWithMarker(tag)).toHaveLength(2);
       await session.close();
@@ -74,6 +75,18 @@ describe('placement "sandbox" (A4)', () => {
       expect(unavailable[0]!.message).toContain(why);
       expect(existsSync(started)).toBe(false);
       await session.close();
+    } finally {
+      await bridge.dispose();
+    }
+  });
+
+  it("A4 the launcher receives the provider's sandbox policy as registered", async () => {
+    const seen: SandboxLaunch[] = [];
+    const sandbox = { read: ["/srv/in"], network: "none" as const };
+    const bridge = new McpBridge([{ ...sandboxed({}), sandbox }], { sandbox: (launch) => (seen.push(launch), { program: "/bin/sh", args: [launch.program, ...launch.args], env: launch.env }) });
+    try {
+      await bridge.openSession("policy").discover(["boxed"]);
+      expect(seen[0]?.sandbox).toEqual(sandbox);
     } finally {
       await bridge.dispose();
     }

@@ -14,6 +14,7 @@ export {
   type McpProviderDefinition,
   type ProviderBounds,
   type ProviderPlacement,
+  type ProviderSandboxPolicy,
   type StdioProviderDefinition,
   type StreamableHttpProviderDefinition,
 } from "./provider.js";

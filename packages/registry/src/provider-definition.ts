@@ -6,9 +6,11 @@ import {
   type McpProviderDefinition,
   type ProviderBounds,
   type ProviderPlacement,
+  type ProviderSandboxPolicy,
   type StdioProviderDefinition,
   type StreamableHttpProviderDefinition,
 } from "./provider.js";
+import { checkSandboxPolicy } from "./sandbox-policy.js";
 
 /**
  * What `registerMcp` takes: a stdio provider without the `transport` tag (`args` defaults to `[]`).
@@ -25,6 +27,8 @@ export interface StdioProviderInput extends ProviderBounds {
   readonly env?: Readonly<Record<string, string>>;
   readonly cwd?: string;
   readonly placement?: ProviderPlacement;
+  /** Only with `placement: "sandbox"`: what the sandbox lets it reach. */
+  readonly sandbox?: ProviderSandboxPolicy;
 }
 
 /**
@@ -108,7 +112,7 @@ function relabel(error: OpenWorkerError, source: DefinitionSource, namespace: un
 }
 
 const KNOWN_FIELDS = {
-  stdio: ["transport", "namespace", "program", "args", "env", "cwd", "placement", "connectTimeoutMs", "callTimeoutMs"],
+  stdio: ["transport", "namespace", "program", "args", "env", "cwd", "placement", "sandbox", "connectTimeoutMs", "callTimeoutMs"],
   streamable_http: ["transport", "namespace", "url", "headers", "allowRemote", "placement", "connectTimeoutMs", "callTimeoutMs", "oauth"],
 } as const;
 
@@ -207,6 +211,10 @@ function normalizeStdio(
   if (cwd !== undefined && (typeof cwd !== "string" || cwd.length === 0 || cwd.includes("\0"))) {
     throw fieldError(label, "cwd", "must be a non-empty string when present", cwd);
   }
+  if (fields.sandbox !== undefined && placement !== "sandbox") {
+    throw fieldError(label, "sandbox", 'is a sandbox policy and applies only with placement "sandbox"; set "placement": "sandbox" or remove it', fields.sandbox);
+  }
+  const sandbox = fields.sandbox === undefined ? undefined : checkSandboxPolicy(fields.sandbox, label);
   return Object.freeze({
     transport: "stdio" as const,
     namespace,
@@ -215,6 +223,7 @@ function normalizeStdio(
     ...(env === undefined ? {} : { env }),
     ...(cwd === undefined ? {} : { cwd: cwd as string }),
     ...(placement === undefined ? {} : { placement }),
+    ...(sandbox === undefined ? {} : { sandbox }),
   });
 }
 

@@ -49,6 +49,28 @@ export interface StdioProviderDefinition extends ProviderBounds {
   readonly cwd?: string;
   /** Defaults to `"host"`. */
   readonly placement?: ProviderPlacement;
+  /** What the sandbox lets it reach (only with `placement: "sandbox"`); part of its launch definition and so of the execution identity (A2). */
+  readonly sandbox?: ProviderSandboxPolicy;
+}
+
+/**
+ * What a provider placed in a sandbox may reach (A4). Paths are absolute (servers.json
+ * resolves relative ones against its folder). Absent fields are the strict defaults: no
+ * folder beyond what its program needs to run, writes only to a scratch folder of its own
+ * that ends with it, and no network.
+ *
+ * @example
+ * ```ts
+ * const policy: ProviderSandboxPolicy = { read: ["/srv/reports"], write: ["/srv/reports/out"], network: "none" };
+ * ```
+ */
+export interface ProviderSandboxPolicy {
+  /** Folders or files it may read. */
+  readonly read?: readonly string[];
+  /** Folders or files it may read and write (besides its scratch folder). */
+  readonly write?: readonly string[];
+  /** `"none"` (default), or the hosts it may reach; whether a launcher can enforce a host list is the launcher's to say. */
+  readonly network?: "none" | { readonly allow: readonly string[] };
 }
 
 /**

@@ -5,8 +5,9 @@ import { findDuplicateJsonKey } from "./duplicate-keys.js";
 import { jsonSyntaxProblem } from "./json-syntax.js";
 import { normalizeProviderDefinition, typeOf } from "./provider-definition.js";
 import type { McpProviderDefinition } from "./provider.js";
+import { locateSandboxPolicy } from "./sandbox-policy.js";
 
-const STDIO_FIELDS = ["transport", "command", "args", "env", "cwd", "placement", "connectTimeoutMs", "callTimeoutMs"];
+const STDIO_FIELDS = ["transport", "command", "args", "env", "cwd", "placement", "sandbox", "connectTimeoutMs", "callTimeoutMs"];
 const HTTP_FIELDS = ["transport", "url", "headers", "allowRemote", "placement", "connectTimeoutMs", "callTimeoutMs", "oauth"];
 const HTTP_TYPES = new Set(["streamable_http", "streamable-http", "streamableHttp", "http"]);
 /** `registerMcp` takes `program`; here it is `command`. */
@@ -131,14 +132,14 @@ function fromMcpServersEntry(fields: Record<string, unknown>, label: string): Re
       { details: { field: "type", type } },
     );
   }
-  const { command, args, env, cwd, placement, connectTimeoutMs, callTimeoutMs } = fields;
+  const { command, args, env, cwd, placement, sandbox, connectTimeoutMs, callTimeoutMs } = fields;
   // Unknown fields are ignored in this shape, so "program" alone would read as a missing "command".
   if (command === undefined && fields.program !== undefined) {
     throw new OpenWorkerError(CODES.providerInvalid, `${label}: field "command" is missing and "program" is given; ${PROGRAM_HINT}`, {
       details: { field: "command" },
     });
   }
-  return { transport: "stdio", program: command, args, env, cwd, placement, connectTimeoutMs, callTimeoutMs };
+  return { transport: "stdio", program: command, args, env, cwd, placement, sandbox, connectTimeoutMs, callTimeoutMs };
 }
 
 function locate(definition: Record<string, unknown>, folder: string): Record<string, unknown> {
@@ -149,6 +150,7 @@ function locate(definition: Record<string, unknown>, folder: string): Record<str
     located.program = path.resolve(folder, program);
   }
   if (typeof cwd === "string" && cwd.length > 0 && !path.isAbsolute(cwd)) located.cwd = path.resolve(folder, cwd);
+  if (located.sandbox !== undefined) located.sandbox = locateSandboxPolicy(located.sandbox, folder);
   return located;
 }
 

@@ -149,7 +149,7 @@ describe("ToolRegistry: MCP providers", () => {
     const registry = new ToolRegistry();
     const stdio = thrown(() => registry.registerMcp({ namespace: "acer", program: "acer", argz: ["--x"] } as never));
     expect(stdio.code).toBe("PROVIDER_INVALID");
-    expect(stdio.message).toBe('MCP provider "acer": field "argz" is not known (known: transport, namespace, program, args, env, cwd, placement, connectTimeoutMs, callTimeoutMs)');
+    expect(stdio.message).toBe('MCP provider "acer": field "argz" is not known (known: transport, namespace, program, args, env, cwd, placement, sandbox, connectTimeoutMs, callTimeoutMs)');
     const http = thrown(() => registry.registerMcpHttp({ namespace: "svc", url: "http://127.0.0.1:1/mcp", program: "x" } as never));
     expect(http.message).toContain('field "program" is not known (known: transport, namespace, url, headers, allowRemote, placement, connectTimeoutMs, callTimeoutMs, oauth)');
     // An optional field given as undefined is as good as left out.
@@ -162,7 +162,7 @@ describe("ToolRegistry: MCP providers", () => {
     const error = thrown(() => registry.registerMcp({ namespace: "parcels", command: "node", args: ["parcels-server.mjs"] } as never));
     expect(error.code).toBe("PROVIDER_INVALID");
     expect(error.message).toBe(
-      'MCP provider "parcels": field "command" is not known (known: transport, namespace, program, args, env, cwd, placement, connectTimeoutMs, callTimeoutMs); ' +
+      'MCP provider "parcels": field "command" is not known (known: transport, namespace, program, args, env, cwd, placement, sandbox, connectTimeoutMs, callTimeoutMs); ' +
         'use "program" (servers.json\'s "command" is "program" here)',
     );
     expect(thrown(() => registry.registerProvider({ transport: "stdio", namespace: "parcels", command: "node" } as never)).message).toContain('use "program"');

@@ -98,7 +98,7 @@ describe("servers.json: messages that fit the field", () => {
     const own = thrown(() => parse({ servers: { parcels: { transport: "stdio", program: "node", args: ["parcels-server.mjs"] } } }, "servers.json"));
     expect(own.code).toBe("SERVERS_FILE_INVALID");
     expect(own.message).toBe(
-      'servers.json: server "parcels": field "program" is not known for transport "stdio" (known: transport, command, args, env, cwd, placement, connectTimeoutMs, callTimeoutMs); ' +
+      'servers.json: server "parcels": field "program" is not known for transport "stdio" (known: transport, command, args, env, cwd, placement, sandbox, connectTimeoutMs, callTimeoutMs); ' +
         'use "command" (registerMcp\'s "program" is "command" in servers.json)',
     );
     const foreign = thrown(() => parse({ mcpServers: { parcels: { program: "node", args: ["parcels-server.mjs"] } } }, "servers.json"));

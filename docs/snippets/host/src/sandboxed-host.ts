@@ -2,7 +2,7 @@
 import { mainWithRegistry } from "@openworker/cli";
 import { createRegistry } from "./registry.js";
 
-// The stock CLI, with every sandbox-placed MCP provider started inside bwrap.
+// The stock CLI, with every sandbox-placed MCP provider started by this host's own bwrap command line.
 await mainWithRegistry(createRegistry(), {
   sandbox: ({ program, args, env }) => ({
     program: "bwrap",

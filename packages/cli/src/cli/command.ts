@@ -54,7 +54,7 @@ export interface CommandContext {
   readonly signal: AbortSignal;
   /** Where `run` takes Ctrl-C over (cancel the turn first, quit on the second). */
   readonly stops: StopRequests;
-  /** The host's sandbox launcher for `placement: "sandbox"` providers, if it gave one. */
+  /** What starts `placement: "sandbox"` providers: the host's launcher, else the stock bubblewrap one. */
   readonly sandbox: SandboxLauncher | undefined;
 }
 

@@ -174,6 +174,7 @@ const HINTS: readonly (readonly [prefix: string, hint: string])[] = [
   // Name codes of the SDK: a tool name in tools.json (or given to a command) broke N1–N4.
   ["NAME_", "tool names are \"namespace.tool\" in ASCII letters, digits, \"_\", \"-\" and \".\", at most 80 bytes; `{program} tools check --bundle DIR` lists every problem of a bundle"],
   ["ALIAS_", "a name's model alias (each \".\" becomes \"__\") must fit 80 bytes; shorten the name; `{program} tools check --bundle DIR` lists every problem of a bundle"],
+  ["MCP_SANDBOX_", "the sandbox did not start the provider, and it never runs as host code instead: install what the message names (bubblewrap: apt-get install bubblewrap), fix its sandbox policy, or give the host's own sandbox launcher"],
   ["MCP_", "check the MCP provider's program or URL; `{program} tools check --bundle DIR` starts it and reports"],
   // A partner's tool or a bundle's selection is at fault, not the command line (B5, N6, A4).
   ...["SCHEMA_", "DESCRIPTOR_", "TOOL_", "DUPLICATE_TOOL", "SELECTION_", "CATALOG_", "CLASSIFICATION_INVALID", "NATIVE_SANDBOX_PLACEMENT", "UNKNOWN_TOOL"].map(

@@ -164,7 +164,14 @@ export class ProviderConnection {
     if (definition.transport === "stdio") {
       // A sandboxed provider starts through the host's launcher, or not at all (fail closed).
       const command = placedCommand(
-        { namespace, program: definition.program, args: definition.args, env: { ...options.baseEnv, ...definition.env }, cwd: definition.cwd },
+        {
+          namespace,
+          program: definition.program,
+          args: definition.args,
+          env: { ...options.baseEnv, ...definition.env },
+          cwd: definition.cwd,
+          ...(definition.sandbox === undefined ? {} : { sandbox: definition.sandbox }),
+        },
         definition.placement,
         options.sandbox,
       );

@@ -1,3 +1,4 @@
+import type { ProviderSandboxPolicy } from "@openworker/registry";
 import { OpenWorkerError } from "@openworker/tools-sdk";
 import { MCP_ERROR_CODES } from "../codes.js";
 
@@ -9,6 +10,8 @@ export interface SandboxLaunch {
   /** The child's whole environment (the safe base plus the provider's own, E6). */
   readonly env: Readonly<Record<string, string>>;
   readonly cwd: string | undefined;
+  /** The provider's sandbox policy as registered (read, write, network), if it gave one. */
+  readonly sandbox?: ProviderSandboxPolicy;
 }
 
 /** What to run instead: the sandbox program with the provider's command inside it. */

@@ -45,7 +45,7 @@ export function sessionIdentity(
       const dot = name.indexOf(".");
       const namespace = name.slice(0, dot);
       if (registry.namespaceOwner(namespace) !== "mcp") throw notFound(bundle, name, namespace, registry);
-      selection.push({ qualifiedName: name, alias: modelAlias(name), kind: "mcp", schemaFingerprint: "discovered-per-turn", provider: namespace, remoteName: name.slice(dot + 1) });
+      selection.push({ qualifiedName: name, alias: modelAlias(name), kind: "mcp", schemaFingerprint: "discovered-per-turn", provider: namespace, remoteName: name.slice(dot + 1), ...launchOf(registry, namespace) });
     }
   } else {
     const servers = pick.version === 2 ? Object.entries(pick.mcpServers) : pick.mcpServers.map((server) => [server, ["*"]] as const);
@@ -53,7 +53,7 @@ export function sessionIdentity(
       if (!registry.provider(server)) throw notFound(bundle, `${server}.${tools[0] ?? "*"}`, server, registry);
       for (const tool of tools) {
         const qualifiedName = `${server}.${tool}`;
-        selection.push({ qualifiedName, alias: modelAlias(qualifiedName), kind: "mcp", schemaFingerprint: "discovered-per-turn", provider: server, remoteName: tool });
+        selection.push({ qualifiedName, alias: modelAlias(qualifiedName), kind: "mcp", schemaFingerprint: "discovered-per-turn", provider: server, remoteName: tool, ...launchOf(registry, server) });
       }
     }
   }
@@ -64,6 +64,7 @@ export function sessionIdentity(
     nativeDescriptors,
     host,
   });
+  const sandboxed = Object.fromEntries(selection.flatMap((tool) => (tool.launch === undefined ? [] : [[tool.provider!, tool.launch]])));
   return {
     identity,
     inputs: {
@@ -72,6 +73,28 @@ export function sessionIdentity(
       bundleVersion: pick.version,
       selection: selection.map((tool) => tool.qualifiedName),
       nodeVersion: host.nodeVersion,
+      ...(Object.keys(sandboxed).length === 0 ? {} : { sandboxedProviders: sandboxed }),
+    },
+  };
+}
+
+/**
+ * A4/A2: a sandbox-placed provider's placement and policy enter its tools' identity, so a
+ * changed policy is a new identity that earlier approvals do not cover. Host-placed
+ * providers add nothing (their identities stay as frozen).
+ */
+function launchOf(registry: ToolRegistry, namespace: string): { launch?: JsonValue } {
+  const provider = registry.provider(namespace);
+  if (provider?.transport !== "stdio" || provider.placement !== "sandbox") return {};
+  const { read, write, network } = provider.sandbox ?? {};
+  return {
+    launch: {
+      placement: "sandbox",
+      sandbox: {
+        ...(read === undefined ? {} : { read: [...read] }),
+        ...(write === undefined ? {} : { write: [...write] }),
+        ...(network === undefined ? {} : { network: network === "none" ? "none" : { allow: [...network.allow] } }),
+      },
     },
   };
 }
