@@ -38,16 +38,19 @@ afterAll(() => {
   delete process.env.CLI_SANDBOX_CANARY;
 });
 
-async function call(tool: string, args: Record<string, unknown>) {
+async function cli(argv: readonly string[]) {
   const stdout = new PassThrough();
   const stderr = new PassThrough();
   const text = { out: "", err: "" };
   stdout.on("data", (chunk) => (text.out += chunk));
   stderr.on("data", (chunk) => (text.err += chunk));
-  const bundle = writeBundle(path.join(temp.dir, "bundle"), JSON.stringify({ version: 3, tools: [`probe.${tool}`] }));
-  const argv = ["--servers", path.join(temp.dir, "servers.json"), "call", `probe.${tool}`, "--args", JSON.stringify(args), "--bundle", bundle, "--approve", "yes", "--json", "--workspace", temp.dir, "--journal", path.join(temp.dir, "journal.db")];
-  const code = await runCli(new ToolRegistry(), { argv, programName: "host", env: {}, stdout, stderr, stdin: new PassThrough() });
+  const code = await runCli(new ToolRegistry(), { argv: [...argv], programName: "host", env: {}, stdout, stderr, stdin: new PassThrough() });
   return { code, ...text };
+}
+
+function call(tool: string, args: Record<string, unknown>) {
+  const bundle = writeBundle(path.join(temp.dir, "bundle"), JSON.stringify({ version: 3, tools: [`probe.${tool}`] }));
+  return cli(["--servers", path.join(temp.dir, "servers.json"), "call", `probe.${tool}`, "--args", JSON.stringify(args), "--bundle", bundle, "--approve", "yes", "--json", "--workspace", temp.dir, "--journal", path.join(temp.dir, "journal.db")]);
 }
 
 function processesWithMarker(tag: string): string[] {
@@ -71,5 +74,23 @@ describe("the stock CLI's sandbox (Linux, real bwrap)", () => {
     const env = await call("env", { name: "CLI_SANDBOX_CANARY" });
     expect(env.out).toContain("unset");
     expect(processesWithMarker(marker)).toEqual([]);
+  });
+
+  it("A4 A2 tools list and journal show display the provider's placement and sandbox policy", async () => {
+    const listed = await cli(["--servers", path.join(temp.dir, "servers.json"), "tools", "list", "--json"]);
+    expect(listed.code, listed.err).toBe(EXIT_CODES.ok);
+    const provider = (JSON.parse(listed.out) as { providers: { placement: string; sandbox?: { read?: string[] } }[] }).providers[0]!;
+    expect(provider.placement).toBe("sandbox");
+    expect(provider.sandbox?.read).toContain(path.join(temp.dir, "allowed.txt"));
+    const table = await cli(["--servers", path.join(temp.dir, "servers.json"), "tools", "list"]);
+    expect(table.out).toMatch(/probe +stdio +sandbox \(read 4, write 0, network none\)/);
+    const journal = path.join(temp.dir, "journal.db");
+    const sessions = JSON.parse((await cli(["journal", "sessions", "--json", "--journal", journal])).out) as { sessionId: string }[];
+    const shown = await cli(["journal", "show", sessions[0]!.sessionId, "--journal", journal]);
+    expect(shown.code, shown.err).toBe(EXIT_CODES.ok);
+    expect(shown.out).toContain("sandbox   probe: {");
+    expect(shown.out).toContain("allowed.txt");
+    const json = JSON.parse((await cli(["journal", "show", sessions[0]!.sessionId, "--json", "--journal", journal])).out) as { sandboxedProviders?: Record<string, { placement: string }> };
+    expect(json.sandboxedProviders?.probe?.placement).toBe("sandbox");
   });
 });

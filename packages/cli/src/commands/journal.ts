@@ -46,8 +46,9 @@ export const journalShow: CommandSpec = {
       const session = journal.session(sessionId);
       if (!session) throw unknownSession(sessionId);
       const calls = journal.calls(sessionId);
+      const sandboxed = sandboxedProviders(journal, sessionId);
       if (context.terminal.json) {
-        context.terminal.printJson({ session, calls });
+        context.terminal.printJson({ session, calls, ...(sandboxed === undefined ? {} : { sandboxedProviders: sandboxed }) });
         return EXIT_CODES.ok;
       }
       const { terminal } = context;
@@ -55,6 +56,8 @@ export const journalShow: CommandSpec = {
       terminal.line(`identity  ${session.executionIdentity}`);
       terminal.line(`bundle    ${session.bundleDir ?? "-"}`);
       terminal.line(`workspace ${session.workspace}`);
+      // A4: the sandbox each sandbox-placed provider ran in, as its identity recorded it.
+      for (const [namespace, launch] of Object.entries(sandboxed ?? {})) terminal.line(`sandbox   ${namespace}: ${JSON.stringify((launch as { sandbox?: unknown }).sandbox ?? {})}`);
       terminal.line(`opened    ${session.openedAt}   closed ${session.closedAt ?? "(open)"}`);
       terminal.line(`records   ${session.records}`);
       const rows = calls.map((call) => [
@@ -218,4 +221,14 @@ async function withJournal(context: CommandContext, work: (journal: Journal) => 
 
 function unknownSession(sessionId: string): OpenWorkerError {
   return new OpenWorkerError(CLI_ERROR_CODES.SESSION_UNKNOWN, `the journal holds no session ${JSON.stringify(sessionId)}`);
+}
+
+/** The placement and policy of the session's sandbox-placed providers, from its `session_opened` record (A2, A4). */
+function sandboxedProviders(journal: Journal, sessionId: string): Record<string, unknown> | undefined {
+  // The session's first record; the iteration stops there.
+  for (const record of journal.records(sessionId)) {
+    if (record.kind !== "session_opened") return undefined;
+    return (record as { identityInputs?: { sandboxedProviders?: Record<string, unknown> } }).identityInputs?.sandboxedProviders;
+  }
+  return undefined;
 }

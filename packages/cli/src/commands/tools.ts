@@ -107,7 +107,7 @@ function listRegistered(context: CommandContext, redactArgs: (args: readonly str
     terminal.line(`  ${line}`);
   }
   terminal.line(terminal.paint("bold", `MCP providers (${providers.length})`));
-  for (const line of table([["namespace", "transport", "launch"], ...providers.map((provider) => [provider.namespace, provider.transport, launchOf(provider, redactArgs)])])) {
+  for (const line of table([["namespace", "transport", "placement", "launch"], ...providers.map((provider) => [provider.namespace, provider.transport, placementOf(provider), launchOf(provider, redactArgs)])])) {
     terminal.line(`  ${line}`);
   }
   return EXIT_CODES.ok;
@@ -143,8 +143,23 @@ function nativeJson(tool: RegisteredTool) {
 
 function providerJson(provider: McpProviderDefinition, redactArgs: (args: readonly string[]) => string[]) {
   return provider.transport === "stdio"
-    ? { namespace: provider.namespace, transport: provider.transport, program: provider.program, args: redactArgs(provider.args), placement: provider.placement ?? "host" }
+    ? {
+        namespace: provider.namespace,
+        transport: provider.transport,
+        program: provider.program,
+        args: redactArgs(provider.args),
+        placement: provider.placement ?? "host",
+        ...(provider.placement === "sandbox" ? { sandbox: provider.sandbox ?? {} } : {}),
+      }
     : { namespace: provider.namespace, transport: provider.transport, url: urlForDisplay(provider.url), placement: provider.placement ?? "host" };
+}
+
+/** A4: where the provider runs, and for a sandbox its policy: `sandbox (read 2, write 1, network none)`. */
+function placementOf(provider: McpProviderDefinition): string {
+  if (provider.placement !== "sandbox" || provider.transport !== "stdio") return provider.placement ?? "host";
+  const policy = provider.sandbox ?? {};
+  const network = policy.network === undefined || policy.network === "none" ? "none" : `allow ${policy.network.allow.join(", ")}`;
+  return `sandbox (read ${policy.read?.length ?? 0}, write ${policy.write?.length ?? 0}, network ${network})`;
 }
 
 function launchOf(provider: McpProviderDefinition, redactArgs: (args: readonly string[]) => string[]): string {
