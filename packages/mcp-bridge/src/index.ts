@@ -6,6 +6,7 @@ export { isSecretName, MIN_SECRET_LENGTH, providerSecrets, redact, redactArgs, r
 export { safeBaseEnv, SAFE_ENV_NAMES, type McpBridgeOptions, type McpProviderLog, type McpProviderStartEvent } from "./options.js";
 export type { SandboxCommand, SandboxLaunch, SandboxLauncher } from "./process/placement.js";
 export type { McpAuthorizationOptions, McpAuthorizationRequest, McpStoredAuthorization, McpTokenKey, McpTokenStore } from "./connection/authorization.js";
+export { resourceOf } from "./connection/authorization.js";
 export { FileTokenStore } from "./connection/file-token-store.js";
 export {
   assignSafeServerNames,

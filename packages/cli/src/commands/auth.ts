@@ -23,7 +23,7 @@ export const authLogin: CommandSpec = {
   details: `${AUTH_DETAILS}\nThe redirect comes back to http://127.0.0.1:<port>/callback on this machine; a provider already authorized is checked and left as it is.`,
   run: async (context) => {
     const definition = httpProvider(context, context.positionals[0]!);
-    const { McpBridge } = await import("@openworker/mcp-bridge");
+    const { McpBridge, resourceOf } = await import("@openworker/mcp-bridge");
     const authorization = await mcpAuthorization(context, true);
     const onProviderStart = providerProgress((text) => context.terminal.note(text));
     const bridge = new McpBridge([definition], { authorization: authorization.options, onProviderStart, ...(context.sandbox ? { sandbox: context.sandbox } : {}) });
@@ -31,7 +31,7 @@ export const authLogin: CommandSpec = {
       const { unavailable, catalogs } = await bridge.openSession("openworker-cli-auth").discover([definition.namespace], { signal: context.signal });
       const failure = unavailable[0];
       if (failure !== undefined) throw new OpenWorkerError(failure.code, failure.message, { details: { namespace: definition.namespace } });
-      const stored = await authorization.options.store.load(keyOf(definition));
+      const stored = await authorization.options.store.load(keyOf(definition, resourceOf));
       const summary = { namespace: definition.namespace, ...describe(stored), tools: catalogs[0]?.tools.length ?? 0 };
       if (context.terminal.json) context.terminal.printJson(summary);
       else if (stored?.tokens === undefined) context.terminal.line(`MCP provider "${definition.namespace}" needs no authorization: it answered without a token (${summary.tools} tools)`);
@@ -108,10 +108,9 @@ function httpProvider(context: CommandContext, namespace: string): StreamableHtt
   return definition;
 }
 
-function keyOf(definition: StreamableHttpProviderDefinition): McpTokenKey {
-  const resource = new URL(definition.url);
-  resource.hash = "";
-  return { namespace: definition.namespace, resource: resource.href };
+/** The token store's key of a provider: the bridge's own binding of tokens to provider and resource. */
+function keyOf(definition: StreamableHttpProviderDefinition, resourceOf: (url: URL) => string): McpTokenKey {
+  return { namespace: definition.namespace, resource: resourceOf(new URL(definition.url)) };
 }
 
 /** What may be shown of a stored authorization: scopes, expiry, whether it can be refreshed; never a token. */
