@@ -144,6 +144,29 @@ describe("architecture", () => {
     expect(problems).toEqual([]);
   });
 
+  it("internal entries are named internal and serve the workspace only: partners, guides and the journal's values stay off them", () => {
+    const problems: string[] = [];
+    for (const { json } of manifests.filter((manifest) => !manifest.json.private)) {
+      for (const subpath of Object.keys(json.exports as Record<string, unknown>)) {
+        if (["./execution", "./validation"].includes(subpath)) problems.push(`${json.name} ${subpath}: an internal seam belongs under ./internal`);
+      }
+    }
+    const partnerFacing = [
+      ...manifests.filter(({ dir }) => dir.includes(`${path.sep}examples${path.sep}`)).flatMap(({ dir }) => sourceFiles(path.join(dir, "src"))),
+      ...sourceFiles(path.join(root, "docs", "snippets")),
+    ];
+    for (const file of partnerFacing) {
+      if (/["']@openworker\/[^"']+\/internal(\/|["'])/.test(readFileSync(file, "utf8"))) problems.push(`${path.relative(root, file)} imports an internal entry`);
+    }
+    // The journal hashes with node:crypto: loading the schema compiler (ajv) for a digest costs every host's startup.
+    for (const file of sourceFiles(path.join(root, "packages", "journal", "src"))) {
+      for (const match of readFileSync(file, "utf8").matchAll(/^import (?!type )[^;]*from "(@openworker\/tools-sdk\/internal\/validation|ajv)"/gm)) {
+        problems.push(`${path.relative(root, file)} loads ${match[1]}`);
+      }
+    }
+    expect(problems).toEqual([]);
+  });
+
   it("no package barrel re-exports with export *", () => {
     const offenders = manifests
       .map(({ dir }) => path.join(dir, "src", "index.ts"))

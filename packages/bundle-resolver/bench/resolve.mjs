@@ -4,7 +4,7 @@
 import { performance } from "node:perf_hooks";
 import { ToolRegistry } from "@openworker/registry";
 import { codeTool } from "@openworker/tools-sdk";
-import { compiledSchemaCount, schemaFingerprint } from "@openworker/tools-sdk/validation";
+import { compiledSchemaCount, schemaFingerprint } from "@openworker/tools-sdk/internal/validation";
 import { resolveSelection } from "../dist/index.js";
 
 const NATIVES = 10_000;

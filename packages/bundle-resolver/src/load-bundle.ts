@@ -1,6 +1,6 @@
 import { stat } from "node:fs/promises";
 import path from "node:path";
-import { readConfigFile, type ConfigFileContents } from "@openworker/registry";
+import { readConfigFile, type ConfigFileContents } from "@openworker/registry/internal";
 import { OpenWorkerError } from "@openworker/tools-sdk";
 import { BUNDLE_ERROR_CODES as CODES } from "./codes.js";
 import { parseManifest, type Manifest } from "./manifest.js";

@@ -1,6 +1,6 @@
 import type { ToolRegistry } from "@openworker/registry";
 import { OpenWorkerError, validateNamespace, validateQualifiedName } from "@openworker/tools-sdk";
-import { sha256Hex } from "@openworker/tools-sdk/validation";
+import { sha256Hex } from "@openworker/tools-sdk/internal/validation";
 import { catalogsByNamespace, indexCatalog, type IndexedCatalog, type McpCatalogInput } from "./catalog.js";
 import { BUNDLE_ERROR_CODES as CODES } from "./codes.js";
 import { identityLine, resolveMcp, resolveNative, schemaFailure, type ResolvedTool } from "./resolved-tool.js";

@@ -1,6 +1,6 @@
 import type { McpProviderDefinition, RegisteredTool } from "@openworker/registry";
 import { canonicalJson, modelAlias, OpenWorkerError, type JsonSchema, type JsonValue, type Tool, type ToolDescriptor } from "@openworker/tools-sdk";
-import { compileInputSchema, sha256Hex, type ArgumentValidator } from "@openworker/tools-sdk/validation";
+import { compileInputSchema, sha256Hex, type ArgumentValidator } from "@openworker/tools-sdk/internal/validation";
 import type { McpCatalogTool, PublishedIcon } from "./catalog.js";
 
 interface ResolvedToolCommon {

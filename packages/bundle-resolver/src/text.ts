@@ -1,4 +1,4 @@
-import { CONFIG_FILE_MAX_BYTES } from "@openworker/registry";
+import { CONFIG_FILE_MAX_BYTES } from "@openworker/registry/internal";
 import { OpenWorkerError, utf8Bytes } from "@openworker/tools-sdk";
 import { BUNDLE_ERROR_CODES as CODES } from "./codes.js";
 

@@ -1,4 +1,4 @@
-import { findDuplicateJsonKey, jsonSyntaxProblem } from "@openworker/registry";
+import { findDuplicateJsonKey, jsonSyntaxProblem } from "@openworker/registry/internal";
 import { OpenWorkerError, validateNamespace, validateQualifiedName } from "@openworker/tools-sdk";
 import { BUNDLE_ERROR_CODES as CODES } from "./codes.js";
 import { checkTextSize, stripBom } from "./text.js";

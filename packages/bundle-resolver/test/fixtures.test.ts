@@ -3,7 +3,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { ToolRegistry, type McpProviderDefinition } from "@openworker/registry";
 import { codeTool, type JsonSchema } from "@openworker/tools-sdk";
-import { sha256Hex } from "@openworker/tools-sdk/validation";
+import { sha256Hex } from "@openworker/tools-sdk/internal/validation";
 import { describe, expect, it } from "vitest";
 import { loadBundle, resolveSelection, type McpCatalogInput } from "../src/index.js";
 

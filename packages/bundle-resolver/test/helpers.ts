@@ -1,6 +1,6 @@
 import { ToolRegistry } from "@openworker/registry";
 import { codeTool, type JsonSchema } from "@openworker/tools-sdk";
-import { schemaFingerprint } from "@openworker/tools-sdk/validation";
+import { schemaFingerprint } from "@openworker/tools-sdk/internal/validation";
 import type { McpCatalogInput, McpCatalogTool } from "../src/index.js";
 
 export const OBJECT_SCHEMA: JsonSchema = { type: "object", properties: { text: { type: "string" } } };

@@ -1,6 +1,6 @@
 import { ToolRegistry } from "@openworker/registry";
 import { codeTool, type OpenWorkerError } from "@openworker/tools-sdk";
-import { compiledSchemaCount } from "@openworker/tools-sdk/validation";
+import { compiledSchemaCount } from "@openworker/tools-sdk/internal/validation";
 import { describe, expect, it } from "vitest";
 import { checkSelection, providersNeeded, resolveSelection, type BundleSelection } from "../src/index.js";
 import { setFlagsFromString } from "node:v8";

@@ -1,5 +1,5 @@
+import { hash } from "node:crypto";
 import { readFile, stat } from "node:fs/promises";
-import { sha256Hex } from "@openworker/tools-sdk/validation";
 import { JOURNAL_ERRORS, journalError } from "./errors.js";
 
 /**
@@ -30,5 +30,5 @@ export async function hostExecutableDigest(entryFile: string): Promise<{ executa
       cause,
     );
   }
-  return { executableBytesDigest: `sha256:${sha256Hex(bytes)}`, nodeVersion: process.version };
+  return { executableBytesDigest: `sha256:${hash("sha256", bytes, "hex")}`, nodeVersion: process.version };
 }

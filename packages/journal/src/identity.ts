@@ -1,5 +1,5 @@
+import { hash } from "node:crypto";
 import { canonicalJson, type JsonValue, type ToolDescriptor } from "@openworker/tools-sdk";
-import { sha256Hex } from "@openworker/tools-sdk/validation";
 import { JOURNAL_ERRORS, journalError } from "./errors.js";
 
 /**
@@ -123,7 +123,7 @@ export function argumentsDigest(args: JsonValue): string {
 }
 
 function seal(scheme: ExecutionIdentity["scheme"], version: number, components: Record<string, string>): ExecutionIdentity {
-  const hex = sha256Hex(canonicalJson({ components, scheme, version }));
+  const hex = hash("sha256", canonicalJson({ components, scheme, version }), "hex");
   return { identity: `${scheme}:${hex}`, scheme, version, components: Object.freeze(components) };
 }
 
@@ -172,7 +172,7 @@ function digest(value: unknown): string {
 
 /** `sha256:` + hex SHA-256 of bytes, or of a value's canonical JSON when the caller has that text already. */
 export function digestOf(data: string | Uint8Array): string {
-  return `sha256:${sha256Hex(data)}`;
+  return `sha256:${hash("sha256", data, "hex")}`;
 }
 
 function identityError(problem: string) {

@@ -1,5 +1,5 @@
 import type { JsonValue } from "@openworker/tools-sdk";
-import type { CallOutcome as ExecutionOutcome } from "@openworker/tools-sdk/execution";
+import type { CallOutcome as ExecutionOutcome } from "@openworker/tools-sdk/internal/execution";
 
 /**
  * How a call ended: one of the outcomes of the call boundary (A3), plus `interrupted`,

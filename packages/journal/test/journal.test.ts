@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { canonicalJson, OpenWorkerError } from "@openworker/tools-sdk";
-import { sha256Hex } from "@openworker/tools-sdk/validation";
+import { sha256Hex } from "@openworker/tools-sdk/internal/validation";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { MAX_QUEUED_CHARS } from "../src/group-commit.js";

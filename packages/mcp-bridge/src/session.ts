@@ -1,7 +1,7 @@
 import { setMaxListeners } from "node:events";
 import type { McpProviderDefinition } from "@openworker/registry";
 import { OpenWorkerError, type ProgressReporter } from "@openworker/tools-sdk";
-import { createBoundedProgress, onAbort, untilAborted, withProgressLimit } from "@openworker/tools-sdk/execution";
+import { createBoundedProgress, onAbort, untilAborted, withProgressLimit } from "@openworker/tools-sdk/internal/execution";
 import { callProvider } from "./call/call-tool.js";
 import { failedCall, type SettledCall } from "./call/result.js";
 import { OutputContract } from "./call/validate.js";

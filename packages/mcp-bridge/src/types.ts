@@ -1,5 +1,5 @@
 import type { JsonObject, JsonSchema, JsonValue, ProgressEvent } from "@openworker/tools-sdk";
-import type { ExecutionResult } from "@openworker/tools-sdk/execution";
+import type { ExecutionResult } from "@openworker/tools-sdk/internal/execution";
 
 /** An icon a tool publishes for host UIs (MCP `Icon`). */
 export interface McpToolIcon {

@@ -1,14 +1,6 @@
 // Anything exported here is public API of @openworker/registry.
 export { REGISTRY_ERROR_CODES } from "./codes.js";
 export {
-  CONFIG_FILE_MAX_BYTES,
-  readConfigFile,
-  type ConfigFileContents,
-  type ConfigFileOptions,
-} from "./config-file.js";
-export { findDuplicateJsonKey, type DuplicateJsonKey } from "./duplicate-keys.js";
-export { jsonSyntaxProblem } from "./json-syntax.js";
-export {
   MAX_PROVIDER_BOUND_MS,
   type McpOAuthSettings,
   type McpProviderDefinition,

@@ -4,7 +4,8 @@ import { createServer, type Server } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { readConfigFile, REGISTRY_ERROR_CODES, ToolRegistry } from "../src/index.js";
+import { REGISTRY_ERROR_CODES, ToolRegistry } from "../src/index.js";
+import { readConfigFile } from "../src/internal.js";
 import { rejected } from "./helpers.js";
 
 const root = mkdtempSync(path.join(os.tmpdir(), "ow-config-file-"));

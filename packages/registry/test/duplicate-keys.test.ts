@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { findDuplicateJsonKey, parseServersFile } from "../src/index.js";
+import { parseServersFile } from "../src/index.js";
+import { findDuplicateJsonKey } from "../src/internal.js";
 import { thrown } from "./helpers.js";
 
 describe("findDuplicateJsonKey", () => {

@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { jsonSyntaxProblem, parseServersFile } from "../src/index.js";
+import { parseServersFile } from "../src/index.js";
+import { jsonSyntaxProblem } from "../src/internal.js";
 import { firstSyntaxError } from "../src/json-syntax.js";
 import { thrown } from "./helpers.js";
 

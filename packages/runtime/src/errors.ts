@@ -4,7 +4,7 @@ export const RUNTIME_ERROR_CODES = Object.freeze({
   UNKNOWN_TOOL: "UNKNOWN_TOOL",
   /** Arguments were not JSON or did not match the selected schema (E5). */
   ARGUMENTS_INVALID: "ARGUMENTS_INVALID",
-  /** Arguments larger than 256 KB (`MAX_ARGUMENT_BYTES` of `@openworker/tools-sdk/execution`): refused unread. */
+  /** Arguments larger than 256 KB (`MAX_ARGUMENT_BYTES` of `@openworker/tools-sdk/internal/execution`): refused unread. */
   ARGUMENTS_TOO_LARGE: "ARGUMENTS_TOO_LARGE",
   /** The model asked for more tool calls in one attempt than the runtime runs; the rest were not run. */
   TOO_MANY_CALLS: "TOO_MANY_CALLS",

@@ -1,5 +1,5 @@
 import type { JsonValue, ProgressEvent } from "@openworker/tools-sdk";
-import type { CallOutcome, LimitName } from "@openworker/tools-sdk/execution";
+import type { CallOutcome, LimitName } from "@openworker/tools-sdk/internal/execution";
 import type { ModelUsage } from "./model/types.js";
 
 /**

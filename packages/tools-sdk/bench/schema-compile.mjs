@@ -2,7 +2,7 @@
 // Prints figures; asserts nothing. Build first: pnpm --filter @openworker/tools-sdk build
 //   node packages/tools-sdk/bench/schema-compile.mjs
 import { monitorEventLoopDelay } from "node:perf_hooks";
-import { compileInputSchema, SCHEMA_BOUNDS } from "../dist/validation.js";
+import { compileInputSchema, SCHEMA_BOUNDS } from "../dist/internal/validation.js";
 
 const values = (count, prefix = "value_") => Array.from({ length: count }, (_, index) => `${prefix}${index}`);
 const objectOf = (properties, extra = {}) => ({ type: "object", properties, ...extra });

@@ -5,7 +5,7 @@ import { DESCRIPTOR_FAILED, TOOL_INVALID } from "./descriptor-snapshot.js";
  * Stable codes of the errors this package raises, for `OpenWorkerError.hasCode` (names,
  * descriptors and schemas are checked when a tool registers, so the registry passes
  * these on), and of the failed outcomes its execution reports. Execution faults
- * (`TOOL_TIMEOUT`, `TOOL_CRASHED`, …) are in `FAULT_CODES` (`@openworker/tools-sdk/execution`).
+ * (`TOOL_TIMEOUT`, `TOOL_CRASHED`, …) are in `FAULT_CODES` (`@openworker/tools-sdk/internal/execution`).
  *
  * @example
  * ```ts
@@ -35,7 +35,7 @@ export const SDK_ERROR_CODES = Object.freeze({
   DESCRIPTOR_FAILED,
   /** An input schema is not an object schema, not valid JSON Schema, or of an unsupported dialect (B5). */
   SCHEMA_INVALID: "SCHEMA_INVALID",
-  /** An input schema is beyond one of `SCHEMA_BOUNDS` (subschemas, nesting, enum values, patterns; `@openworker/tools-sdk/validation`), so compiling it could hold up the host (B5). */
+  /** An input schema is beyond one of `SCHEMA_BOUNDS` (subschemas, nesting, enum values, patterns; `@openworker/tools-sdk/internal/validation`), so compiling it could hold up the host (B5). */
   SCHEMA_TOO_LARGE: "SCHEMA_TOO_LARGE",
   /** Arguments are not JSON, do not match the schema, or nest too deep (E5): a failed call, the model is told. */
   ARGUMENTS_INVALID: "ARGUMENTS_INVALID",

@@ -1,7 +1,6 @@
 // Anything exported here is public API of @openworker/tools-sdk.
 // This entry is the partner contract and imports nothing from `node:`: it stays
-// importable anywhere. Node-only pieces live behind the /validation, /execution and
-// /testing subpaths.
+// importable anywhere. Node-only pieces live behind /testing and the internal/ subpaths.
 export { canonicalJson } from "./canonical-json.js";
 export { SDK_ERROR_CODES } from "./codes.js";
 export { codeTool, CODE_TOOL_ERROR, type CodeToolHandler, type CodeToolResult } from "./code-tool.js";

@@ -81,7 +81,7 @@ describe("schema patterns (RE2)", () => {
 
 describe("schema patterns in the built SDK (what hosts load)", () => {
   it("E5 B5 the built validation entry refuses syntax ECMA-262 refuses, RE2-only syntax included: no pattern takes RE2's meaning", async () => {
-    const built = new URL("../dist/validation.js", import.meta.url);
+    const built = new URL("../dist/internal/validation.js", import.meta.url);
     expect(existsSync(built), "build the SDK first (pnpm turbo run build)").toBe(true);
     const { compileInputSchema: compileBuilt } = (await import(built.href)) as typeof import("../src/validation/index.js");
     // `(?i)` would make the check case-insensitive, `\z` and `\Q…\E` are RE2's anchors and quoting, `{,2}` RE2's short count.

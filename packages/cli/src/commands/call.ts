@@ -1,4 +1,4 @@
-import { jsonSyntaxProblem } from "@openworker/registry";
+import { jsonSyntaxProblem } from "@openworker/registry/internal";
 import type { JsonValue } from "@openworker/tools-sdk";
 import { OpenWorkerError, SDK_ERROR_CODES } from "@openworker/tools-sdk";
 import { choiceOption, stringOption, type CommandContext, type CommandSpec } from "../cli/command.js";

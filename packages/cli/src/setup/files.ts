@@ -1,4 +1,4 @@
-import { findDuplicateJsonKey, jsonSyntaxProblem, readConfigFile } from "@openworker/registry";
+import { findDuplicateJsonKey, jsonSyntaxProblem, readConfigFile } from "@openworker/registry/internal";
 import { OpenWorkerError } from "@openworker/tools-sdk";
 
 /**

@@ -1,6 +1,6 @@
 import type { JSONRPCMessage, Transport } from "@modelcontextprotocol/client";
 import type { ProgressReporter } from "@openworker/tools-sdk";
-import { onAbort, type AbortListenerRemover } from "@openworker/tools-sdk/execution";
+import { onAbort, type AbortListenerRemover } from "@openworker/tools-sdk/internal/execution";
 
 /** How one `tools/call` request ended, before it is mapped to a call outcome. */
 export type ChannelSettlement =

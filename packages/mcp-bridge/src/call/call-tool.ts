@@ -1,7 +1,7 @@
 import { ProtocolError } from "@modelcontextprotocol/client";
 import type { ProgressReporter } from "@openworker/tools-sdk";
 import { LIMITS } from "@openworker/tools-sdk";
-import { boundErrorMessage, FAULT_CODES } from "@openworker/tools-sdk/execution";
+import { boundErrorMessage, FAULT_CODES } from "@openworker/tools-sdk/internal/execution";
 import { MCP_ERROR_CODES } from "../codes.js";
 import { isConnectionRefused } from "../connection/bounded-fetch.js";
 import { NO_ANSWER, SESSION_NOT_FOUND, STREAM_ENDED, type ProviderConnection } from "../connection/connection.js";

@@ -1,5 +1,5 @@
 import { LOG_LEVEL_META_KEY, ProtocolError, SdkError, SdkErrorCode, type Client, type StandardSchemaV1 } from "@modelcontextprotocol/client";
-import { onAbort } from "@openworker/tools-sdk/execution";
+import { onAbort } from "@openworker/tools-sdk/internal/execution";
 import type { CallPath, ChannelRequest, ChannelSettlement } from "./call-channel.js";
 
 /**

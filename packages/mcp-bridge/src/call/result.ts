@@ -1,6 +1,6 @@
 import type { CallToolResult } from "@modelcontextprotocol/client";
 import { IMAGE_MIME_TYPES, LIMITS, utf8Bytes, type JsonObject, type JsonValue, type ToolImage } from "@openworker/tools-sdk";
-import { boundErrorMessage, FAULT_CODES, normalizeToolOutput, type CallError, type CallOutcome, type LimitBreach, type NormalizedOutput } from "@openworker/tools-sdk/execution";
+import { boundErrorMessage, FAULT_CODES, normalizeToolOutput, type CallError, type CallOutcome, type LimitBreach, type NormalizedOutput } from "@openworker/tools-sdk/internal/execution";
 import { MCP_ERROR_CODES } from "../codes.js";
 
 /** A call's result before the progress figures and duration are added. */

@@ -1,6 +1,6 @@
 import { specTypeSchemas, type CallToolResult } from "@modelcontextprotocol/client";
 import type { JsonSchema } from "@openworker/tools-sdk";
-import { compileInputSchema, type ArgumentValidator } from "@openworker/tools-sdk/validation";
+import { compileInputSchema, type ArgumentValidator } from "@openworker/tools-sdk/internal/validation";
 
 /** A `tools/call` result checked against the MCP schema, or what is wrong with it. */
 export type ParsedCallResult = { readonly ok: true; readonly result: CallToolResult } | { readonly ok: false; readonly problem: string };

@@ -1,6 +1,6 @@
 import type { JsonObject, JsonSchema, JsonValue } from "@openworker/tools-sdk";
 import { canonicalJson, utf8Bytes } from "@openworker/tools-sdk";
-import { sha256Hex } from "@openworker/tools-sdk/validation";
+import { sha256Hex } from "@openworker/tools-sdk/internal/validation";
 import type { Tool } from "@modelcontextprotocol/client";
 import { redact } from "../redact.js";
 import type { McpCatalog, McpCatalogTool, McpToolIcon, McpWithheldTool } from "../types.js";

@@ -1,7 +1,7 @@
 import { setMaxListeners } from "node:events";
 import { METHOD_NOT_FOUND, type Client } from "@modelcontextprotocol/client";
 import { OpenWorkerError } from "@openworker/tools-sdk";
-import { onAbort } from "@openworker/tools-sdk/execution";
+import { onAbort } from "@openworker/tools-sdk/internal/execution";
 import { MCP_ERROR_CODES } from "../codes.js";
 import type { McpCatalogTool } from "../types.js";
 import { catalogEntry } from "./catalog.js";

@@ -1,4 +1,4 @@
-import { onAbort } from "@openworker/tools-sdk/execution";
+import { onAbort } from "@openworker/tools-sdk/internal/execution";
 
 /** One request's own abort signal, and how to let go of the caller's. */
 export interface RequestSignal {

@@ -1,4 +1,4 @@
-import { onAbort } from "@openworker/tools-sdk/execution";
+import { onAbort } from "@openworker/tools-sdk/internal/execution";
 
 /**
  * At most `limit` stdio providers starting at once across a bridge's sessions; the

@@ -1,5 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { setTimeout as sleep } from "node:timers/promises";
+import { reaperSource } from "./reaper.js";
 import { groupRunning, liveTree, processesCarrying, signalTree, stillRunning, type ProcessIdentity, type TreeMark } from "./probe.js";
 
 /** What ending one provider's process tree took, and whether it is confirmed gone (M4). */
@@ -160,63 +161,15 @@ async function terminateOnWindows(child: ChildProcess, graceMs: number): Promise
 }
 
 /**
- * The reaper: a small process of its own (its own process group, deaf to SIGINT, SIGTERM
- * and SIGHUP, so a Ctrl-C to the host's group does not take it too) that reads, on a pipe
- * from the host, which provider groups are live (`+ <pgid> [<mark>]`, `- <pgid>`). When
- * the pipe closes, the host has gone, however it went: the reaper sends SIGTERM to each
- * group still listed, SIGKILL a second later, then SIGKILL to every process carrying a
- * listed mark (a `setsid` descendant), and exits. After an orderly exit nothing is
- * listed and it exits at once. Without it, a host stopped by a signal it does not handle
- * (or by SIGKILL) never runs its exit hooks, and the providers, started detached, ran on.
- * Started with the first provider; `null` once it could not start or has gone (the exit
- * hook still covers an orderly exit). Not on Windows, which has no process groups.
+ * The reaper (its program is {@link reaperSource}): a small process of its own, in its own
+ * process group, told on a pipe which provider groups are live. When the pipe closes the
+ * host has gone, however it went, and it ends every group still listed. Without it, a host
+ * stopped by a signal it does not handle (or by SIGKILL) never runs its exit hooks, and the
+ * providers, started detached, would run on. Started with the first provider; `null` once
+ * it could not start or has gone (the exit hook still covers an orderly exit). Not on
+ * Windows, which has no process groups.
  */
 let reaper: ChildProcess | null | undefined;
-
-/** The reaper's program (run with `node -e`: no file to ship beside a bundled host). */
-const REAPER = `
-const fs = require("fs");
-const groups = new Map();
-for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) process.on(signal, () => {});
-let text = "";
-process.stdin.setEncoding("utf8");
-process.stdin.on("data", (chunk) => {
-  text += chunk;
-  for (let end = text.indexOf("\\n"); end >= 0; end = text.indexOf("\\n")) {
-    const [op, pgid, mark] = text.slice(0, end).split(" ");
-    text = text.slice(end + 1);
-    if (op === "+") groups.set(Number(pgid), mark); else groups.delete(Number(pgid));
-  }
-});
-const kill = (pid, signal) => { try { process.kill(pid, signal); } catch {} };
-const killMarked = () => {
-  const needles = [...groups.values()].filter(Boolean).map((mark) => "\\0" + mark + "\\0");
-  if (needles.length === 0) return;
-  let pids = [];
-  try { pids = fs.readdirSync("/proc").filter((name) => /^\\d+$/.test(name)); } catch { return; }
-  for (const pid of pids) {
-    try {
-      const environ = "\\0" + fs.readFileSync("/proc/" + pid + "/environ", "latin1");
-      if (needles.some((needle) => environ.includes(needle))) kill(Number(pid), "SIGKILL");
-    } catch {}
-  }
-};
-let reaping = false;
-const reap = () => {
-  if (reaping) return;
-  reaping = true;
-  if (groups.size === 0) process.exit(0);
-  for (const pgid of groups.keys()) kill(-pgid, "SIGTERM");
-  setTimeout(() => {
-    for (const pgid of groups.keys()) kill(-pgid, "SIGKILL");
-    killMarked();
-    setTimeout(() => { killMarked(); process.exit(0); }, 200);
-  }, 1000);
-};
-process.stdin.on("end", reap);
-process.stdin.on("close", reap);
-process.stdin.on("error", reap);
-`;
 
 function tellReaper(line: string): void {
   if (process.platform === "win32" || reaper === null) return;
@@ -231,7 +184,7 @@ function tellReaper(line: string): void {
 
 function startReaper(): ChildProcess | null {
   try {
-    const child = spawn(process.execPath, ["-e", REAPER], { stdio: ["pipe", "ignore", "ignore"], detached: true, env: {} });
+    const child = spawn(process.execPath, ["-e", reaperSource()], { stdio: ["pipe", "ignore", "ignore"], detached: true, env: {} });
     child.on("error", () => (reaper = null));
     child.on("exit", () => (reaper = null));
     child.stdin!.on("error", () => (reaper = null));

@@ -1,7 +1,7 @@
 import type { ApprovalKey } from "@openworker/journal";
 import { providerFingerprint, type ResolvedTool } from "@openworker/bundle-resolver";
 import type { JsonValue } from "@openworker/tools-sdk";
-import { sha256Hex } from "@openworker/tools-sdk/validation";
+import { sha256Hex } from "@openworker/tools-sdk/internal/validation";
 import { classify, type ApprovalAnswer } from "../policy.js";
 import type { CallEnvironment } from "./environment.js";
 import { clip, messageOf } from "../describe.js";

@@ -1,5 +1,5 @@
 import type { ToolImage } from "@openworker/tools-sdk";
-import { sha256Hex } from "@openworker/tools-sdk/validation";
+import { sha256Hex } from "@openworker/tools-sdk/internal/validation";
 import type { ModelImage } from "../model/types.js";
 import type { Redactor } from "../secrets.js";
 

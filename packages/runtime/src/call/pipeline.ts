@@ -13,7 +13,7 @@ import {
   type CallOutcome,
   type ExecutionResult,
   type LimitName,
-} from "@openworker/tools-sdk/execution";
+} from "@openworker/tools-sdk/internal/execution";
 import { RUNTIME_ERROR_CODES } from "../errors.js";
 import { decideApproval, standingVerdict, type ApprovalVerdict } from "./approval.js";
 import type { CallEnvironment } from "./environment.js";

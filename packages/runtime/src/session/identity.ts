@@ -2,7 +2,7 @@ import { BUNDLE_ERROR_CODES, checkSelection, type Bundle } from "@openworker/bun
 import { computeExecutionIdentity, type ExecutionIdentity, type SelectedTool } from "@openworker/journal";
 import type { ToolRegistry } from "@openworker/registry";
 import { modelAlias, OpenWorkerError, type JsonValue, type ToolDescriptor } from "@openworker/tools-sdk";
-import { schemaFingerprint } from "@openworker/tools-sdk/validation";
+import { schemaFingerprint } from "@openworker/tools-sdk/internal/validation";
 import { RUNTIME_ERROR_CODES } from "../errors.js";
 
 /** What a session's identity was computed from, in auditor-readable form. */

@@ -1,4 +1,4 @@
-import { onAbort } from "@openworker/tools-sdk/execution";
+import { onAbort } from "@openworker/tools-sdk/internal/execution";
 
 /** A signal that aborts when either of two does, and the release of its links. */
 export interface LinkedSignal {

@@ -2,7 +2,7 @@ import { setMaxListeners } from "node:events";
 import type { Bundle, ResolvedSelection } from "@openworker/bundle-resolver";
 import { modelAlias, OpenWorkerError, type JsonValue, type ProgressEvent, type Tool } from "@openworker/tools-sdk";
 import type { ToolRegistry } from "@openworker/registry";
-import { untilAborted } from "@openworker/tools-sdk/execution";
+import { untilAborted } from "@openworker/tools-sdk/internal/execution";
 import type { CallEnvironment } from "../call/environment.js";
 import { releaseEach, type PendingImage, type ReleasedImage } from "../call/images.js";
 import { runGovernedCall, type CallReport, type CallRequest } from "../call/pipeline.js";

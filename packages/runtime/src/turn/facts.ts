@@ -1,5 +1,5 @@
 import { type JsonValue, LIMITS, utf8Bytes } from "@openworker/tools-sdk";
-import { gatherModelContext } from "@openworker/tools-sdk/execution";
+import { gatherModelContext } from "@openworker/tools-sdk/internal/execution";
 import type { NativeResolvedTool } from "@openworker/bundle-resolver";
 import { messageOf } from "../describe.js";
 

@@ -1,7 +1,7 @@
 import type { NativeResolvedTool } from "@openworker/bundle-resolver";
 import type { ToolRegistry } from "@openworker/registry";
 import { OpenWorkerError, type Tool } from "@openworker/tools-sdk";
-import { untilAborted } from "@openworker/tools-sdk/execution";
+import { untilAborted } from "@openworker/tools-sdk/internal/execution";
 import type { Bundle } from "@openworker/bundle-resolver";
 import type { CallEnvironment } from "../call/environment.js";
 import { releaseImages, type PendingImage } from "../call/images.js";

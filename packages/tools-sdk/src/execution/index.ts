@@ -1,4 +1,5 @@
-// Anything exported here is public API of @openworker/tools-sdk/execution.
+// Internal: @openworker/tools-sdk/internal/execution is for the OpenWorker packages themselves
+// (runtime, bridge, journal, testing kit), with no compatibility promise between minor versions.
 // The call boundary shared by the runtime and the testing kit: one implementation of
 // the time bound, the progress bounds, result normalization and model-context caps.
 export { onAbort, untilAborted, type AbortListenerRemover } from "./abort-listeners.js";

@@ -3,3 +3,5 @@
 export { captureError, captureRejection } from "./capture-error.js";
 export { createTestContext, type TestContext, type TestContextOptions } from "./context.js";
 export { runTool, type RunToolOptions, type RunToolResult } from "./run-tool.js";
+// The runtime's reading of a `modelContext` hook, for testing one.
+export { gatherModelContext, type ModelContextFacts } from "../execution/model-context.js";
