@@ -22,7 +22,10 @@ const ALLOWED: Record<string, readonly string[]> = {
   // Model providers implement the runtime's ModelProvider contract; the runtime never depends on them.
   "@openworker/model-openai": ["@openworker/runtime", "@openworker/tools-sdk", "@openworker/registry"],
   "@openworker/model-ai-sdk": ["@openworker/runtime", "@openworker/tools-sdk", "@openworker/model-openai", "@openworker/registry"],
+  // The host side of `serve --stdio`: the runtime's and the bridge's types describe its wire.
+  "@openworker/harness-client": ["@openworker/runtime", "@openworker/mcp-bridge", "@openworker/tools-sdk"],
   "@openworker/cli": [
+    "@openworker/harness-client",
     "@openworker/runtime",
     "@openworker/model-openai",
     "@openworker/model-ai-sdk",

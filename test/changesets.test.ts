@@ -127,6 +127,7 @@ describe("changeset version", () => {
       "@openworker/journal": patchOf(v["@openworker/journal"]!),
       "@openworker/runtime": patchOf(v["@openworker/runtime"]!),
       "@openworker/cli": patchOf(v["@openworker/cli"]!),
+      "@openworker/harness-client": patchOf(v["@openworker/harness-client"]!),
       "@openworker/otel": patchOf(v["@openworker/otel"]!),
       "@openworker/model-openai": patchOf(v["@openworker/model-openai"]!),
       "@openworker/model-ai-sdk": patchOf(v["@openworker/model-ai-sdk"]!),
@@ -139,7 +140,7 @@ describe("changeset version", () => {
       expect(entries, dependent).toContain("- Updated dependencies");
       expect(entries, dependent).toContain(`  - @openworker/journal@${after.versions["@openworker/journal"]}`);
     }
-    for (const dependent of ["@openworker/cli", "@openworker/otel", "@openworker/model-openai", "@openworker/model-ai-sdk"]) {
+    for (const dependent of ["@openworker/cli", "@openworker/harness-client", "@openworker/otel", "@openworker/model-openai", "@openworker/model-ai-sdk"]) {
       // Under "Updated dependencies" with other entries, or as the only entry.
       expect(section(after.changelogs[dependent]!, after.versions[dependent]!), dependent).toMatch(new RegExp(`^ *- @openworker/runtime@${after.versions["@openworker/runtime"]!.replaceAll(".", "\\.")}$`, "m"));
     }

@@ -171,7 +171,8 @@ describe("the release, installed by name outside the workspace", () => {
     expect(esm["@openworker/model-openai"]).toEqual(expect.arrayContaining(["OpenAICompatibleProvider", "OPENAI_PROVIDER_CODES"]));
     expect(esm["@openworker/model-ai-sdk"]).toEqual(expect.arrayContaining(["fromAiSdk"]));
     expect(esm["@openworker/journal"]).toContain("Journal");
-    expect(esm["@openworker/cli"]).toEqual(expect.arrayContaining(["mainWithRegistry", "HarnessClient"]));
+    expect(esm["@openworker/cli"]).toEqual(expect.arrayContaining(["mainWithRegistry"]));
+    expect(esm["@openworker/harness-client"]).toEqual(expect.arrayContaining(["HarnessClient", "HARNESS_ERROR_CODES"]));
   }, 60_000);
 
   it("b) the partner tool (ESM), the host and a CommonJS consumer type-check against the published declarations with skipLibCheck: false and exactOptionalPropertyTypes", async () => {

@@ -152,7 +152,7 @@ describe("guides", () => {
       ["bundle-resolver", "dist/index.js", "BUNDLE_ERROR_CODES"],
       ["journal", "dist/index.js", "JOURNAL_ERRORS"],
       ["cli", "dist/index.js", "CLI_ERROR_CODES"],
-      ["cli", "dist/index.js", "HARNESS_ERROR_CODES"],
+      ["harness-client", "dist/index.js", "HARNESS_ERROR_CODES"],
       ["tools-sdk", "dist/index.js", "SDK_ERROR_CODES"],
     ];
     const missing: string[] = [];

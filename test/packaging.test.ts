@@ -106,6 +106,7 @@ describe("packaging", () => {
     expect(packages.map((pkg) => pkg.name).sort()).toEqual([
       "@openworker/bundle-resolver",
       "@openworker/cli",
+      "@openworker/harness-client",
       "@openworker/journal",
       "@openworker/mcp-bridge",
       "@openworker/model-ai-sdk",

@@ -2,8 +2,8 @@ import { spawn } from "node:child_process";
 import path from "node:path";
 import { PassThrough } from "node:stream";
 import { afterAll, describe, expect, it } from "vitest";
-import { HarnessClient } from "../src/index.js";
-import { JsonRpcPeer, MAX_LINE_BYTES } from "../src/stdio/json-rpc.js";
+import { HarnessClient } from "@openworker/harness-client";
+import { JsonRpcPeer, MAX_LINE_BYTES } from "@openworker/harness-client/internal";
 import { FIXTURE_HOST, tempDir } from "./helpers.js";
 
 const temp = tempDir("jsonrpc");

@@ -3,7 +3,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import type { ApprovalRequest, McpToolInventory, RuntimeEvent } from "@openworker/runtime";
 import { afterAll, describe, expect, it, vi } from "vitest";
-import { HARNESS_METHODS, HarnessClient, type HarnessApprovalRequest, type HarnessClientOptions } from "../src/index.js";
+import { HARNESS_METHODS, HarnessClient, type HarnessApprovalRequest, type HarnessClientOptions } from "@openworker/harness-client";
 import { COWORKER, DEMO_SCRIPT, FIXTURE_HOST, HOST, REPO, runEntry, tempDir, writeBundle } from "./helpers.js";
 
 const temp = tempDir("stdio");

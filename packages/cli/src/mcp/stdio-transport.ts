@@ -1,5 +1,5 @@
 import type { JSONRPCMessage, Transport } from "@modelcontextprotocol/server";
-import { readLines, type DroppedLine } from "../stdio/json-rpc.js";
+import { readLines, type DroppedLine } from "@openworker/harness-client/internal";
 import type { McpSdk } from "./sdk.js";
 
 /** The longest request line `serve --mcp` takes on stdio: the MCP SDK's own stdio bound (10 MiB). */

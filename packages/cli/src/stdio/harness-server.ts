@@ -4,27 +4,9 @@ import { OpenWorkerError, type JsonValue } from "@openworker/tools-sdk";
 import { isObject } from "../setup/files.js";
 import { parsePolicy } from "../setup/policy.js";
 import { callJson, turnJson } from "../setup/report-json.js";
-import { JSON_RPC_ERRORS, JsonRpcPeer, rpcError } from "./json-rpc.js";
+import { HARNESS_METHODS, JSON_RPC_ERRORS } from "@openworker/harness-client";
+import { JsonRpcPeer, rpcError } from "@openworker/harness-client/internal";
 
-/**
- * The methods `serve --stdio` answers (see the README for params and results).
- *
- * @example
- * ```ts
- * HARNESS_METHODS.includes("turn.run"); // true
- * ```
- */
-export const HARNESS_METHODS = Object.freeze([
-  "session.open",
-  "turn.run",
-  "turn.cancel",
-  "call",
-  "session.close",
-  "inventory.mcp",
-  "models.list",
-  "models.readiness",
-  "shutdown",
-] as const);
 
 /**
  * The harness side of `serve --stdio`: one runtime, any number of sessions, driven by a
