@@ -24,12 +24,10 @@ const MAX_QUEUED_LINES = 512;
  * costs both threads something whatever its size (a message each way, a head row and a
  * frame per session it touches, a transaction, the `-wal` pages it rewrites), and at the
  * rates that start the thread groups end at this bound, not at the timer. Four times
- * {@link MAX_QUEUED_LINES}: 32 journal writers went from 121,000–128,000 to
- * 138,000–149,000 calls/s, and 32 governed native sessions from 85,400–96,500 to
- * 87,000–97,200 (the commit thread's CPU per call from 6.5–7.4 µs to 5.7–6.7), in
- * interleaved runs (session 15). 4,096 gained nothing more. The writer then holds up to
- * 2,048 queued records (about 800 KB of a native call's records; {@link MAX_QUEUED_CHARS}
- * bounds large ones), and the thread reads as much back at a time.
+ * {@link MAX_QUEUED_LINES}: fewer, larger groups lower the commit thread's CPU per call
+ * and raise the calls/s of busy writers; a larger bound gains nothing more. The writer
+ * then holds up to 2,048 queued records (about 800 KB of a native call's records;
+ * {@link MAX_QUEUED_CHARS} bounds large ones), and the thread reads as much back at a time.
  */
 export const MAX_QUEUED_LINES_ON_THREAD = 2048;
 /**
@@ -44,10 +42,9 @@ export const MAX_QUEUED_CHARS = 4 * 1024 * 1024;
  * With a tail log, how long queued records wait for their commit at most (unless a flush
  * or the queue's size asks sooner). Readers in other processes see records that much later.
  * A commit has a fixed cost (the transaction, the WAL write and its locks) that a small
- * group pays alone: with 32 MCP calls in flight (~10,000 calls/s, groups of ~20 calls at
- * 2 ms against ~100 at 10 ms) a governed call took 0.5–14 µs less of the host's CPU at
- * 10 ms in five interleaved pairs (see the journal README). At native rates the
- * record bound ends groups first, either way.
+ * group pays alone: at MCP call rates (~10,000 calls/s, groups of ~100 calls at 10 ms)
+ * a longer interval shares that cost among more records and lowers the host's CPU per
+ * call (see docs/journal-design.md). At native rates the record bound ends groups first.
  */
 const TAIL_COMMIT_INTERVAL_MS = 10;
 
@@ -69,13 +66,10 @@ const TICK_WRITES_PER_TURN = 8;
  * cannot tell these apart (a busy event loop makes large groups at any rate), nor can the
  * share alone on two cores (the server's process and the checkpoints slow the writer's
  * commits down, so MCP windows reach 15–30 % too); the share and an event loop with no
- * time to spare can, whatever the machine's speed.
- *
- * Until session 14 only the commit itself was counted, every one of three windows in a
- * row had to reach the share, and the loop was not looked at: under 32 native sessions
- * the windows alternated between 40 % and 15–18 % (building took another 5–8 %), so the
- * thread started in about half the runs, and the host went on at 48,000–50,000 calls/s
- * instead of 70,000–80,000.
+ * time to spare can, whatever the machine's speed. Building is counted with committing,
+ * and two windows of three suffice, because under 32 native sessions the commit alone
+ * swings from window to window around the share: counting it alone, or asking for three
+ * windows in a row, would leave the thread unstarted where it pays.
  */
 export const THREAD_AFTER_COMMIT_SHARE = 0.2;
 const SHARE_WINDOW_MS = 100;

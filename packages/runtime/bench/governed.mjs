@@ -60,11 +60,10 @@ const succeeded = (label, ok, detail) => {
 
 // Native: 32 concurrent sessions. Calls go first, untimed, in rounds of a fifth as many,
 // for at least WARM_UP_MS (compilation, and the journal's "auto" commit thread deciding
-// whether to start): the figure is the steady state, not the first second. One round
-// (about 0.3 s) was too short for "auto", which needs two busy 100 ms windows of three
-// and then 50–100 ms to start the thread: it often started during the timed run, and the
-// figure mixed the two rates (session 13: 47,500–76,700 calls/s with "auto", 68,500–90,500
-// with the thread from the start, in the same hour).
+// whether to start): the figure is the steady state, not the first second. A second of
+// rounds outlasts what "auto" needs (two busy 100 ms windows of three, then 50–100 ms to
+// start the thread), so the thread never starts during the timed run and the figure
+// never mixes the writer-thread rate with the commit-thread rate.
 const SESSIONS = 32;
 const PER_SESSION = Number(process.env.BENCH_CALLS ?? 3000);
 const WARM_UP = Math.ceil(PER_SESSION / 5);
