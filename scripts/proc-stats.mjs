@@ -75,7 +75,9 @@ export function mainThreadSchedule() {
 /** KiB the whole machine has written to its disks so far (`pgpgout` in /proc/vmstat); undefined elsewhere. */
 export function diskWrittenKiB() {
   try {
-    const line = readFileSync("/proc/vmstat", "utf8").split("\n").find((entry) => entry.startsWith("pgpgout "));
+    const line = readFileSync("/proc/vmstat", "utf8")
+      .split("\n")
+      .find((entry) => entry.startsWith("pgpgout "));
     return line === undefined ? undefined : Number(line.slice("pgpgout ".length));
   } catch {
     return undefined;

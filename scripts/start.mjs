@@ -34,12 +34,17 @@ const run = (args) => spawnSync(process.execPath, [host, ...args, "--journal", j
 console.log(`== ${path.relative(root, host)} run --bundle examples/coworker (${realModel ? "OpenAI-compatible model" : "scripted model"})`);
 const turn = run([
   "run",
-  "--bundle", bundle,
+  "--bundle",
+  bundle,
   ...(realModel ? [] : ["--script", path.join(bundle, "demo", "script.json")]),
-  "--policy", path.join(bundle, "demo", "policy.json"),
-  "--approve", "yes",
-  "--session-id", sessionId,
-  "--message", "Search the web for the Model Context Protocol, read my battery status, and send me a desktop notification when you are done.",
+  "--policy",
+  path.join(bundle, "demo", "policy.json"),
+  "--approve",
+  "yes",
+  "--session-id",
+  sessionId,
+  "--message",
+  "Search the web for the Model Context Protocol, read my battery status, and send me a desktop notification when you are done.",
   ...extra,
 ]);
 // A run refused before its session opened (a usage error, no model) has nothing to verify.
@@ -52,5 +57,7 @@ if (verify.status !== 0 && /CLI_SESSION_UNKNOWN|JOURNAL_NOT_FOUND/.test(verify.s
 console.log(`\n== journal verify ${sessionId}`);
 process.stdout.write(verify.stdout);
 process.stderr.write(verify.stderr);
-console.log(`\njournal: ${path.relative(root, journal)} (inspect: node ${path.relative(root, host)} journal show ${sessionId} --journal ${path.relative(root, journal)})`);
+console.log(
+  `\njournal: ${path.relative(root, journal)} (inspect: node ${path.relative(root, host)} journal show ${sessionId} --journal ${path.relative(root, journal)})`,
+);
 process.exit(turn.status !== 0 ? turn.status || 1 : verify.status || 0);

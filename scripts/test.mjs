@@ -21,11 +21,11 @@ if (build.status !== 0) {
 const report = path.join(root, ".vitest-report.json");
 rmSync(report, { force: true });
 const extra = process.argv.slice(2);
-const run = spawnSync(
-  bin("vitest"),
-  ["run", "--reporter=default", "--reporter=json", `--outputFile.json=${report}`, ...extra],
-  { cwd: root, env, stdio: "inherit" },
-);
+const run = spawnSync(bin("vitest"), ["run", "--reporter=default", "--reporter=json", `--outputFile.json=${report}`, ...extra], {
+  cwd: root,
+  env,
+  stdio: "inherit",
+});
 
 if (!existsSync(report)) {
   console.log("0 passed, 1 failed");

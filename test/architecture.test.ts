@@ -12,13 +12,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   "@openworker/journal": ["@openworker/tools-sdk"],
   // The ready sandbox launcher: it implements the bridge's SandboxLauncher contract.
   "@openworker/sandbox": ["@openworker/mcp-bridge", "@openworker/registry", "@openworker/tools-sdk"],
-  "@openworker/runtime": [
-    "@openworker/bundle-resolver",
-    "@openworker/registry",
-    "@openworker/mcp-bridge",
-    "@openworker/journal",
-    "@openworker/tools-sdk",
-  ],
+  "@openworker/runtime": ["@openworker/bundle-resolver", "@openworker/registry", "@openworker/mcp-bridge", "@openworker/journal", "@openworker/tools-sdk"],
   // Model providers implement the runtime's ModelProvider contract; the runtime never depends on them.
   "@openworker/model-openai": ["@openworker/runtime", "@openworker/tools-sdk", "@openworker/registry"],
   "@openworker/model-ai-sdk": ["@openworker/runtime", "@openworker/tools-sdk", "@openworker/model-openai", "@openworker/registry"],
@@ -159,7 +153,8 @@ describe("architecture", () => {
       ...sourceFiles(path.join(root, "docs", "snippets")),
     ];
     for (const file of partnerFacing) {
-      if (/["']@openworker\/[^"']+\/internal(\/|["'])/.test(readFileSync(file, "utf8"))) problems.push(`${path.relative(root, file)} imports an internal entry`);
+      if (/["']@openworker\/[^"']+\/internal(\/|["'])/.test(readFileSync(file, "utf8")))
+        problems.push(`${path.relative(root, file)} imports an internal entry`);
     }
     // The journal hashes with node:crypto: loading the schema compiler (ajv) for a digest costs every host's startup.
     for (const file of sourceFiles(path.join(root, "packages", "journal", "src"))) {

@@ -102,7 +102,10 @@ describe("changeset version", () => {
       // What `npm pack` would put in the tarball (the clone has no dist/; pnpm packs by the same rules).
       const { stdout } = await run("npm", ["pack", "--dry-run", "--json"], { cwd: path.join(clone, folder), env: childEnv(), timeout: 60_000 });
       const [{ files }] = JSON.parse(stdout) as [{ files: { path: string }[] }];
-      expect(files.map((file) => file.path), name).toEqual(expect.arrayContaining(["CHANGELOG.md", "LICENSE", "README.md", "package.json"]));
+      expect(
+        files.map((file) => file.path),
+        name,
+      ).toEqual(expect.arrayContaining(["CHANGELOG.md", "LICENSE", "README.md", "package.json"]));
     }
   }, 60_000);
 
@@ -118,7 +121,10 @@ describe("changeset version", () => {
   it("a sample patch of the journal patches it and its internal dependents (runtime and what depends on it) with 'Updated dependencies', and nothing else", async () => {
     await run("git", [...git, "add", "-A", "packages", ".changeset"], { cwd: clone, env: childEnv() });
     await run("git", [...git, "commit", "--quiet", "-m", "release"], { cwd: clone, env: childEnv() });
-    writeFileSync(path.join(clone, ".changeset", "sample-journal-fix.md"), '---\n"@openworker/journal": patch\n---\n\nSample fix: verify names the session of a break.\n');
+    writeFileSync(
+      path.join(clone, ".changeset", "sample-journal-fix.md"),
+      '---\n"@openworker/journal": patch\n---\n\nSample fix: verify names the session of a break.\n',
+    );
     await changesetVersion();
     const after = snapshot();
     const v = firstRelease.versions;
@@ -142,7 +148,9 @@ describe("changeset version", () => {
     }
     for (const dependent of ["@openworker/cli", "@openworker/harness-client", "@openworker/otel", "@openworker/model-openai", "@openworker/model-ai-sdk"]) {
       // Under "Updated dependencies" with other entries, or as the only entry.
-      expect(section(after.changelogs[dependent]!, after.versions[dependent]!), dependent).toMatch(new RegExp(`^ *- @openworker/runtime@${after.versions["@openworker/runtime"]!.replaceAll(".", "\\.")}$`, "m"));
+      expect(section(after.changelogs[dependent]!, after.versions[dependent]!), dependent).toMatch(
+        new RegExp(`^ *- @openworker/runtime@${after.versions["@openworker/runtime"]!.replaceAll(".", "\\.")}$`, "m"),
+      );
     }
     for (const unchanged of ["@openworker/tools-sdk", "@openworker/registry", "@openworker/bundle-resolver", "@openworker/mcp-bridge", "@openworker/sandbox"]) {
       expect(after.changelogs[unchanged], unchanged).toBe(firstRelease.changelogs[unchanged]);

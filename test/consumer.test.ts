@@ -143,7 +143,9 @@ describe("the release, installed by name outside the workspace", () => {
   }, 60_000);
 
   it("npm follows the partner guide: installs @openworker/tools-sdk by name, and the package's npm test passes", async () => {
-    const installed = JSON.parse(readFileSync(path.join(npmProject.partner, "node_modules", "@openworker", "tools-sdk", "package.json"), "utf8")) as { version: string };
+    const installed = JSON.parse(readFileSync(path.join(npmProject.partner, "node_modules", "@openworker", "tools-sdk", "package.json"), "utf8")) as {
+      version: string;
+    };
     expect(installed.version).toBe(release.versions["@openworker/tools-sdk"]);
     expect(npmProject.installOutput).not.toMatch(/node-gyp|gyp info/);
     const { stdout } = await expectSuccess(run("npm", ["test"], { cwd: npmProject.partner, env: childEnv(), timeout: 180_000, maxBuffer: 16 * 1024 * 1024 }));
@@ -176,7 +178,9 @@ describe("the release, installed by name outside the workspace", () => {
   }, 60_000);
 
   it("b) the partner tool (ESM), the host and a CommonJS consumer type-check against the published declarations with skipLibCheck: false and exactOptionalPropertyTypes", async () => {
-    const config = JSON.parse(readFileSync(path.join(project.dir, "tsconfig.check.json"), "utf8")) as { compilerOptions: { skipLibCheck: boolean; exactOptionalPropertyTypes: boolean } };
+    const config = JSON.parse(readFileSync(path.join(project.dir, "tsconfig.check.json"), "utf8")) as {
+      compilerOptions: { skipLibCheck: boolean; exactOptionalPropertyTypes: boolean };
+    };
     expect(config.compilerOptions.skipLibCheck).toBe(false);
     expect(config.compilerOptions.exactOptionalPropertyTypes).toBe(true);
     const cjsPackage = JSON.parse(readFileSync(path.join(project.checks, "cjs-consumer", "package.json"), "utf8")) as { type: string };
@@ -213,7 +217,9 @@ describe("the release, installed by name outside the workspace", () => {
     const builtins = new Set(builtinModules);
     // Static imports (one per line in esbuild's output), import("…"), and esbuild's __require("…") for a
     // require() it left to run time (ajv's generated-code templates say require("…") in strings).
-    const loaded = [...host.matchAll(/^import\s(?:[^;"]*\sfrom\s*)?"([\w@./:-]+)";$|(?:\bimport|\b__require)\("([\w@./:-]+)"\)/gm)].map((match) => (match[1] ?? match[2])!);
+    const loaded = [...host.matchAll(/^import\s(?:[^;"]*\sfrom\s*)?"([\w@./:-]+)";$|(?:\bimport|\b__require)\("([\w@./:-]+)"\)/gm)].map(
+      (match) => (match[1] ?? match[2])!,
+    );
     const outside = loaded.filter((specifier) => !specifier.startsWith("node:") && !builtins.has(specifier));
     expect(outside.length).toBeGreaterThan(0);
     expect(outside.filter((specifier) => !/^\.\.\/.*\/node_modules\/better-sqlite3\//.test(specifier))).toEqual([]);
@@ -261,8 +267,29 @@ describe("the release, installed by name outside the workspace", () => {
 
   it("M1 A3 the guide's run takes a turn in which the model calls the partner's tool and a published MCP server (server-memory), and the journal verifies", async () => {
     const journal = path.join(project.host, "run-turn.db");
-    const args = ["dist/host.js", "run", "--bundle", "coworker", "--script", "script.json", "--policy", "policy.json", "--approve", "no", "--message", "What is an alias?", "--json", "--journal", journal];
-    const report = JSON.parse((await expectSuccess(node(args, project.host))).stdout) as { completed: boolean; text: string; unavailableProviders: unknown[]; calls: { qualifiedName: string; outcome: string; json?: unknown }[] };
+    const args = [
+      "dist/host.js",
+      "run",
+      "--bundle",
+      "coworker",
+      "--script",
+      "script.json",
+      "--policy",
+      "policy.json",
+      "--approve",
+      "no",
+      "--message",
+      "What is an alias?",
+      "--json",
+      "--journal",
+      journal,
+    ];
+    const report = JSON.parse((await expectSuccess(node(args, project.host))).stdout) as {
+      completed: boolean;
+      text: string;
+      unavailableProviders: unknown[];
+      calls: { qualifiedName: string; outcome: string; json?: unknown }[];
+    };
     expect(report).toMatchObject({ completed: true, text: "An alias is the name the model sees for a tool.", unavailableProviders: [] });
     expect(report.calls.map((call) => [call.qualifiedName, call.outcome])).toEqual([
       ["glossary.lookup", "succeeded"],
@@ -291,7 +318,9 @@ describe("the release, installed by name outside the workspace", () => {
     const open = await peer.send(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "session.open", params: { bundle: "coworker", sessionId: "ses_crash" } }));
     expect(open.error).toBeUndefined();
     // No policy: glossary.lookup asks a person, so the call waits for the host's answer...
-    void peer.send(JSON.stringify({ jsonrpc: "2.0", id: 2, method: "call", params: { sessionId: "ses_crash", name: "glossary.lookup", arguments: { prefix: "alias" } } }));
+    void peer.send(
+      JSON.stringify({ jsonrpc: "2.0", id: 2, method: "call", params: { sessionId: "ses_crash", name: "glossary.lookup", arguments: { prefix: "alias" } } }),
+    );
     const approval = await peer.nextRequest();
     expect(approval).toMatchObject({ method: "approval.request", params: { qualifiedName: "glossary.lookup" } });
     // ...and the host dies before answering. The request record is committed before the

@@ -99,7 +99,11 @@ async function packedManifest(tarball: string): Promise<Record<string, unknown>>
 
 describe("packaging", () => {
   it("the repository's LICENSE is the Apache License 2.0 text, unmodified (SHA-256 of apache.org's LICENSE-2.0.txt)", () => {
-    expect(createHash("sha256").update(readFileSync(path.join(ROOT, "LICENSE"))).digest("hex")).toBe(APACHE_2_0_SHA256);
+    expect(
+      createHash("sha256")
+        .update(readFileSync(path.join(ROOT, "LICENSE")))
+        .digest("hex"),
+    ).toBe(APACHE_2_0_SHA256);
   });
 
   it("every package under packages/ is published and has code entries", () => {

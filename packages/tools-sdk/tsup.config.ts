@@ -1,4 +1,11 @@
 import { defineConfig } from "tsup";
 import { packageBuild } from "../../tsup.base.js";
 
-export default defineConfig(packageBuild({"index":"src/index.ts","testing":"src/testing/index.ts","internal/validation":"src/validation/index.ts","internal/execution":"src/execution/index.ts"}));
+export default defineConfig(
+  packageBuild({
+    index: "src/index.ts",
+    testing: "src/testing/index.ts",
+    "internal/validation": "src/validation/index.ts",
+    "internal/execution": "src/execution/index.ts",
+  }),
+);

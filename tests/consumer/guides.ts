@@ -11,9 +11,7 @@ export const DOCS = path.join(ROOT, "docs");
 export const GUIDES = ["write-a-partner-tool.md", "compose-a-host.md", "operate.md"] as const;
 
 export type BlockMarker =
-  | { readonly kind: "snippet"; readonly path: string }
-  | { readonly kind: "shell"; readonly mode: "run" | "illustrative" }
-  | { readonly kind: "none" };
+  { readonly kind: "snippet"; readonly path: string } | { readonly kind: "shell"; readonly mode: "run" | "illustrative" } | { readonly kind: "none" };
 
 export interface CodeBlock {
   readonly guide: string;

@@ -75,12 +75,21 @@ describe("the example host", () => {
   it("A1 A3 M4 the demo (pnpm start's commands): three calls, one approved by the demo's approver, journal verified, no process left", async () => {
     const journal = path.join(temp, "journal.db");
     const demo = await runHost([
-      "run", "--bundle", coworker,
-      "--script", path.join(coworker, "demo/script.json"),
-      "--policy", path.join(coworker, "demo/policy.json"),
-      "--approve", "yes", "--session-id", "ses_demo_test",
-      "--message", "Search, read my battery, notify me.",
-      "--journal", journal,
+      "run",
+      "--bundle",
+      coworker,
+      "--script",
+      path.join(coworker, "demo/script.json"),
+      "--policy",
+      path.join(coworker, "demo/policy.json"),
+      "--approve",
+      "yes",
+      "--session-id",
+      "ses_demo_test",
+      "--message",
+      "Search, read my battery, notify me.",
+      "--journal",
+      journal,
     ]);
     expect(demo.code, demo.stderr).toBe(0);
     expect(demo.stdout).toMatch(/call example\.web_search .*\n {2}approved by policy "demo" .*\n {2}succeeded: \{"source":"offline-index"/);

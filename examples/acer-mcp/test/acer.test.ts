@@ -28,7 +28,16 @@ describe("acer battery status", () => {
   it("reads a battery and the AC adapter from a power_supply tree", async () => {
     const root = powerSupplies({
       AC: { type: "Mains", online: "1" },
-      BAT1: { type: "Battery", present: "1", capacity: "87", status: "Charging", cycle_count: "42", technology: "Li-ion", manufacturer: "ACER", model_name: "AP18C8K" },
+      BAT1: {
+        type: "Battery",
+        present: "1",
+        capacity: "87",
+        status: "Charging",
+        cycle_count: "42",
+        technology: "Li-ion",
+        manufacturer: "ACER",
+        model_name: "AP18C8K",
+      },
     });
     expect(await readBatteryStatus(root)).toEqual({
       present: true,
@@ -66,7 +75,12 @@ describe("acer battery status", () => {
 
   it("M1 M6 runs through bin/acer-mcp-launcher, a wrapper that starts node as its child, on protocol 2026-07-28", async () => {
     const root = powerSupplies({});
-    const transport = new StdioClientTransport({ command: launcher, args: [], env: { PATH: process.env.PATH ?? "", ACER_POWER_SUPPLY_ROOT: root }, stderr: "ignore" });
+    const transport = new StdioClientTransport({
+      command: launcher,
+      args: [],
+      env: { PATH: process.env.PATH ?? "", ACER_POWER_SUPPLY_ROOT: root },
+      stderr: "ignore",
+    });
     const client = new Client({ name: "test", version: "1" }, { versionNegotiation: { mode: { pin: "2026-07-28" } } });
     await client.connect(transport);
     expect(client.getProtocolEra()).toBe("modern");

@@ -8,7 +8,10 @@ export interface SearchHit {
 }
 
 function terms(text: string): string[] {
-  return text.toLowerCase().split(/[^a-z0-9]+/).filter((term) => term.length > 1);
+  return text
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter((term) => term.length > 1);
 }
 
 const INDEX = OFFLINE_DOCUMENTS.map((document) => ({

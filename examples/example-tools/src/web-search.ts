@@ -64,7 +64,8 @@ async function searchSearxng(endpoint: string, query: string, limit: number, sig
     // An HTML captcha page, a cut-off body: the endpoint failed, the tool did not. The body is not echoed.
     throw new ToolError("SEARCH_FAILED", "the search endpoint's answer is not JSON (or was cut off)");
   }
-  if (typeof body !== "object" || body === null || !Array.isArray(body.results)) throw new ToolError("SEARCH_FAILED", "the search endpoint's answer has no results list");
+  if (typeof body !== "object" || body === null || !Array.isArray(body.results))
+    throw new ToolError("SEARCH_FAILED", "the search endpoint's answer has no results list");
   return body.results.slice(0, limit).map((hit: unknown) => {
     const fields = (typeof hit === "object" && hit !== null ? hit : {}) as { title?: unknown; url?: unknown; content?: unknown };
     return { title: text(fields.title), url: text(fields.url), snippet: text(fields.content).slice(0, 500) };

@@ -64,9 +64,14 @@ describe("example.web_search", () => {
     expect(result.error?.message).not.toContain("captcha");
   });
 
-  it("T1 hits with fields of the wrong type become empty text, not \"[object Object]\"", async () => {
+  it('T1 hits with fields of the wrong type become empty text, not "[object Object]"', async () => {
     const result = await runTool(createWebSearch({ searxngUrl: baseUrl }), { query: "odd" });
-    expect(result.output?.json).toMatchObject({ results: [{ title: "", url: "", snippet: "42" }, { title: "", url: "", snippet: "" }] });
+    expect(result.output?.json).toMatchObject({
+      results: [
+        { title: "", url: "", snippet: "42" },
+        { title: "", url: "", snippet: "" },
+      ],
+    });
   });
 
   it("E5 refuses unknown or empty arguments before searching", async () => {

@@ -46,32 +46,38 @@ const powerShellString = (text: string) => `'${text.replaceAll("'", "''")}'`;
 export function detectNotifier(platform: NodeJS.Platform = process.platform, searchPath = process.env.PATH ?? ""): Notifier | undefined {
   if (platform === "darwin") {
     const found = findOnPath("osascript", searchPath);
-    return found === undefined ? undefined : {
-      command: "osascript",
-      path: found,
-      argsFor: (n) => ["-e", `display notification ${appleScriptString(n.body)} with title ${appleScriptString(n.title)}`],
-    };
+    return found === undefined
+      ? undefined
+      : {
+          command: "osascript",
+          path: found,
+          argsFor: (n) => ["-e", `display notification ${appleScriptString(n.body)} with title ${appleScriptString(n.title)}`],
+        };
   }
   if (platform === "win32") {
     const found = findOnPath("powershell", searchPath);
-    return found === undefined ? undefined : {
-      command: "powershell",
-      path: found,
-      argsFor: (n) => [
-        "-NoProfile",
-        "-Command",
-        `[reflection.assembly]::loadwithpartialname('System.Windows.Forms') | Out-Null; ` +
-          `$n = New-Object System.Windows.Forms.NotifyIcon; $n.Icon = [System.Drawing.SystemIcons]::Information; ` +
-          `$n.Visible = $true; $n.ShowBalloonTip(5000, ${powerShellString(n.title)}, ${powerShellString(n.body)}, 'None')`,
-      ],
-    };
+    return found === undefined
+      ? undefined
+      : {
+          command: "powershell",
+          path: found,
+          argsFor: (n) => [
+            "-NoProfile",
+            "-Command",
+            `[reflection.assembly]::loadwithpartialname('System.Windows.Forms') | Out-Null; ` +
+              `$n = New-Object System.Windows.Forms.NotifyIcon; $n.Icon = [System.Drawing.SystemIcons]::Information; ` +
+              `$n.Visible = $true; $n.ShowBalloonTip(5000, ${powerShellString(n.title)}, ${powerShellString(n.body)}, 'None')`,
+          ],
+        };
   }
   const found = findOnPath("notify-send", searchPath);
-  return found === undefined ? undefined : {
-    command: "notify-send",
-    path: found,
-    argsFor: (n) => ["--urgency", n.urgency, "--app-name", "OpenWorker", "--", n.title, n.body],
-  };
+  return found === undefined
+    ? undefined
+    : {
+        command: "notify-send",
+        path: found,
+        argsFor: (n) => ["--urgency", n.urgency, "--app-name", "OpenWorker", "--", n.title, n.body],
+      };
 }
 
 /** Why showing a notification failed: a message safe to hand to the model. */

@@ -52,7 +52,10 @@ describe("notification.notify", () => {
     // The wrapper's own child (sleep) is gone too: the adapter kills the process group.
     // SIGKILL is sent at once; on a loaded machine the kernel may take a moment to end the
     // process, so this waits (up to 5 s) for it to disappear rather than sampling once.
-    const sleeping = () => execFileSync("ps", ["-eo", "stat=,args="], { encoding: "utf8" }).split("\n").filter((line) => /^\S+\s+sleep 30\.25$/.test(line) && !line.startsWith("Z"));
+    const sleeping = () =>
+      execFileSync("ps", ["-eo", "stat=,args="], { encoding: "utf8" })
+        .split("\n")
+        .filter((line) => /^\S+\s+sleep 30\.25$/.test(line) && !line.startsWith("Z"));
     for (let waited = 0; sleeping().length > 0 && waited < 5000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
     expect(sleeping()).toEqual([]);
   });

@@ -76,7 +76,11 @@ const warm = timeRuns(WARM_RUNS, () => discovered);
 // A selection object never seen before: every name is looked up and checked again (the
 // per-tool work is memoized), only the whole-result cache is bypassed.
 const copies = Array.from({ length: WARM_RUNS }, () => ({ version: 3, tools: [...tools] }));
-const uncached = timeRuns(WARM_RUNS, () => discovered, (i) => copies[i]);
+const uncached = timeRuns(
+  WARM_RUNS,
+  () => discovered,
+  (i) => copies[i],
+);
 // Discovery that rebuilds equal catalog objects every turn: entries are re-fingerprinted, never recompiled.
 const fresh = Array.from({ length: 10 }, () => catalogs());
 const rediscovered = timeRuns(fresh.length, (i) => fresh[i]);
@@ -84,7 +88,9 @@ const compiledTotal = compiledSchemaCount() - compiledBefore;
 
 const ms = (value) => `${value.toFixed(3)} ms`;
 console.log(`registry: ${NATIVES} natives + ${CATALOGS} MCP providers registered in ${ms(registerMs)}`);
-console.log(`selection: ${cold.tools.length} tools (${SELECTED_NATIVES} native, ${CATALOGS * SELECTED_PER_CATALOG} MCP from ${CATALOGS} catalogs of ${PER_CATALOG})`);
+console.log(
+  `selection: ${cold.tools.length} tools (${SELECTED_NATIVES} native, ${CATALOGS * SELECTED_PER_CATALOG} MCP from ${CATALOGS} catalogs of ${PER_CATALOG})`,
+);
 console.log(`cold resolution:  ${ms(coldMs)} (${compiledCold} schemas compiled)`);
 console.log(`warm resolution:  median ${ms(warm.median)}, p95 ${ms(warm.p95)} over ${WARM_RUNS} runs (target < 5 ms)`);
 console.log(`warm, new selection object (every name checked again): median ${ms(uncached.median)}, p95 ${ms(uncached.p95)}`);

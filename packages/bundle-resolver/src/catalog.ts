@@ -70,7 +70,7 @@ export function catalogsByNamespace(catalogs: readonly McpCatalogInput[]): Map<s
   for (const catalog of catalogs) {
     const namespace = (catalog as McpCatalogInput | null)?.namespace;
     if (typeof namespace !== "string" || !Array.isArray((catalog as McpCatalogInput).tools)) {
-      throw catalogError("every catalog needs a string \"namespace\" and a \"tools\" array", {});
+      throw catalogError('every catalog needs a string "namespace" and a "tools" array', {});
     }
     if (byNamespace.has(namespace)) {
       throw catalogError(`two catalogs were given for MCP provider ${JSON.stringify(namespace)}; pass one per provider`, {

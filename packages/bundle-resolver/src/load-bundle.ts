@@ -109,9 +109,7 @@ async function bundleFolder(dir: string): Promise<string> {
       { details: { dir } },
     );
   }
-  const own =
-    (await kindOf(path.join(dir, BUNDLE_FILES.manifest))) !== "missing" ||
-    (await kindOf(path.join(dir, BUNDLE_FILES.tools))) !== "missing";
+  const own = (await kindOf(path.join(dir, BUNDLE_FILES.manifest))) !== "missing" || (await kindOf(path.join(dir, BUNDLE_FILES.tools))) !== "missing";
   if (own) return dir;
   const nested = path.join(dir, BUNDLE_FILES.folder);
   if ((await kindOf(nested)) === "directory") return nested;

@@ -90,10 +90,7 @@ export function parseManifest(text: string, file: string): Manifest {
   });
 }
 
-function parseFrontMatter(
-  lines: readonly string[],
-  fail: (problem: string, line?: number) => OpenWorkerError,
-): Map<string, string> {
+function parseFrontMatter(lines: readonly string[], fail: (problem: string, line?: number) => OpenWorkerError): Map<string, string> {
   const fields = new Map<string, string>();
   lines.forEach((line, index) => {
     const number = index + 2;
@@ -111,12 +108,7 @@ function parseFrontMatter(
 }
 
 /** A value is plain text to the line's end, or a JSON string when it starts with `"`. */
-function frontMatterValue(
-  raw: string,
-  key: string,
-  line: number,
-  fail: (problem: string, line?: number) => OpenWorkerError,
-): string {
+function frontMatterValue(raw: string, key: string, line: number, fail: (problem: string, line?: number) => OpenWorkerError): string {
   let value: string | undefined = raw;
   if (raw.startsWith('"')) {
     try {
@@ -132,7 +124,10 @@ function frontMatterValue(
   const control = CONTROL_CHARACTER.exec(value);
   if (control) {
     const code = `U+${control[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")}`;
-    throw fail(`front matter field ${JSON.stringify(key)} contains the control character ${code}; it must be one line of plain text, shown in the order it is written`, line);
+    throw fail(
+      `front matter field ${JSON.stringify(key)} contains the control character ${code}; it must be one line of plain text, shown in the order it is written`,
+      line,
+    );
   }
   return value;
 }
@@ -143,9 +138,7 @@ function parseBody(
   file: string,
   fail: (problem: string, line?: number) => OpenWorkerError,
 ): { instructions: string; skills: Skill[] } {
-  const sections: { name: string | undefined; line: number; lines: string[] }[] = [
-    { name: undefined, line: firstLine, lines: [] },
-  ];
+  const sections: { name: string | undefined; line: number; lines: string[] }[] = [{ name: undefined, line: firstLine, lines: [] }];
   let fence: string | undefined;
   lines.forEach((line, index) => {
     const opening = FENCE.exec(line);
@@ -157,7 +150,10 @@ function parseBody(
     }
     const heading = fence === undefined && marker === undefined ? SKILL_HEADING.exec(line) : null;
     if (!heading && fence === undefined && marker === undefined && NEAR_SKILL_HEADING.test(line)) {
-      throw fail(`${JSON.stringify(line.trim())} looks like a skill heading but is not one; write it as "## Skill: <name>" at the start of the line`, firstLine + index);
+      throw fail(
+        `${JSON.stringify(line.trim())} looks like a skill heading but is not one; write it as "## Skill: <name>" at the start of the line`,
+        firstLine + index,
+      );
     }
     if (heading) sections.push({ name: heading[1] ?? "", line: firstLine + index, lines: [] });
     else sections.at(-1)!.lines.push(line);
@@ -167,18 +163,13 @@ function parseBody(
   const skills = rest.map((section) => {
     const name = section.name ?? "";
     if (!SKILL_NAME.test(name)) {
-      throw fail(
-        `skill name ${JSON.stringify(name)} must be 1-80 ASCII letters, digits, "_", "-" or "." (as in "## Skill: battery-report")`,
-        section.line,
-      );
+      throw fail(`skill name ${JSON.stringify(name)} must be 1-80 ASCII letters, digits, "_", "-" or "." (as in "## Skill: battery-report")`, section.line);
     }
     const earlier = seen.get(name);
     if (earlier !== undefined) {
-      throw new OpenWorkerError(
-        CODES.skillDuplicate,
-        `${file}: line ${section.line}: skill ${JSON.stringify(name)} is already defined at line ${earlier}`,
-        { details: { file, skill: name, line: section.line, earlier } },
-      );
+      throw new OpenWorkerError(CODES.skillDuplicate, `${file}: line ${section.line}: skill ${JSON.stringify(name)} is already defined at line ${earlier}`, {
+        details: { file, skill: name, line: section.line, earlier },
+      });
     }
     seen.set(name, section.line);
     const instructions = section.lines.join("\n").trim();

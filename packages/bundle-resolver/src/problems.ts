@@ -18,6 +18,7 @@ import { OpenWorkerError } from "@openworker/tools-sdk";
  */
 export function problemsOf(error: OpenWorkerError): readonly OpenWorkerError[] {
   const problems = error.details.problems;
-  if (Array.isArray(problems) && problems.length > 0 && problems.every((problem) => OpenWorkerError.isInstance(problem))) return problems as readonly OpenWorkerError[];
+  if (Array.isArray(problems) && problems.length > 0 && problems.every((problem) => OpenWorkerError.isInstance(problem)))
+    return problems as readonly OpenWorkerError[];
   return [error];
 }

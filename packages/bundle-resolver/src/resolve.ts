@@ -60,11 +60,7 @@ const FINGERPRINT_FORMAT = "openworker.selection/1";
  * resolved.byAlias("example__web_search")?.kind; // "native"
  * ```
  */
-export function resolveSelection(
-  registry: ToolRegistry,
-  selection: BundleSelection,
-  catalogs: readonly McpCatalogInput[],
-): ResolvedSelection {
+export function resolveSelection(registry: ToolRegistry, selection: BundleSelection, catalogs: readonly McpCatalogInput[]): ResolvedSelection {
   return walk(registry, selection, catalogs, (problem) => {
     throw problem;
   });
@@ -79,11 +75,7 @@ export function resolveSelection(
  * for (const problem of checkSelection(registry, bundle.selection, catalogs)) console.error(problem.message);
  * ```
  */
-export function checkSelection(
-  registry: ToolRegistry,
-  selection: BundleSelection,
-  catalogs: readonly McpCatalogInput[],
-): readonly OpenWorkerError[] {
+export function checkSelection(registry: ToolRegistry, selection: BundleSelection, catalogs: readonly McpCatalogInput[]): readonly OpenWorkerError[] {
   const problems: OpenWorkerError[] = [];
   walk(registry, selection, catalogs, (problem) => problems.push(problem));
   return problems;

@@ -13,10 +13,6 @@ export function checkTextSize(text: string, file: string): void {
   if (text.length * 3 <= CONFIG_FILE_MAX_BYTES) return;
   const bytes = utf8Bytes(text);
   if (bytes > CONFIG_FILE_MAX_BYTES) {
-    throw new OpenWorkerError(
-      CODES.fileTooLarge,
-      `${file}: is ${bytes} bytes; the limit is ${CONFIG_FILE_MAX_BYTES} bytes`,
-      { details: { file, bytes } },
-    );
+    throw new OpenWorkerError(CODES.fileTooLarge, `${file}: is ${bytes} bytes; the limit is ${CONFIG_FILE_MAX_BYTES} bytes`, { details: { file, bytes } });
   }
 }

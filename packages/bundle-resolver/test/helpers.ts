@@ -13,9 +13,7 @@ export function registryWith(
 ): ToolRegistry {
   const registry = new ToolRegistry();
   for (const name of natives) {
-    registry.register(
-      codeTool(name, `The ${name} tool.`, options.schemas?.[name] ?? OBJECT_SCHEMA, () => ({ ok: name }), { version: "1.0.0" }),
-    );
+    registry.register(codeTool(name, `The ${name} tool.`, options.schemas?.[name] ?? OBJECT_SCHEMA, () => ({ ok: name }), { version: "1.0.0" }));
   }
   for (const namespace of providers) registry.registerMcp({ namespace, program: `/opt/${namespace}/mcp`, args: [] });
   if (options.frozen ?? true) registry.freeze();

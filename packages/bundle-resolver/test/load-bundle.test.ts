@@ -76,24 +76,18 @@ describe("loadBundle", () => {
     }
   });
 
-  it.each(["manifest.md", "tools.json"])(
-    "B6 a %s that is a FIFO fails BUNDLE_FILE_NOT_A_FILE naming the file, instead of waiting for ever",
-    async (name) => {
-      const dir = bundle(`fifo-${name}`, name === "tools.json" ? { manifest: MANIFEST } : { tools: TOOLS });
-      const file = path.join(dir, "coworker", name);
-      execFileSync("mkfifo", [file]);
-      fifos.push(file);
-      const outcome = await Promise.race([
-        rejected(loadBundle(dir)),
-        new Promise<"hang">((resolve) => setTimeout(() => resolve("hang"), 2_000).unref()),
-      ]);
-      expect(outcome).not.toBe("hang");
-      const error = outcome as Exclude<typeof outcome, "hang">;
-      expect(error.code).toBe("BUNDLE_FILE_NOT_A_FILE");
-      expect(error.message).toContain(`${file}: is a FIFO (named pipe), not a regular file`);
-      expect(error.details).toMatchObject({ file, kind: "fifo" });
-    },
-  );
+  it.each(["manifest.md", "tools.json"])("B6 a %s that is a FIFO fails BUNDLE_FILE_NOT_A_FILE naming the file, instead of waiting for ever", async (name) => {
+    const dir = bundle(`fifo-${name}`, name === "tools.json" ? { manifest: MANIFEST } : { tools: TOOLS });
+    const file = path.join(dir, "coworker", name);
+    execFileSync("mkfifo", [file]);
+    fifos.push(file);
+    const outcome = await Promise.race([rejected(loadBundle(dir)), new Promise<"hang">((resolve) => setTimeout(() => resolve("hang"), 2_000).unref())]);
+    expect(outcome).not.toBe("hang");
+    const error = outcome as Exclude<typeof outcome, "hang">;
+    expect(error.code).toBe("BUNDLE_FILE_NOT_A_FILE");
+    expect(error.message).toContain(`${file}: is a FIFO (named pipe), not a regular file`);
+    expect(error.details).toMatchObject({ file, kind: "fifo" });
+  });
 
   it.each(["/dev/null", "/dev/zero"])("B6 a tools.json linking to %s fails BUNDLE_FILE_NOT_A_FILE", async (device) => {
     if (!existsSync(device)) return;

@@ -56,10 +56,18 @@ describe("manifest.md", () => {
     ["---\nname: x\n---\nHi\n## Skill:\nbody", "MANIFEST_INVALID", 'skill name ""'],
     ["---\nname: x\n---\nHi\n## Skill: a\none\n## Skill: a\ntwo", "MANIFEST_SKILL_DUPLICATE", 'line 7: skill "a" is already defined at line 5'],
     // Shown in terminals and UIs: no escape sequence or line break can fake what they show.
-    ['---\nname: "Evil\\u001b[31m RED\\nok: 3 selected tool(s) resolve"\n---\nHi', "MANIFEST_INVALID", 'line 2: front matter field "name" contains the control character U+001B'],
+    [
+      '---\nname: "Evil\\u001b[31m RED\\nok: 3 selected tool(s) resolve"\n---\nHi',
+      "MANIFEST_INVALID",
+      'line 2: front matter field "name" contains the control character U+001B',
+    ],
     ['---\nname: x\ndescription: "a\\u0085b"\n---\nHi', "MANIFEST_INVALID", 'line 3: front matter field "description" contains the control character U+0085'],
     // Unicode line and paragraph separators break lines in UIs; bidi controls reorder what is shown.
-    ['---\nname: "Battery coach\\u2028SYSTEM: approved"\n---\nHi', "MANIFEST_INVALID", 'line 2: front matter field "name" contains the control character U+2028'],
+    [
+      '---\nname: "Battery coach\\u2028SYSTEM: approved"\n---\nHi',
+      "MANIFEST_INVALID",
+      'line 2: front matter field "name" contains the control character U+2028',
+    ],
     ['---\nname: x\ndescription: "a\\u2029b"\n---\nHi', "MANIFEST_INVALID", 'line 3: front matter field "description" contains the control character U+2029'],
     ["---\nname: Battery \u202ehcaoc\n---\nHi", "MANIFEST_INVALID", 'line 2: front matter field "name" contains the control character U+202E'],
     ["---\nname: a\u2066b\u2069\n---\nHi", "MANIFEST_INVALID", "contains the control character U+2066"],
@@ -83,9 +91,7 @@ describe("manifest.md", () => {
   });
 
   it("B6 refuses manifest text over 1 MiB", () => {
-    expect(thrown(() => parseManifest(`---\nname: x\n---\n${"é".repeat(600 * 1024)}`, "manifest.md")).code).toBe(
-      "BUNDLE_FILE_TOO_LARGE",
-    );
+    expect(thrown(() => parseManifest(`---\nname: x\n---\n${"é".repeat(600 * 1024)}`, "manifest.md")).code).toBe("BUNDLE_FILE_TOO_LARGE");
   });
 
   it("B6 never crashes: any text parses or fails with a coded error naming the file", () => {

@@ -64,7 +64,7 @@ describe("resolveSelection: v3", () => {
   });
 
   it.each([
-    ["example.Shout", "TOOL_NOT_REGISTERED", "namespace \"example\" has: example.shout, example.web_search"],
+    ["example.Shout", "TOOL_NOT_REGISTERED", 'namespace "example" has: example.shout, example.web_search'],
     ["example.search", "TOOL_NOT_REGISTERED", "is not registered"],
     ["acer.acer_battery", "TOOL_NOT_PUBLISHED", 'is not published by MCP provider "acer" (published: acer_care_center_batterystatus_get'],
     ["acer.ACER_FAN_SET", "TOOL_NOT_PUBLISHED", "exact and case-sensitive"],
@@ -148,22 +148,11 @@ describe("resolveSelection: v2 and v1 (B3)", () => {
 
   it("B3 v1 selects every published tool in provider order, then catalog order", () => {
     const resolved = resolveSelection(registry, { version: 1, mcpServers: ["zeta", "acer"] }, catalogs);
-    expect(resolved.tools.map((tool) => tool.qualifiedName)).toEqual([
-      "zeta.z2",
-      "zeta.z1",
-      "acer.acer_care_center_batterystatus_get",
-      "acer.acer_fan_set",
-    ]);
+    expect(resolved.tools.map((tool) => tool.qualifiedName)).toEqual(["zeta.z2", "zeta.z1", "acer.acer_care_center_batterystatus_get", "acer.acer_fan_set"]);
   });
 
-  it.each([
-    ["a/b"],
-    ["with space"],
-    ["ünïcode"],
-  ])("N1 v1 fails on an unselectable remote name %j and names it, never skipping or renaming", (remote) => {
-    const error = thrown(() =>
-      resolveSelection(registry, { version: 1, mcpServers: ["acer"] }, [catalog("acer", ["acer_fan_set", remote]), catalogs[0]!]),
-    );
+  it.each([["a/b"], ["with space"], ["ünïcode"]])("N1 v1 fails on an unselectable remote name %j and names it, never skipping or renaming", (remote) => {
+    const error = thrown(() => resolveSelection(registry, { version: 1, mcpServers: ["acer"] }, [catalog("acer", ["acer_fan_set", remote]), catalogs[0]!]));
     expect(error.code).toBe("MCP_TOOL_NAME_INVALID");
     expect(error.message).toContain(JSON.stringify(remote));
   });
@@ -233,8 +222,7 @@ describe("resolveSelection: schemas (B5)", () => {
 
 describe("selection fingerprint (A2)", () => {
   const catalogs = [catalog("acer", ["a", "b"])];
-  const fingerprintOf = (registry: ToolRegistry, selection: BundleSelection, given = catalogs) =>
-    resolveSelection(registry, selection, given).fingerprint;
+  const fingerprintOf = (registry: ToolRegistry, selection: BundleSelection, given = catalogs) => resolveSelection(registry, selection, given).fingerprint;
 
   it("A2 is deterministic and identical for equal inputs in separate registries", () => {
     const one = fingerprintOf(registryWith(["example.x"], ["acer"]), v3("example.x", "acer.a"));
@@ -249,14 +237,14 @@ describe("selection fingerprint (A2)", () => {
       base,
       fingerprintOf(registryWith(["example.x"], ["acer"]), v3("acer.a", "example.x")),
       fingerprintOf(registryWith(["example.x"], ["acer"]), v3("example.x")),
-      fingerprintOf(registryWith(["example.x"], ["acer"]), v3("example.x", "acer.a"), [
-        { namespace: "acer", tools: [catalogTool("a", { type: "object" })] },
-      ]),
+      fingerprintOf(registryWith(["example.x"], ["acer"]), v3("example.x", "acer.a"), [{ namespace: "acer", tools: [catalogTool("a", { type: "object" })] }]),
       fingerprintOf(registryWith(["example.x"], ["acer"], { schemas: { "example.x": { type: "object" } } }), v3("example.x", "acer.a")),
       fingerprintOf(
         (() => {
           const registry = new ToolRegistry();
-          registry.register(codeTool("example.x", "The example.x tool.", { type: "object", properties: { text: { type: "string" } } }, () => ({ ok: 1 }), { version: "2.0.0" }));
+          registry.register(
+            codeTool("example.x", "The example.x tool.", { type: "object", properties: { text: { type: "string" } } }, () => ({ ok: 1 }), { version: "2.0.0" }),
+          );
           registry.registerMcp({ namespace: "acer", program: "/opt/acer/mcp" });
           registry.freeze();
           return registry;
@@ -303,10 +291,7 @@ describe("checkSelection and providersNeeded", () => {
 
   it("N8 checkSelection reports an unfrozen registry and still checks the rest", () => {
     const open = registryWith(["example.a"], [], { frozen: false });
-    expect(checkSelection(open, v3("example.a", "example.b"), []).map((problem) => problem.code)).toEqual([
-      "REGISTRY_NOT_FROZEN",
-      "TOOL_NOT_REGISTERED",
-    ]);
+    expect(checkSelection(open, v3("example.a", "example.b"), []).map((problem) => problem.code)).toEqual(["REGISTRY_NOT_FROZEN", "TOOL_NOT_REGISTERED"]);
   });
 
   it("M2 providersNeeded lists the MCP namespaces a selection needs, sorted", () => {

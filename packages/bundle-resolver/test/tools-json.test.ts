@@ -81,7 +81,9 @@ describe("tools.json", () => {
     const jsonish = fc.oneof(
       fc.string(),
       fc.json(),
-      fc.record({ version: fc.oneof(fc.constantFrom(1, 2, 3), fc.jsonValue()), tools: fc.jsonValue(), mcpServers: fc.jsonValue() }, { requiredKeys: [] }).map((value) => JSON.stringify(value)),
+      fc
+        .record({ version: fc.oneof(fc.constantFrom(1, 2, 3), fc.jsonValue()), tools: fc.jsonValue(), mcpServers: fc.jsonValue() }, { requiredKeys: [] })
+        .map((value) => JSON.stringify(value)),
       fc.record({ version: fc.constant(3), tools: fc.array(fc.string({ maxLength: 12 })) }).map((value) => JSON.stringify(value)),
     );
     fc.assert(
@@ -189,11 +191,7 @@ describe("tools.json", () => {
     ]);
     expect(v2.details.selection).toEqual({ version: 2, mcpServers: { acer: ["ok"], good: ["fine"] } });
     const v1 = thrown(() => parseToolsJson('{"version":1,"mcpServers":["acer","","acer","a.b"]}', "tools.json"));
-    expect((v1.details.problems as OpenWorkerError[]).map((problem) => problem.details.field)).toEqual([
-      "mcpServers[1]",
-      "mcpServers[2]",
-      "mcpServers[3]",
-    ]);
+    expect((v1.details.problems as OpenWorkerError[]).map((problem) => problem.details.field)).toEqual(["mcpServers[1]", "mcpServers[2]", "mcpServers[3]"]);
     expect(v1.message.endsWith("(and 2 more problems in this file)")).toBe(true);
   });
 

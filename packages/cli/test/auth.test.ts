@@ -17,7 +17,9 @@ beforeAll(async () => {
   servers = path.join(temp.dir, "servers.json");
   writeFileSync(
     servers,
-    JSON.stringify({ servers: { notes: { transport: "streamable_http", url: mcp }, local: { transport: "stdio", command: process.execPath, args: ["-e", ""] } } }),
+    JSON.stringify({
+      servers: { notes: { transport: "streamable_http", url: mcp }, local: { transport: "stdio", command: process.execPath, args: ["-e", ""] } },
+    }),
   );
 });
 
@@ -60,7 +62,9 @@ describe("auth", () => {
 
     const tokenFile = path.join(temp.dir, ".openworker", "mcp-tokens.json");
     expect(statSync(tokenFile).mode & 0o777).toBe(0o600);
-    const stored = Object.values((JSON.parse(readFileSync(tokenFile, "utf8")) as { entries: Record<string, { tokens: { access_token: string; refresh_token: string } }> }).entries)[0]!;
+    const stored = Object.values(
+      (JSON.parse(readFileSync(tokenFile, "utf8")) as { entries: Record<string, { tokens: { access_token: string; refresh_token: string } }> }).entries,
+    )[0]!;
     const canaries = [stored.tokens.access_token, stored.tokens.refresh_token];
 
     const status = await runEntry(FIXTURE_HOST, ["auth", "status", "--json", ...globals()]);

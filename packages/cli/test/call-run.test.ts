@@ -12,7 +12,7 @@ describe("call", () => {
   it("E5 A3 calls a native tool through the pipeline, prints the result and journals it (exit 0)", async () => {
     const result = await runHost(["call", "example.web_search", "--args", '{"query":"model context protocol"}', "--approve", "yes", "--journal", journal]);
     expect(result.code).toBe(0);
-    expect(result.stdout).toContain("approved by policy \"cli --approve yes\"");
+    expect(result.stdout).toContain('approved by policy "cli --approve yes"');
     expect(result.stdout).toContain('"source": "offline-index"');
   });
 
@@ -52,21 +52,61 @@ describe("run", () => {
     const crashHost = path.join(path.dirname(FIXTURE_HOST), "crash-host.mjs");
     const bundle = writeBundle(path.join(temp.dir, "crash"), JSON.stringify({ version: 3, tools: ["fixture.crash", "fixture.whoami"] }));
     const script = path.join(temp.dir, "crash-script.json");
-    writeFileSync(script, JSON.stringify([{ toolCalls: [{ name: "fixture__crash", arguments: {} }, { name: "fixture__whoami", arguments: {} }] }, { text: "never reached" }]));
+    writeFileSync(
+      script,
+      JSON.stringify([
+        {
+          toolCalls: [
+            { name: "fixture__crash", arguments: {} },
+            { name: "fixture__whoami", arguments: {} },
+          ],
+        },
+        { text: "never reached" },
+      ]),
+    );
     const crashJournal = path.join(temp.dir, "crash.db");
-    const result = await runEntry(crashHost, ["run", "--bundle", bundle, "--script", script, "--approve", "yes", "--session-id", "ses_crash", "--message", "go", "--journal", crashJournal]);
+    const result = await runEntry(crashHost, [
+      "run",
+      "--bundle",
+      bundle,
+      "--script",
+      script,
+      "--approve",
+      "yes",
+      "--session-id",
+      "ses_crash",
+      "--message",
+      "go",
+      "--journal",
+      crashJournal,
+    ]);
     expect(result.code).toBe(1);
     expect(result.stdout).toMatch(/^call fixture\.crash \{\}\n {2}approved by .*\n {2}crashed TOOL_CRASHED: /m);
     expect(result.stdout).toMatch(/^call fixture\.whoami \{\}\n {2}not run: the turn stopped at an earlier call\n/m);
     expect(result.stdout).toContain("turn ses_crash.t1: fault, 1 call(s)");
     const show = await runEntry(crashHost, ["journal", "show", "ses_crash", "--json", "--journal", crashJournal]);
-    expect(JSON.parse(show.stdout).calls.map((call: { qualifiedName: string; outcome: string }) => [call.qualifiedName, call.outcome])).toEqual([["fixture.crash", "crashed"]]);
+    expect(JSON.parse(show.stdout).calls.map((call: { qualifiedName: string; outcome: string }) => [call.qualifiedName, call.outcome])).toEqual([
+      ["fixture.crash", "crashed"],
+    ]);
   });
 
   it("A1 A3 runs one scripted turn: transcript, every call's approval and outcome; the journal verifies", async () => {
     const result = await runHost([
-      "run", "--bundle", COWORKER, "--script", DEMO_SCRIPT, "--policy", DEMO_POLICY, "--approve", "yes",
-      "--session-id", "ses_run_test", "--message", "Do the demo.", "--journal", journal,
+      "run",
+      "--bundle",
+      COWORKER,
+      "--script",
+      DEMO_SCRIPT,
+      "--policy",
+      DEMO_POLICY,
+      "--approve",
+      "yes",
+      "--session-id",
+      "ses_run_test",
+      "--message",
+      "Do the demo.",
+      "--journal",
+      journal,
     ]);
     expect(result.code).toBe(0);
     expect(result.stdout).toContain("user: Do the demo.");
@@ -86,7 +126,10 @@ describe("run", () => {
       ["notification.notify", "policy"],
     ]);
     const exported = await runHost(["journal", "export", "ses_run_test", "--journal", journal]);
-    const records = exported.stdout.trim().split("\n").map((line) => JSON.parse(line));
+    const records = exported.stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line));
     expect(records[0]).toMatchObject({ kind: "session_opened", sessionId: "ses_run_test", hash: expect.any(String) });
     expect(records.at(-1).kind).toBe("session_closed");
     const sessions = await runHost(["journal", "sessions", "--json", "--journal", journal]);
@@ -122,12 +165,18 @@ describe("run", () => {
     writeFileSync(script, JSON.stringify([{ toolCalls: [{ name: "fixture__whoami", arguments: {} }] }, { text: "done" }]));
     const eofJournal = path.join(temp.dir, "eof-prompt.db");
     // The interactive loop reads "go" as a turn; the approval prompt then finds stdin at its end.
-    const result = await runEntry(FIXTURE_HOST, ["run", "--bundle", bundle, "--script", script, "--session-id", "ses_eof", "--journal", eofJournal], { input: "go\n" });
+    const result = await runEntry(FIXTURE_HOST, ["run", "--bundle", bundle, "--script", script, "--session-id", "ses_eof", "--journal", eofJournal], {
+      input: "go\n",
+    });
     expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).toContain("approve fixture.whoami");
     expect(result.stdout).toMatch(/call fixture\.whoami \{\}\n {2}denied by policy "cli"/);
     const exported = await runEntry(FIXTURE_HOST, ["journal", "export", "ses_eof", "--journal", eofJournal]);
-    const decisions = exported.stdout.trim().split("\n").map((line) => JSON.parse(line)).filter((record) => record.kind === "approval_decided");
+    const decisions = exported.stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line))
+      .filter((record) => record.kind === "approval_decided");
     expect(decisions).toHaveLength(1);
     expect(decisions[0]).toMatchObject({ decision: "denied", by: "policy", who: "cli", reason: expect.stringContaining("stdin ended before an answer") });
   });
@@ -137,10 +186,29 @@ describe("run", () => {
     const script = path.join(temp.dir, "wait.json");
     const { writeFileSync } = await import("node:fs");
     writeFileSync(script, JSON.stringify([{ toolCalls: [{ name: "fixture__wait", arguments: {} }] }, { text: "never reached" }]));
-    const child = spawn(process.execPath, [FIXTURE_HOST, "run", "--bundle", bundle, "--script", script, "--approve", "yes", "--session-id", "ses_cancel", "--message", "wait", "--journal", journal], {
-      env: { ...process.env, NO_COLOR: "1" },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+    const child = spawn(
+      process.execPath,
+      [
+        FIXTURE_HOST,
+        "run",
+        "--bundle",
+        bundle,
+        "--script",
+        script,
+        "--approve",
+        "yes",
+        "--session-id",
+        "ses_cancel",
+        "--message",
+        "wait",
+        "--journal",
+        journal,
+      ],
+      {
+        env: { ...process.env, NO_COLOR: "1" },
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
     const done = collect(child);
     await waitForOutput(child.stderr!, (text) => text.includes("waiting for cancellation"));
     child.kill("SIGINT");
@@ -178,25 +246,35 @@ describe("what opening the journal found (A3)", () => {
     expect(crash.signal, crash.stderr).toBe("SIGKILL");
     const ran = await runEntry(FIXTURE_HOST, ["call", "fixture.whoami", "--approve", "yes", "--journal", journal]);
     expect(ran.code).toBe(0);
-    expect(ran.stderr).toContain("journal: call ses_crash.c1 (fixture.whoami) of session ses_crash was interrupted by a crash after it started; it is marked interrupted and was not run again");
+    expect(ran.stderr).toContain(
+      "journal: call ses_crash.c1 (fixture.whoami) of session ses_crash was interrupted by a crash after it started; it is marked interrupted and was not run again",
+    );
   });
 });
 
 describe("a journal whose SQLite binding does not load", () => {
   const NO_BINDING_HOST = path.join(path.dirname(FIXTURE_HOST), "no-binding-host.mjs");
-  it.each(["missing", "mismatch"] as const)("A3 better-sqlite3's binding %s: JOURNAL_OPEN_FAILED hints at rebuilding it, not at --journal PATH", async (how) => {
-    const fresh = path.join(temp.dir, `no-binding-${how}.db`);
-    const existing = path.join(temp.dir, `no-binding-${how}-existing.db`);
-    writeFileSync(existing, "");
-    // A writer (call) and a read-only journal command alike.
-    for (const args of [["call", "fixture.echo", "--approve", "yes", "--journal", fresh], ["journal", "sessions", "--journal", existing]]) {
-      const result = await runEntry(NO_BINDING_HOST, [how, ...args]);
-      expect(result.code, args[0]).toBe(1);
-      expect(result.stderr).toMatch(/^error JOURNAL_OPEN_FAILED: .*better-sqlite3's native binding/m);
-      expect(result.stderr).toMatch(/^hint: the journal file is not at fault: better-sqlite3's native binding does not load in this Node\.js on this platform \(reinstall better-sqlite3, or build it from source .*`npm run build-release`\)/m);
-      expect(result.stderr).not.toContain("check --journal PATH");
-    }
-  });
+  it.each(["missing", "mismatch"] as const)(
+    "A3 better-sqlite3's binding %s: JOURNAL_OPEN_FAILED hints at rebuilding it, not at --journal PATH",
+    async (how) => {
+      const fresh = path.join(temp.dir, `no-binding-${how}.db`);
+      const existing = path.join(temp.dir, `no-binding-${how}-existing.db`);
+      writeFileSync(existing, "");
+      // A writer (call) and a read-only journal command alike.
+      for (const args of [
+        ["call", "fixture.echo", "--approve", "yes", "--journal", fresh],
+        ["journal", "sessions", "--journal", existing],
+      ]) {
+        const result = await runEntry(NO_BINDING_HOST, [how, ...args]);
+        expect(result.code, args[0]).toBe(1);
+        expect(result.stderr).toMatch(/^error JOURNAL_OPEN_FAILED: .*better-sqlite3's native binding/m);
+        expect(result.stderr).toMatch(
+          /^hint: the journal file is not at fault: better-sqlite3's native binding does not load in this Node\.js on this platform \(reinstall better-sqlite3, or build it from source .*`npm run build-release`\)/m,
+        );
+        expect(result.stderr).not.toContain("check --journal PATH");
+      }
+    },
+  );
 });
 
 describe("remembered approvals (A1, A2)", () => {
@@ -212,7 +290,12 @@ describe("remembered approvals (A1, A2)", () => {
     const callOnce = async () => {
       const registry = new ToolRegistry();
       registry.register(codeTool("demo.pay", "Pays.", { type: "object" }, () => ({ ok: "paid" })));
-      const runtime = await Runtime.openWithRegistry(registry, { workspace: temp.dir, journal: { path: journal }, hostEntry, approver: () => (asked++, { approved: true, scope: "session" }) });
+      const runtime = await Runtime.openWithRegistry(registry, {
+        workspace: temp.dir,
+        journal: { path: journal },
+        hostEntry,
+        approver: () => (asked++, { approved: true, scope: "session" }),
+      });
       try {
         const session = await runtime.openSession({ bundle });
         expect((await session.callTool("demo.pay", {})).outcome).toBe("succeeded");
@@ -235,4 +318,3 @@ describe("remembered approvals (A1, A2)", () => {
     expect(asked).toBe(2);
   });
 });
-

@@ -10,7 +10,19 @@ import { hintFor } from "../src/cli/errors.js";
 import { CLI_ERROR_CODES, EXIT_CODES, runCli } from "../src/index.js";
 import { FIXTURES, writeBundle } from "./helpers.js";
 
-const COMMAND_WORDS = [["tools", "list"], ["tools", "check"], ["call"], ["run"], ["serve"], ["journal", "sessions"], ["journal", "show"], ["journal", "verify"], ["journal", "export"], ["journal", "approvals"], ["journal", "revoke-approvals"]];
+const COMMAND_WORDS = [
+  ["tools", "list"],
+  ["tools", "check"],
+  ["call"],
+  ["run"],
+  ["serve"],
+  ["journal", "sessions"],
+  ["journal", "show"],
+  ["journal", "verify"],
+  ["journal", "export"],
+  ["journal", "approvals"],
+  ["journal", "revoke-approvals"],
+];
 
 function registry(): ToolRegistry {
   const tools = new ToolRegistry();
@@ -18,14 +30,25 @@ function registry(): ToolRegistry {
   return tools;
 }
 
-async function cli(argv: string[], options: { tty?: boolean; stderrTty?: boolean; env?: NodeJS.ProcessEnv; tools?: ToolRegistry; sandbox?: SandboxLauncher } = {}) {
+async function cli(
+  argv: string[],
+  options: { tty?: boolean; stderrTty?: boolean; env?: NodeJS.ProcessEnv; tools?: ToolRegistry; sandbox?: SandboxLauncher } = {},
+) {
   const stdout = Object.assign(new PassThrough(), { isTTY: options.tty ?? false });
   const stderr = Object.assign(new PassThrough(), { isTTY: options.stderrTty ?? options.tty ?? false });
   let out = "";
   let err = "";
   stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
   stderr.on("data", (chunk: Buffer) => (err += chunk.toString()));
-  const code = await runCli(options.tools ?? registry(), { argv, programName: "host", env: options.env ?? {}, stdout, stderr, stdin: new PassThrough(), ...(options.sandbox ? { sandbox: options.sandbox } : {}) });
+  const code = await runCli(options.tools ?? registry(), {
+    argv,
+    programName: "host",
+    env: options.env ?? {},
+    stdout,
+    stderr,
+    stdin: new PassThrough(),
+    ...(options.sandbox ? { sandbox: options.sandbox } : {}),
+  });
   return { code, stdout: out, stderr: err };
 }
 
@@ -110,8 +133,12 @@ describe("what the command line refuses instead of ignoring", () => {
     expect(() => parsePolicy({ classifications: { "demo.echo": "read_only" }, rules: { "read-only": "allow" } }, "p.json")).toThrow(
       /p\.json: classifications\["demo\.echo"\] is "read_only", which no rule names \(rules: read-only\)/,
     );
-    expect(() => parsePolicy({ classifications: { echo: "read_only" }, rules: { read_only: "allow" } }, "p.json")).toThrow(/"echo" is not a qualified tool name/);
-    expect(parsePolicy({ classifications: { "demo.echo": "external" }, rules: { read_only: "allow" } }, "p.json")).toMatchObject({ classifications: { "demo.echo": "external" } });
+    expect(() => parsePolicy({ classifications: { echo: "read_only" }, rules: { read_only: "allow" } }, "p.json")).toThrow(
+      /"echo" is not a qualified tool name/,
+    );
+    expect(parsePolicy({ classifications: { "demo.echo": "external" }, rules: { read_only: "allow" } }, "p.json")).toMatchObject({
+      classifications: { "demo.echo": "external" },
+    });
   });
 
   it("A1 B6 a --policy (or --script) file that repeats a key is refused, naming the file, the key and where: JSON.parse would keep the last", async () => {
@@ -125,7 +152,17 @@ describe("what the command line refuses instead of ignoring", () => {
       expect(called.stdout).toBe("");
       const script = path.join(dir, "script.json");
       writeFileSync(script, '[{"text":"a","text":"b"}]');
-      const ran = await cli(["run", "--bundle", writeBundle(path.join(dir, "bundle"), '{"version":3,"tools":["demo.echo"]}'), "--script", script, "--message", "hi", "--workspace", dir]);
+      const ran = await cli([
+        "run",
+        "--bundle",
+        writeBundle(path.join(dir, "bundle"), '{"version":3,"tools":["demo.echo"]}'),
+        "--script",
+        script,
+        "--message",
+        "hi",
+        "--workspace",
+        dir,
+      ]);
       expect(ran.stderr).toContain(`error CLI_SCRIPT_INVALID: ${script}: key "text" appears twice in "[0]"`);
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -142,7 +179,9 @@ describe("what the command line refuses instead of ignoring", () => {
     const servers = path.join(temp, "servers.json");
     writeFileSync(servers, JSON.stringify({ servers: { notes: { transport: "stdio", command: process.execPath } } }));
     const tools = registry();
-    expect((await cli(["tools", "check", "--bundle", writeBundle(path.join(temp, "frozen-bundle"), '{"version":3,"tools":["demo.echo"]}')], { tools })).code).toBe(EXIT_CODES.ok);
+    expect(
+      (await cli(["tools", "check", "--bundle", writeBundle(path.join(temp, "frozen-bundle"), '{"version":3,"tools":["demo.echo"]}')], { tools })).code,
+    ).toBe(EXIT_CODES.ok);
     expect(tools.frozen).toBe(true);
     const again = await cli(["tools", "list", "--servers", servers], { tools });
     expect(again.code).toBe(EXIT_CODES.failed);
@@ -167,7 +206,12 @@ describe("what the command line refuses instead of ignoring", () => {
   it("B5 a tool's SCHEMA_INVALID, and any other error that is not a usage problem, hints at tools check, never at --help", async () => {
     const tools = registry();
     tools.register({
-      descriptor: () => ({ name: "demo.bad_schema", description: "Its schema does not compile.", version: "1", inputSchema: { type: "object", properties: { n: { type: "no-such-type" } } } }),
+      descriptor: () => ({
+        name: "demo.bad_schema",
+        description: "Its schema does not compile.",
+        version: "1",
+        inputSchema: { type: "object", properties: { n: { type: "no-such-type" } } },
+      }),
       call: async () => ({ json: null }),
     });
     const called = await cli(["call", "demo.bad_schema", "--approve", "yes", "--workspace", temp, "--journal", path.join(temp, "bad-schema.db")], { tools });
@@ -176,7 +220,8 @@ describe("what the command line refuses instead of ignoring", () => {
     expect(called.stderr).toContain("hint: a tool or the bundle's selection is at fault, not the command line: `host tools check --bundle DIR`");
     expect(called.stderr).not.toContain("--help");
     // Codes with no hint of their own (runtime faults, codes added later) do not get the usage hint either.
-    for (const code of ["SESSION_CLOSED", "CALL_PIPELINE_FAILED", "SOME_FUTURE_CODE", "CLI_INTERNAL"]) expect(hintFor(code, "host", "call"), code).not.toContain("--help");
+    for (const code of ["SESSION_CLOSED", "CALL_PIPELINE_FAILED", "SOME_FUTURE_CODE", "CLI_INTERNAL"])
+      expect(hintFor(code, "host", "call"), code).not.toContain("--help");
     expect(hintFor("CLI_USAGE", "host", "call")).toBe("run `host call --help` for the options");
   });
 
@@ -184,9 +229,13 @@ describe("what the command line refuses instead of ignoring", () => {
     const bundle = writeBundle(path.join(temp, "echo-bundle"), '{"version":3,"tools":["demo.echo"]}');
     const selected = await cli(["call", "demo__echo", "--bundle", bundle, "--workspace", temp, "--journal", path.join(temp, "alias.db")]);
     expect(selected.code).toBe(EXIT_CODES.failed);
-    expect(selected.stderr).toMatch(/^error CLI_TOOL_NOT_SELECTED: .*the bundle does not select "demo__echo"; did you mean "demo\.echo"\? \(demo__echo is its model alias; call takes the qualified name\)$/m);
+    expect(selected.stderr).toMatch(
+      /^error CLI_TOOL_NOT_SELECTED: .*the bundle does not select "demo__echo"; did you mean "demo\.echo"\? \(demo__echo is its model alias; call takes the qualified name\)$/m,
+    );
     const unknown = await cli(["call", "demo__other", "--bundle", bundle, "--workspace", temp, "--journal", path.join(temp, "alias.db")]);
-    expect(unknown.stderr).toMatch(/^error CLI_TOOL_NOT_SELECTED: .*the bundle does not select "demo__other"; only the tools it selects can be called: add it to tools.json, or call without --bundle$/m);
+    expect(unknown.stderr).toMatch(
+      /^error CLI_TOOL_NOT_SELECTED: .*the bundle does not select "demo__other"; only the tools it selects can be called: add it to tools.json, or call without --bundle$/m,
+    );
     // Without --bundle the name is the selection: a registered tool's alias is named as such too.
     const direct = await cli(["call", "demo__echo", "--workspace", temp, "--journal", path.join(temp, "alias.db")]);
     expect(direct.stderr).toMatch(/^error NAME_NOT_QUALIFIED: tool name "demo__echo" is not qualified; did you mean "demo\.echo"\?/m);
@@ -233,7 +282,8 @@ describe("what help and errors say matches what the CLI does", () => {
     expect(serve).toContain("no (default)");
     expect(serve).toContain("ask (needs --http and a terminal)");
     expect(serve).not.toContain("ask on the terminal (default)");
-    for (const command of ["call", "run"]) expect(optionLine((await cli([command, "--help"])).stdout, "approve"), command).toContain("ask on the terminal (default)");
+    for (const command of ["call", "run"])
+      expect(optionLine((await cli([command, "--help"])).stdout, "approve"), command).toContain("ask on the terminal (default)");
     // What the help says is what serve --mcp does: ask on stdio is a usage error.
     const ask = await cli(["serve", "--mcp", "--bundle", scratch, "--approve", "ask"]);
     expect(ask.code).toBe(EXIT_CODES.usage);
@@ -255,13 +305,43 @@ describe("what help and errors say matches what the CLI does", () => {
     const script = path.join(scratch, "answer.json");
     writeFileSync(script, '[{"text":"ok"}]');
     for (const bad of ["bad id", ".dot-first", "x".repeat(129), "ses/1"]) {
-      const result = await cli(["run", "--bundle", bundle, "--script", script, "--message", "hi", "--session-id", bad, "--workspace", scratch, "--journal", journal]);
+      const result = await cli([
+        "run",
+        "--bundle",
+        bundle,
+        "--script",
+        script,
+        "--message",
+        "hi",
+        "--session-id",
+        bad,
+        "--workspace",
+        scratch,
+        "--journal",
+        journal,
+      ]);
       expect(result.code, bad).toBe(EXIT_CODES.usage);
-      expect(result.stderr).toMatch(/^error CLI_USAGE: --session-id ".*" is not a session id: use 1–128 letters, digits and \. _ : - \(starting with a letter or digit\)/m);
+      expect(result.stderr).toMatch(
+        /^error CLI_USAGE: --session-id ".*" is not a session id: use 1–128 letters, digits and \. _ : - \(starting with a letter or digit\)/m,
+      );
       expect(result.stderr).toContain("hint: run `host run --help` for the options");
     }
     expect(existsSync(journal)).toBe(false);
-    const good = await cli(["run", "--bundle", bundle, "--script", script, "--message", "hi", "--session-id", `ses.ok:1-${"x".repeat(118)}`, "--workspace", scratch, "--journal", journal]);
+    const good = await cli([
+      "run",
+      "--bundle",
+      bundle,
+      "--script",
+      script,
+      "--message",
+      "hi",
+      "--session-id",
+      `ses.ok:1-${"x".repeat(118)}`,
+      "--workspace",
+      scratch,
+      "--journal",
+      journal,
+    ]);
     expect(good.code, good.stderr).toBe(EXIT_CODES.ok);
   });
 
@@ -269,7 +349,11 @@ describe("what help and errors say matches what the CLI does", () => {
     const readme = readFileSync(path.resolve(import.meta.dirname, "../README.md"), "utf8");
     const table = readme.slice(readme.indexOf("## Error codes"), readme.indexOf("## Commands"));
     const rows = table.split("\n").filter((line) => line.startsWith("| `"));
-    for (const code of Object.values(CLI_ERROR_CODES)) expect(rows.some((row) => row.split("|")[1]!.includes(`\`${code}\``)), code).toBe(true);
+    for (const code of Object.values(CLI_ERROR_CODES))
+      expect(
+        rows.some((row) => row.split("|")[1]!.includes(`\`${code}\``)),
+        code,
+      ).toBe(true);
     expect(CLI_ERROR_CODES).toMatchObject({ JOURNAL_NOT_FOUND: "JOURNAL_NOT_FOUND", BUNDLE_DOES_NOT_RESOLVE: "BUNDLE_DOES_NOT_RESOLVE" });
     const missing = await cli(["journal", "sessions", "--journal", path.join(scratch, "no-such.db")]);
     expect(missing.code).toBe(EXIT_CODES.failed);
@@ -317,7 +401,10 @@ describe("tools check against the model provider's tool-name limit (N4)", () => 
     expect(problems[0]!.message).toContain("longer than the 64 bytes");
 
     // What the check reports is what a turn with the same options refuses, before any request is sent.
-    const turn = await cli(["run", "--bundle", bundle, "--message", "hi", "--approve", "no", "--workspace", scratch, "--journal", path.join(scratch, "long.db"), ...model], { tools: tools() });
+    const turn = await cli(
+      ["run", "--bundle", bundle, "--message", "hi", "--approve", "no", "--workspace", scratch, "--journal", path.join(scratch, "long.db"), ...model],
+      { tools: tools() },
+    );
     expect(turn.code).toBe(EXIT_CODES.failed);
     expect(turn.stdout + turn.stderr).toContain("ALIAS_TOO_LONG_FOR_PROVIDER");
   });
@@ -349,12 +436,18 @@ describe('providers with placement "sandbox" (A4)', () => {
 
   it("A4 without the host's launcher the stock bubblewrap one runs the provider; the host's launcher, given, comes first", async () => {
     const bundle = writeBundle(path.join(scratch, "boxed"), JSON.stringify({ version: 3, tools: ["boxed.where"] }));
-    const stock = await cli(["call", "boxed.where", "--bundle", bundle, "--approve", "yes", "--json", "--workspace", scratch, "--journal", path.join(scratch, "stock.db")], { tools: sandboxed() });
+    const stock = await cli(
+      ["call", "boxed.where", "--bundle", bundle, "--approve", "yes", "--json", "--workspace", scratch, "--journal", path.join(scratch, "stock.db")],
+      { tools: sandboxed() },
+    );
     expect(stock.code, stock.stderr).toBe(EXIT_CODES.ok);
     expect(stock.stdout).toContain("sandboxed=no");
     const checked = await cli(["tools", "check", "--bundle", bundle], { tools: sandboxed(), sandbox: wrap });
     expect(checked.code, checked.stderr).toBe(EXIT_CODES.ok);
-    const called = await cli(["call", "boxed.where", "--bundle", bundle, "--approve", "yes", "--json", "--workspace", scratch, "--journal", path.join(scratch, "boxed.db")], { tools: sandboxed(), sandbox: wrap });
+    const called = await cli(
+      ["call", "boxed.where", "--bundle", bundle, "--approve", "yes", "--json", "--workspace", scratch, "--journal", path.join(scratch, "boxed.db")],
+      { tools: sandboxed(), sandbox: wrap },
+    );
     expect(called.code, called.stderr).toBe(EXIT_CODES.ok);
     expect(called.stdout).toContain("sandboxed=yes");
   });

@@ -11,7 +11,9 @@ afterAll(() => temp.cleanup());
 
 describe("the JSON-RPC peer under a hostile or careless other side", () => {
   it("a line over the message bound is dropped as it streams in and answered with an error; the next request is served", async () => {
-    const child = spawn(process.execPath, [FIXTURE_HOST, "serve", "--stdio", "--journal", path.join(temp.dir, "long.db")], { stdio: ["pipe", "pipe", "ignore"] });
+    const child = spawn(process.execPath, [FIXTURE_HOST, "serve", "--stdio", "--journal", path.join(temp.dir, "long.db")], {
+      stdio: ["pipe", "pipe", "ignore"],
+    });
     let output = "";
     child.stdout.setEncoding("utf8").on("data", (chunk: string) => (output += chunk));
     // 20 MiB with no newline, in pieces, then the newline and a real request.
@@ -21,7 +23,10 @@ describe("the JSON-RPC peer under a hostile or careless other side", () => {
     child.stdin.end();
     const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
     expect(code).toBe(0);
-    const answers = output.trim().split("\n").map((line) => JSON.parse(line) as { id: unknown; error?: { message: string }; result?: unknown });
+    const answers = output
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { id: unknown; error?: { message: string }; result?: unknown });
     expect(answers[0]).toMatchObject({ id: null, error: { message: expect.stringContaining(`limited to ${MAX_LINE_BYTES} bytes`) } });
     expect(answers.find((answer) => answer.id === 7)).toMatchObject({ result: [] });
   });
@@ -42,7 +47,10 @@ describe("the JSON-RPC peer under a hostile or careless other side", () => {
     release();
     await held;
     await new Promise((resolve) => setImmediate(resolve));
-    const parsed = answers.trim().split("\n").map((line) => JSON.parse(line) as { id: unknown; error?: { message: string }; result?: unknown });
+    const parsed = answers
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { id: unknown; error?: { message: string }; result?: unknown });
     expect(parsed[0]).toMatchObject({ id: 10, error: { code: -32600 } });
     expect(parsed[1]).toMatchObject({ id: null, error: { message: expect.stringContaining("batches are not supported") } });
     expect(parsed[2]).toMatchObject({ id: 12, error: { message: expect.stringContaining("still in flight") } });
@@ -71,7 +79,12 @@ describe("the JSON-RPC peer under a hostile or careless other side", () => {
     // rejects at once, and must not count as an unhandled rejection while the loop waits.
     const requests: Promise<PromiseSettledResult<unknown>>[] = [];
     for (let index = 0; index < 200; index += 1) {
-      requests.push(harness.models().then((value) => ({ status: "fulfilled" as const, value }), (reason: unknown) => ({ status: "rejected" as const, reason })));
+      requests.push(
+        harness.models().then(
+          (value) => ({ status: "fulfilled" as const, value }),
+          (reason: unknown) => ({ status: "rejected" as const, reason }),
+        ),
+      );
       await new Promise((resolve) => setImmediate(resolve));
     }
     const outcomes = await Promise.all(requests);

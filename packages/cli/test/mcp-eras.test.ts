@@ -34,7 +34,10 @@ beforeAll(async () => {
   services.push(modern);
   urls.modern = await new Promise<string>((resolve) => createInterface({ input: modern.stdout! }).once("line", resolve));
   const port = await freePort();
-  const everything = spawn(process.execPath, [entryOf("@modelcontextprotocol/server-everything"), "streamableHttp"], { stdio: ["ignore", "ignore", "pipe"], env: { ...process.env, PORT: String(port) } });
+  const everything = spawn(process.execPath, [entryOf("@modelcontextprotocol/server-everything"), "streamableHttp"], {
+    stdio: ["ignore", "ignore", "pipe"],
+    env: { ...process.env, PORT: String(port) },
+  });
   services.push(everything);
   await waitForOutput(everything.stderr!, (text) => text.includes("listening on port"));
   urls.everything = `http://127.0.0.1:${port}/mcp`;
@@ -77,7 +80,12 @@ const cases: Case[] = [
   },
   {
     label: "a stdio server that speaks only 2025-03-26",
-    server: () => ({ transport: "stdio", command: process.execPath, args: [path.join(bridgeFixtures, "older-revision.mjs")], env: { PROTOCOL_VERSION: "2025-03-26" } }),
+    server: () => ({
+      transport: "stdio",
+      command: process.execPath,
+      args: [path.join(bridgeFixtures, "older-revision.mjs")],
+      env: { PROTOCOL_VERSION: "2025-03-26" },
+    }),
     tool: "hello",
     args: {},
     // The provider's environment values are secrets (E6): the version it reports is one.
@@ -106,7 +114,12 @@ const cases: Case[] = [
   },
   {
     label: "the published server-memory",
-    server: () => ({ transport: "stdio", command: process.execPath, args: [entryOf("@modelcontextprotocol/server-memory")], env: { MEMORY_FILE_PATH: path.join(temp.dir, "memory.jsonl") } }),
+    server: () => ({
+      transport: "stdio",
+      command: process.execPath,
+      args: [entryOf("@modelcontextprotocol/server-memory")],
+      env: { MEMORY_FILE_PATH: path.join(temp.dir, "memory.jsonl") },
+    }),
     tool: "read_graph",
     args: {},
     text: "entities",
@@ -127,7 +140,19 @@ describe("MCP servers of every generation through tools list, call and run", () 
       expect(listed.code, listed.stderr).toBe(0);
       expect(listed.stdout).toContain(`srv.${entry.tool}`);
 
-      const call = await runEntry(FIXTURE_HOST, ["call", `srv.${entry.tool}`, "--args", JSON.stringify(entry.args), "--servers", servers, "--approve", "yes", "--json", "--journal", journal]);
+      const call = await runEntry(FIXTURE_HOST, [
+        "call",
+        `srv.${entry.tool}`,
+        "--args",
+        JSON.stringify(entry.args),
+        "--servers",
+        servers,
+        "--approve",
+        "yes",
+        "--json",
+        "--journal",
+        journal,
+      ]);
       expect(call.code, call.stderr).toBe(0);
       const report = JSON.parse(call.stdout) as { outcome: string; text?: string };
       expect(report.outcome).toBe("succeeded");
@@ -135,7 +160,22 @@ describe("MCP servers of every generation through tools list, call and run", () 
 
       const script = path.join(dir, "script.json");
       writeFileSync(script, JSON.stringify([{ text: "calling", toolCalls: [{ name: `srv__${entry.tool}`, arguments: entry.args }] }, { text: "done" }]));
-      const run = await runEntry(FIXTURE_HOST, ["run", "--bundle", bundle, "--servers", servers, "--script", script, "--approve", "yes", "--message", "go", "--json", "--journal", journal]);
+      const run = await runEntry(FIXTURE_HOST, [
+        "run",
+        "--bundle",
+        bundle,
+        "--servers",
+        servers,
+        "--script",
+        script,
+        "--approve",
+        "yes",
+        "--message",
+        "go",
+        "--json",
+        "--journal",
+        journal,
+      ]);
       expect(run.code, run.stderr).toBe(0);
       const turn = JSON.parse(run.stdout) as { completed: boolean; calls: { outcome: string }[] };
       expect(turn.completed).toBe(true);

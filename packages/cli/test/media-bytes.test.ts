@@ -15,10 +15,25 @@ describe("image bytes a server mirrors into structuredContent", () => {
     const bytes = Buffer.concat([Buffer.from("89504e470d0a1a0a", "hex"), randomBytes(3000)]);
     const base64 = bytes.toString("base64");
     const servers = path.join(temp.dir, "servers.json");
-    writeFileSync(servers, JSON.stringify({ servers: { media: { transport: "stdio", command: process.execPath, args: [SERVER], env: { MEDIA_HEX: bytes.toString("hex") } } } }));
+    writeFileSync(
+      servers,
+      JSON.stringify({ servers: { media: { transport: "stdio", command: process.execPath, args: [SERVER], env: { MEDIA_HEX: bytes.toString("hex") } } } }),
+    );
     const bundle = writeBundle(path.join(temp.dir, "bundle"), JSON.stringify({ version: 3, tools: ["media.read_media"] }));
     const journal = path.join(temp.dir, "journal", "journal.db");
-    const call = await runEntry(FIXTURE_HOST, ["call", "media.read_media", "--bundle", bundle, "--servers", servers, "--approve", "yes", "--json", "--journal", journal]);
+    const call = await runEntry(FIXTURE_HOST, [
+      "call",
+      "media.read_media",
+      "--bundle",
+      bundle,
+      "--servers",
+      servers,
+      "--approve",
+      "yes",
+      "--json",
+      "--journal",
+      journal,
+    ]);
     expect(call.code, call.stderr).toBe(0);
     const report = JSON.parse(call.stdout) as { outcome: string; json: unknown; images: number };
     expect(report).toMatchObject({ outcome: "succeeded", json: { content: [{ type: "image", mimeType: "image/png", image: 0 }] } });
@@ -55,7 +70,10 @@ describe("images of servers of every generation", () => {
       server: () => ({ transport: "stdio", command: process.execPath, args: [entryOf("@modelcontextprotocol/server-everything"), "stdio"] }),
       tool: "get-tiny-image",
       args: {},
-      base64: () => readFileSync(path.join(path.dirname(entryOf("@modelcontextprotocol/server-everything")), "tools", "get-tiny-image.js"), "utf8").match(/"(iVBOR[A-Za-z0-9+/=]{200,})"/)![1]!,
+      base64: () =>
+        readFileSync(path.join(path.dirname(entryOf("@modelcontextprotocol/server-everything")), "tools", "get-tiny-image.js"), "utf8").match(
+          /"(iVBOR[A-Za-z0-9+/=]{200,})"/,
+        )![1]!,
     },
     {
       label: "server-filesystem's read_media_file",
@@ -77,7 +95,19 @@ describe("images of servers of every generation", () => {
       const servers = path.join(dir, "servers.json");
       writeFileSync(servers, JSON.stringify({ servers: { srv: entry.server() } }));
       const journal = path.join(dir, "journal", "journal.db");
-      const call = await runEntry(FIXTURE_HOST, ["call", `srv.${entry.tool}`, "--args", JSON.stringify(entry.args), "--servers", servers, "--approve", "yes", "--json", "--journal", journal]);
+      const call = await runEntry(FIXTURE_HOST, [
+        "call",
+        `srv.${entry.tool}`,
+        "--args",
+        JSON.stringify(entry.args),
+        "--servers",
+        servers,
+        "--approve",
+        "yes",
+        "--json",
+        "--journal",
+        journal,
+      ]);
       expect(call.code, call.stderr).toBe(0);
       expect(JSON.parse(call.stdout)).toMatchObject({ outcome: "succeeded" });
       // The image is in the result as its placeholder, pointing at the attachment.

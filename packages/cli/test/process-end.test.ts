@@ -33,7 +33,10 @@ async function stopOnce(args: string[]): Promise<Ran | "still running"> {
 }
 
 async function journalOf(journal: string) {
-  const sessions = JSON.parse((await runEntry(FIXTURE_HOST, ["journal", "sessions", "--json", "--journal", journal])).stdout) as { sessionId: string; closedAt: string | null }[];
+  const sessions = JSON.parse((await runEntry(FIXTURE_HOST, ["journal", "sessions", "--json", "--journal", journal])).stdout) as {
+    sessionId: string;
+    closedAt: string | null;
+  }[];
   const show = await runEntry(FIXTURE_HOST, ["journal", "show", sessions[0]!.sessionId, "--json", "--journal", journal]);
   return { sessions, calls: (JSON.parse(show.stdout) as { calls: unknown[] }).calls };
 }

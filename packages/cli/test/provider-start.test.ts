@@ -48,19 +48,39 @@ describe("MCP provider start-up through the stock CLI (M1, M10)", () => {
     const result = await check("short", serversFile("short", slow(1_000, { connectTimeoutMs: 300 })));
     expect(result.code).toBe(1);
     const { problems } = JSON.parse(result.stdout) as { problems: { code: string; message: string }[] };
-    expect(problems).toEqual([expect.objectContaining({ code: "MCP_CONNECT_TIMEOUT", message: expect.stringContaining("did not finish initialize within 300 ms (its connect bound: for a provider that starts slowly, raise connectTimeoutMs") })]);
+    expect(problems).toEqual([
+      expect.objectContaining({
+        code: "MCP_CONNECT_TIMEOUT",
+        message: expect.stringContaining(
+          "did not finish initialize within 300 ms (its connect bound: for a provider that starts slowly, raise connectTimeoutMs",
+        ),
+      }),
+    ]);
   });
 
   it("M10 a servers.json connectTimeoutMs over one hour is refused, naming the file, the server and the field", async () => {
     const servers = serversFile("too-long", slow(0, { connectTimeoutMs: 3_600_001 }));
     const result = await runEntry(FIXTURE_HOST, ["tools", "list", "--servers", servers]);
     expect(result.code).not.toBe(0);
-    expect(result.stderr).toContain(`${servers}: server "big": field "connectTimeoutMs" must be a whole number of milliseconds from 1 to 3600000 (one hour), got 3600001`);
+    expect(result.stderr).toContain(
+      `${servers}: server "big": field "connectTimeoutMs" must be a whole number of milliseconds from 1 to 3600000 (one hour), got 3600001`,
+    );
   });
 
   it("M1 call shows the progress line while the runtime starts a slow provider", async () => {
     const servers = serversFile("call", slow(2_000, { connectTimeoutMs: 5_000 }));
-    const result = await runEntry(FIXTURE_HOST, ["call", "big.ping", "--args", "{}", "--approve", "yes", "--servers", servers, "--journal", path.join(temp.dir, "call.sqlite")]);
+    const result = await runEntry(FIXTURE_HOST, [
+      "call",
+      "big.ping",
+      "--args",
+      "{}",
+      "--approve",
+      "yes",
+      "--servers",
+      servers,
+      "--journal",
+      path.join(temp.dir, "call.sqlite"),
+    ]);
     expect(result.stderr.match(PROGRESS)).toHaveLength(1);
     expect(result.code).toBe(0);
     expect(result.stdout).toContain("pong");
@@ -68,7 +88,7 @@ describe("MCP provider start-up through the stock CLI (M1, M10)", () => {
 });
 
 describe("an unreachable streamable-HTTP provider (E6)", () => {
-  it("E6 tools check names the redacted URL and the refused connection, not \"fetch failed\"", async () => {
+  it('E6 tools check names the redacted URL and the refused connection, not "fetch failed"', async () => {
     const probe = createServer();
     await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
     const { port } = probe.address() as { port: number };

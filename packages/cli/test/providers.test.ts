@@ -67,7 +67,22 @@ async function sseEndpoint(route: string, answers: ReadonlyArray<ReadonlyArray<{
 /** An Anthropic Messages stream: optional text, then optional tool_use blocks. */
 function anthropicEvents(text: string | undefined, toolUses: ReadonlyArray<{ id: string; name: string; input: unknown }> = []) {
   const events: Array<{ event: string; data: unknown }> = [
-    { event: "message_start", data: { type: "message_start", message: { id: "msg_1", type: "message", role: "assistant", model: "claude-haiku-4-5", content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 20, output_tokens: 1 } } } },
+    {
+      event: "message_start",
+      data: {
+        type: "message_start",
+        message: {
+          id: "msg_1",
+          type: "message",
+          role: "assistant",
+          model: "claude-haiku-4-5",
+          content: [],
+          stop_reason: null,
+          stop_sequence: null,
+          usage: { input_tokens: 20, output_tokens: 1 },
+        },
+      },
+    },
   ];
   let index = 0;
   if (text !== undefined) {
@@ -79,13 +94,22 @@ function anthropicEvents(text: string | undefined, toolUses: ReadonlyArray<{ id:
   }
   for (const use of toolUses) {
     events.push(
-      { event: "content_block_start", data: { type: "content_block_start", index, content_block: { type: "tool_use", id: use.id, name: use.name, input: {} } } },
-      { event: "content_block_delta", data: { type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: JSON.stringify(use.input) } } },
+      {
+        event: "content_block_start",
+        data: { type: "content_block_start", index, content_block: { type: "tool_use", id: use.id, name: use.name, input: {} } },
+      },
+      {
+        event: "content_block_delta",
+        data: { type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: JSON.stringify(use.input) } },
+      },
       { event: "content_block_stop", data: { type: "content_block_stop", index: index++ } },
     );
   }
   events.push(
-    { event: "message_delta", data: { type: "message_delta", delta: { stop_reason: toolUses.length > 0 ? "tool_use" : "end_turn", stop_sequence: null }, usage: { output_tokens: 12 } } },
+    {
+      event: "message_delta",
+      data: { type: "message_delta", delta: { stop_reason: toolUses.length > 0 ? "tool_use" : "end_turn", stop_sequence: null }, usage: { output_tokens: 12 } },
+    },
     { event: "message_stop", data: { type: "message_stop" } },
   );
   return events;
@@ -98,23 +122,66 @@ function responsesEvents(text: string) {
   return [
     { event: "response.created", data: { type: "response.created", sequence_number: 0, response: response("in_progress") } },
     { event: "response.output_item.added", data: { type: "response.output_item.added", sequence_number: 1, output_index: 0, item } },
-    { event: "response.output_text.delta", data: { type: "response.output_text.delta", sequence_number: 2, item_id: "msg_1", output_index: 0, content_index: 0, delta: text, logprobs: [] } },
-    { event: "response.output_item.done", data: { type: "response.output_item.done", sequence_number: 3, output_index: 0, item: { ...item, status: "completed", content: [{ type: "output_text", text, annotations: [] }] } } },
+    {
+      event: "response.output_text.delta",
+      data: { type: "response.output_text.delta", sequence_number: 2, item_id: "msg_1", output_index: 0, content_index: 0, delta: text, logprobs: [] },
+    },
+    {
+      event: "response.output_item.done",
+      data: {
+        type: "response.output_item.done",
+        sequence_number: 3,
+        output_index: 0,
+        item: { ...item, status: "completed", content: [{ type: "output_text", text, annotations: [] }] },
+      },
+    },
     {
       event: "response.completed",
-      data: { type: "response.completed", sequence_number: 4, response: { ...response("completed"), usage: { input_tokens: 20, input_tokens_details: { cached_tokens: 0 }, output_tokens: 5, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 25 } } },
+      data: {
+        type: "response.completed",
+        sequence_number: 4,
+        response: {
+          ...response("completed"),
+          usage: {
+            input_tokens: 20,
+            input_tokens_details: { cached_tokens: 0 },
+            output_tokens: 5,
+            output_tokens_details: { reasoning_tokens: 0 },
+            total_tokens: 25,
+          },
+        },
+      },
     },
   ];
 }
 
 function runArgs(name: string, ...model: string[]): string[] {
   const bundle = writeBundle(path.join(space.dir, name), '{"version":3,"tools":["demo.echo"]}');
-  return ["run", "--bundle", bundle, "--message", "echo hi", "--approve", "yes", "--json", "--session-id", `ses_${name}`, "--workspace", space.dir, "--journal", path.join(space.dir, `${name}.db`), ...model];
+  return [
+    "run",
+    "--bundle",
+    bundle,
+    "--message",
+    "echo hi",
+    "--approve",
+    "yes",
+    "--json",
+    "--session-id",
+    `ses_${name}`,
+    "--workspace",
+    space.dir,
+    "--journal",
+    path.join(space.dir, `${name}.db`),
+    ...model,
+  ];
 }
 
 describe("--provider: the model a command drives", () => {
   it("A3 E6 --provider anthropic --model --api-key-env: run takes a turn with a tool call through @ai-sdk/anthropic; the journal verifies; the key is in no output", async () => {
-    const anthropic = await sseEndpoint("/v1/messages", [anthropicEvents(undefined, [{ id: "toolu_1", name: "demo__echo", input: { text: "hi" } }]), anthropicEvents("echoed hi")]);
+    const anthropic = await sseEndpoint("/v1/messages", [
+      anthropicEvents(undefined, [{ id: "toolu_1", name: "demo__echo", input: { text: "hi" } }]),
+      anthropicEvents("echoed hi"),
+    ]);
     const model = ["--provider", "anthropic", "--model", "claude-haiku-4-5", "--api-key-env", "ANTHROPIC_KEY_FOR_TEST", "--base-url", anthropic.baseURL];
     const run = await cli(runArgs("anthropic", ...model), { ANTHROPIC_KEY_FOR_TEST: KEY });
     expect(run.code, run.stderr).toBe(EXIT_CODES.ok);
@@ -148,7 +215,24 @@ describe("--provider: the model a command drives", () => {
 
   it("N4 tools check with --provider anthropic flags an alias longer than 64 bytes without sending anything", async () => {
     const bundle = writeBundle(path.join(space.dir, "long"), JSON.stringify({ version: 3, tools: [`demo.${"l".repeat(62)}`] }));
-    const checked = await cli(["tools", "check", "--bundle", bundle, "--json", "--provider", "anthropic", "--model", "claude-haiku-4-5", "--api-key-env", "K", "--base-url", "http://127.0.0.1:9/v1"], { K: KEY });
+    const checked = await cli(
+      [
+        "tools",
+        "check",
+        "--bundle",
+        bundle,
+        "--json",
+        "--provider",
+        "anthropic",
+        "--model",
+        "claude-haiku-4-5",
+        "--api-key-env",
+        "K",
+        "--base-url",
+        "http://127.0.0.1:9/v1",
+      ],
+      { K: KEY },
+    );
     expect(checked.code).toBe(EXIT_CODES.failed);
     expect(JSON.parse(checked.stdout)).toMatchObject({ ok: false, problems: [{ code: "ALIAS_TOO_LONG_FOR_PROVIDER" }] });
   });
@@ -161,7 +245,9 @@ describe("--provider: the model a command drives", () => {
     expect(noKey.code).toBe(EXIT_CODES.usage);
     expect(noKey.stderr).toContain("--provider openai-responses needs --api-key-env NAME, the variable holding the OpenAI API key (e.g. OPENAI_API_KEY)");
     const unset = await cli(runArgs("unset", "--provider", "anthropic", "--model", "claude-haiku-4-5", "--api-key-env", "NOT_SET"));
-    expect(JSON.parse(unset.stderr)).toMatchObject({ error: { code: "CLI_API_KEY_MISSING", message: "--api-key-env NOT_SET: the variable NOT_SET is not set or empty" } });
+    expect(JSON.parse(unset.stderr)).toMatchObject({
+      error: { code: "CLI_API_KEY_MISSING", message: "--api-key-env NOT_SET: the variable NOT_SET is not set or empty" },
+    });
     const unknown = await cli(runArgs("unknown", "--provider", "gemini", "--model", "x"));
     expect(unknown.code).toBe(EXIT_CODES.usage);
     expect(JSON.parse(unknown.stderr).error.message).toBe('--provider must be one of "scripted", "openai", "anthropic", "openai-responses", got "gemini"');

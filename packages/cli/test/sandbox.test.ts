@@ -12,7 +12,11 @@ afterAll(() => temp.cleanup());
 const probe = path.join(REPO, "packages/sandbox/test/fixtures/probe-server.mjs");
 const sdk = realpathSync(createRequire(path.join(REPO, "packages/sandbox/package.json")).resolve("@modelcontextprotocol/sdk/package.json"));
 // The probe, the packages it imports and pnpm's store behind their links: all it may read besides the system.
-const probeReads = [path.dirname(probe), path.join(REPO, "packages/sandbox/node_modules"), sdk.slice(0, sdk.indexOf("/node_modules/.pnpm/") + "/node_modules/.pnpm".length)];
+const probeReads = [
+  path.dirname(probe),
+  path.join(REPO, "packages/sandbox/node_modules"),
+  sdk.slice(0, sdk.indexOf("/node_modules/.pnpm/") + "/node_modules/.pnpm".length),
+];
 const marker = `cli-sandbox-${process.pid}`;
 
 beforeAll(() => {
@@ -50,7 +54,23 @@ async function cli(argv: readonly string[]) {
 
 function call(tool: string, args: Record<string, unknown>) {
   const bundle = writeBundle(path.join(temp.dir, "bundle"), JSON.stringify({ version: 3, tools: [`probe.${tool}`] }));
-  return cli(["--servers", path.join(temp.dir, "servers.json"), "call", `probe.${tool}`, "--args", JSON.stringify(args), "--bundle", bundle, "--approve", "yes", "--json", "--workspace", temp.dir, "--journal", path.join(temp.dir, "journal.db")]);
+  return cli([
+    "--servers",
+    path.join(temp.dir, "servers.json"),
+    "call",
+    `probe.${tool}`,
+    "--args",
+    JSON.stringify(args),
+    "--bundle",
+    bundle,
+    "--approve",
+    "yes",
+    "--json",
+    "--workspace",
+    temp.dir,
+    "--journal",
+    path.join(temp.dir, "journal.db"),
+  ]);
 }
 
 function processesWithMarker(tag: string): string[] {
@@ -90,7 +110,9 @@ describe("the stock CLI's sandbox (Linux, real bwrap)", () => {
     expect(shown.code, shown.err).toBe(EXIT_CODES.ok);
     expect(shown.out).toContain("sandbox   probe: {");
     expect(shown.out).toContain("allowed.txt");
-    const json = JSON.parse((await cli(["journal", "show", sessions[0]!.sessionId, "--json", "--journal", journal])).out) as { sandboxedProviders?: Record<string, { placement: string }> };
+    const json = JSON.parse((await cli(["journal", "show", sessions[0]!.sessionId, "--json", "--journal", journal])).out) as {
+      sandboxedProviders?: Record<string, { placement: string }>;
+    };
     expect(json.sandboxedProviders?.probe?.placement).toBe("sandbox");
   });
 });

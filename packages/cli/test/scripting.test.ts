@@ -8,7 +8,19 @@ const temp = tempDir("scripting");
 afterAll(() => temp.cleanup());
 
 const CLI_PACKAGE = JSON.parse(readFileSync(path.join(REPO, "packages/cli/package.json"), "utf8")) as { version: string };
-const COMMANDS = [["tools", "list"], ["tools", "check"], ["call"], ["run"], ["serve"], ["journal", "sessions"], ["journal", "show"], ["journal", "verify"], ["journal", "export"], ["journal", "approvals"], ["journal", "revoke-approvals"]];
+const COMMANDS = [
+  ["tools", "list"],
+  ["tools", "check"],
+  ["call"],
+  ["run"],
+  ["serve"],
+  ["journal", "sessions"],
+  ["journal", "show"],
+  ["journal", "verify"],
+  ["journal", "export"],
+  ["journal", "approvals"],
+  ["journal", "revoke-approvals"],
+];
 
 /** A bundle selecting `fixture.whoami` and the tools of the MCP provider `down`, whose process exits at once. */
 function bundleWithDownProvider(): { bundle: string; servers: string; script: string } {
@@ -54,7 +66,9 @@ describe("--json", () => {
     expect(result.stdout).toBe("");
     const lines = result.stderr.trimEnd().split("\n");
     expect(lines).toHaveLength(1);
-    expect(JSON.parse(lines[0]!)).toEqual({ error: { code: "CLI_ARGUMENTS_INVALID", message: expect.stringContaining("--args is not JSON"), hint: expect.any(String) } });
+    expect(JSON.parse(lines[0]!)).toEqual({
+      error: { code: "CLI_ARGUMENTS_INVALID", message: expect.stringContaining("--args is not JSON"), hint: expect.any(String) },
+    });
     // A usage error keeps its exit code under --json.
     const usage = await runEntry(FIXTURE_HOST, ["tools", "list", "--frob", "--json"]);
     expect(usage.code).toBe(2);
@@ -66,7 +80,22 @@ describe("--json", () => {
     const script = path.join(temp.dir, "whoami.json");
     writeFileSync(script, JSON.stringify([{ toolCalls: [{ name: "fixture__whoami", arguments: {} }] }, { text: "done" }]));
     const journal = path.join(temp.dir, "run-json.db");
-    const result = await runEntry(FIXTURE_HOST, ["run", "--bundle", bundle, "--script", script, "--approve", "yes", "--session-id", "ses_json", "--message", "who", "--json", "--journal", journal]);
+    const result = await runEntry(FIXTURE_HOST, [
+      "run",
+      "--bundle",
+      bundle,
+      "--script",
+      script,
+      "--approve",
+      "yes",
+      "--session-id",
+      "ses_json",
+      "--message",
+      "who",
+      "--json",
+      "--journal",
+      journal,
+    ]);
     expect(result.code).toBe(0);
     const report = JSON.parse(result.stdout);
     expect(report).toMatchObject({ sessionId: "ses_json", turnId: "ses_json.t1", completed: true, reason: "answered", text: "done", unavailableProviders: [] });
@@ -87,7 +116,20 @@ describe("exit codes a script can tell apart", () => {
     // The turn itself answered, and its transcript is shown.
     expect(result.stdout).toMatch(/: answered, 0 call\(s\)/);
     expect(result.stderr).toMatch(/^error CLI_PROVIDER_UNAVAILABLE: the turn ran without the tools of MCP provider "down", which could not be reached: /m);
-    const json = await runEntry(FIXTURE_HOST, ["run", "--bundle", bundle, "--servers", servers, "--script", script, "--message", "hi", "--json", "--journal", journal]);
+    const json = await runEntry(FIXTURE_HOST, [
+      "run",
+      "--bundle",
+      bundle,
+      "--servers",
+      servers,
+      "--script",
+      script,
+      "--message",
+      "hi",
+      "--json",
+      "--journal",
+      journal,
+    ]);
     expect(json.code).toBe(3);
     expect(JSON.parse(json.stdout).unavailableProviders).toEqual([{ namespace: "down", message: expect.stringContaining("down") }]);
     expect(JSON.parse(json.stderr.trim().split("\n").at(-1)!).error.code).toBe("CLI_PROVIDER_UNAVAILABLE");
@@ -116,7 +158,9 @@ describe("help and errors speak to users", () => {
   it("B6 call without --bundle in a folder with no tools.json names the tool, not a field of a tools.json", async () => {
     const result = await runEntry(FIXTURE_HOST, ["call", "x.y", "--journal", path.join(temp.dir, "no-bundle.db")], { cwd: temp.dir });
     expect(result.code).toBe(1);
-    expect(result.stderr).toMatch(/^error NAMESPACE_UNKNOWN: call: tool "x\.y": no native tool or MCP provider has namespace "x" \(registered namespaces: fixture\)/m);
+    expect(result.stderr).toMatch(
+      /^error NAMESPACE_UNKNOWN: call: tool "x\.y": no native tool or MCP provider has namespace "x" \(registered namespaces: fixture\)/m,
+    );
     expect(result.stderr).not.toContain("tools.json");
     expect(result.stderr).not.toContain("tools check --bundle");
     const unregistered = await runEntry(FIXTURE_HOST, ["call", "fixture.nope", "--journal", path.join(temp.dir, "no-bundle.db")], { cwd: temp.dir });

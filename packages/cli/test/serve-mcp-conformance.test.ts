@@ -33,16 +33,23 @@ const TOOLS_SERVER = [
 describe("the MCP conformance suite against serve --mcp --http", () => {
   it("M11 T4 E2 M3 every server scenario passes but those expected-failures.yml names, each with its reason", async () => {
     const servers = path.join(temp.dir, "servers.json");
-    writeFileSync(servers, JSON.stringify({ servers: { conf: { transport: "stdio", command: process.execPath, args: [path.join(FIXTURES, "conformance-server.mjs")] } } }));
+    writeFileSync(
+      servers,
+      JSON.stringify({ servers: { conf: { transport: "stdio", command: process.execPath, args: [path.join(FIXTURES, "conformance-server.mjs")] } } }),
+    );
     // A v1 bundle: every tool the provider publishes, served under its published name, as the suite calls them.
     const bundle = writeBundle(path.join(temp.dir, "bundle"), JSON.stringify({ version: 1, mcpServers: ["conf"] }));
     const results = path.join(temp.dir, "results");
     const args = ["--bundle", bundle, "--servers", servers, "--approve", "yes", "--tool-names", "published", "--journal", path.join(temp.dir, "journal.db")];
     await withHttpServer(FIXTURE_HOST, args, async ({ port }) => {
-      const suite = spawn(process.execPath, [SUITE, "server", "--url", `http://127.0.0.1:${port}/mcp`, "--suite", "all", "--expected-failures", EXPECTED_FAILURES, "-o", results], {
-        cwd: temp.dir,
-        stdio: ["ignore", "pipe", "pipe"],
-      });
+      const suite = spawn(
+        process.execPath,
+        [SUITE, "server", "--url", `http://127.0.0.1:${port}/mcp`, "--suite", "all", "--expected-failures", EXPECTED_FAILURES, "-o", results],
+        {
+          cwd: temp.dir,
+          stdio: ["ignore", "pipe", "pipe"],
+        },
+      );
       const ran = await collect(suite);
       // Exit 0: no failure outside the baseline, and no entry of the baseline that passes.
       expect(ran.code, `${ran.stdout}\n${ran.stderr}`).toBe(0);

@@ -22,7 +22,10 @@ type Result = { isError?: boolean; content: Block[]; structuredContent?: Record<
 /** `serve --mcp` arguments for a v1 bundle of the provider's every tool (`grown` too, once published), or a v3 bundle of the natives. */
 function setup(name: string, serves: "provider" | "natives"): string[] {
   const servers = path.join(temp.dir, `${name}-servers.json`);
-  writeFileSync(servers, JSON.stringify({ servers: { conf: { transport: "stdio", command: process.execPath, args: [path.join(FIXTURES, "conformance-server.mjs")] } } }));
+  writeFileSync(
+    servers,
+    JSON.stringify({ servers: { conf: { transport: "stdio", command: process.execPath, args: [path.join(FIXTURES, "conformance-server.mjs")] } } }),
+  );
   const selection = serves === "provider" ? { version: 1, mcpServers: ["conf"] } : { version: 3, tools: ["fixture.snapshot", "fixture.revoked"] };
   const bundle = writeBundle(path.join(temp.dir, `${name}-bundle`), JSON.stringify(selection));
   return ["--bundle", bundle, "--servers", servers, "--approve", "yes", "--journal", path.join(temp.dir, `${name}.db`)];
@@ -82,7 +85,9 @@ async function seeNatives(client: Client): Promise<void> {
   expect(shown.content.find((block) => block.type === "image")).toEqual({ type: "image", mimeType: "image/png", data: PNG });
   const withheld = (await client.callTool({ name: "fixture__revoked", arguments: {} })) as Result;
   expect(withheld.content.some((block) => block.type === "image")).toBe(false);
-  expect(withheld.content.map((block) => block.text).join("\n")).toContain("[image withheld: the user's consent could not be confirmed right before delivery (the screen)]");
+  expect(withheld.content.map((block) => block.text).join("\n")).toContain(
+    "[image withheld: the user's consent could not be confirmed right before delivery (the screen)]",
+  );
 
   // E2: a native tool's progress reaches the client's token, figures and all. Over stdio
   // the second of two events reported back to back does not always reach the client
@@ -103,7 +108,9 @@ describe("serve --mcp serves tools as they are published", () => {
     const see = serves === "provider" ? seeProvider : seeNatives;
     it(`M11 T4 E2 M3 over stdio, ${serves}: metadata, content, images only after the consent recheck, progress${serves === "provider" ? ", list changes" : ""}`, async () => {
       const client = new Client({ name: "fidelity-client", version: "1.0.0" });
-      await client.connect(new StdioClientTransport({ command: process.execPath, args: [IMAGE_HOST, "serve", "--mcp", ...setup(`stdio-${serves}`, serves)], stderr: "ignore" }));
+      await client.connect(
+        new StdioClientTransport({ command: process.execPath, args: [IMAGE_HOST, "serve", "--mcp", ...setup(`stdio-${serves}`, serves)], stderr: "ignore" }),
+      );
       try {
         await see(client);
       } finally {
@@ -130,7 +137,11 @@ describe("serve --mcp serves tools as they are published", () => {
       await client.connect(new ModernHttpTransport(new URL(`http://127.0.0.1:${port}/mcp`)));
       try {
         const { tools } = await client.listTools();
-        expect(tools.find((tool) => tool.name === "conf__forecast")).toMatchObject({ title: "Weather forecast", annotations: { readOnlyHint: true }, outputSchema: { required: ["city", "celsius"] } });
+        expect(tools.find((tool) => tool.name === "conf__forecast")).toMatchObject({
+          title: "Weather forecast",
+          annotations: { readOnlyHint: true },
+          outputSchema: { required: ["city", "celsius"] },
+        });
         const mixed = (await client.callTool({ name: "conf__test_multiple_content_types", arguments: {} })) as Result;
         expect(mixed.content.map((block) => block.type)).toEqual(["text", "image", "resource"]);
         expect(mixed.content[1]?.data).toBe(PNG);

@@ -39,7 +39,14 @@ describe("serve --mcp on stdio answers every request line", () => {
     });
     const done = collect(child);
     const send = (text: string) => child.stdin.write(`${text}\n`);
-    send(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "test", version: "1" } } }));
+    send(
+      JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "test", version: "1" } },
+      }),
+    );
     await waitForOutput(child.stdout, (text) => text.includes('"id":1'));
     send(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }));
     send("{not json");
@@ -47,7 +54,10 @@ describe("serve --mcp on stdio answers every request line", () => {
     send(JSON.stringify({ jsonrpc: "2.0", id: 8, method: "tools/list" }));
     await waitForOutput(child.stdout, (text) => text.includes('"id":8'));
     child.stdin.end();
-    const answers = (await done).stdout.trim().split("\n").map((line) => JSON.parse(line) as { id: unknown; error?: { code: number; message: string }; result?: unknown });
+    const answers = (await done).stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { id: unknown; error?: { code: number; message: string }; result?: unknown });
     expect(answers).toContainEqual({ jsonrpc: "2.0", id: null, error: { code: -32700, message: expect.stringMatching(/^parse error: the line is not JSON/) } });
     expect(answers.find((answer) => answer.id === "big-7")).toMatchObject({ error: { code: -32600 } });
     expect(answers.find((answer) => answer.id === 8)).toMatchObject({ result: { tools: [{ name: "fixture__whoami" }] } });
@@ -64,7 +74,7 @@ describe("call refuses what the user gave, in the user's words", () => {
     expect(ran.stdout + ran.stderr).not.toMatch(/call stack/);
   });
 
-  it("E5 call \"\" says the tool name is empty, not that a tools.json the user never wrote is wrong", async () => {
+  it('E5 call "" says the tool name is empty, not that a tools.json the user never wrote is wrong', async () => {
     const { runEntry } = await import("./helpers.js");
     const ran = await runEntry(FIXTURE_HOST, ["call", "", "--journal", path.join(temp.dir, "empty.db")]);
     expect(ran.code).toBe(1);

@@ -18,13 +18,22 @@ const bundle = () => writeBundle(path.join(temp.dir, "bundle"), JSON.stringify({
 async function send(port: number, body: string, sessionId?: string): Promise<{ status: number; body: string; sessionId: string | undefined }> {
   const response = await fetch(`http://127.0.0.1:${port}/mcp`, {
     method: "POST",
-    headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...(sessionId === undefined ? {} : { "mcp-session-id": sessionId }) },
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      ...(sessionId === undefined ? {} : { "mcp-session-id": sessionId }),
+    },
     body,
   });
   return { status: response.status, body: await response.text(), sessionId: response.headers.get("mcp-session-id") ?? undefined };
 }
 
-const INITIALIZE = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "bare", version: "1" } } });
+const INITIALIZE = JSON.stringify({
+  jsonrpc: "2.0",
+  id: 1,
+  method: "initialize",
+  params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "bare", version: "1" } },
+});
 
 describe("serve --mcp --http never lets vanished clients lock others out", () => {
   it("M11 200 clients that never DELETE leave the server accepting new ones; a client with its event stream open keeps its session", async () => {
@@ -76,10 +85,16 @@ describe("serve --mcp answers the calls in flight when it stops", () => {
 
   it("M11 A3 over stdio: SIGTERM mid-call answers the call with an error before the transport closes", async () => {
     const journal = path.join(temp.dir, "stop-stdio.db");
-    const transport = new StdioClientTransport({ command: process.execPath, args: [FIXTURE_HOST, "serve", "--mcp", "--bundle", bundle(), "--approve", "yes", "--journal", journal], stderr: "ignore" });
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [FIXTURE_HOST, "serve", "--mcp", "--bundle", bundle(), "--approve", "yes", "--journal", journal],
+      stderr: "ignore",
+    });
     const client = new Client(INFO);
     await client.connect(transport);
-    const answer = (await client.callTool({ name: "fixture__wait", arguments: {} }, undefined, { onprogress: () => process.kill(transport.pid!, "SIGTERM") })) as ToolResult;
+    const answer = (await client.callTool({ name: "fixture__wait", arguments: {} }, undefined, {
+      onprogress: () => process.kill(transport.pid!, "SIGTERM"),
+    })) as ToolResult;
     expect(answer.isError).toBe(true);
     expect(answer.content[0]?.text).toMatch(/^Error CLI_INTERRUPTED: the MCP server is stopping/);
     await client.close();

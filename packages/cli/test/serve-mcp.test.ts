@@ -104,11 +104,14 @@ describe("serve --mcp over HTTP bounds what clients can open", () => {
       for (let index = 0; index < 5; index += 1) expect((await post(port, { host, accept: "application/json" })).status).toBe(406);
       for (let index = 0; index < 3; index += 1) expect((await post(port, { host })).status).toBe(200);
       expect(stderr()).toContain("the least recently used idle one");
-      await vi.waitFor(async () => {
-        const listed = JSON.parse((await runEntry(FIXTURE_HOST, ["journal", "sessions", "--json", "--journal", journal])).stdout) as { closedAt?: string }[];
-        expect(listed).toHaveLength(3);
-        expect(listed.filter((session) => session.closedAt !== undefined)).toHaveLength(1);
-      }, { timeout: 10_000, interval: 100 });
+      await vi.waitFor(
+        async () => {
+          const listed = JSON.parse((await runEntry(FIXTURE_HOST, ["journal", "sessions", "--json", "--journal", journal])).stdout) as { closedAt?: string }[];
+          expect(listed).toHaveLength(3);
+          expect(listed.filter((session) => session.closedAt !== undefined)).toHaveLength(1);
+        },
+        { timeout: 10_000, interval: 100 },
+      );
     });
   });
 });
@@ -120,7 +123,9 @@ describe("serve --mcp over HTTP answers a malformed request target", () => {
       for (const target of ["//", "http://[::1/mcp"]) {
         const answer = await post(port, { host: `127.0.0.1:${port}` }, target);
         expect(answer.status).toBe(400);
-        expect(JSON.parse(answer.body)).toMatchObject({ error: { message: "bad request: the request target is not a valid URL path; the MCP endpoint is /mcp" } });
+        expect(JSON.parse(answer.body)).toMatchObject({
+          error: { message: "bad request: the request target is not a valid URL path; the MCP endpoint is /mcp" },
+        });
       }
       expect((await post(port, { host: `127.0.0.1:${port}` }, "/other")).status).toBe(404);
       expect((await post(port, { host: `127.0.0.1:${port}` })).status).toBe(200);
@@ -134,18 +139,22 @@ describe("serve --mcp over HTTP when a client's OpenWorker session cannot open",
     // The host classifies fixture.echo "read_only"; this policy has no rule for that class, which only openSession checks.
     const policy = path.join(temp.dir, "no-read-only-rule.json");
     writeFileSync(policy, JSON.stringify({ name: "ops", rules: { external: "ask" } }));
-    const result = await withHttpServer(CLASSIFIED_HOST, ["--max-sessions", "1", "--bundle", bundle, "--policy", policy, "--journal", path.join(temp.dir, "refused.db")], async ({ port, stderr, child }) => {
-      // Twice with --max-sessions 1: the failed session must not keep its slot (no 503).
-      for (let attempt = 0; attempt < 2; attempt += 1) {
-        const client = new Client({ name: "test-client", version: "1.0.0" });
-        const refused = client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`)));
-        await expect(refused).rejects.toMatchObject({ data: { code: "OPTIONS_INVALID" } });
-        await expect(refused).rejects.toThrow(/classifications\["fixture\.echo"\] is "read_only"/);
-        await client.close();
-      }
-      expect(child.exitCode).toBe(null);
-      await vi.waitFor(() => expect(stderr()).toContain("refused an MCP client's initialize: its OpenWorker session could not open (OPTIONS_INVALID"));
-    });
+    const result = await withHttpServer(
+      CLASSIFIED_HOST,
+      ["--max-sessions", "1", "--bundle", bundle, "--policy", policy, "--journal", path.join(temp.dir, "refused.db")],
+      async ({ port, stderr, child }) => {
+        // Twice with --max-sessions 1: the failed session must not keep its slot (no 503).
+        for (let attempt = 0; attempt < 2; attempt += 1) {
+          const client = new Client({ name: "test-client", version: "1.0.0" });
+          const refused = client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`)));
+          await expect(refused).rejects.toMatchObject({ data: { code: "OPTIONS_INVALID" } });
+          await expect(refused).rejects.toThrow(/classifications\["fixture\.echo"\] is "read_only"/);
+          await client.close();
+        }
+        expect(child.exitCode).toBe(null);
+        await vi.waitFor(() => expect(stderr()).toContain("refused an MCP client's initialize: its OpenWorker session could not open (OPTIONS_INVALID"));
+      },
+    );
     expect(result.stderr).not.toMatch(/\n\s+at /);
   });
 });
@@ -153,24 +162,41 @@ describe("serve --mcp over HTTP when a client's OpenWorker session cannot open",
 describe("serve --mcp over HTTP when a client goes away while its session opens", () => {
   it("M4 the session opened for a client that never got its id is closed and its slot freed: the next client gets a session, not 503", async () => {
     const bundle = writeBundle(path.join(temp.dir, "slow"), JSON.stringify({ version: 3, tools: ["fixture.echo"] }));
-    await withHttpServer(SLOW_OPEN_HOST, ["--max-sessions", "1", "--bundle", bundle, "--approve", "yes", "--journal", path.join(temp.dir, "slow.db")], async ({ port, stderr }) => {
-      // The first client gives up while its session takes 1.5 s to open.
-      await new Promise<void>((resolve) => {
-        const request = http.request({ host: "127.0.0.1", port, path: "/mcp", method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream" } });
-        request.once("error", () => resolve());
-        request.end(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "x", version: "1" } } }));
-        setTimeout(() => {
-          request.destroy();
-          resolve();
-        }, 300);
-      });
-      // Its session opens, then closes at once: nobody can use or end it.
-      await vi.waitFor(() => expect(stderr().match(/\[host\] session \S+ closed/g)).toHaveLength(1), { timeout: 10_000 });
-      const client = new Client({ name: "test-client", version: "1.0.0" });
-      await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`)));
-      expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(["fixture__echo"]);
-      await client.close();
-    });
+    await withHttpServer(
+      SLOW_OPEN_HOST,
+      ["--max-sessions", "1", "--bundle", bundle, "--approve", "yes", "--journal", path.join(temp.dir, "slow.db")],
+      async ({ port, stderr }) => {
+        // The first client gives up while its session takes 1.5 s to open.
+        await new Promise<void>((resolve) => {
+          const request = http.request({
+            host: "127.0.0.1",
+            port,
+            path: "/mcp",
+            method: "POST",
+            headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+          });
+          request.once("error", () => resolve());
+          request.end(
+            JSON.stringify({
+              jsonrpc: "2.0",
+              id: 1,
+              method: "initialize",
+              params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "x", version: "1" } },
+            }),
+          );
+          setTimeout(() => {
+            request.destroy();
+            resolve();
+          }, 300);
+        });
+        // Its session opens, then closes at once: nobody can use or end it.
+        await vi.waitFor(() => expect(stderr().match(/\[host\] session \S+ closed/g)).toHaveLength(1), { timeout: 10_000 });
+        const client = new Client({ name: "test-client", version: "1.0.0" });
+        await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`)));
+        expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(["fixture__echo"]);
+        await client.close();
+      },
+    );
   }, 30_000);
 });
 
@@ -180,46 +206,54 @@ describe("serve --mcp over HTTP closes the sessions of clients that went away wi
     writeFileSync(servers, JSON.stringify({ servers: { pids: { transport: "stdio", command: process.execPath, args: [PID_SERVER] } } }));
     const bundle = writeBundle(path.join(temp.dir, "pids"), JSON.stringify({ version: 3, tools: ["pids.pid"] }));
     const journal = path.join(temp.dir, "idle.db");
-    const result = await withHttpServer(FIXTURE_HOST, ["--idle-timeout", "1", "--servers", servers, "--bundle", bundle, "--approve", "yes", "--journal", journal], async ({ port }) => {
-      const client = new Client({ name: "test-client", version: "1.0.0" });
-      const transport = new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`));
-      await client.connect(transport);
-      const sessionId = transport.sessionId!;
-      const called = (await client.callTool({ name: "pids__pid", arguments: {} })) as ToolResult;
-      const pid = called.structuredContent!.pid as number;
-      expect(alive(pid)).toBe(true);
-      // The SDK client's close() drops its streams and sends no DELETE (terminateSession() would).
-      await client.close();
-      await vi.waitFor(() => expect(alive(pid)).toBe(false), { timeout: 20_000, interval: 50 });
-      await vi.waitFor(async () => expect((await sessionsOf(journal))[0]?.closedAt).toEqual(expect.any(String)), { timeout: 20_000, interval: 200 });
-      const later = await send(port, { jsonrpc: "2.0", id: 9, method: "tools/list" }, sessionId);
-      expect(later.status).toBe(404);
-      expect(JSON.parse(later.body)).toMatchObject({ error: { code: -32001 } });
-    });
+    const result = await withHttpServer(
+      FIXTURE_HOST,
+      ["--idle-timeout", "1", "--servers", servers, "--bundle", bundle, "--approve", "yes", "--journal", journal],
+      async ({ port }) => {
+        const client = new Client({ name: "test-client", version: "1.0.0" });
+        const transport = new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`));
+        await client.connect(transport);
+        const sessionId = transport.sessionId!;
+        const called = (await client.callTool({ name: "pids__pid", arguments: {} })) as ToolResult;
+        const pid = called.structuredContent!.pid as number;
+        expect(alive(pid)).toBe(true);
+        // The SDK client's close() drops its streams and sends no DELETE (terminateSession() would).
+        await client.close();
+        await vi.waitFor(() => expect(alive(pid)).toBe(false), { timeout: 20_000, interval: 50 });
+        await vi.waitFor(async () => expect((await sessionsOf(journal))[0]?.closedAt).toEqual(expect.any(String)), { timeout: 20_000, interval: 200 });
+        const later = await send(port, { jsonrpc: "2.0", id: 9, method: "tools/list" }, sessionId);
+        expect(later.status).toBe(404);
+        expect(JSON.parse(later.body)).toMatchObject({ error: { code: -32001 } });
+      },
+    );
     expect(result.stderr).toMatch(/closing MCP session \S+: idle for 1 s/);
   }, 60_000);
 
   it("with --max-sessions 1, the slot of an expired session is free: the next client is served, not 503", async () => {
     const bundle = writeBundle(path.join(temp.dir, "whoami-idle"), JSON.stringify({ version: 3, tools: ["fixture.whoami"] }));
     const journal = path.join(temp.dir, "idle-slot.db");
-    await withHttpServer(FIXTURE_HOST, ["--max-sessions", "1", "--idle-timeout", "1", "--bundle", bundle, "--approve", "yes", "--journal", journal], async ({ port }) => {
-      const first = await initialize(port);
-      expect((await send(port, { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "fixture__whoami", arguments: {} } }, first)).status).toBe(200);
-      // The first client is gone (no DELETE): a new one waits for its slot, and then gets it.
-      const second = await vi.waitFor(
-        async () => {
-          const answer = await post(port, { host: `127.0.0.1:${port}` });
-          expect(answer.status).toBe(200);
-          return answer;
-        },
-        { timeout: 20_000, interval: 200 },
-      );
-      expect(second.body).toContain('"serverInfo"');
-      expect((await send(port, { jsonrpc: "2.0", id: 3, method: "tools/list" }, first)).status).toBe(404);
-      const sessions = await sessionsOf(journal);
-      expect(sessions).toHaveLength(2);
-      expect(sessions[0]!.closedAt).toEqual(expect.any(String));
-    });
+    await withHttpServer(
+      FIXTURE_HOST,
+      ["--max-sessions", "1", "--idle-timeout", "1", "--bundle", bundle, "--approve", "yes", "--journal", journal],
+      async ({ port }) => {
+        const first = await initialize(port);
+        expect((await send(port, { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "fixture__whoami", arguments: {} } }, first)).status).toBe(200);
+        // The first client is gone (no DELETE): a new one waits for its slot, and then gets it.
+        const second = await vi.waitFor(
+          async () => {
+            const answer = await post(port, { host: `127.0.0.1:${port}` });
+            expect(answer.status).toBe(200);
+            return answer;
+          },
+          { timeout: 20_000, interval: 200 },
+        );
+        expect(second.body).toContain('"serverInfo"');
+        expect((await send(port, { jsonrpc: "2.0", id: 3, method: "tools/list" }, first)).status).toBe(404);
+        const sessions = await sessionsOf(journal);
+        expect(sessions).toHaveLength(2);
+        expect(sessions[0]!.closedAt).toEqual(expect.any(String));
+      },
+    );
   }, 60_000);
 
   it("a session whose tool call is still running is not expired, though its client stopped listening; once the call ends it is", async () => {
@@ -248,26 +282,34 @@ describe("serve --mcp over HTTP closes the sessions of clients that went away wi
       expect(cancelled.status).toBe(202);
       await vi.waitFor(() => expect(stderr()).toContain(`closing MCP session ${busy}: idle`), { timeout: 20_000, interval: 50 });
       expect((await send(port, { jsonrpc: "2.0", id: 3, method: "tools/list" }, busy)).status).toBe(404);
-      await vi.waitFor(async () => expect((await sessionsOf(journal)).map(({ openCalls, closedAt }) => ({ openCalls, closed: closedAt !== null }))).toEqual([
-        { openCalls: 0, closed: true },
-        { openCalls: 0, closed: true },
-      ]), { timeout: 20_000, interval: 200 });
+      await vi.waitFor(
+        async () =>
+          expect((await sessionsOf(journal)).map(({ openCalls, closedAt }) => ({ openCalls, closed: closedAt !== null }))).toEqual([
+            { openCalls: 0, closed: true },
+            { openCalls: 0, closed: true },
+          ]),
+        { timeout: 20_000, interval: 200 },
+      );
     });
   }, 60_000);
 
   it("a connected client, its event stream open, is not expired between its calls", async () => {
     const bundle = writeBundle(path.join(temp.dir, "whoami-stream"), JSON.stringify({ version: 3, tools: ["fixture.whoami"] }));
-    await withHttpServer(FIXTURE_HOST, ["--idle-timeout", "1", "--bundle", bundle, "--approve", "yes", "--journal", path.join(temp.dir, "idle-stream.db")], async ({ port, stderr }) => {
-      const client = new Client({ name: "test-client", version: "1.0.0" });
-      const transport = new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`));
-      await client.connect(transport);
-      const control = await initialize(port);
-      await vi.waitFor(() => expect(stderr()).toContain(`closing MCP session ${control}: idle`), { timeout: 20_000, interval: 50 });
-      expect(stderr()).not.toContain(`closing MCP session ${transport.sessionId}`);
-      expect(((await client.callTool({ name: "fixture__whoami", arguments: {} })) as ToolResult).isError).toBe(false);
-      await client.close();
-      await vi.waitFor(() => expect(stderr()).toContain(`closing MCP session ${transport.sessionId}: idle`), { timeout: 20_000, interval: 50 });
-    });
+    await withHttpServer(
+      FIXTURE_HOST,
+      ["--idle-timeout", "1", "--bundle", bundle, "--approve", "yes", "--journal", path.join(temp.dir, "idle-stream.db")],
+      async ({ port, stderr }) => {
+        const client = new Client({ name: "test-client", version: "1.0.0" });
+        const transport = new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`));
+        await client.connect(transport);
+        const control = await initialize(port);
+        await vi.waitFor(() => expect(stderr()).toContain(`closing MCP session ${control}: idle`), { timeout: 20_000, interval: 50 });
+        expect(stderr()).not.toContain(`closing MCP session ${transport.sessionId}`);
+        expect(((await client.callTool({ name: "fixture__whoami", arguments: {} })) as ToolResult).isError).toBe(false);
+        await client.close();
+        await vi.waitFor(() => expect(stderr()).toContain(`closing MCP session ${transport.sessionId}: idle`), { timeout: 20_000, interval: 50 });
+      },
+    );
   }, 60_000);
 
   it("a bad --idle-timeout is CLI_USAGE naming the option and the value, as is --idle-timeout without --http", async () => {
@@ -286,7 +328,13 @@ describe("serve --mcp over HTTP closes the sessions of clients that went away wi
 function post(port: number, headers: Record<string, string>, target = "/mcp"): Promise<{ status: number | undefined; body: string }> {
   return new Promise((resolve, reject) => {
     const request = http.request(
-      { host: "127.0.0.1", port, path: target, method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers } },
+      {
+        host: "127.0.0.1",
+        port,
+        path: target,
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers },
+      },
       (response) => {
         let body = "";
         response.on("data", (chunk: Buffer) => (body += chunk.toString()));
@@ -294,7 +342,14 @@ function post(port: number, headers: Record<string, string>, target = "/mcp"): P
       },
     );
     request.once("error", reject);
-    request.end(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "x", version: "1" } } }));
+    request.end(
+      JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "x", version: "1" } },
+      }),
+    );
   });
 }
 
@@ -302,7 +357,11 @@ function post(port: number, headers: Record<string, string>, target = "/mcp"): P
 async function send(port: number, message: object, sessionId?: string): Promise<{ status: number; body: string; sessionId: string | undefined }> {
   const response = await fetch(`http://127.0.0.1:${port}/mcp`, {
     method: "POST",
-    headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...(sessionId === undefined ? {} : { "mcp-session-id": sessionId }) },
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      ...(sessionId === undefined ? {} : { "mcp-session-id": sessionId }),
+    },
     body: JSON.stringify(message),
   });
   return { status: response.status, body: await response.text(), sessionId: response.headers.get("mcp-session-id") ?? undefined };
@@ -310,7 +369,12 @@ async function send(port: number, message: object, sessionId?: string): Promise<
 
 /** Opens an MCP session as a bare client that holds no event stream (initialize, then initialized): its id. */
 async function initialize(port: number): Promise<string> {
-  const opened = await send(port, { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "bare", version: "1" } } });
+  const opened = await send(port, {
+    jsonrpc: "2.0",
+    id: 1,
+    method: "initialize",
+    params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "bare", version: "1" } },
+  });
   expect(opened.status).toBe(200);
   expect((await send(port, { jsonrpc: "2.0", method: "notifications/initialized" }, opened.sessionId)).status).toBe(202);
   return opened.sessionId!;

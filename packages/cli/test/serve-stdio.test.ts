@@ -14,7 +14,12 @@ afterAll(() => temp.cleanup());
 /** A bundle selecting `fixture.whoami` and a harness of the fixture host with its own journal, both named after `name`. */
 function whoamiHarness(name: string, onApproval: HarnessClientOptions["onApproval"]): { harness: HarnessClient; bundle: string } {
   const bundle = writeBundle(path.join(temp.dir, `whoami-${name}`), JSON.stringify({ version: 3, tools: ["fixture.whoami"] }));
-  const harness = HarnessClient.spawn({ entry: FIXTURE_HOST, args: ["--journal", path.join(temp.dir, `${name}.db`)], stderr: "ignore", ...(onApproval ? { onApproval } : {}) });
+  const harness = HarnessClient.spawn({
+    entry: FIXTURE_HOST,
+    args: ["--journal", path.join(temp.dir, `${name}.db`)],
+    stderr: "ignore",
+    ...(onApproval ? { onApproval } : {}),
+  });
   return { harness, bundle };
 }
 
@@ -57,7 +62,11 @@ describe("serve --stdio (JSON-RPC harness driven by a test host over pipes)", ()
       expect(await harness.readiness("scripted", "scripted-1")).toEqual({ accountType: "scripted" });
       expect(await harness.readiness("scripted", "no-such-model")).toBeNull();
       const opened = await harness.openSession({ bundle: COWORKER, policy: { name: "ask-all", rules: { external: "ask" } } });
-      expect(opened).toMatchObject({ sessionId: expect.stringMatching(/^ses_/), executionIdentity: expect.stringMatching(/^owid/), coworker: "Desk assistant" });
+      expect(opened).toMatchObject({
+        sessionId: expect.stringMatching(/^ses_/),
+        executionIdentity: expect.stringMatching(/^owid/),
+        coworker: "Desk assistant",
+      });
 
       const turn = await harness.runTurn(opened.sessionId, "Do the demo.");
       expect(turn.completed).toBe(true);
@@ -66,9 +75,15 @@ describe("serve --stdio (JSON-RPC harness driven by a test host over pipes)", ()
         ["acer.acer_care_center_batterystatus_get", "succeeded"],
         ["notification.notify", "denied"],
       ]);
-      expect(approvals.map((request) => request.qualifiedName)).toEqual(["example.web_search", "acer.acer_care_center_batterystatus_get", "notification.notify"]);
+      expect(approvals.map((request) => request.qualifiedName)).toEqual([
+        "example.web_search",
+        "acer.acer_care_center_batterystatus_get",
+        "notification.notify",
+      ]);
       expect(approvals[2]).toMatchObject({ kind: "native", classification: "external", args: { title: "OpenWorker demo" } });
-      expect(events.map((event) => event.type)).toEqual(expect.arrayContaining(["turn_started", "approval_needed", "call_started", "call_finished", "message", "turn_finished"]));
+      expect(events.map((event) => event.type)).toEqual(
+        expect.arrayContaining(["turn_started", "approval_needed", "call_started", "call_finished", "message", "turn_finished"]),
+      );
 
       const inventory = await harness.mcpInventory(opened.sessionId);
       expect(inventory?.tools).toEqual([expect.objectContaining({ serverName: "acer", toolName: "acer_care_center_batterystatus_get" })]);
@@ -180,7 +195,7 @@ describe("what serve --help and the protocol page say of the protocol is what th
     }
   });
 
-  it("A1 a host approver's decidedBy: \"policy\" reaches the journal as a rule, not a person", async () => {
+  it('A1 a host approver\'s decidedBy: "policy" reaches the journal as a rule, not a person', async () => {
     const { harness, bundle } = whoamiHarness("rule", () => ({ approved: true, decidedBy: "policy", who: "host rule: whoami is harmless" }));
     try {
       const { sessionId } = await harness.openSession({ bundle });
@@ -243,7 +258,11 @@ describe("serve --stdio inventory.mcp", () => {
     const servers = path.join(temp.dir, "acer-servers.json");
     writeFileSync(servers, JSON.stringify({ servers: { acer: { transport: "stdio", command: ACER_LAUNCHER } } }));
     const bundle = writeBundle(path.join(temp.dir, "acer-bundle"), JSON.stringify({ version: 3, tools: [ACER_TOOL] }));
-    const harness = HarnessClient.spawn({ entry: FIXTURE_HOST, args: ["--journal", path.join(temp.dir, "inventory.db"), "--servers", servers], stderr: "ignore" });
+    const harness = HarnessClient.spawn({
+      entry: FIXTURE_HOST,
+      args: ["--journal", path.join(temp.dir, "inventory.db"), "--servers", servers],
+      stderr: "ignore",
+    });
     try {
       const { sessionId } = await harness.openSession({ bundle, policy: { name: "bypass", mode: "bypass" } });
       expect(await harness.call(sessionId, ACER_TOOL)).toMatchObject({ outcome: "succeeded" });
@@ -254,9 +273,14 @@ describe("serve --stdio inventory.mcp", () => {
       expect(await harness.request("inventory.mcp", { sessionId, serverNames: ["other"] })).toBeNull();
       expect(Object.keys((await harness.mcpInventory({ sessionId, serverNames: ["acer"] }))?.servers ?? {})).toEqual(["acer"]);
       // A tool the session denied is kept apart, not listed as visible.
-      const denied = (await harness.request("inventory.mcp", { sessionId, sessionDeniedTools: { acer: ["acer_care_center_batterystatus_get"] } })) as McpToolInventory | null;
+      const denied = (await harness.request("inventory.mcp", {
+        sessionId,
+        sessionDeniedTools: { acer: ["acer_care_center_batterystatus_get"] },
+      })) as McpToolInventory | null;
       expect(denied?.tools).toEqual([]);
-      expect(denied?.sessionDeniedTools?.map((tool) => [tool.serverName, tool.toolName, tool.deniedBySession])).toEqual([["acer", "acer_care_center_batterystatus_get", true]]);
+      expect(denied?.sessionDeniedTools?.map((tool) => [tool.serverName, tool.toolName, tool.deniedBySession])).toEqual([
+        ["acer", "acer_care_center_batterystatus_get", true],
+      ]);
 
       const refused = async (params: Record<string, unknown>, message: string) => {
         await expect(harness.request("inventory.mcp", params)).rejects.toMatchObject({ code: "PARAMS_INVALID", message: expect.stringContaining(message) });
@@ -265,7 +289,10 @@ describe("serve --stdio inventory.mcp", () => {
       await refused({ sessionId, serverNames: "acer" }, "params.serverNames must be an array of non-empty strings, got a string");
       await refused({ sessionId, serverNames: ["acer", 3] }, "params.serverNames[1] must be a non-empty string, got a number");
       await refused({ sessionId, sessionDeniedTools: ["acer"] }, "params.sessionDeniedTools must be an object");
-      await refused({ sessionId, sessionDeniedTools: { acer: "all" } }, 'params.sessionDeniedTools["acer"] must be an array of non-empty strings, got a string');
+      await refused(
+        { sessionId, sessionDeniedTools: { acer: "all" } },
+        'params.sessionDeniedTools["acer"] must be an array of non-empty strings, got a string',
+      );
     } finally {
       expect(await harness.close()).toBe(0);
     }
@@ -346,7 +373,9 @@ describe("serve --stdio cancels host-driven calls", () => {
     child.stdin.write(line({ id: 2, method: "call", params: { sessionId: "ses_same_read", name: "fixture.whoami" } }));
     expect((await answer(2)).result).toMatchObject({ outcome: "succeeded" });
     // One write: the call and its cancellation arrive in one read, before the call was handled.
-    child.stdin.write(line({ id: 3, method: "call", params: { sessionId: "ses_same_read", name: "fixture.whoami" } }) + line({ method: "$/cancelRequest", params: { id: 3 } }));
+    child.stdin.write(
+      line({ id: 3, method: "call", params: { sessionId: "ses_same_read", name: "fixture.whoami" } }) + line({ method: "$/cancelRequest", params: { id: 3 } }),
+    );
     expect((await answer(3)).result).toMatchObject({ outcome: "cancelled" });
     child.stdin.end();
     expect(await new Promise((resolve) => child.once("exit", resolve))).toBe(0);

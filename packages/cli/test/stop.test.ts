@@ -27,7 +27,9 @@ async function stopWhileWaiting(args: string[], signal: NodeJS.Signals): Promise
 }
 
 function sessionsOf(journal: string) {
-  return runEntry(FIXTURE_HOST, ["journal", "sessions", "--json", "--journal", journal]).then((ran) => JSON.parse(ran.stdout) as { sessionId: string; closedAt: string | null }[]);
+  return runEntry(FIXTURE_HOST, ["journal", "sessions", "--json", "--journal", journal]).then(
+    (ran) => JSON.parse(ran.stdout) as { sessionId: string; closedAt: string | null }[],
+  );
 }
 
 describe("stopping a command from outside (Ctrl-C, SIGTERM, a closed stdout)", () => {
@@ -108,7 +110,10 @@ describe("stopping a command from outside (Ctrl-C, SIGTERM, a closed stdout)", (
   ] as const)("A3 E4 run --message stopped by %s cancels its turn, then error CLI_INTERRUPTED (exit %i)", async (signal, code) => {
     const script = path.join(temp.dir, "wait-script.json");
     writeFileSync(script, JSON.stringify([{ toolCalls: [{ name: "fixture__wait", arguments: {} }] }, { text: "never reached" }]));
-    const result = await stopWhileWaiting(["run", "--bundle", WAIT_BUNDLE(), "--script", script, "--approve", "yes", "--message", "wait", "--journal", path.join(temp.dir, `run-${signal}.db`)], signal);
+    const result = await stopWhileWaiting(
+      ["run", "--bundle", WAIT_BUNDLE(), "--script", script, "--approve", "yes", "--message", "wait", "--journal", path.join(temp.dir, `run-${signal}.db`)],
+      signal,
+    );
     expect(result.code).toBe(code);
     expect(result.stdout).toMatch(/: cancelled/);
     expect(result.stderr).toMatch(new RegExp(`^error CLI_INTERRUPTED: stopped by ${signal}\\nhint: `, "m"));
@@ -122,7 +127,12 @@ describe("stopping a command from outside (Ctrl-C, SIGTERM, a closed stdout)", (
     });
     const done = collect(child);
     const send = (message: object) => child.stdin!.write(`${JSON.stringify(message)}\n`);
-    send({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "test", version: "1" } } });
+    send({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "test", version: "1" } },
+    });
     await waitForOutput(child.stdout!, (text) => text.includes('"id":1'));
     send({ jsonrpc: "2.0", method: "notifications/initialized" });
     send({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "fixture__wait", arguments: {} } });
@@ -142,10 +152,14 @@ describe("stopping a command from outside (Ctrl-C, SIGTERM, a closed stdout)", (
     writeFileSync(servers, JSON.stringify({ servers: { hang: { transport: "stdio", command: process.execPath, args: [HANG, pidFile] } } }));
     const bundle = writeBundle(path.join(temp.dir, "prepare-hang"), JSON.stringify({ version: 3, tools: ["fixture.whoami", "hang.anything"] }));
     const journal = path.join(temp.dir, "serve-mcp-prepare.db");
-    const child = spawn(process.execPath, [FIXTURE_HOST, "serve", "--mcp", "--bundle", bundle, "--servers", servers, "--approve", "yes", "--journal", journal], {
-      env: { ...process.env, NO_COLOR: "1" },
-      stdio: ["pipe", "pipe", "pipe"],
-    });
+    const child = spawn(
+      process.execPath,
+      [FIXTURE_HOST, "serve", "--mcp", "--bundle", bundle, "--servers", servers, "--approve", "yes", "--journal", journal],
+      {
+        env: { ...process.env, NO_COLOR: "1" },
+        stdio: ["pipe", "pipe", "pipe"],
+      },
+    );
     const done = collect(child);
     // The session's first preparation waits on the provider, which never answers `initialize`.
     await until(() => existsSync(pidFile) && readFileSync(pidFile, "utf8") !== "", "the provider to start");
@@ -165,10 +179,14 @@ describe("stopping a command from outside (Ctrl-C, SIGTERM, a closed stdout)", (
     const bundle = writeBundle(path.join(temp.dir, "whoami"), JSON.stringify({ version: 3, tools: ["fixture.whoami"] }));
     const script = path.join(temp.dir, "whoami.json");
     writeFileSync(script, JSON.stringify([{ toolCalls: [{ name: "fixture__whoami", arguments: {} }] }, { text: "done" }]));
-    const child = spawn(process.execPath, [FIXTURE_HOST, "run", "--bundle", bundle, "--script", script, "--approve", "yes", "--session-id", "ses_epipe", "--message", "who", "--journal", journal], {
-      env: { ...process.env, NO_COLOR: "1" },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+    const child = spawn(
+      process.execPath,
+      [FIXTURE_HOST, "run", "--bundle", bundle, "--script", script, "--approve", "yes", "--session-id", "ses_epipe", "--message", "who", "--journal", journal],
+      {
+        env: { ...process.env, NO_COLOR: "1" },
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
     child.stdout!.destroy();
     let stderr = "";
     child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
@@ -202,7 +220,15 @@ describe("journal commands on a long session stop when asked (A3 readers)", () =
     for (let index = 0; index < 6000; index += 1) {
       const callId = `ses_big.c${index}`;
       const args = { q: "x".repeat(100), index };
-      journal.callRequested({ sessionId: "ses_big", turnId: "t1", callId, alias: "demo__run", qualifiedName: "demo.run", args, argsDigest: argumentsDigest(args) });
+      journal.callRequested({
+        sessionId: "ses_big",
+        turnId: "t1",
+        callId,
+        alias: "demo__run",
+        qualifiedName: "demo.run",
+        args,
+        argsDigest: argumentsDigest(args),
+      });
       journal.approvalDecided({ sessionId: "ses_big", callId, decision: "approved", by: "bypass", scope: "once", key: "k" });
       await journal.callStarted({ sessionId: "ses_big", callId });
       journal.callFinished({ sessionId: "ses_big", callId, outcome: "succeeded", result: { ok: "y".repeat(100) } });
@@ -214,7 +240,10 @@ describe("journal commands on a long session stop when asked (A3 readers)", () =
 
   it("journal export into a reader that goes away (| head) stops at once: exit 141 (as SIGPIPE), CLI_INTERRUPTED, no stack trace", async () => {
     const journal = await bigJournal();
-    const child = spawn(process.execPath, [FIXTURE_HOST, "journal", "export", "ses_big", "--journal", journal], { env: { ...process.env, NO_COLOR: "1" }, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [FIXTURE_HOST, "journal", "export", "ses_big", "--journal", journal], {
+      env: { ...process.env, NO_COLOR: "1" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let stderr = "";
     child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
     const first = await new Promise<string>((resolve) => child.stdout!.once("data", (chunk: Buffer) => resolve(chunk.toString())));
@@ -228,7 +257,10 @@ describe("journal commands on a long session stop when asked (A3 readers)", () =
 
   it("journal export waits for a slow reader instead of buffering the session, and Ctrl-C stops it", async () => {
     const journal = await bigJournal();
-    const child = spawn(process.execPath, [FIXTURE_HOST, "journal", "export", "ses_big", "--journal", journal], { env: { ...process.env, NO_COLOR: "1" }, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [FIXTURE_HOST, "journal", "export", "ses_big", "--journal", journal], {
+      env: { ...process.env, NO_COLOR: "1" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let stderr = "";
     child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
     // Read nothing yet: the pipe fills, and the export must wait for its reader.
@@ -284,9 +316,17 @@ describe("serve --stdio ends after the requests it took", () => {
       { jsonrpc: "2.0", id: 2, method: "shutdown" },
       { jsonrpc: "2.0", id: 3, method: "models.list" },
     ];
-    const result = await runEntry(FIXTURE_HOST, ["serve", "--stdio", "--journal", journal], { input: lines.map((line) => `${JSON.stringify(line)}\n`).join("") });
+    const result = await runEntry(FIXTURE_HOST, ["serve", "--stdio", "--journal", journal], {
+      input: lines.map((line) => `${JSON.stringify(line)}\n`).join(""),
+    });
     expect(result.code).toBe(0);
-    const answers = new Map(result.stdout.trim().split("\n").map((line) => JSON.parse(line) as { id: number }).map((answer) => [answer.id, answer]));
+    const answers = new Map(
+      result.stdout
+        .trim()
+        .split("\n")
+        .map((line) => JSON.parse(line) as { id: number })
+        .map((answer) => [answer.id, answer]),
+    );
     expect(answers.get(1)).toMatchObject({ result: { sessionId: "ses_before" } });
     expect(answers.get(2)).toMatchObject({ result: { shuttingDown: true } });
     expect(answers.get(3)).toMatchObject({ error: { data: { code: "HARNESS_SHUTTING_DOWN" } } });

@@ -7,7 +7,10 @@ const temp = tempDir("tools-fidelity");
 const servers = path.join(temp.dir, "servers.json");
 afterAll(() => temp.cleanup());
 beforeAll(() => {
-  writeFileSync(servers, JSON.stringify({ servers: { studio: { transport: "stdio", command: process.execPath, args: [path.join(FIXTURES, "task-and-display-server.mjs")] } } }));
+  writeFileSync(
+    servers,
+    JSON.stringify({ servers: { studio: { transport: "stdio", command: process.execPath, args: [path.join(FIXTURES, "task-and-display-server.mjs")] } } }),
+  );
 });
 
 const bundleOf = (name: string, tools: readonly string[]): string => writeBundle(path.join(temp.dir, name), JSON.stringify({ version: 3, tools }));
@@ -20,7 +23,9 @@ describe("tools list / tools check and MCP tool metadata (M2, M5, M7)", () => {
     const report = JSON.parse(result.stdout);
     expect(report.ok).toBe(true);
     expect(report.tools.map((tool: { qualifiedName: string }) => tool.qualifiedName)).toEqual(["studio.index_folder", "studio.ping"]);
-    expect(report.notOffered).toEqual([{ qualifiedName: "studio.render_video", provider: "studio", reason: expect.stringContaining('execution.taskSupport "required"') }]);
+    expect(report.notOffered).toEqual([
+      { qualifiedName: "studio.render_video", provider: "studio", reason: expect.stringContaining('execution.taskSupport "required"') },
+    ]);
     const text = await runEntry(FIXTURE_HOST, ["tools", "check", "--bundle", bundle, "--servers", servers]);
     expect(text.code).toBe(0);
     expect(text.stdout).toMatch(/^not offered: studio\.render_video: it requires running as an MCP task/m);
@@ -35,7 +40,9 @@ describe("tools list / tools check and MCP tool metadata (M2, M5, M7)", () => {
     expect(problems).toEqual([
       {
         code: "TOOL_NOT_PUBLISHED",
-        message: expect.stringMatching(/^tools\.json: field "tools\[1\]": tool "studio\.render_video" is published by MCP provider "studio" but not offered: it requires running as an MCP task .*; deselect it$/),
+        message: expect.stringMatching(
+          /^tools\.json: field "tools\[1\]": tool "studio\.render_video" is published by MCP provider "studio" but not offered: it requires running as an MCP task .*; deselect it$/,
+        ),
       },
     ]);
   });

@@ -12,7 +12,9 @@ describe("tools list / tools check (the built example host)", () => {
     const listing = JSON.parse(result.stdout);
     expect(listing.natives.map((tool: { name: string }) => tool.name)).toEqual(["example.web_search", "notification.notify"]);
     expect(listing.natives[0]).toMatchObject({ alias: "example__web_search", classification: "external", placement: "host" });
-    expect(listing.providers).toEqual([expect.objectContaining({ namespace: "acer", transport: "stdio", program: expect.stringMatching(/examples\/acer-mcp\/bin\/acer-mcp-launcher$/) })]);
+    expect(listing.providers).toEqual([
+      expect.objectContaining({ namespace: "acer", transport: "stdio", program: expect.stringMatching(/examples\/acer-mcp\/bin\/acer-mcp-launcher$/) }),
+    ]);
   });
 
   it("M1 --servers servers.json registers more providers before the runtime freezes the registry; a conflict is an error", async () => {
@@ -30,7 +32,10 @@ describe("tools list / tools check (the built example host)", () => {
   });
 
   it("B6 tools check lists every problem of a tools.json that does not parse: each bad entry, and what resolving the rest finds", async () => {
-    const bundle = writeBundle(path.join(temp.dir, "many-problems"), JSON.stringify({ version: 3, tools: ["example.web_serch", "nosuch.tool", "example.web_search", "notification"] }));
+    const bundle = writeBundle(
+      path.join(temp.dir, "many-problems"),
+      JSON.stringify({ version: 3, tools: ["example.web_serch", "nosuch.tool", "example.web_search", "notification"] }),
+    );
     const result = await runHost(["tools", "check", "--bundle", bundle, "--json"]);
     expect(result.code).toBe(1);
     const { ok, problems } = JSON.parse(result.stdout) as { ok: boolean; problems: { code: string; message: string }[] };
@@ -57,7 +62,13 @@ describe("tools list / tools check (the built example host)", () => {
       "notification.notify",
       "acer.acer_care_center_batterystatus_get",
     ]);
-    expect(tools[0]).toMatchObject({ alias: "example__web_search", kind: "native", version: "1.0.0", schemaFingerprint: expect.stringMatching(/^sha256:/), discovered: true });
+    expect(tools[0]).toMatchObject({
+      alias: "example__web_search",
+      kind: "native",
+      version: "1.0.0",
+      schemaFingerprint: expect.stringMatching(/^sha256:/),
+      discovered: true,
+    });
     expect(tools[2]).toMatchObject({ kind: "mcp", version: null, schemaFingerprint: null, discovered: false });
   });
 
@@ -66,7 +77,12 @@ describe("tools list / tools check (the built example host)", () => {
     expect(result.code).toBe(0);
     const report = JSON.parse(result.stdout);
     expect(report.ok).toBe(true);
-    expect(report.tools[2]).toMatchObject({ qualifiedName: "acer.acer_care_center_batterystatus_get", kind: "mcp", version: expect.stringMatching(/^sha256:/), discovered: true });
+    expect(report.tools[2]).toMatchObject({
+      qualifiedName: "acer.acer_care_center_batterystatus_get",
+      kind: "mcp",
+      version: expect.stringMatching(/^sha256:/),
+      discovered: true,
+    });
   });
 
   it("N7 tools check lists every problem of a broken bundle (not only the first) and exits 1", async () => {
@@ -124,19 +140,36 @@ describe("tools check names entries by their index in tools.json", () => {
     const servers = path.join(temp.dir, "down-servers-both.json");
     writeFileSync(servers, JSON.stringify({ servers: { down: { transport: "stdio", command: path.join(temp.dir, "no-such-program") } } }));
     const problems = await check("both", ["", "down.a", "fixture.whoami", "down.b", "fixture.nope", 3, "nope.x"], ["--servers", servers]);
-    expect(problems).toEqual(expect.arrayContaining(["TOOLS_JSON_INVALID tools[0]", "TOOLS_JSON_INVALID tools[5]", "TOOL_NOT_REGISTERED tools[4]", "NAMESPACE_UNKNOWN tools[6]"]));
+    expect(problems).toEqual(
+      expect.arrayContaining(["TOOLS_JSON_INVALID tools[0]", "TOOLS_JSON_INVALID tools[5]", "TOOL_NOT_REGISTERED tools[4]", "NAMESPACE_UNKNOWN tools[6]"]),
+    );
   });
 
   it("B6 after bad entries of a tools.json that did not parse, resolving the rest names the file's index", async () => {
     const problems = await check("bad-first", ["fixture.whoami", "", 5, "fixture.whoami", "fixture.nope", "nope.x"]);
-    expect(problems.sort()).toEqual(["TOOLS_JSON_DUPLICATE tools[3] tools[0]", "NAMESPACE_UNKNOWN tools[5]", "TOOLS_JSON_INVALID tools[1]", "TOOLS_JSON_INVALID tools[2]", "TOOL_NOT_REGISTERED tools[4]"].sort());
+    expect(problems.sort()).toEqual(
+      [
+        "TOOLS_JSON_DUPLICATE tools[3] tools[0]",
+        "NAMESPACE_UNKNOWN tools[5]",
+        "TOOLS_JSON_INVALID tools[1]",
+        "TOOLS_JSON_INVALID tools[2]",
+        "TOOL_NOT_REGISTERED tools[4]",
+      ].sort(),
+    );
   });
 
   it("E6 tools check never prints a published tool name carrying the provider's configured secret", async () => {
     const { writeFileSync } = await import("node:fs");
     const secret = "zq7kw3";
     const servers = path.join(temp.dir, "careless.json");
-    writeFileSync(servers, JSON.stringify({ servers: { careless: { transport: "stdio", command: process.execPath, args: [path.join(FIXTURES, "secret-named-server.mjs")], env: { NAME_SECRET: secret } } } }));
+    writeFileSync(
+      servers,
+      JSON.stringify({
+        servers: {
+          careless: { transport: "stdio", command: process.execPath, args: [path.join(FIXTURES, "secret-named-server.mjs")], env: { NAME_SECRET: secret } },
+        },
+      }),
+    );
     const missing = writeBundle(path.join(temp.dir, "careless-missing"), JSON.stringify({ version: 3, tools: ["careless.lookup"] }));
     const named = writeBundle(path.join(temp.dir, "careless-whole"), JSON.stringify({ version: 1, mcpServers: ["careless"] }));
     const runs = [
@@ -160,11 +193,17 @@ describe("tools check names entries by their index in tools.json", () => {
     const json = await runHost(["tools", "list", "--json", "--servers", servers]);
     expect([text.code, json.code]).toEqual([0, 0]);
     expect(text.stdout).toContain("/bin/true serve --db postgres://app:[redacted]@db/app --token=[redacted] --api-key [redacted]");
-    expect(JSON.parse(json.stdout).providers.find((provider: { namespace: string }) => provider.namespace === "leaky").args).toEqual(["serve", "--db", "postgres://app:[redacted]@db/app", "--token=[redacted]", "--api-key", "[redacted]"]);
+    expect(JSON.parse(json.stdout).providers.find((provider: { namespace: string }) => provider.namespace === "leaky").args).toEqual([
+      "serve",
+      "--db",
+      "postgres://app:[redacted]@db/app",
+      "--token=[redacted]",
+      "--api-key",
+      "[redacted]",
+    ]);
     for (const run of [text, json]) {
       expect(run.stderr).toMatch(/warning: --servers .*server "leaky" passes credentials in "args".*move them to "env"/);
       for (const secret of ["pw-in-args-1", "tok-in-args-2", "key-in-args-3"]) expect(run.stdout + run.stderr).not.toContain(secret);
     }
   });
 });
-

@@ -63,13 +63,19 @@ export class JsonRpcPeer {
     this.closed = new Promise((resolve) => {
       readLines(input, MAX_LINE_BYTES, {
         line: (line) => this.#receive(line),
-        tooLong: ({ bytes }) => this.#send({ jsonrpc: "2.0", id: null, error: { code: JSON_RPC_ERRORS.INVALID_REQUEST, message: `a line of ${bytes} bytes was dropped: messages are limited to ${MAX_LINE_BYTES} bytes` } }),
+        tooLong: ({ bytes }) =>
+          this.#send({
+            jsonrpc: "2.0",
+            id: null,
+            error: { code: JSON_RPC_ERRORS.INVALID_REQUEST, message: `a line of ${bytes} bytes was dropped: messages are limited to ${MAX_LINE_BYTES} bytes` },
+          }),
         end: () => {
           this.#open = false;
           for (const pending of this.#pending.values()) pending.reject(new OpenWorkerError("JSON_RPC_CLOSED", "the connection closed before the answer came"));
           this.#pending.clear();
           if (options.abortOnClose) {
-            for (const controller of this.#inFlight.values()) controller.abort(new OpenWorkerError("JSON_RPC_CLOSED", "the connection closed before the answer was sent"));
+            for (const controller of this.#inFlight.values())
+              controller.abort(new OpenWorkerError("JSON_RPC_CLOSED", "the connection closed before the answer was sent"));
           }
           resolve();
         },
@@ -141,7 +147,11 @@ export class JsonRpcPeer {
       return;
     }
     if (Array.isArray(message)) {
-      this.#send({ jsonrpc: "2.0", id: null, error: { code: JSON_RPC_ERRORS.INVALID_REQUEST, message: "batches are not supported: send one message per line" } });
+      this.#send({
+        jsonrpc: "2.0",
+        id: null,
+        error: { code: JSON_RPC_ERRORS.INVALID_REQUEST, message: "batches are not supported: send one message per line" },
+      });
       return;
     }
     if (typeof message !== "object" || message === null || message.jsonrpc !== "2.0") {
@@ -163,7 +173,11 @@ export class JsonRpcPeer {
       }
       // Two requests under one id could not be told apart by their answers: the second is refused.
       if (this.#inFlight.has(id)) {
-        this.#send({ jsonrpc: "2.0", id, error: { code: JSON_RPC_ERRORS.INVALID_REQUEST, message: `a request with id ${JSON.stringify(id)} is still in flight; use a new id` } });
+        this.#send({
+          jsonrpc: "2.0",
+          id,
+          error: { code: JSON_RPC_ERRORS.INVALID_REQUEST, message: `a request with id ${JSON.stringify(id)} is still in flight; use a new id` },
+        });
         return;
       }
       // Made before the handler runs, so a `$/cancelRequest` later in the same read finds it.

@@ -64,7 +64,9 @@ async function calls() {
     const result = await session.callTool("bench", "echo", { text: "ping" }, {});
     if (result.outcome !== "succeeded") throw new Error(`bridge call ${result.outcome}: ${result.error?.message}`);
   };
-  const bridgeServer = childStats().map(({ pid }) => pid).find((pid) => pid !== rawServer);
+  const bridgeServer = childStats()
+    .map(({ pid }) => pid)
+    .find((pid) => pid !== rawServer);
   const totals = (serverPid) => ({ latencies: [], seconds: 0, cpu: 0, calls: 0, serverPid, serverCpu: 0 });
   const results = { raw: totals(rawServer), bridge: totals(bridgeServer) };
   for (let i = 0; i < 300; i++) await Promise.all([raw_(), bridge_()]); // warm-up
@@ -120,7 +122,13 @@ async function discovery() {
     await Promise.all(clients.map((client) => client.close()));
 
     const bridge = new McpBridge(
-      namespaces.map((namespace) => ({ transport: "stdio", namespace, program: process.execPath, args: [server], env: { TOOL_COUNT: TOOLS, PAGE_SIZE: PAGE } })),
+      namespaces.map((namespace) => ({
+        transport: "stdio",
+        namespace,
+        program: process.execPath,
+        args: [server],
+        env: { TOOL_COUNT: TOOLS, PAGE_SIZE: PAGE },
+      })),
     );
     started = performance.now();
     const { catalogs, unavailable } = await bridge.openSession("discovery").discover(namespaces);
@@ -148,7 +156,9 @@ async function modernCalls() {
   await bridge.dispose();
   await bridge.joinCleanup();
   console.log("calls to a 2026-07-28 server (through the SDK's client)");
-  console.log(`  sequential p50 ${median(side.latencies).toFixed(3)} ms   ${IN_FLIGHT}-in-flight ${(side.calls / side.seconds).toFixed(0)} calls/s   client CPU/call ${(side.cpu / side.calls).toFixed(1)} µs`);
+  console.log(
+    `  sequential p50 ${median(side.latencies).toFixed(3)} ms   ${IN_FLIGHT}-in-flight ${(side.calls / side.seconds).toFixed(0)} calls/s   client CPU/call ${(side.cpu / side.calls).toFixed(1)} µs`,
+  );
 }
 
 await calls();

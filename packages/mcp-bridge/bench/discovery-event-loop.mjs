@@ -16,7 +16,13 @@ const ROUNDS = 3;
 
 for (let round = 0; round < ROUNDS; round++) {
   const bridge = new McpBridge([
-    { transport: "stdio", namespace: "big", program: process.execPath, args: [server], env: { TOOL_COUNT: String(TOOLS), PAGE_SIZE: String(PAGE), SCHEMA_PROPERTIES: String(PROPERTIES) } },
+    {
+      transport: "stdio",
+      namespace: "big",
+      program: process.execPath,
+      args: [server],
+      env: { TOOL_COUNT: String(TOOLS), PAGE_SIZE: String(PAGE), SCHEMA_PROPERTIES: String(PROPERTIES) },
+    },
   ]);
   const delay = monitorEventLoopDelay({ resolution: 10 });
   delay.enable();

@@ -8,13 +8,7 @@ export type { SandboxCommand, SandboxLaunch, SandboxLauncher } from "./process/p
 export type { McpAuthorizationOptions, McpAuthorizationRequest, McpStoredAuthorization, McpTokenKey, McpTokenStore } from "./connection/authorization.js";
 export { resourceOf } from "./connection/authorization.js";
 export { FileTokenStore } from "./connection/file-token-store.js";
-export {
-  assignSafeServerNames,
-  type McpInventoryRequest,
-  type McpInventoryServer,
-  type McpInventoryTool,
-  type McpToolInventory,
-} from "./inventory.js";
+export { assignSafeServerNames, type McpInventoryRequest, type McpInventoryServer, type McpInventoryTool, type McpToolInventory } from "./inventory.js";
 export { toolFingerprint } from "./catalog/catalog.js";
 export type {
   DiscoveryResult,

@@ -89,7 +89,8 @@ export function assignSafeServerNames(serverNames: readonly string[]): Map<strin
         .replace(/_+$/, "") || "server";
     let candidate = base;
     // A cut can end on "_", which the suffix's own "_" would double into "__".
-    for (let suffix = 2; taken.has(candidate); suffix++) candidate = `${base.slice(0, SAFE_NAME_BYTES - String(suffix).length - 1).replace(/_+$/, "")}_${suffix}`;
+    for (let suffix = 2; taken.has(candidate); suffix++)
+      candidate = `${base.slice(0, SAFE_NAME_BYTES - String(suffix).length - 1).replace(/_+$/, "")}_${suffix}`;
     taken.add(candidate);
     assigned.set(raw, candidate);
   }
@@ -137,7 +138,11 @@ export function buildInventory(
     for (const toolName of unpublishedDenials) {
       denied.push({ serverName, safeServerName, toolName, inputSchema: { type: "object" }, fallbackDescription: toolName, deniedBySession: true });
     }
-    servers[serverName] = { serverName, safeServerName, launchSummary: launchSummary(serverName), toolCount: published.size + unpublishedDenials.length,
+    servers[serverName] = {
+      serverName,
+      safeServerName,
+      launchSummary: launchSummary(serverName),
+      toolCount: published.size + unpublishedDenials.length,
       ...(catalog.protocolVersion === undefined ? {} : { protocolVersion: catalog.protocolVersion }),
     };
   }

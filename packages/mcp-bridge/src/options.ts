@@ -219,12 +219,14 @@ function atLeastOne(value: number | undefined, fallback: number, name: string): 
 }
 
 function launcher(value: SandboxLauncher | undefined): SandboxLauncher | undefined {
-  if (value !== undefined && typeof value !== "function") throw new TypeError(`McpBridgeOptions.sandbox must be a function (a sandbox launcher), got ${value === null ? "null" : typeof value}`);
+  if (value !== undefined && typeof value !== "function")
+    throw new TypeError(`McpBridgeOptions.sandbox must be a function (a sandbox launcher), got ${value === null ? "null" : typeof value}`);
   return value;
 }
 
 function listener<T>(value: T | undefined, name: string): T | undefined {
-  if (value !== undefined && typeof value !== "function") throw new TypeError(`McpBridgeOptions.${name} must be a function, got ${value === null ? "null" : typeof value}`);
+  if (value !== undefined && typeof value !== "function")
+    throw new TypeError(`McpBridgeOptions.${name} must be a function, got ${value === null ? "null" : typeof value}`);
   return value;
 }
 
@@ -236,7 +238,8 @@ function authorizationOptions(value: McpAuthorizationOptions | undefined): McpAu
   }
   listener(value.authorize, "authorization.authorize");
   listener(value.redirectUrl, "authorization.redirectUrl");
-  if (value.authorize !== undefined && value.redirectUrl === undefined) throw new TypeError("McpBridgeOptions.authorization.authorize needs redirectUrl: the URL the authorization server sends the user back to");
+  if (value.authorize !== undefined && value.redirectUrl === undefined)
+    throw new TypeError("McpBridgeOptions.authorization.authorize needs redirectUrl: the URL the authorization server sends the user back to");
   return { ...value, authorizeTimeoutMs: positive(value.authorizeTimeoutMs, 300_000, "authorization.authorizeTimeoutMs") };
 }
 
@@ -265,7 +268,10 @@ export function resolveOptions(options: McpBridgeOptions = {}): ResolvedOptions 
 }
 
 /** A provider's connect and call bounds (M10): its definition's own, else the bridge's. */
-export function providerBounds(definition: McpProviderDefinition, options: ResolvedOptions): { readonly connectTimeoutMs: number; readonly callTimeoutMs: number } {
+export function providerBounds(
+  definition: McpProviderDefinition,
+  options: ResolvedOptions,
+): { readonly connectTimeoutMs: number; readonly callTimeoutMs: number } {
   return {
     connectTimeoutMs: definition.connectTimeoutMs ?? options.connectTimeoutMs,
     callTimeoutMs: definition.callTimeoutMs ?? options.callTimeoutMs,

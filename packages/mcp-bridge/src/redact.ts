@@ -39,7 +39,8 @@ const SECRET_NAME = /(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE|SE
  * ```
  */
 export function providerSecrets(definition: McpProviderDefinition): readonly string[] {
-  const values = definition.transport === "stdio" ? [...Object.values(definition.env ?? {}), ...argSecrets(definition.args)] : Object.values(definition.headers ?? {});
+  const values =
+    definition.transport === "stdio" ? [...Object.values(definition.env ?? {}), ...argSecrets(definition.args)] : Object.values(definition.headers ?? {});
   const secrets = new Set<string>();
   for (const value of values) {
     if (typeof value !== "string" || value.length < MIN_SECRET_LENGTH) continue;
@@ -107,7 +108,8 @@ const SECRET_FLAG = /^--?[A-Za-z][\w.-]*(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDEN
 // `--token=VALUE`, `TOKEN=VALUE`, and a header given as an argument (`Authorization: Bearer …`).
 const NAMED_VALUE = /^(-{0,2}[A-Za-z][\w.-]*=|[A-Za-z][\w-]*:[ \t]*)(.+)$/s;
 // Values that are credentials by their form: API keys of well-known services, JWTs.
-const SECRET_VALUE = /^(sk|pk|rk)-[\w-]{16,}$|^gh[pousr]_\w{20,}$|^github_pat_\w{20,}$|^glpat-[\w-]{16,}$|^xox[abprs]-[\w-]{10,}$|^AKIA[0-9A-Z]{16}$|^eyJ[\w-]{8,}\.[\w-]{8,}\.[\w-]{8,}$/;
+const SECRET_VALUE =
+  /^(sk|pk|rk)-[\w-]{16,}$|^gh[pousr]_\w{20,}$|^github_pat_\w{20,}$|^glpat-[\w-]{16,}$|^xox[abprs]-[\w-]{10,}$|^AKIA[0-9A-Z]{16}$|^eyJ[\w-]{8,}\.[\w-]{8,}\.[\w-]{8,}$/;
 
 interface ArgReading {
   readonly shown: string;

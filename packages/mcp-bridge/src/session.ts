@@ -13,7 +13,16 @@ import { providerBounds, type ResolvedOptions } from "./options.js";
 import type { StartGate } from "./process/start-gate.js";
 import { redact } from "./redact.js";
 import { announceStart } from "./start-events.js";
-import type { DiscoveryResult, McpCallOptions, McpCallResult, McpCatalog, McpCatalogTool, McpWithheldTool, ProviderDiagnostic, UnavailableProvider } from "./types.js";
+import type {
+  DiscoveryResult,
+  McpCallOptions,
+  McpCallResult,
+  McpCatalog,
+  McpCatalogTool,
+  McpWithheldTool,
+  ProviderDiagnostic,
+  UnavailableProvider,
+} from "./types.js";
 
 /**
  * One runtime session's view of its MCP providers: the connections it bound (started
@@ -151,7 +160,8 @@ export class BridgeSession implements McpSession {
       );
     }
     // Cancelled before it began: nothing starts (M4).
-    if (callerSignal?.aborted) return unavailable(namespace, MCP_ERROR_CODES.discoveryCancelled, `discovery of MCP provider "${namespace}" was cancelled before it began`);
+    if (callerSignal?.aborted)
+      return unavailable(namespace, MCP_ERROR_CODES.discoveryCancelled, `discovery of MCP provider "${namespace}" was cancelled before it began`);
     let connection: ProviderConnection | undefined;
     try {
       connection = await this.connection(definition, callerSignal);
@@ -170,10 +180,21 @@ export class BridgeSession implements McpSession {
       if (this.closed) return unavailable(namespace, MCP_ERROR_CODES.sessionClosed, `session "${this.sessionId}" closed during discovery`);
       const { catalog, listedAt } = listed;
       this.baseline.set(namespace, catalog);
-      this.current.set(namespace, { catalog, tools: callableTools(catalog.tools, this.current.get(namespace)?.tools), connection, discoveredAt: Date.now(), listedAt });
+      this.current.set(namespace, {
+        catalog,
+        tools: callableTools(catalog.tools, this.current.get(namespace)?.tools),
+        connection,
+        discoveredAt: Date.now(),
+        listedAt,
+      });
       const diagnostics = connection.diagnostics().map((message) => ({ namespace, message }));
-      if (renewed) diagnostics.push({ namespace, message: `the server no longer knew its MCP session (HTTP 404: the service restarted or expired it); a new session was started` });
-      if (catalog.withheldTools.length > 0) diagnostics.push({ namespace, message: redact(withheldMessage(namespace, catalog.withheldTools), this.host.secrets(namespace)) });
+      if (renewed)
+        diagnostics.push({
+          namespace,
+          message: `the server no longer knew its MCP session (HTTP 404: the service restarted or expired it); a new session was started`,
+        });
+      if (catalog.withheldTools.length > 0)
+        diagnostics.push({ namespace, message: redact(withheldMessage(namespace, catalog.withheldTools), this.host.secrets(namespace)) });
       return { ok: true, catalog, diagnostics };
     } catch (error) {
       const cancelled = () => unavailable(namespace, MCP_ERROR_CODES.discoveryCancelled, `discovery of MCP provider "${namespace}" was cancelled`);
@@ -186,7 +207,11 @@ export class BridgeSession implements McpSession {
       if (OpenWorkerError.isInstance(error)) return unavailable(namespace, error.code, redact(error.message, secrets));
       if (this.closed) return cancelled();
       const reason = connection ? connection.describe(error) : redact(String(error), secrets);
-      return unavailable(namespace, MCP_ERROR_CODES.discoveryFailed, `MCP provider "${namespace}" failed tools/list: ${reason}; its tools are unavailable this turn`);
+      return unavailable(
+        namespace,
+        MCP_ERROR_CODES.discoveryFailed,
+        `MCP provider "${namespace}" failed tools/list: ${reason}; its tools are unavailable this turn`,
+      );
     }
   }
 
@@ -200,7 +225,10 @@ export class BridgeSession implements McpSession {
     // Compared with the session's own catalog, not with the connection's last listing: a
     // listing whose caller was cancelled was never applied, and the change it saw stands.
     if (reusable && reusable.connection === connection && reusable.listedAt === connection.changeCount && connection.announcesChanges) {
-      return { catalog: buildCatalog(namespace, reusable.catalog.tools, previous, true, reusable.catalog.withheldTools, connection.protocolVersion), listedAt: reusable.listedAt };
+      return {
+        catalog: buildCatalog(namespace, reusable.catalog.tools, previous, true, reusable.catalog.withheldTools, connection.protocolVersion),
+        listedAt: reusable.listedAt,
+      };
     }
     // The listing is shared by concurrent discoveries and runs under the session's
     // signal; a caller who cancels stops waiting for it at once.
@@ -280,7 +308,10 @@ export class BridgeSession implements McpSession {
         return connection;
       });
       const started: PendingStart = { promise, start, waiting: 0 };
-      promise.then(() => ended("connected"), () => ended("failed"));
+      promise.then(
+        () => ended("connected"),
+        () => ended("failed"),
+      );
       const cleared = () => {
         stopOnClose();
         if (this.connecting.get(namespace) === started) this.connecting.delete(namespace);
@@ -328,7 +359,8 @@ export class BridgeSession implements McpSession {
     options: McpCallOptions,
     progress: ProgressReporter | undefined,
   ): Promise<SettledCall> {
-    if (this.closed) return failedCall(MCP_ERROR_CODES.sessionClosed, `session "${this.sessionId}" is closed; MCP tool "${namespace}.${remoteName}" was not called`);
+    if (this.closed)
+      return failedCall(MCP_ERROR_CODES.sessionClosed, `session "${this.sessionId}" is closed; MCP tool "${namespace}.${remoteName}" was not called`);
     let entry = this.current.get(namespace);
     const callable = entry?.tools.get(remoteName);
     if (!entry || callable === undefined) return failedCall(MCP_ERROR_CODES.toolNotPublished, notPublished(namespace, remoteName, entry));
@@ -370,7 +402,10 @@ export class BridgeSession implements McpSession {
       return { outcome: "cancelled", error: { code: "TOOL_CANCELLED", message: `MCP tool "${namespace}.${remoteName}" was cancelled before it started` } };
     }
     if (args !== undefined && (typeof args !== "object" || args === null || Array.isArray(args))) {
-      return failedCall(MCP_ERROR_CODES.argumentsInvalid, `arguments of MCP tool "${namespace}.${remoteName}" must be a JSON object, got ${Array.isArray(args) ? "an array" : typeof args}`);
+      return failedCall(
+        MCP_ERROR_CODES.argumentsInvalid,
+        `arguments of MCP tool "${namespace}.${remoteName}" must be a JSON object, got ${Array.isArray(args) ? "an array" : typeof args}`,
+      );
     }
     return callProvider({
       connection: entry.connection,
@@ -390,10 +425,16 @@ export class BridgeSession implements McpSession {
    * the catalog the session discovered, which its approval was for (M3). Otherwise the
    * call fails unsent and the session's next discovery takes the new catalog.
    */
-  private async renewSession(namespace: string, entry: CurrentCatalog, remoteName: string, signal: AbortSignal | undefined): Promise<CurrentCatalog | SettledCall> {
+  private async renewSession(
+    namespace: string,
+    entry: CurrentCatalog,
+    remoteName: string,
+    signal: AbortSignal | undefined,
+  ): Promise<CurrentCatalog | SettledCall> {
     const definition = this.host.provider(namespace);
     const qualified = `MCP tool "${namespace}.${remoteName}"`;
-    if (!definition) return failedCall(MCP_ERROR_CODES.providerUnknown, `${qualified} was not called: no MCP provider is registered for namespace "${namespace}"`);
+    if (!definition)
+      return failedCall(MCP_ERROR_CODES.providerUnknown, `${qualified} was not called: no MCP provider is registered for namespace "${namespace}"`);
     let connection: ProviderConnection | undefined;
     try {
       connection = await this.connection(definition, signal);
@@ -413,7 +454,10 @@ export class BridgeSession implements McpSession {
       const reason = OpenWorkerError.isInstance(error) ? error.message : connection ? connection.describe(error) : String(error);
       return failedCall(
         MCP_ERROR_CODES.providerUnavailable,
-        redact(`${qualified} was not called: its provider's server forgot the MCP session, and a new one could not be started (${reason}); the provider reconnects at the session's next discovery`, secrets),
+        redact(
+          `${qualified} was not called: its provider's server forgot the MCP session, and a new one could not be started (${reason}); the provider reconnects at the session's next discovery`,
+          secrets,
+        ),
       );
     }
   }
@@ -432,7 +476,12 @@ export class BridgeSession implements McpSession {
         // Starts in progress. One abandoned and replaced by a newer start is not here: its
         // handshake was aborted and its process tree is ended and tracked by the ledger,
         // which `joinCleanup()` waits for.
-        const starting = [...this.connecting.values()].map((pending) => pending.promise.then((connection) => connection.close(), () => undefined));
+        const starting = [...this.connecting.values()].map((pending) =>
+          pending.promise.then(
+            (connection) => connection.close(),
+            () => undefined,
+          ),
+        );
         await Promise.all([...[...this.connections.values()].map((connection) => connection.close()), ...starting]);
         this.host.sessionClosed(this);
       })();
@@ -452,7 +501,6 @@ export class BridgeSession implements McpSession {
     }
   }
 }
-
 
 function unavailable(namespace: string, code: string, message: string): Discovered {
   return { ok: false, unavailable: { namespace, code, message } };
@@ -479,7 +527,11 @@ function withheldMessage(namespace: string, withheld: readonly McpWithheldTool[]
     else byReason.set(tool.reason, [tool.name]);
   }
   const parts = [...byReason].map(([reason, names]) => {
-    const shown = names.slice(0, WITHHELD_SHOWN).map((name) => JSON.stringify(name)).join(", ") + (names.length > WITHHELD_SHOWN ? `, … (${names.length} in all)` : "");
+    const shown =
+      names
+        .slice(0, WITHHELD_SHOWN)
+        .map((name) => JSON.stringify(name))
+        .join(", ") + (names.length > WITHHELD_SHOWN ? `, … (${names.length} in all)` : "");
     return `${names.length === 1 ? "tool" : "tools"} ${shown}: ${reason}`;
   });
   return `MCP provider "${namespace}" publishes ${withheld.length === 1 ? "a tool" : `${withheld.length} tools`} not offered to the model or the bundle: ${parts.join("; ")}`;
@@ -520,7 +572,12 @@ function callableTools(tools: readonly McpCatalogTool[], before: ReadonlyMap<str
     const known = before?.get(tool.name);
     const asTask = tool.execution?.taskSupport === "required" || tool.execution?.taskSupport === "optional";
     if (known && known.fingerprint === tool.fingerprint && known.asTask === asTask) callable.set(tool.name, known);
-    else callable.set(tool.name, { fingerprint: tool.fingerprint, output: tool.outputSchema === undefined ? null : new OutputContract(tool.outputSchema, tool.fingerprint), asTask });
+    else
+      callable.set(tool.name, {
+        fingerprint: tool.fingerprint,
+        output: tool.outputSchema === undefined ? null : new OutputContract(tool.outputSchema, tool.fingerprint),
+        asTask,
+      });
   }
   return callable;
 }

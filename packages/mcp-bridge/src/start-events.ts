@@ -14,7 +14,11 @@ export function announceStart(
 ): (phase: "connected" | "failed") => void {
   const listener = options.onProviderStart;
   if (listener === undefined) return () => {};
-  const base = { namespace: definition.namespace, launch: describeStart(definition, secrets), connectTimeoutMs: providerBounds(definition, options).connectTimeoutMs };
+  const base = {
+    namespace: definition.namespace,
+    launch: describeStart(definition, secrets),
+    connectTimeoutMs: providerBounds(definition, options).connectTimeoutMs,
+  };
   const emit = (phase: McpProviderStartEvent["phase"]) => {
     try {
       listener(Object.freeze({ ...base, phase }));

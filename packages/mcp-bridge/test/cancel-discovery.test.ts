@@ -44,7 +44,9 @@ describe("cancelling a discovery (M2, M4)", () => {
     try {
       const session = bridge.openSession("pre-aborted");
       const { unavailable } = await session.discover(["probe"], { signal: AbortSignal.abort() });
-      expect(unavailable).toEqual([{ namespace: "probe", code: MCP_ERROR_CODES.discoveryCancelled, message: expect.stringContaining("cancelled before it began") }]);
+      expect(unavailable).toEqual([
+        { namespace: "probe", code: MCP_ERROR_CODES.discoveryCancelled, message: expect.stringContaining("cancelled before it began") },
+      ]);
       await session.close();
       expect(existsSync(started)).toBe(false);
     } finally {

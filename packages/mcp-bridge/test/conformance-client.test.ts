@@ -56,10 +56,14 @@ interface Check {
 async function runScenario(scenario: string): Promise<Check[]> {
   const cwd = mkdtempSync(path.join(scratch, "run-"));
   await new Promise<void>((resolve, reject) => {
-    const child = spawn(process.execPath, [runner, "client", "--command", `"${process.execPath}" "${client}"`, "--scenario", scenario, "--output-dir", path.join(cwd, "results")], {
-      cwd,
-      stdio: "ignore",
-    });
+    const child = spawn(
+      process.execPath,
+      [runner, "client", "--command", `"${process.execPath}" "${client}"`, "--scenario", scenario, "--output-dir", path.join(cwd, "results")],
+      {
+        cwd,
+        stdio: "ignore",
+      },
+    );
     child.once("error", reject);
     child.once("close", () => resolve());
   });

@@ -10,7 +10,15 @@ let first: Awaited<ReturnType<McpSession["discover"]>>;
 beforeAll(async () => {
   process.env.OPENWORKER_TEST_PARENT_SECRET = "parent-secret-value";
   bridge = new McpBridge(
-    [{ transport: "stdio", namespace: "everything", program: process.execPath, args: [everythingEntry, "stdio"], env: { TEST_MARKER: tag, FROM_CONFIG: "configured" } }],
+    [
+      {
+        transport: "stdio",
+        namespace: "everything",
+        program: process.execPath,
+        args: [everythingEntry, "stdio"],
+        env: { TEST_MARKER: tag, FROM_CONFIG: "configured" },
+      },
+    ],
     { closeGraceMs: 500 },
   );
   session = bridge.openSession("everything-session");
@@ -75,7 +83,9 @@ describe("server-everything over stdio", () => {
   it("E3 gives the model an embedded text resource's text, under a line naming it, and a line per resource link", async () => {
     const reference = await session.callTool("everything", "get-resource-reference", { resourceType: "Text", resourceId: 1 }, {});
     expect(reference.outcome).toBe("succeeded");
-    const embedded = (reference.output!.json as { content: { type: string; resource?: { uri: string; text: string } }[] }).content.find((block) => block.type === "resource")!;
+    const embedded = (reference.output!.json as { content: { type: string; resource?: { uri: string; text: string } }[] }).content.find(
+      (block) => block.type === "resource",
+    )!;
     expect(reference.output?.text).toContain(`[resource <${embedded.resource!.uri}>`);
     expect(reference.output?.text).toContain(embedded.resource!.text);
     const links = await session.callTool("everything", "get-resource-links", { count: 2 }, {});
@@ -90,7 +100,12 @@ describe("server-everything over stdio", () => {
 
   it("E2 maps its long-running operation's progress to bounded progress events", async () => {
     const events: unknown[] = [];
-    const result = await session.callTool("everything", "trigger-long-running-operation", { duration: 0.2, steps: 4 }, { onProgress: (event) => events.push(event) });
+    const result = await session.callTool(
+      "everything",
+      "trigger-long-running-operation",
+      { duration: 0.2, steps: 4 },
+      { onProgress: (event) => events.push(event) },
+    );
     expect(result.outcome).toBe("succeeded");
     expect(events).toEqual([1, 2, 3, 4].map((progress) => ({ progress, total: 4 })));
     expect(result.progress.accepted).toBe(4);

@@ -53,7 +53,9 @@ describe("connections", () => {
     expect(result.catalogs.map((catalog) => catalog.namespace)).toEqual(["big"]);
     const codes = Object.fromEntries(result.unavailable.map((entry) => [entry.namespace, entry.code]));
     expect(codes).toEqual({ silent: MCP_ERROR_CODES.connectTimeout, missing: MCP_ERROR_CODES.spawnFailed, nowhere: MCP_ERROR_CODES.providerUnknown });
-    expect(result.unavailable.find((entry) => entry.namespace === "silent")?.message).toContain('MCP provider "silent" did not finish initialize within 2000 ms');
+    expect(result.unavailable.find((entry) => entry.namespace === "silent")?.message).toContain(
+      'MCP provider "silent" did not finish initialize within 2000 ms',
+    );
     await quick.dispose();
     await quick.joinCleanup();
   });
@@ -211,7 +213,9 @@ describe("calls", () => {
     expect(result.error?.code).toBe(MCP_ERROR_CODES.resultInvalid);
     const message = result.error?.message ?? "";
     // The problem is the depth, named first; the path of 100 KB keys is cut (it made a 13 MB message).
-    expect(message).toContain(`MCP tool "deep_keys" of provider "malformed": the tool's result cannot be used: its structuredContent nests deeper than 128 levels (at /kkkk`);
+    expect(message).toContain(
+      `MCP tool "deep_keys" of provider "malformed": the tool's result cannot be used: its structuredContent nests deeper than 128 levels (at /kkkk`,
+    );
     expect(message).not.toContain("not JSON");
     expect(Buffer.byteLength(message)).toBeLessThanOrEqual(LIMITS.errorMessageBytes);
     await session.close();
@@ -221,7 +225,10 @@ describe("calls", () => {
     const session = bridge.openSession("server-error");
     await session.discover(["malformed"]);
     const refused = await session.callTool("malformed", "server_error", {}, {});
-    expect(refused).toMatchObject({ outcome: "failed", error: { code: MCP_ERROR_CODES.requestFailed, message: expect.stringContaining("bad token: the service refused it") } });
+    expect(refused).toMatchObject({
+      outcome: "failed",
+      error: { code: MCP_ERROR_CODES.requestFailed, message: expect.stringContaining("bad token: the service refused it") },
+    });
     expect(await session.callTool("malformed", "good", {}, {})).toMatchObject({ outcome: "succeeded" });
     await session.close();
   });
@@ -312,7 +319,11 @@ describe("catalogs", () => {
     const session = bridge.openSession("loop");
     const result = await session.discover(["loop", "dynamic"]);
     expect(result.unavailable).toEqual([
-      { namespace: "loop", code: MCP_ERROR_CODES.cursorRepeated, message: expect.stringContaining('MCP provider "loop" repeated the pagination cursor "same-cursor" on page 3') },
+      {
+        namespace: "loop",
+        code: MCP_ERROR_CODES.cursorRepeated,
+        message: expect.stringContaining('MCP provider "loop" repeated the pagination cursor "same-cursor" on page 3'),
+      },
     ]);
     expect(result.catalogs.map((catalog) => catalog.namespace)).toEqual(["dynamic"]);
     const call = await session.callTool("loop", "tool_1", {}, {});

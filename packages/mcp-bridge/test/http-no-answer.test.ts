@@ -38,15 +38,22 @@ class NoAnswerService {
         response.end(JSON.stringify({ jsonrpc: "2.0", id, result }));
       };
       if (message.method === "initialize") {
-        return reply(message.id, { protocolVersion: message.params?.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: "no-answer", version: "1.0.0" } });
+        return reply(message.id, {
+          protocolVersion: message.params?.protocolVersion,
+          capabilities: { tools: {} },
+          serverInfo: { name: "no-answer", version: "1.0.0" },
+        });
       }
       if (message.method === "tools/list") {
         return reply(message.id, { tools: ["wrong_id", "accepted", "ok"].map((name) => ({ name, inputSchema: { type: "object" } })) });
       }
-      if (message.method === "tools/call" && message.params?.name === "wrong_id") return reply(424242, { content: [{ type: "text", text: "for someone else" }] });
+      if (message.method === "tools/call" && message.params?.name === "wrong_id")
+        return reply(424242, { content: [{ type: "text", text: "for someone else" }] });
       if (message.method === "tools/call" && message.params?.name === "accepted") return void response.writeHead(202).end();
       if (message.method === "tools/call") return reply(message.id, { content: [{ type: "text", text: "answered" }] });
-      response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ jsonrpc: "2.0", id: message.id, error: { code: -32601, message: "no such method" } }));
+      response
+        .writeHead(200, { "content-type": "application/json" })
+        .end(JSON.stringify({ jsonrpc: "2.0", id: message.id, error: { code: -32601, message: "no such method" } }));
     });
   }
 }

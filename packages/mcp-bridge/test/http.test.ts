@@ -12,7 +12,12 @@ afterAll(async () => {
   await service.stop();
 });
 
-const provider = (token: string) => ({ transport: "streamable_http" as const, namespace: "local", url: service.url, headers: { Authorization: `Bearer ${token}` } });
+const provider = (token: string) => ({
+  transport: "streamable_http" as const,
+  namespace: "local",
+  url: service.url,
+  headers: { Authorization: `Bearer ${token}` },
+});
 
 describe("streamable HTTP providers", () => {
   it("M1 discovers and calls a local streamable-HTTP service with its configured headers", async () => {
@@ -61,7 +66,10 @@ describe("streamable HTTP providers", () => {
     try {
       await bridge.dispose();
       await expect(session.joinCleanup()).rejects.toMatchObject({ code: MCP_ERROR_CODES.cleanupUnconfirmed });
-      await expect(bridge.joinCleanup()).rejects.toMatchObject({ code: MCP_ERROR_CODES.cleanupUnconfirmed, message: expect.stringContaining('provider "local"') });
+      await expect(bridge.joinCleanup()).rejects.toMatchObject({
+        code: MCP_ERROR_CODES.cleanupUnconfirmed,
+        message: expect.stringContaining('provider "local"'),
+      });
       await expect(bridge.joinCleanup()).rejects.toMatchObject({ code: MCP_ERROR_CODES.cleanupUnconfirmed });
     } finally {
       service.failDelete = false;

@@ -15,7 +15,12 @@ describe("MCP tool inventory (M5, I2)", () => {
   });
 
   it("M5 M6 lists bound catalogs with raw names, collision-safe server names, the negotiated revision and session denials kept apart", async () => {
-    const providers = ["My-App", "my_app", "other"].map((namespace) => ({ transport: "stdio" as const, namespace, program: fixture("sh-wrapper.sh"), args: [] }));
+    const providers = ["My-App", "my_app", "other"].map((namespace) => ({
+      transport: "stdio" as const,
+      namespace,
+      program: fixture("sh-wrapper.sh"),
+      args: [],
+    }));
     const bridge = new McpBridge(providers, { closeGraceMs: 500 });
     const session = bridge.openSession("bound");
     await session.discover(["My-App", "my_app"]);
@@ -26,7 +31,14 @@ describe("MCP tool inventory (M5, I2)", () => {
       my_app: { serverName: "my_app", safeServerName: "my_app_2", launchSummary: "stdio: sh-wrapper.sh", toolCount: 2, protocolVersion: "2025-06-18" },
     });
     expect(inventory?.tools).toEqual([
-      { serverName: "My-App", safeServerName: "my_app", toolName: "ping", description: "Answers pong.", inputSchema: { type: "object" }, fallbackDescription: "Answers pong." },
+      {
+        serverName: "My-App",
+        safeServerName: "my_app",
+        toolName: "ping",
+        description: "Answers pong.",
+        inputSchema: { type: "object" },
+        fallbackDescription: "Answers pong.",
+      },
     ]);
     expect(inventory?.sessionDeniedTools?.map((tool) => [tool.serverName, tool.toolName, tool.deniedBySession])).toEqual([
       ["my_app", "ping", true],
@@ -64,7 +76,10 @@ describe("MCP tool inventory (M5, I2)", () => {
     ];
     for (const [raw, expected] of table) expect(Object.fromEntries(assignSafeServerNames(raw))).toEqual(expected);
     // Twelve spellings of one name: from "_10" on the cut falls on the "_" of "_bcd".
-    const spellings = Array.from({ length: 12 }, (_, index) => `${"a".repeat(24)}${[...index.toString(2).padStart(4, "0")].map((bit) => (bit === "1" ? "A" : "a")).join("")}_bcd`);
+    const spellings = Array.from(
+      { length: 12 },
+      (_, index) => `${"a".repeat(24)}${[...index.toString(2).padStart(4, "0")].map((bit) => (bit === "1" ? "A" : "a")).join("")}_bcd`,
+    );
     const a28 = "a".repeat(28);
     expect(new Set(assignSafeServerNames(spellings).values())).toEqual(
       new Set([`${a28}_bcd`, ...[2, 3, 4, 5, 6, 7, 8, 9].map((suffix) => `${a28}_b_${suffix}`), `${a28}_10`, `${a28}_11`, `${a28}_12`]),
@@ -76,7 +91,11 @@ describe("MCP tool inventory (M5, I2)", () => {
     // 32-character cut that differ in letter case only, so that cuts on "_" are too.
     const unit = fc.constantFrom("a", "A", "b", "1", "_", "-", ".", "é");
     const nearCut = fc.tuple(fc.integer({ min: 24, max: 34 }), fc.string({ unit, maxLength: 8 })).map(([length, tail]) => `${"a".repeat(length)}${tail}`);
-    const rawName = fc.oneof(fc.string({ unit, maxLength: 70 }), nearCut, nearCut.map((name) => name.toUpperCase()));
+    const rawName = fc.oneof(
+      fc.string({ unit, maxLength: 70 }),
+      nearCut,
+      nearCut.map((name) => name.toUpperCase()),
+    );
     fc.assert(
       fc.property(fc.array(rawName, { maxLength: 25 }), (raw) => {
         const names = assignSafeServerNames(raw);

@@ -55,7 +55,9 @@ describe("process lifecycle (M4)", () => {
 
   it("M4 a setsid daemon of a provider that then exits on its own is ended at close, though no link leads to it any more", async () => {
     const pidFile = path.join(scratch, "daemon.pid");
-    const bridge = new McpBridge([{ transport: "stdio", namespace: "daemon", program: fixture("daemon-then-exit.sh"), args: [], env: { PID_FILE: pidFile } }], { closeGraceMs: 200 });
+    const bridge = new McpBridge([{ transport: "stdio", namespace: "daemon", program: fixture("daemon-then-exit.sh"), args: [], env: { PID_FILE: pidFile } }], {
+      closeGraceMs: 200,
+    });
     const session = bridge.openSession("daemon");
     const { catalogs } = await session.discover(["daemon"]);
     expect(catalogs[0]?.tools.map((tool) => tool.name)).toEqual(["noop"]);
@@ -73,7 +75,10 @@ describe("process lifecycle (M4)", () => {
 
   it("M4 a daemon forked after the last note, whose parent then exits, is found by the mark its environment carries and ended at close", async () => {
     const pidFile = path.join(scratch, "late-daemon.pid");
-    const bridge = new McpBridge([{ transport: "stdio", namespace: "late", program: process.execPath, args: [fixture("daemon-after-list.mjs")], env: { PID_FILE: pidFile } }], { closeGraceMs: 200 });
+    const bridge = new McpBridge(
+      [{ transport: "stdio", namespace: "late", program: process.execPath, args: [fixture("daemon-after-list.mjs")], env: { PID_FILE: pidFile } }],
+      { closeGraceMs: 200 },
+    );
     // A process of this machine started after the provider, carrying no mark: left alone.
     const bystander = spawn("sleep", ["600"], { detached: true, stdio: "ignore" });
     let daemon = 0;
@@ -99,9 +104,12 @@ describe("process lifecycle (M4)", () => {
 
   it("M4 a descendant that keeps re-spawning itself into new sessions is rescanned for by its mark until none is left before cleanup is confirmed", async () => {
     const tag = marker("hopper");
-    const bridge = new McpBridge([{ transport: "stdio", namespace: "hopper", program: process.execPath, args: [fixture("hopper-provider.mjs")], env: { TEST_MARKER: tag } }], {
-      closeGraceMs: 300,
-    });
+    const bridge = new McpBridge(
+      [{ transport: "stdio", namespace: "hopper", program: process.execPath, args: [fixture("hopper-provider.mjs")], env: { TEST_MARKER: tag } }],
+      {
+        closeGraceMs: 300,
+      },
+    );
     try {
       const session = bridge.openSession("hopper");
       const { catalogs } = await session.discover(["hopper"]);
@@ -131,7 +139,10 @@ describe("process lifecycle (M4)", () => {
   it("M4 a host that exits without dispose() takes its providers' trees with it, a setsid grandchild included (exit hook, tree mark)", async () => {
     expect(existsSync(path.resolve(fixture("exit-without-dispose.mjs"), "../../../dist/index.js")), "build the bridge first (pnpm turbo run build)").toBe(true);
     const pidFile = path.join(scratch, "exit-hook.pids");
-    const host = spawnSync(process.execPath, [fixture("exit-without-dispose.mjs"), fixture("wrapper-grandchild.sh"), pidFile], { encoding: "utf8", timeout: 30_000 });
+    const host = spawnSync(process.execPath, [fixture("exit-without-dispose.mjs"), fixture("wrapper-grandchild.sh"), pidFile], {
+      encoding: "utf8",
+      timeout: 30_000,
+    });
     expect(host.status, host.stderr).toBe(0);
     const pids = grandchildren(pidFile);
     expect(Object.keys(pids).sort()).toEqual(["ignores-term", "plain", "setsid"]);
@@ -147,27 +158,30 @@ describe("process lifecycle (M4)", () => {
     }
   });
 
-  it.each(["SIGKILL", "SIGTERM"] as const)("M4 a host killed by %s (no exit hook runs) still takes its providers' trees with it, a setsid grandchild included (the reaper)", async (signal) => {
-    const pidFile = path.join(scratch, `killed-host-${signal}.pids`);
-    const host = spawn(process.execPath, [fixture("killed-host.mjs"), fixture("wrapper-grandchild.sh"), pidFile], { stdio: ["ignore", "pipe", "inherit"] });
-    await new Promise<void>((resolve, reject) => {
-      host.stdout!.on("data", (chunk: Buffer) => chunk.toString().includes("ready") && resolve());
-      host.once("exit", (code) => reject(new Error(`the host exited (${code}) before its providers were up`)));
-    });
-    const pids = grandchildren(pidFile);
-    expect(Object.keys(pids).sort()).toEqual(["ignores-term", "plain", "setsid"]);
-    try {
-      host.kill(signal);
-      // The reaper sends SIGTERM, then SIGKILL a second later; the kernel takes a moment more.
-      const left = await Promise.race([
-        eventually(() => (Object.values(pids).some(isRunning) ? undefined : [])),
-        new Promise<number[]>((resolve) => setTimeout(() => resolve(Object.values(pids).filter(isRunning)), 8_000)),
-      ]);
-      expect(left).toEqual([]);
-    } finally {
-      for (const pid of Object.values(pids)) if (isRunning(pid)) process.kill(pid, "SIGKILL");
-    }
-  });
+  it.each(["SIGKILL", "SIGTERM"] as const)(
+    "M4 a host killed by %s (no exit hook runs) still takes its providers' trees with it, a setsid grandchild included (the reaper)",
+    async (signal) => {
+      const pidFile = path.join(scratch, `killed-host-${signal}.pids`);
+      const host = spawn(process.execPath, [fixture("killed-host.mjs"), fixture("wrapper-grandchild.sh"), pidFile], { stdio: ["ignore", "pipe", "inherit"] });
+      await new Promise<void>((resolve, reject) => {
+        host.stdout!.on("data", (chunk: Buffer) => chunk.toString().includes("ready") && resolve());
+        host.once("exit", (code) => reject(new Error(`the host exited (${code}) before its providers were up`)));
+      });
+      const pids = grandchildren(pidFile);
+      expect(Object.keys(pids).sort()).toEqual(["ignores-term", "plain", "setsid"]);
+      try {
+        host.kill(signal);
+        // The reaper sends SIGTERM, then SIGKILL a second later; the kernel takes a moment more.
+        const left = await Promise.race([
+          eventually(() => (Object.values(pids).some(isRunning) ? undefined : [])),
+          new Promise<number[]>((resolve) => setTimeout(() => resolve(Object.values(pids).filter(isRunning)), 8_000)),
+        ]);
+        expect(left).toEqual([]);
+      } finally {
+        for (const pid of Object.values(pids)) if (isRunning(pid)) process.kill(pid, "SIGKILL");
+      }
+    },
+  );
 
   it("M4 a grandchild whose main thread exited while another runs is not taken for gone: it is ended too", async (context) => {
     if (spawnSync("python3", ["-c", "import ctypes, threading"], { stdio: "ignore" }).status !== 0) {
@@ -201,7 +215,9 @@ describe("process lifecycle (M4)", () => {
   it("M1/M4 runs the acer example through its launcher and leaves neither the wrapper nor node behind", async () => {
     expect(existsSync(path.resolve(acerLauncher, "../../dist/server.js")), "build examples/acer-mcp first (pnpm turbo run build)").toBe(true);
     const tag = marker("acer");
-    const bridge = new McpBridge([{ transport: "stdio", namespace: "acer", program: acerLauncher, args: [], env: { TEST_MARKER: tag } }], { closeGraceMs: 500 });
+    const bridge = new McpBridge([{ transport: "stdio", namespace: "acer", program: acerLauncher, args: [], env: { TEST_MARKER: tag } }], {
+      closeGraceMs: 500,
+    });
     const session = bridge.openSession("acer");
     const { catalogs } = await session.discover(["acer"]);
     expect(catalogs[0]?.tools.map((tool) => tool.name)).toEqual(["acer_care_center_batterystatus_get"]);
@@ -216,7 +232,9 @@ describe("process lifecycle (M4)", () => {
 
   it("M4 opens and closes 200 sessions against a wrapper-launched server and leaves no process", async () => {
     const tag = marker("sessions");
-    const bridge = new McpBridge([{ transport: "stdio", namespace: "sh", program: fixture("sh-wrapper.sh"), args: [], env: { TEST_MARKER: tag } }], { closeGraceMs: 500 });
+    const bridge = new McpBridge([{ transport: "stdio", namespace: "sh", program: fixture("sh-wrapper.sh"), args: [], env: { TEST_MARKER: tag } }], {
+      closeGraceMs: 500,
+    });
     let next = 0;
     let peak = 0;
     const worker = async () => {
@@ -239,7 +257,9 @@ describe("process lifecycle (M4)", () => {
 
   it("M4 dispose() closes every session, is idempotent, and refuses new sessions", async () => {
     const tag = marker("dispose");
-    const bridge = new McpBridge([{ transport: "stdio", namespace: "sh", program: fixture("sh-wrapper.sh"), args: [], env: { TEST_MARKER: tag } }], { closeGraceMs: 500 });
+    const bridge = new McpBridge([{ transport: "stdio", namespace: "sh", program: fixture("sh-wrapper.sh"), args: [], env: { TEST_MARKER: tag } }], {
+      closeGraceMs: 500,
+    });
     await Promise.all(["a", "b", "c"].map((id) => bridge.openSession(id).discover(["sh"])));
     expect(processesWithMarker(tag)).toHaveLength(6);
     const first = bridge.dispose();
@@ -252,7 +272,9 @@ describe("process lifecycle (M4)", () => {
 
   it("M4 a session opens nothing until discover(), and one session's close leaves another's provider running", async () => {
     const tag = marker("isolation");
-    const bridge = new McpBridge([{ transport: "stdio", namespace: "sh", program: fixture("sh-wrapper.sh"), args: [], env: { TEST_MARKER: tag } }], { closeGraceMs: 500 });
+    const bridge = new McpBridge([{ transport: "stdio", namespace: "sh", program: fixture("sh-wrapper.sh"), args: [], env: { TEST_MARKER: tag } }], {
+      closeGraceMs: 500,
+    });
     const first = bridge.openSession("first");
     const second = bridge.openSession("second");
     expect(bridge.openSession("first")).toBe(first);

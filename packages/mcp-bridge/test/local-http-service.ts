@@ -60,7 +60,9 @@ export class LocalService {
     };
     const server = new McpServer({ name: "local-service", version: "1.0.0" });
     server.registerTool("echo", { description: "Echoes.", inputSchema: { text: z.string() } }, async ({ text }) => ({ content: [{ type: "text", text }] }));
-    server.registerTool("big", { description: "Answers with about 600 KB of text.", inputSchema: {} }, async () => ({ content: [{ type: "text", text: "x".repeat(600 * 1024) }] }));
+    server.registerTool("big", { description: "Answers with about 600 KB of text.", inputSchema: {} }, async () => ({
+      content: [{ type: "text", text: "x".repeat(600 * 1024) }],
+    }));
     server.registerTool("drop", { description: "The service drops the connection.", inputSchema: {} }, async () => {
       request.socket.destroy();
       this.server?.closeAllConnections();

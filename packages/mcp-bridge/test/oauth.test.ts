@@ -20,7 +20,10 @@ afterAll(() => {
 async function startService(env: Record<string, string> = {}): Promise<{ mcp: string; issuer: string }> {
   const service = spawn(process.execPath, [fixture("oauth-service.mjs")], { stdio: ["ignore", "pipe", "ignore"], env: { ...process.env, ...env } });
   services.push(service);
-  return JSON.parse(await new Promise<string>((resolve) => createInterface({ input: service.stdout! }).once("line", resolve))) as { mcp: string; issuer: string };
+  return JSON.parse(await new Promise<string>((resolve) => createInterface({ input: service.stdout! }).once("line", resolve))) as {
+    mcp: string;
+    issuer: string;
+  };
 }
 
 const REDIRECT = "http://127.0.0.1:7/callback";
@@ -39,9 +42,13 @@ function hostStep(store: FileTokenStore): McpAuthorizationOptions & { readonly r
   };
 }
 
-const notes = (url: string, extra: Partial<McpProviderDefinition> = {}): McpProviderDefinition => ({ transport: "streamable_http", namespace: "notes", url, ...extra }) as McpProviderDefinition;
+const notes = (url: string, extra: Partial<McpProviderDefinition> = {}): McpProviderDefinition =>
+  ({ transport: "streamable_http", namespace: "notes", url, ...extra }) as McpProviderDefinition;
 
-async function discoverAndCall(bridge: McpBridge, label: string): Promise<{ unavailable: readonly { code: string; message: string }[]; text: string | undefined; messages: string }> {
+async function discoverAndCall(
+  bridge: McpBridge,
+  label: string,
+): Promise<{ unavailable: readonly { code: string; message: string }[]; text: string | undefined; messages: string }> {
   const session = bridge.openSession(label);
   const { unavailable, catalogs } = await session.discover(["notes"]);
   const result = catalogs.length > 0 ? await session.callTool("notes", "whoami", {}, {}) : undefined;
@@ -112,9 +119,16 @@ describe("OAuth 2.1 for streamable-HTTP providers", () => {
     const { mcp } = await startService({ MACHINE_CLIENT: "reports-host", MACHINE_SECRET: secret });
     process.env.OPENWORKER_TEST_MACHINE_SECRET = secret;
     const store = new FileTokenStore(path.join(scratch, "machine", "tokens.json"));
-    const bridge = new McpBridge([notes(mcp, { oauth: { grant: "client_credentials", clientId: "reports-host", clientSecretEnv: "OPENWORKER_TEST_MACHINE_SECRET", scopes: ["notes:read"] } })], {
-      authorization: { store },
-    });
+    const bridge = new McpBridge(
+      [
+        notes(mcp, {
+          oauth: { grant: "client_credentials", clientId: "reports-host", clientSecretEnv: "OPENWORKER_TEST_MACHINE_SECRET", scopes: ["notes:read"] },
+        }),
+      ],
+      {
+        authorization: { store },
+      },
+    );
     const result = await discoverAndCall(bridge, "machine");
     delete process.env.OPENWORKER_TEST_MACHINE_SECRET;
     expect(result.unavailable).toEqual([]);

@@ -14,7 +14,13 @@ const servingLog = path.join(scratch, "serving.log");
 const providers: McpProviderDefinition[] = [
   { transport: "stdio", namespace: "weather", program: process.execPath, args: [fixture("output-schema.mjs")], env: { CALL_LOG: callLog } },
   { transport: "stdio", namespace: "prompts", program: process.execPath, args: [fixture("no-tools-capability.mjs")], env: { METHOD_LOG: methodLog } },
-  { transport: "stdio", namespace: "undeclared", program: process.execPath, args: [fixture("no-tools-capability.mjs")], env: { METHOD_LOG: servingLog, SERVES_TOOLS: "1" } },
+  {
+    transport: "stdio",
+    namespace: "undeclared",
+    program: process.execPath,
+    args: [fixture("no-tools-capability.mjs")],
+    env: { METHOD_LOG: servingLog, SERVES_TOOLS: "1" },
+  },
 ];
 
 let bridge: McpBridge;
@@ -63,7 +69,10 @@ describe("a tool's outputSchema (as the SDK Client enforces it)", () => {
 
   it("T3 a conforming result, a tool error and a tool without outputSchema are unchanged", async () => {
     expect(await session.callTool("weather", "conforms", {}, {})).toMatchObject({ outcome: "succeeded", output: { json: { temp: 21 } } });
-    expect(await session.callTool("weather", "fails", {}, {})).toMatchObject({ outcome: "failed", error: { code: MCP_ERROR_CODES.toolError, message: "sensor offline" } });
+    expect(await session.callTool("weather", "fails", {}, {})).toMatchObject({
+      outcome: "failed",
+      error: { code: MCP_ERROR_CODES.toolError, message: "sensor offline" },
+    });
     expect(await session.callTool("weather", "no_schema", {}, {})).toMatchObject({ outcome: "succeeded", output: { json: { anything: true } } });
   });
 

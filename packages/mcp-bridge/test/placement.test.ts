@@ -12,7 +12,14 @@ afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 // cannot sandbox anything itself: the host gives a launcher that wraps the command, and
 // without one a sandboxed provider is never started (fail closed).
 describe('placement "sandbox" (A4)', () => {
-  const sandboxed = (env: Record<string, string>) => ({ transport: "stdio" as const, namespace: "boxed", program: fixture("sandbox-probe.sh"), args: ["--flag"], env, placement: "sandbox" as const });
+  const sandboxed = (env: Record<string, string>) => ({
+    transport: "stdio" as const,
+    namespace: "boxed",
+    program: fixture("sandbox-probe.sh"),
+    args: ["--flag"],
+    env,
+    placement: "sandbox" as const,
+  });
 
   it("A4 without a sandbox launcher the provider is never started: unavailable, MCP_SANDBOX_UNAVAILABLE", async () => {
     const started = path.join(scratch, "never-started");
@@ -21,7 +28,13 @@ describe('placement "sandbox" (A4)', () => {
       const session = bridge.openSession("no-launcher");
       const { catalogs, unavailable } = await session.discover(["boxed"]);
       expect(catalogs).toEqual([]);
-      expect(unavailable).toEqual([{ namespace: "boxed", code: MCP_ERROR_CODES.sandboxUnavailable, message: expect.stringContaining('asks for placement "sandbox" and this host has no sandbox launcher') }]);
+      expect(unavailable).toEqual([
+        {
+          namespace: "boxed",
+          code: MCP_ERROR_CODES.sandboxUnavailable,
+          message: expect.stringContaining('asks for placement "sandbox" and this host has no sandbox launcher'),
+        },
+      ]);
       expect(existsSync(started)).toBe(false);
       await session.close();
     } finally {
@@ -36,7 +49,11 @@ describe('placement "sandbox" (A4)', () => {
     // provider as its child: the bridge owns and ends both.
     const launcher: SandboxLauncher = (launch) => {
       seen.push(launch);
-      return { program: "/bin/sh", args: ["-c", 'SANDBOXED=yes "$@"; exit $?', "sandbox", launch.program, ...launch.args], env: { ...launch.env, TEST_MARKER: tag } };
+      return {
+        program: "/bin/sh",
+        args: ["-c", 'SANDBOXED=yes "$@"; exit $?', "sandbox", launch.program, ...launch.args],
+        env: { ...launch.env, TEST_MARKER: tag },
+      };
     };
     const bridge = new McpBridge([sandboxed({ PROVIDER_OWN: "1" })], { sandbox: launcher, closeGraceMs: 300 });
     try {
@@ -59,9 +76,13 @@ describe('placement "sandbox" (A4)', () => {
   });
 
   it.each([
-    ["throws", (() => {
-      throw new Error("no bwrap on this machine");
-    }) as SandboxLauncher, "the sandbox launcher threw: no bwrap on this machine"],
+    [
+      "throws",
+      (() => {
+        throw new Error("no bwrap on this machine");
+      }) as SandboxLauncher,
+      "the sandbox launcher threw: no bwrap on this machine",
+    ],
     ["returns no command", (() => undefined) as unknown as SandboxLauncher, "returned no command object"],
     ["returns an empty program", (() => ({ program: "", args: [] })) as SandboxLauncher, '"program" must be a non-empty string'],
     ["returns args that are not strings", (() => ({ program: "/bin/sh", args: [1] })) as unknown as SandboxLauncher, '"args" must be an array of strings'],
@@ -83,7 +104,9 @@ describe('placement "sandbox" (A4)', () => {
   it("A4 the launcher receives the provider's sandbox policy as registered", async () => {
     const seen: SandboxLaunch[] = [];
     const sandbox = { read: ["/srv/in"], network: "none" as const };
-    const bridge = new McpBridge([{ ...sandboxed({}), sandbox }], { sandbox: (launch) => (seen.push(launch), { program: "/bin/sh", args: [launch.program, ...launch.args], env: launch.env }) });
+    const bridge = new McpBridge([{ ...sandboxed({}), sandbox }], {
+      sandbox: (launch) => (seen.push(launch), { program: "/bin/sh", args: [launch.program, ...launch.args], env: launch.env }),
+    });
     try {
       await bridge.openSession("policy").discover(["boxed"]);
       expect(seen[0]?.sandbox).toEqual(sandbox);

@@ -173,7 +173,13 @@ describe("2025-era servers", () => {
       expect(catalogs[0]?.tools.map((tool) => tool.name)).toEqual(["hello"]);
       expect(catalogs[0]?.protocolVersion).toBe(version);
       expect(await session.callTool("older", "hello", {}, {})).toMatchObject({ outcome: "succeeded", output: { text: `hello from ${version}` } });
-      expect(readFileSync(log, "utf8").split("\n").filter(Boolean)).toEqual(["server/discover", "initialize", "notifications/initialized", "tools/list", "tools/call"]);
+      expect(readFileSync(log, "utf8").split("\n").filter(Boolean)).toEqual([
+        "server/discover",
+        "initialize",
+        "notifications/initialized",
+        "tools/list",
+        "tools/call",
+      ]);
       await session.close();
       await bridge.dispose();
       await bridge.joinCleanup();

@@ -44,12 +44,20 @@ describe("each provider's own bounds (M10)", () => {
     const { catalogs, unavailable } = await withBridge([slow({ connectTimeoutMs: 300 })], {}, (bridge) => bridge.openSession("short").discover(["big"]));
     expect(catalogs).toEqual([]);
     expect(unavailable).toEqual([
-      expect.objectContaining({ namespace: "big", code: MCP_ERROR_CODES.connectTimeout, message: expect.stringContaining("did not finish initialize within 300 ms (its connect bound: for a provider that starts slowly, raise connectTimeoutMs") }),
+      expect.objectContaining({
+        namespace: "big",
+        code: MCP_ERROR_CODES.connectTimeout,
+        message: expect.stringContaining(
+          "did not finish initialize within 300 ms (its connect bound: for a provider that starts slowly, raise connectTimeoutMs",
+        ),
+      }),
     ]);
   });
 
   it("M1 M10 a provider's connectTimeoutMs raises the bridge's bound for a provider that starts slowly", async () => {
-    const { catalogs, unavailable } = await withBridge([slow({ connectTimeoutMs: 5_000 })], { connectTimeoutMs: 300 }, (bridge) => bridge.openSession("long").discover(["big"]));
+    const { catalogs, unavailable } = await withBridge([slow({ connectTimeoutMs: 5_000 })], { connectTimeoutMs: 300 }, (bridge) =>
+      bridge.openSession("long").discover(["big"]),
+    );
     expect(unavailable).toEqual([]);
     expect(catalogs[0]?.tools.map((tool) => tool.name).sort()).toEqual(["ping", "wait"]);
   });
@@ -69,18 +77,22 @@ describe("each provider's own bounds (M10)", () => {
 
   it("M1 M10 onProviderStart hears a provider's start begin and end, with its launch and bound", async () => {
     const events: McpProviderStartEvent[] = [];
-    await withBridge([slow({ connectTimeoutMs: 5_000 })], { onProviderStart: (event) => events.push(event) }, (bridge) => bridge.openSession("events").discover(["big"]));
+    await withBridge([slow({ connectTimeoutMs: 5_000 })], { onProviderStart: (event) => events.push(event) }, (bridge) =>
+      bridge.openSession("events").discover(["big"]),
+    );
     expect(events.map((event) => event.phase)).toEqual(["connecting", "connected"]);
     expect(events[0]).toMatchObject({ namespace: "big", connectTimeoutMs: 5_000, launch: expect.stringMatching(/^node\S* \S*slow-start\.mjs$/) });
   });
 
-  it("M1 a throwing onProviderStart listener never fails the start; a failed start ends with \"failed\"", async () => {
+  it('M1 a throwing onProviderStart listener never fails the start; a failed start ends with "failed"', async () => {
     const phases: string[] = [];
     const onProviderStart = (event: McpProviderStartEvent) => {
       phases.push(event.phase);
       throw new Error("display broke");
     };
-    const { unavailable } = await withBridge([slow({ connectTimeoutMs: 300 })], { onProviderStart }, (bridge) => bridge.openSession("throwing").discover(["big"]));
+    const { unavailable } = await withBridge([slow({ connectTimeoutMs: 300 })], { onProviderStart }, (bridge) =>
+      bridge.openSession("throwing").discover(["big"]),
+    );
     expect(unavailable[0]?.code).toBe(MCP_ERROR_CODES.connectTimeout);
     expect(phases).toEqual(["connecting", "failed"]);
   });
@@ -102,9 +114,16 @@ describe("an unreachable streamable-HTTP provider says where and why (E6)", () =
   });
 
   it("E6 a host name DNS cannot resolve is named as such", async () => {
-    const provider: McpProviderDefinition = { transport: "streamable_http", namespace: "wiki", url: "http://openworker-no-such-host.invalid/mcp", allowRemote: true };
+    const provider: McpProviderDefinition = {
+      transport: "streamable_http",
+      namespace: "wiki",
+      url: "http://openworker-no-such-host.invalid/mcp",
+      allowRemote: true,
+    };
     const { unavailable } = await withBridge([provider], {}, (bridge) => bridge.openSession("dns").discover(["wiki"]));
     expect(unavailable[0]?.code).toBe(MCP_ERROR_CODES.providerUnreachable);
-    expect(unavailable[0]?.message).toMatch(/^MCP provider "wiki" at http:\/\/openworker-no-such-host\.invalid\/mcp is unreachable: host name (not found|lookup failed for now) \(DNS\) \((ENOTFOUND|EAI_AGAIN)\)/);
+    expect(unavailable[0]?.message).toMatch(
+      /^MCP provider "wiki" at http:\/\/openworker-no-such-host\.invalid\/mcp is unreachable: host name (not found|lookup failed for now) \(DNS\) \((ENOTFOUND|EAI_AGAIN)\)/,
+    );
   });
 });

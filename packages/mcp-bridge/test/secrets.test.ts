@@ -11,7 +11,15 @@ let session: McpSession;
 beforeAll(() => {
   Object.assign(process.env, hostile);
   bridge = new McpBridge(
-    [{ transport: "stdio", namespace: "careless", program: process.execPath, args: [fixture("secret-catalog.mjs")], env: { TEST_MARKER: tag, CATALOG_SECRET: secret } }],
+    [
+      {
+        transport: "stdio",
+        namespace: "careless",
+        program: process.execPath,
+        args: [fixture("secret-catalog.mjs")],
+        env: { TEST_MARKER: tag, CATALOG_SECRET: secret },
+      },
+    ],
     { closeGraceMs: 300 },
   );
   session = bridge.openSession("secrets");
@@ -46,13 +54,38 @@ describe("credentials in URLs and launch arguments (E6)", () => {
   it("E6 the password of any scheme://user:password@host is masked, up to the authority's last @", () => {
     expect(redactUrlCredentials("DATABASE_URL=postgres://app:hunter2@db.local:5432/app")).toBe("DATABASE_URL=postgres://app:[redacted]@db.local:5432/app");
     expect(redactUrlCredentials('{"url":"redis://:p@ss:w0rd@cache/0"}')).toBe('{"url":"redis://:[redacted]@cache/0"}');
-    for (const plain of ["http://127.0.0.1:8080/mcp", "https://user@host/x", "mail me@x.com at http://host:80 today", "no url"]) expect(redactUrlCredentials(plain)).toBe(plain);
+    for (const plain of ["http://127.0.0.1:8080/mcp", "https://user@host/x", "mail me@x.com at http://host:80 today", "no url"])
+      expect(redactUrlCredentials(plain)).toBe(plain);
     expect(redact("failed: postgres://app:hunter2@db/app", [])).toBe("failed: postgres://app:[redacted]@db/app");
   });
 
   it("E6 servers.json args: URL passwords, secret-named flags and values shaped like API keys are masked, and are the provider's secrets", () => {
-    const args = ["serve", "--token=abc", "--api-key", "key-value-1", "API_SECRET=s3cr3t-v", "Authorization: Bearer tok-value", "postgres://app:pw-value@db/app", "ghp_0123456789abcdefghijKLMN", "--auth", "--port", "8080"];
-    expect(redactArgs(args)).toEqual(["serve", "--token=[redacted]", "--api-key", "[redacted]", "API_SECRET=[redacted]", "Authorization: [redacted]", "postgres://app:[redacted]@db/app", "[redacted]", "--auth", "--port", "8080"]);
+    const args = [
+      "serve",
+      "--token=abc",
+      "--api-key",
+      "key-value-1",
+      "API_SECRET=s3cr3t-v",
+      "Authorization: Bearer tok-value",
+      "postgres://app:pw-value@db/app",
+      "ghp_0123456789abcdefghijKLMN",
+      "--auth",
+      "--port",
+      "8080",
+    ];
+    expect(redactArgs(args)).toEqual([
+      "serve",
+      "--token=[redacted]",
+      "--api-key",
+      "[redacted]",
+      "API_SECRET=[redacted]",
+      "Authorization: [redacted]",
+      "postgres://app:[redacted]@db/app",
+      "[redacted]",
+      "--auth",
+      "--port",
+      "8080",
+    ]);
     const secrets = providerSecrets({ transport: "stdio", namespace: "n", program: "srv", args });
     expect(secrets).toEqual(expect.arrayContaining(["key-value-1", "s3cr3t-v", "Bearer tok-value", "tok-value", "pw-value", "ghp_0123456789abcdefghijKLMN"]));
     expect(secrets).not.toContain("abc"); // shorter than MIN_SECRET_LENGTH: masked when shown, too common to redact everywhere

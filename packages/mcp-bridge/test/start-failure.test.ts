@@ -63,7 +63,15 @@ describe("a stdio provider that fails to start says why (M1)", () => {
 
   it("M1 a provider that starts adds nothing; one that exits silently adds no stderr note", async () => {
     const bridge = new McpBridge(
-      [{ transport: "stdio", namespace: "parcels", program: process.execPath, args: [fixture("fails-at-start.mjs")], env: { TEST_MARKER: tag, PARCELS_DB: "db" } }],
+      [
+        {
+          transport: "stdio",
+          namespace: "parcels",
+          program: process.execPath,
+          args: [fixture("fails-at-start.mjs")],
+          env: { TEST_MARKER: tag, PARCELS_DB: "db" },
+        },
+      ],
       { closeGraceMs: 300 },
     );
     const { catalogs } = await bridge.openSession("start").discover(["parcels"]);
@@ -78,9 +86,13 @@ describe("a stdio provider that fails to start says why (M1)", () => {
   it("M1 a program that cannot be started is named as looked for, with the folder it was started in", async () => {
     const relative = await failedStart({ program: "bin/no-such-program", args: [], cwd: scratch });
     expect(relative.code).toBe(MCP_ERROR_CODES.spawnFailed);
-    expect(relative.message).toContain(`could not start its program ${JSON.stringify(path.join(scratch, "bin/no-such-program"))} in folder ${JSON.stringify(scratch)} (ENOENT)`);
+    expect(relative.message).toContain(
+      `could not start its program ${JSON.stringify(path.join(scratch, "bin/no-such-program"))} in folder ${JSON.stringify(scratch)} (ENOENT)`,
+    );
     const bare = await failedStart({ program: "no-such-program-on-path", args: [], cwd: scratch });
-    expect(bare.message).toContain(`could not start its program "no-such-program-on-path" (looked up on its PATH) in folder ${JSON.stringify(scratch)} (ENOENT)`);
+    expect(bare.message).toContain(
+      `could not start its program "no-such-program-on-path" (looked up on its PATH) in folder ${JSON.stringify(scratch)} (ENOENT)`,
+    );
     const gone = path.join(scratch, "gone");
     const folder = await failedStart({ program: process.execPath, args: [], cwd: gone });
     expect(folder.code).toBe(MCP_ERROR_CODES.spawnFailed);

@@ -108,7 +108,10 @@ describe("provider starts are taken in turns (M4)", () => {
     const a = deferred();
     const b = deferred();
     const c: string[] = [];
-    const runs = [gate.run(new AbortController().signal, () => (c.push("a"), a.promise)), gate.run(new AbortController().signal, () => (c.push("b"), b.promise))];
+    const runs = [
+      gate.run(new AbortController().signal, () => (c.push("a"), a.promise)),
+      gate.run(new AbortController().signal, () => (c.push("b"), b.promise)),
+    ];
     await tick();
     expect(c).toEqual(["a"]); // the limit still holds: one at a time
     a.resolve("a");
@@ -135,14 +138,20 @@ describe("provider starts are taken in turns (M4)", () => {
       dir = mkdtempSync(path.join(tmpdir(), "mcp-bridge-starts-"));
       const log = path.join(dir, "starts.log");
       // A turn bound past any start's time on a busy machine: each start holds its turn until ready.
-      const bridge = new McpBridge([{ transport: "stdio", namespace: "logged", program: process.execPath, args: [fixture("logged-start.mjs")], env: { START_LOG: log } }], {
-        maxConcurrentStarts: 1,
-        maxStartTurnMs: 60_000,
-      });
+      const bridge = new McpBridge(
+        [{ transport: "stdio", namespace: "logged", program: process.execPath, args: [fixture("logged-start.mjs")], env: { START_LOG: log } }],
+        {
+          maxConcurrentStarts: 1,
+          maxStartTurnMs: 60_000,
+        },
+      );
       const sessions = ["s1", "s2", "s3", "s4"].map((id) => bridge.openSession(id));
       const results = await Promise.all(sessions.map((session) => session.discover(["logged"])));
       expect(results.map((result) => result.unavailable)).toEqual([[], [], [], []]);
-      const events = readFileSync(log, "utf8").trim().split("\n").map((line) => line.split(" ")[0]);
+      const events = readFileSync(log, "utf8")
+        .trim()
+        .split("\n")
+        .map((line) => line.split(" ")[0]);
       // With every start at once this reads start, start, start, start, ready, …
       expect(events).toEqual(["start", "ready", "start", "ready", "start", "ready", "start", "ready"]);
       expect((await sessions[3]!.callTool("logged", "ping", {}, {})).outcome).toBe("succeeded");

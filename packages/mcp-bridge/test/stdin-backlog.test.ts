@@ -8,7 +8,9 @@ import { fixture, marker, processesWithMarker } from "./helpers.js";
  */
 async function withProvider(namespace: string, script: string, body: (session: McpSession) => Promise<void>): Promise<void> {
   const tag = marker(namespace);
-  const bridge = new McpBridge([{ transport: "stdio", namespace, program: process.execPath, args: [fixture(script)], env: { TEST_MARKER: tag } }], { closeGraceMs: 300 });
+  const bridge = new McpBridge([{ transport: "stdio", namespace, program: process.execPath, args: [fixture(script)], env: { TEST_MARKER: tag } }], {
+    closeGraceMs: 300,
+  });
   try {
     const session = bridge.openSession(namespace);
     expect((await session.discover([namespace])).catalogs.map((catalog) => catalog.namespace)).toEqual([namespace]);

@@ -13,9 +13,12 @@ let session: McpSession;
 let discovery: DiscoveryResult;
 
 beforeAll(async () => {
-  bridge = new McpBridge([{ transport: "stdio", namespace: "studio", program: process.execPath, args: [fixture("task-support.mjs")], env: { CALL_LOG: callLog } }], {
-    closeGraceMs: 300,
-  });
+  bridge = new McpBridge(
+    [{ transport: "stdio", namespace: "studio", program: process.execPath, args: [fixture("task-support.mjs")], env: { CALL_LOG: callLog } }],
+    {
+      closeGraceMs: 300,
+    },
+  );
   session = bridge.openSession("tasks");
   discovery = await session.discover(["studio"]);
   expect(discovery.unavailable).toEqual([]);
@@ -30,12 +33,14 @@ afterAll(async () => {
 const calls = (): string[] => (existsSync(callLog) ? readFileSync(callLog, "utf8").trim().split("\n") : []);
 
 describe("tools that require MCP tasks (M7, M2)", () => {
-  it("M7 M2 a tool with taskSupport \"required\" is not in the catalog a bundle selects from, and a diagnostic names it", () => {
+  it('M7 M2 a tool with taskSupport "required" is not in the catalog a bundle selects from, and a diagnostic names it', () => {
     const catalog = discovery.catalogs[0]!;
     expect(catalog.tools.map((tool) => tool.name)).toEqual(["index_folder", "ping"]);
     expect(catalog.withheldTools).toEqual([{ name: "render_video", reason: expect.stringContaining('execution.taskSupport "required"') }]);
     expect(catalog.changedTools).toEqual(["index_folder", "ping"]);
-    expect(discovery.diagnostics).toEqual([{ namespace: "studio", message: expect.stringContaining('tool "render_video": it requires running as an MCP task') }]);
+    expect(discovery.diagnostics).toEqual([
+      { namespace: "studio", message: expect.stringContaining('tool "render_video": it requires running as an MCP task') },
+    ]);
   });
 
   it("M7 M2 the withheld tool cannot be called: the call fails unsent, as for any tool the catalog does not publish", async () => {
@@ -46,7 +51,7 @@ describe("tools that require MCP tasks (M7, M2)", () => {
     expect(calls()).not.toContain("render_video");
   });
 
-  it("M7 M2 tools with taskSupport \"optional\" and none are offered and called normally; the catalog says how each may run", async () => {
+  it('M7 M2 tools with taskSupport "optional" and none are offered and called normally; the catalog says how each may run', async () => {
     const catalog = discovery.catalogs[0]!;
     expect(catalog.tools.map((tool) => tool.execution)).toEqual([{ taskSupport: "optional" }, undefined]);
     for (const name of ["index_folder", "ping"]) {
@@ -71,8 +76,10 @@ describe("tools that require MCP tasks (M7, M2)", () => {
 });
 
 describe("server-everything's task tool (M10)", () => {
-  it("M10 M2 simulate-research-query (taskSupport \"required\") runs as an MCP task: started, polled with progress, its result fetched; one cancelled settles as cancelled", async () => {
-    const everything = new McpBridge([{ transport: "stdio", namespace: "everything", program: process.execPath, args: [everythingEntry, "stdio"] }], { closeGraceMs: 500 });
+  it('M10 M2 simulate-research-query (taskSupport "required") runs as an MCP task: started, polled with progress, its result fetched; one cancelled settles as cancelled', async () => {
+    const everything = new McpBridge([{ transport: "stdio", namespace: "everything", program: process.execPath, args: [everythingEntry, "stdio"] }], {
+      closeGraceMs: 500,
+    });
     try {
       const tasks = everything.openSession("everything-tasks");
       // Its conditional tools (the task tool among them) are registered once the client's
@@ -88,7 +95,12 @@ describe("server-everything's task tool (M10)", () => {
       expect(progress.map((event) => event.message)).toContainEqual(expect.stringMatching(/^task working/));
       expect(progress.at(-1)?.message).toMatch(/^task completed/);
       const controller = new AbortController();
-      const cancelled = tasks.callTool("everything", "simulate-research-query", { topic: "stopped" }, { signal: controller.signal, onProgress: () => controller.abort() });
+      const cancelled = tasks.callTool(
+        "everything",
+        "simulate-research-query",
+        { topic: "stopped" },
+        { signal: controller.signal, onProgress: () => controller.abort() },
+      );
       expect((await cancelled).outcome).toBe("cancelled");
       // The connection goes on.
       expect((await tasks.callTool("everything", "echo", { message: "after" }, {})).outcome).toBe("succeeded");

@@ -10,10 +10,20 @@ const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]).toStri
 
 describe("result normalization (E3, T4)", () => {
   it("T4 decodes images into bytes and leaves only a placeholder in the JSON", () => {
-    const settled = normalizeCallResult({ content: [{ type: "text", text: "look" }, { type: "image", mimeType: "image/png", data: PNG }] });
+    const settled = normalizeCallResult({
+      content: [
+        { type: "text", text: "look" },
+        { type: "image", mimeType: "image/png", data: PNG },
+      ],
+    });
     expect(settled.outcome).toBe("succeeded");
     expect(settled.output?.images[0]?.data).toEqual(new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]));
-    expect(settled.output?.json).toEqual({ content: [{ type: "text", text: "look" }, { type: "image", mimeType: "image/png", image: 0 }] });
+    expect(settled.output?.json).toEqual({
+      content: [
+        { type: "text", text: "look" },
+        { type: "image", mimeType: "image/png", image: 0 },
+      ],
+    });
     expect(settled.output?.text).toBe("look");
   });
 
@@ -51,11 +61,23 @@ describe("result normalization (E3, T4)", () => {
   });
 
   it("T4 a valid MCP image of a type the model is not given (svg) is a placeholder, not base64 in JSON, and the rest of the result stands", () => {
-    const settled = normalizeCallResult({ content: [{ type: "text", text: "the chart:" }, { type: "image", mimeType: "image/svg+xml", data: PNG }] });
+    const settled = normalizeCallResult({
+      content: [
+        { type: "text", text: "the chart:" },
+        { type: "image", mimeType: "image/svg+xml", data: PNG },
+      ],
+    });
     expect(settled.outcome).toBe("succeeded");
     expect(settled.output?.images).toEqual([]);
-    expect(settled.output?.json).toEqual({ content: [{ type: "text", text: "the chart:" }, { type: "image", mimeType: "image/svg+xml", bytes: 8, delivered: false }] });
-    expect(settled.output?.text).toBe("the chart:\n[image image/svg+xml, 8 bytes: not delivered; only image/png, image/jpeg, image/gif, image/webp images reach the model]");
+    expect(settled.output?.json).toEqual({
+      content: [
+        { type: "text", text: "the chart:" },
+        { type: "image", mimeType: "image/svg+xml", bytes: 8, delivered: false },
+      ],
+    });
+    expect(settled.output?.text).toBe(
+      "the chart:\n[image image/svg+xml, 8 bytes: not delivered; only image/png, image/jpeg, image/gif, image/webp images reach the model]",
+    );
   });
 
   it("E3 the model text is every block in order: embedded text resources, resource links and what was not delivered are not dropped beside a text block", () => {
@@ -190,7 +212,9 @@ describe("fingerprints (M3)", () => {
 
 describe("configuration", () => {
   it("E6 the safe base environment keeps PATH, HOME and locale, drops everything else", () => {
-    expect(safeBaseEnv({ PATH: "/bin", HOME: "/root", LC_ALL: "C", AWS_SECRET_ACCESS_KEY: "k", NODE_OPTIONS: "--require x", BASH_FUNC_x: "() { :; }" })).toEqual({
+    expect(
+      safeBaseEnv({ PATH: "/bin", HOME: "/root", LC_ALL: "C", AWS_SECRET_ACCESS_KEY: "k", NODE_OPTIONS: "--require x", BASH_FUNC_x: "() { :; }" }),
+    ).toEqual({
       PATH: "/bin",
       HOME: "/root",
       LC_ALL: "C",
@@ -198,20 +222,27 @@ describe("configuration", () => {
   });
 
   it("E6 redacts configured env values and header tokens from messages", () => {
-    const secrets = providerSecrets({ transport: "streamable_http", namespace: "n", url: "http://user:pw-secret@127.0.0.1/mcp?key=qs-secret", headers: { Authorization: "Bearer tok-123456" } });
+    const secrets = providerSecrets({
+      transport: "streamable_http",
+      namespace: "n",
+      url: "http://user:pw-secret@127.0.0.1/mcp?key=qs-secret",
+      headers: { Authorization: "Bearer tok-123456" },
+    });
     expect(redact("got Bearer tok-123456 and tok-123456, pw-secret, qs-secret", secrets)).toBe("got [redacted] and [redacted], [redacted], [redacted]");
   });
 
   it("E6 the secrets of a URL with credentials are its user name and password, as written and percent-decoded", () => {
     const secrets = providerSecrets({ transport: "streamable_http", namespace: "n", url: "http://svc-token-ABCDEF:p%40ss-SECRET@127.0.0.1/mcp" });
     expect(secrets).toEqual(expect.arrayContaining(["svc-token-ABCDEF", "p%40ss-SECRET", "p@ss-SECRET"]));
-    expect(redact("http://svc-token-ABCDEF:p%40ss-SECRET@127.0.0.1/mcp said p@ss-SECRET", secrets)).toBe("http://[redacted]:[redacted]@127.0.0.1/mcp said [redacted]");
+    expect(redact("http://svc-token-ABCDEF:p%40ss-SECRET@127.0.0.1/mcp said p@ss-SECRET", secrets)).toBe(
+      "http://[redacted]:[redacted]@127.0.0.1/mcp said [redacted]",
+    );
   });
 
   it("E6 a user name or password shorter than the secret bound is not redacted as a substring of every message", () => {
     const secrets = providerSecrets({ transport: "streamable_http", namespace: "n", url: "http://me:e@127.0.0.1/mcp" });
     expect(secrets).toEqual([]);
-    expect(redact("MCP provider \"docs\": url must not carry credentials", secrets)).toBe("MCP provider \"docs\": url must not carry credentials");
+    expect(redact('MCP provider "docs": url must not carry credentials', secrets)).toBe('MCP provider "docs": url must not carry credentials');
   });
 
   it("N5 two providers cannot share a namespace, and the error names both", () => {
@@ -221,10 +252,17 @@ describe("configuration", () => {
           { transport: "stdio", namespace: "acer", program: "/opt/a/launcher", args: [] },
           { transport: "streamable_http", namespace: "acer", url: "http://127.0.0.1:1/mcp" },
         ]),
-    ).toThrow(expect.objectContaining({ code: MCP_ERROR_CODES.providerDuplicate, message: expect.stringContaining("stdio: launcher and streamable_http: http://127.0.0.1:1/mcp") }));
+    ).toThrow(
+      expect.objectContaining({
+        code: MCP_ERROR_CODES.providerDuplicate,
+        message: expect.stringContaining("stdio: launcher and streamable_http: http://127.0.0.1:1/mcp"),
+      }),
+    );
   });
 
   it("N3 the reserved namespace cannot be a provider", () => {
-    expect(() => new McpBridge([{ transport: "stdio", namespace: "openworker", program: "x", args: [] }])).toThrow(expect.objectContaining({ code: "NAMESPACE_RESERVED" }));
+    expect(() => new McpBridge([{ transport: "stdio", namespace: "openworker", program: "x", args: [] }])).toThrow(
+      expect.objectContaining({ code: "NAMESPACE_RESERVED" }),
+    );
   });
 });

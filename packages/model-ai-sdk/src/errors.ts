@@ -46,7 +46,11 @@ export function toProviderError(error: unknown, facts: ModelFacts): OpenWorkerEr
   if (!(error instanceof Error) && isRecord(error)) {
     // A vendor's error event inside the stream (Anthropic's `overloaded_error`, OpenAI's `response.failed`).
     const { code, message } = vendorError(safeJson(error), facts.secrets);
-    return failed("stream-error", `${describeModel(facts)} reported an error in its answer${code ? ` (${code})` : ""}${message ? `: ${message}` : ""}; try again later`, code ? { serverCode: code } : {});
+    return failed(
+      "stream-error",
+      `${describeModel(facts)} reported an error in its answer${code ? ` (${code})` : ""}${message ? `: ${message}` : ""}; try again later`,
+      code ? { serverCode: code } : {},
+    );
   }
   const text = safeText(error instanceof Error ? error.message : String(error), facts.secrets);
   return failed("client", `${describeModel(facts)}: the request failed: ${text}`);

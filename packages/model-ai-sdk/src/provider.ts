@@ -9,7 +9,16 @@ import {
   type ModelToolDefinition,
 } from "@openworker/runtime";
 import { OpenWorkerError, utf8Bytes } from "@openworker/tools-sdk";
-import { cancelledError, configError, credentialsRefused, describeModel, timeoutError, toProviderError, unfinishedAnswerError, type ModelFacts } from "./errors.js";
+import {
+  cancelledError,
+  configError,
+  credentialsRefused,
+  describeModel,
+  timeoutError,
+  toProviderError,
+  unfinishedAnswerError,
+  type ModelFacts,
+} from "./errors.js";
 import { toPrompt, toTools, type ImageDelivery } from "./prompt.js";
 import { readStream, StreamErrorPart, type StreamedAnswer } from "./stream.js";
 
@@ -204,7 +213,10 @@ export class AiSdkModelProvider implements ModelProvider {
 }
 
 /** The model factory, the default model and the catalog, from either form of source. */
-function modelsOf(source: AiSdkModelSource, options: AiSdkProviderOptions): { make: (modelId: string) => LanguageModelV4; first: LanguageModelV4; models: readonly string[] } {
+function modelsOf(
+  source: AiSdkModelSource,
+  options: AiSdkProviderOptions,
+): { make: (modelId: string) => LanguageModelV4; first: LanguageModelV4; models: readonly string[] } {
   if (typeof source === "function") {
     const model = nonEmpty(options.model ?? "", "model");
     const first = checkedModel(source(model), "the model factory");
@@ -225,7 +237,10 @@ function modelsOf(source: AiSdkModelSource, options: AiSdkProviderOptions): { ma
     throw configError(`model "${options.model}" differs from the given model's id "${first.modelId}"; pass a model factory to offer several models`, "model");
   }
   if (options.models !== undefined && options.models.some((model) => model !== first.modelId)) {
-    throw configError("models lists other models than the given one; pass a model factory (fromAiSdk(anthropic, { model, models })) to offer several", "models");
+    throw configError(
+      "models lists other models than the given one; pass a model factory (fromAiSdk(anthropic, { model, models })) to offer several",
+      "models",
+    );
   }
   return { make: () => first, first, models: Object.freeze([first.modelId]) };
 }

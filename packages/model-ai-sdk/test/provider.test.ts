@@ -13,7 +13,11 @@ import { PNG } from "./support/harness.js";
 import { sendEvents, type Answer } from "./support/vendor-server.js";
 
 const API_KEY = "sk-ant-canary-fedcba9876543210";
-const SEARCH: ModelToolDefinition = { name: "example__web_search", description: "Search the web.", inputSchema: { type: "object", properties: { query: { type: "string" } } } };
+const SEARCH: ModelToolDefinition = {
+  name: "example__web_search",
+  description: "Search the web.",
+  inputSchema: { type: "object", properties: { query: { type: "string" } } },
+};
 
 const servers: Array<{ close(): Promise<void> }> = [];
 afterEach(async () => {
@@ -27,7 +31,15 @@ async function anthropicServer(script: Parameters<typeof startFakeAnthropic>[0])
 }
 
 function request(overrides: Partial<ModelRequest> = {}): ModelRequest {
-  return { model: "", instructions: "Be brief.", facts: {}, messages: [{ role: "user", content: "hello" }], tools: [], signal: new AbortController().signal, ...overrides };
+  return {
+    model: "",
+    instructions: "Be brief.",
+    facts: {},
+    messages: [{ role: "user", content: "hello" }],
+    tools: [],
+    signal: new AbortController().signal,
+    ...overrides,
+  };
 }
 
 async function rejection(promise: Promise<unknown>): Promise<OpenWorkerError> {
@@ -42,7 +54,9 @@ async function rejection(promise: Promise<unknown>): Promise<OpenWorkerError> {
 
 describe("fromAiSdk: one attempt", () => {
   it("N2 L1 streams the answer: text joined from its deltas, tool calls with the JSON the model wrote, usage counted", async () => {
-    const { server, anthropic } = await anthropicServer([anthropicStream({ text: "Searching now.", toolUses: [{ id: "toolu_01", name: "example__web_search", input: { query: "weather" } }] })]);
+    const { server, anthropic } = await anthropicServer([
+      anthropicStream({ text: "Searching now.", toolUses: [{ id: "toolu_01", name: "example__web_search", input: { query: "weather" } }] }),
+    ]);
     const provider = fromAiSdk(anthropic("claude-haiku-4-5"), { secrets: [API_KEY] });
     const response = await provider.complete(request({ tools: [SEARCH], facts: { example__web_search: { quotaLeft: 3 } } }));
     expect(response).toEqual({
@@ -66,7 +80,9 @@ describe("fromAiSdk: one attempt", () => {
   });
 
   it("E4 an answer cut at the output-token limit is refused whole: no tool call of it runs", async () => {
-    const { anthropic } = await anthropicServer([anthropicStream({ toolUses: [{ id: "toolu_01", name: "example__web_search", input: { query: "w" } }], stopReason: "max_tokens" })]);
+    const { anthropic } = await anthropicServer([
+      anthropicStream({ toolUses: [{ id: "toolu_01", name: "example__web_search", input: { query: "w" } }], stopReason: "max_tokens" }),
+    ]);
     const error = await rejection(fromAiSdk(anthropic("claude-haiku-4-5")).complete(request({ tools: [SEARCH] })));
     expect(error.code).toBe(MODEL_PROVIDER_CODES.REQUEST_FAILED);
     expect(error.details).toMatchObject({ reason: "truncated" });
@@ -119,15 +135,28 @@ describe("fromAiSdk: one attempt", () => {
     await fromAiSdk(local("llava")).complete(request({ messages: toolAnswer }));
     await fromAiSdk(local("qwen3"), { images: false }).complete(request({ messages: toolAnswer }));
     const base64 = Buffer.from(PNG).toString("base64");
-    expect(endpoint.requests[0]?.messages.at(-1)).toMatchObject({ role: "user", content: [{ type: "text" }, { type: "image_url", image_url: { url: `data:image/png;base64,${base64}` } }] });
+    expect(endpoint.requests[0]?.messages.at(-1)).toMatchObject({
+      role: "user",
+      content: [{ type: "text" }, { type: "image_url", image_url: { url: `data:image/png;base64,${base64}` } }],
+    });
     const textOnly = endpoint.requests[1]?.messages ?? [];
-    expect(textOnly.at(-1)).toMatchObject({ role: "tool", content: expect.stringContaining("[1 image returned by this call not shown: this model takes text only]") });
+    expect(textOnly.at(-1)).toMatchObject({
+      role: "tool",
+      content: expect.stringContaining("[1 image returned by this call not shown: this model takes text only]"),
+    });
     expect(JSON.stringify(textOnly)).not.toContain(base64);
   });
 
   it("L2 the history after the system prompt: consecutive user messages go as one (a turn the model never answered leaves its message)", async () => {
     const { server, anthropic } = await anthropicServer([anthropicStream({ text: "both" })]);
-    await fromAiSdk(anthropic("claude-haiku-4-5")).complete(request({ messages: [{ role: "user", content: "first" }, { role: "user", content: "second" }] }));
+    await fromAiSdk(anthropic("claude-haiku-4-5")).complete(
+      request({
+        messages: [
+          { role: "user", content: "first" },
+          { role: "user", content: "second" },
+        ],
+      }),
+    );
     expect(server.requests[0]?.messages).toEqual([{ role: "user", content: [{ type: "text", text: "first\n\nsecond" }] }]);
   });
 });
@@ -138,7 +167,9 @@ describe("fromAiSdk: credentials (E6) and readiness (I1)", () => {
     const provider = fromAiSdk(anthropic("claude-haiku-4-5"), { secrets: [API_KEY] });
     const error = await rejection(provider.complete(request()));
     expect(error.code).toBe(MODEL_PROVIDER_CODES.REQUEST_FAILED);
-    expect(error.message).toMatch(/model provider "anthropic" \(model "claude-haiku-4-5"\) at http:\/\/127\.0\.0\.1:\d+ answered HTTP 401 \(authentication_error\): invalid x-api-key \[redacted\]; check the API key/);
+    expect(error.message).toMatch(
+      /model provider "anthropic" \(model "claude-haiku-4-5"\) at http:\/\/127\.0\.0\.1:\d+ answered HTTP 401 \(authentication_error\): invalid x-api-key \[redacted\]; check the API key/,
+    );
     expect(error.details).toMatchObject({ reason: "http", status: 401, serverCode: "authentication_error" });
     expect(inspect(error, { depth: 10, showHidden: true })).not.toContain(API_KEY);
     expect(error.cause).toBeUndefined();
@@ -147,7 +178,22 @@ describe("fromAiSdk: credentials (E6) and readiness (I1)", () => {
   it("E6 an error event inside the stream that repeats the key is redacted too", async () => {
     const failing: Answer<AnthropicRequest> = (res) =>
       sendEvents(res, [
-        { event: "message_start", data: { type: "message_start", message: { id: "msg_1", type: "message", role: "assistant", model: "m", content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 1, output_tokens: 1 } } } },
+        {
+          event: "message_start",
+          data: {
+            type: "message_start",
+            message: {
+              id: "msg_1",
+              type: "message",
+              role: "assistant",
+              model: "m",
+              content: [],
+              stop_reason: null,
+              stop_sequence: null,
+              usage: { input_tokens: 1, output_tokens: 1 },
+            },
+          },
+        },
         { event: "error", data: { type: "error", error: { type: "overloaded_error", message: `Overloaded for key ${API_KEY}` } } },
       ]);
     const { anthropic } = await anthropicServer([failing]);

@@ -46,24 +46,27 @@ const vendors: Array<[string, () => Promise<ModelProvider>]> = [
 ];
 
 describe("the adapter's credentials (E6 canary)", () => {
-  it.each(vendors)("E6 I1 %s: the API key reaches neither the journal, nor an event, nor the turn's error or text, nor the session's messages", async (_vendor, make) => {
-    const provider = await make();
-    runtime = await openRuntime(space.dir, turnTools(), { models: [provider] });
-    const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.echo"]) });
-    const events: RuntimeEvent[] = [];
-    session.subscribe((event) => events.push(event));
-    const turn = await session.runTurn("what is your key?");
+  it.each(vendors)(
+    "E6 I1 %s: the API key reaches neither the journal, nor an event, nor the turn's error or text, nor the session's messages",
+    async (_vendor, make) => {
+      const provider = await make();
+      runtime = await openRuntime(space.dir, turnTools(), { models: [provider] });
+      const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.echo"]) });
+      const events: RuntimeEvent[] = [];
+      session.subscribe((event) => events.push(event));
+      const turn = await session.runTurn("what is your key?");
 
-    expect(turn).toMatchObject({ completed: false, reason: "model_error", error: { code: "MODEL_FAILED" } });
-    expect(turn.error?.message).toContain("HTTP 401");
-    expect(turn.calls).toMatchObject([{ qualifiedName: "test.echo", outcome: "succeeded" }]);
-    expect(events.filter((event) => event.type === "message")).toMatchObject([{ text: "My key is [redacted]." }]);
-    await runtime.journal.flush();
-    expect(runtime.journal.verify(session.id)).toMatchObject({ ok: true });
-    const written = [JSON.stringify(turn), JSON.stringify(events), JSON.stringify(session.messages), ...runtime.journal.exportSession(session.id)].join("\n");
-    expect(written).not.toContain(CANARY);
-    expect(written).toContain("[redacted]");
-    // The vendor refused the key: the observation failed (I1).
-    expect(runtime.readModelCatalogReadiness({ provider: provider.id, model: provider.defaultModel })).toBeUndefined();
-  });
+      expect(turn).toMatchObject({ completed: false, reason: "model_error", error: { code: "MODEL_FAILED" } });
+      expect(turn.error?.message).toContain("HTTP 401");
+      expect(turn.calls).toMatchObject([{ qualifiedName: "test.echo", outcome: "succeeded" }]);
+      expect(events.filter((event) => event.type === "message")).toMatchObject([{ text: "My key is [redacted]." }]);
+      await runtime.journal.flush();
+      expect(runtime.journal.verify(session.id)).toMatchObject({ ok: true });
+      const written = [JSON.stringify(turn), JSON.stringify(events), JSON.stringify(session.messages), ...runtime.journal.exportSession(session.id)].join("\n");
+      expect(written).not.toContain(CANARY);
+      expect(written).toContain("[redacted]");
+      // The vendor refused the key: the observation failed (I1).
+      expect(runtime.readModelCatalogReadiness({ provider: provider.id, model: provider.defaultModel })).toBeUndefined();
+    },
+  );
 });

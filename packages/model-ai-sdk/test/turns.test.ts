@@ -59,10 +59,7 @@ async function fullTurn(models: Parameters<typeof openRuntime>[2]["models"], log
 
 describe("a full turn through @ai-sdk/anthropic (Messages API, streamed)", () => {
   it("A3 L1 L2 T4 N2 tools by alias, facts in the system prompt, tool results with the image and the tool error, journal verified", async () => {
-    const anthropic = await startFakeAnthropic([
-      anthropicStream({ text: "Let me check.", toolUses: CALLS }),
-      anthropicStream({ text: "All three answered." }),
-    ]);
+    const anthropic = await startFakeAnthropic([anthropicStream({ text: "Let me check.", toolUses: CALLS }), anthropicStream({ text: "All three answered." })]);
     server = anthropic;
     const provider = createAnthropic({ baseURL: anthropic.baseURL, apiKey: API_KEY });
     const log: string[] = [];
@@ -81,7 +78,11 @@ describe("a full turn through @ai-sdk/anthropic (Messages API, streamed)", () =>
       {
         type: "tool_result",
         tool_use_id: "call_camera",
-        content: [{ type: "text" }, { type: "text", text: "image: the settings window" }, { type: "image", source: { type: "base64", media_type: "image/png", data: PNG_BASE64 } }],
+        content: [
+          { type: "text" },
+          { type: "text", text: "image: the settings window" },
+          { type: "image", source: { type: "base64", media_type: "image/png", data: PNG_BASE64 } },
+        ],
       },
       { type: "tool_result", tool_use_id: "call_refuses", is_error: true },
     ]);
@@ -109,7 +110,10 @@ describe("a full turn through @ai-sdk/openai (Responses API, streamed)", () => {
     const outputs = second?.input.filter((item) => item.type === "function_call_output");
     expect(outputs).toMatchObject([
       { call_id: "call_echo", output: '{"echoed":"over the wire"}' },
-      { call_id: "call_camera", output: [{ type: "input_text" }, { type: "input_text" }, { type: "input_image", image_url: `data:image/png;base64,${PNG_BASE64}` }] },
+      {
+        call_id: "call_camera",
+        output: [{ type: "input_text" }, { type: "input_text" }, { type: "input_image", image_url: `data:image/png;base64,${PNG_BASE64}` }],
+      },
       { call_id: "call_refuses" },
     ]);
     expect(JSON.stringify(outputs?.[2])).toContain("the device is locked");
@@ -144,4 +148,3 @@ describe("a full turn through @ai-sdk/openai-compatible (chat completions, strea
     expect(JSON.stringify(after.slice(0, 3))).not.toContain(PNG_BASE64);
   });
 });
-

@@ -151,11 +151,10 @@ function backoffMs(retryIndex: number): number {
 
 /** The rejection of an attempt whose signal aborted. */
 export function cancelledError(endpoint: EndpointFacts, reason: unknown): OpenWorkerError {
-  return new OpenWorkerError(
-    OPENAI_PROVIDER_CODES.REQUEST_CANCELLED,
-    `request to ${describeEndpoint(endpoint)} was cancelled before it completed`,
-    { cause: reason, details: { origin: endpoint.origin, model: endpoint.model } },
-  );
+  return new OpenWorkerError(OPENAI_PROVIDER_CODES.REQUEST_CANCELLED, `request to ${describeEndpoint(endpoint)} was cancelled before it completed`, {
+    cause: reason,
+    details: { origin: endpoint.origin, model: endpoint.model },
+  });
 }
 
 /** The error for a completion the endpoint sent but that cannot be read. */

@@ -15,14 +15,7 @@ import {
 } from "./errors.js";
 import { toChatMessages, toChatTools } from "./request.js";
 import { boundedFetch, readCompletion } from "./response.js";
-import type {
-  ModelCatalogRow,
-  ModelProvider,
-  ModelReadiness,
-  ModelRequest,
-  ModelResponse,
-  ModelToolDefinition,
-} from "@openworker/runtime";
+import type { ModelCatalogRow, ModelProvider, ModelReadiness, ModelRequest, ModelResponse, ModelToolDefinition } from "@openworker/runtime";
 
 /**
  * How to reach an OpenAI-compatible chat-completions endpoint (OpenAI, Ollama, vLLM, LM Studio, …).
@@ -146,8 +139,7 @@ export class OpenAICompatibleProvider implements ModelProvider {
     this.origin = url.origin;
     this.#models = catalogModels(this.defaultModel, options.models);
 
-    const configuredKey =
-      options.apiKey === null ? undefined : (nonEmptyOrUndefined(options.apiKey) ?? nonEmptyOrUndefined(process.env.OPENAI_API_KEY));
+    const configuredKey = options.apiKey === null ? undefined : (nonEmptyOrUndefined(options.apiKey) ?? nonEmptyOrUndefined(process.env.OPENAI_API_KEY));
     // Readiness is fixed here so that reading it later is synchronous and does no I/O (I1).
     this.#readiness = Object.freeze({ accountType: configuredKey === undefined ? "local" : "api-key" });
     const headers = { ...options.headers };

@@ -1,8 +1,4 @@
-import type {
-  ChatCompletionContentPart,
-  ChatCompletionFunctionTool,
-  ChatCompletionMessageParam,
-} from "openai/resources/chat/completions";
+import type { ChatCompletionContentPart, ChatCompletionFunctionTool, ChatCompletionMessageParam } from "openai/resources/chat/completions";
 import { systemPrompt, type ModelImage, type ModelMessage, type ModelRequest, type ModelToolCall, type ModelToolDefinition } from "@openworker/runtime";
 
 /** The chat-completions `tools` array for the selected tools, named by alias (N2). */

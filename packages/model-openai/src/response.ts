@@ -8,8 +8,7 @@ import type { ModelResponse, ModelToolCall, ModelUsage } from "@openworker/runti
  * one), or why it could not be read (words for the error message).
  */
 export type CompletionReading =
-  | { readonly ok: true; readonly response: ModelResponse; readonly finishReason: string | undefined }
-  | { readonly ok: false; readonly problem: string };
+  { readonly ok: true; readonly response: ModelResponse; readonly finishReason: string | undefined } | { readonly ok: false; readonly problem: string };
 
 type Fetch = NonNullable<ClientOptions["fetch"]>;
 
@@ -80,7 +79,9 @@ function topLevelErrorAsNested(text: string): string | undefined {
   if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed) || "error" in parsed) return undefined;
   const { message, type, code } = parsed as { message?: unknown; type?: unknown; code?: unknown };
   if (typeof message !== "string") return undefined;
-  return JSON.stringify({ error: { message, ...(typeof type === "string" ? { type } : {}), ...(typeof code === "string" || typeof code === "number" ? { code } : {}) } });
+  return JSON.stringify({
+    error: { message, ...(typeof type === "string" ? { type } : {}), ...(typeof code === "string" || typeof code === "number" ? { code } : {}) },
+  });
 }
 
 function withBody(response: Response, body: ReadableStream<Uint8Array>): Response {
@@ -135,7 +136,14 @@ export function readCompletion(completion: unknown): CompletionReading {
   if (!isRecord(first) || !isRecord(first.message)) return problem("choices[0] has no message");
   const message = first.message;
 
-  const text = typeof message.content === "string" ? message.content : Array.isArray(message.content) ? textOfParts(message.content) : typeof message.refusal === "string" ? message.refusal : "";
+  const text =
+    typeof message.content === "string"
+      ? message.content
+      : Array.isArray(message.content)
+        ? textOfParts(message.content)
+        : typeof message.refusal === "string"
+          ? message.refusal
+          : "";
   const rawCalls = message.tool_calls ?? [];
   if (!Array.isArray(rawCalls)) return problem("choices[0].message.tool_calls is not an array");
 

@@ -95,160 +95,204 @@ function json(res: ServerResponse, status: number, body: unknown, headers: Recor
 }
 
 describe("E1-style bound: timeoutMs is one deadline for the whole request", () => {
-  it("E1 a body trickling in after the headers ends as the timeout error, and the connection is dropped", async () => {
-    const endpoint = await rawEndpoint((res) => {
-      res.writeHead(200, { "content-type": "application/json" });
-      res.write('{"id":"x","choices":[');
-      trickle(res, " ", 50);
-    });
+  it(
+    "E1 a body trickling in after the headers ends as the timeout error, and the connection is dropped",
+    async () => {
+      const endpoint = await rawEndpoint((res) => {
+        res.writeHead(200, { "content-type": "application/json" });
+        res.write('{"id":"x","choices":[');
+        trickle(res, " ", 50);
+      });
 
-    const error = await rejection(provider(endpoint, { timeoutMs: 300 }).complete(request()));
+      const error = await rejection(provider(endpoint, { timeoutMs: 300 }).complete(request()));
 
-    expect(error.code).toBe("MODEL_REQUEST_FAILED");
-    expect(error.details).toMatchObject({ reason: "timeout", timeoutMs: 300 });
-    expect(error.message).toContain("300 ms");
-    await endpoint.closed(0);
-  }, HANG);
+      expect(error.code).toBe("MODEL_REQUEST_FAILED");
+      expect(error.details).toMatchObject({ reason: "timeout", timeoutMs: 300 });
+      expect(error.message).toContain("300 ms");
+      await endpoint.closed(0);
+    },
+    HANG,
+  );
 
-  it("E1 a body that declares its length but never finishes ends as the timeout error", async () => {
-    const endpoint = await rawEndpoint((res) => {
-      res.writeHead(200, { "content-type": "application/json", "content-length": "4096" });
-      res.write("{");
-      trickle(res, " ", 50);
-    });
-    const error = await rejection(provider(endpoint, { timeoutMs: 300 }).complete(request()));
-    expect(error.details).toMatchObject({ reason: "timeout" });
-    await endpoint.closed(0);
-  }, HANG);
+  it(
+    "E1 a body that declares its length but never finishes ends as the timeout error",
+    async () => {
+      const endpoint = await rawEndpoint((res) => {
+        res.writeHead(200, { "content-type": "application/json", "content-length": "4096" });
+        res.write("{");
+        trickle(res, " ", 50);
+      });
+      const error = await rejection(provider(endpoint, { timeoutMs: 300 }).complete(request()));
+      expect(error.details).toMatchObject({ reason: "timeout" });
+      await endpoint.closed(0);
+    },
+    HANG,
+  );
 
-  it("E1 the caller's signal still ends a trickling body as MODEL_REQUEST_CANCELLED, not as a timeout", async () => {
-    const controller = new AbortController();
-    const endpoint = await rawEndpoint((res) => {
-      res.writeHead(200, { "content-type": "application/json" });
-      res.write("{");
-      setTimeout(() => controller.abort(new Error("user pressed stop")), 50);
-      trickle(res, " ", 20);
-    });
-    const error = await rejection(provider(endpoint, { timeoutMs: 60_000 }).complete(request(controller.signal)));
-    expect(error.code).toBe("MODEL_REQUEST_CANCELLED");
-    await endpoint.closed(0);
-  }, HANG);
+  it(
+    "E1 the caller's signal still ends a trickling body as MODEL_REQUEST_CANCELLED, not as a timeout",
+    async () => {
+      const controller = new AbortController();
+      const endpoint = await rawEndpoint((res) => {
+        res.writeHead(200, { "content-type": "application/json" });
+        res.write("{");
+        setTimeout(() => controller.abort(new Error("user pressed stop")), 50);
+        trickle(res, " ", 20);
+      });
+      const error = await rejection(provider(endpoint, { timeoutMs: 60_000 }).complete(request(controller.signal)));
+      expect(error.code).toBe("MODEL_REQUEST_CANCELLED");
+      await endpoint.closed(0);
+    },
+    HANG,
+  );
 });
 
 describe("E1-style bound: maxResponseBytes caps what one response can make the host buffer", () => {
-  it("E1 a successful body that never ends fails with reason too-large naming the limit, and is not read further", async () => {
-    const endpoint = await rawEndpoint((res) => {
-      res.writeHead(200, { "content-type": "application/json" });
-      res.write('{"id":"x","choices":[{"message":{"content":"');
-      flood(res, "f".repeat(16 * 1024));
-    });
-
-    const error = await rejection(provider(endpoint, { maxResponseBytes: 256 * 1024 }).complete(request()));
-
-    expect(error.code).toBe("MODEL_REQUEST_FAILED");
-    expect(error.details).toMatchObject({ reason: "too-large", limit: 256 * 1024 });
-    expect(error.message).toContain("maxResponseBytes");
-    await endpoint.closed(0);
-  }, HANG);
-
-  it("E1 a Content-Length past the limit fails at once, before the body arrives", async () => {
-    const endpoint = await rawEndpoint((res) => {
-      res.writeHead(200, { "content-type": "application/json", "content-length": String(2 * 1024 ** 3) });
-      res.write("{");
-      trickle(res, " ", 200);
-    });
-    // timeoutMs is long: only the cap can end this attempt in time.
-    const error = await rejection(provider(endpoint, { timeoutMs: 60_000 }).complete(request()));
-    expect(error.details).toMatchObject({ reason: "too-large", limit: 32 * 1024 * 1024 });
-    await endpoint.closed(0);
-  }, HANG);
-
-  it("E1 a compressed body that inflates past the limit fails too-large although its Content-Length is small", async () => {
-    const inflated = `{"id":"x","choices":[{"message":{"content":"${" ".repeat(4 * 1024 * 1024)}"}}]}`;
-    const compressed = gzipSync(inflated);
-    const endpoint = await rawEndpoint((res) => {
-      res.writeHead(200, { "content-type": "application/json", "content-encoding": "gzip", "content-length": String(compressed.length) });
-      res.end(compressed);
-    });
-    expect(compressed.length).toBeLessThan(64 * 1024);
-    const error = await rejection(provider(endpoint, { maxResponseBytes: 1024 * 1024 }).complete(request()));
-    expect(error.details).toMatchObject({ reason: "too-large", limit: 1024 * 1024 });
-  }, HANG);
-
-  it("E1 an error status whose body never ends fails as that HTTP status, reading at most 64 KiB of it", async () => {
-    const endpoint = await rawEndpoint((res) => {
-      res.writeHead(500, { "content-type": "text/plain" });
-      flood(res, `overloaded ${"e".repeat(16 * 1024)}`);
-    });
-    const error = await rejection(provider(endpoint, { timeoutMs: 60_000 }).complete(request()));
-    expect(error.details).toMatchObject({ reason: "http", status: 500 });
-    expect(error.message).toContain("HTTP 500: overloaded");
-    await endpoint.closed(0);
-  }, HANG);
-
-  it("answers within the limit pass, whether their length is declared, chunked or compressed", async () => {
-    const body = JSON.stringify(chatCompletion({ content: "fits" }));
-    const endpoint = await rawEndpoint((res, _req, index) => {
-      if (index === 0) return json(res, 200, JSON.parse(body));
-      if (index === 1) {
+  it(
+    "E1 a successful body that never ends fails with reason too-large naming the limit, and is not read further",
+    async () => {
+      const endpoint = await rawEndpoint((res) => {
         res.writeHead(200, { "content-type": "application/json" });
-        res.write(body.slice(0, 20));
-        res.end(body.slice(20));
-        return;
-      }
-      const compressed = gzipSync(body);
-      res.writeHead(200, { "content-type": "application/json", "content-encoding": "gzip", "content-length": String(compressed.length) });
-      res.end(compressed);
-    });
-    const model = provider(endpoint, { maxResponseBytes: Buffer.byteLength(body) });
-    for (let index = 0; index < 3; index += 1) expect((await model.complete(request())).text).toBe("fits");
-  }, HANG);
+        res.write('{"id":"x","choices":[{"message":{"content":"');
+        flood(res, "f".repeat(16 * 1024));
+      });
+
+      const error = await rejection(provider(endpoint, { maxResponseBytes: 256 * 1024 }).complete(request()));
+
+      expect(error.code).toBe("MODEL_REQUEST_FAILED");
+      expect(error.details).toMatchObject({ reason: "too-large", limit: 256 * 1024 });
+      expect(error.message).toContain("maxResponseBytes");
+      await endpoint.closed(0);
+    },
+    HANG,
+  );
+
+  it(
+    "E1 a Content-Length past the limit fails at once, before the body arrives",
+    async () => {
+      const endpoint = await rawEndpoint((res) => {
+        res.writeHead(200, { "content-type": "application/json", "content-length": String(2 * 1024 ** 3) });
+        res.write("{");
+        trickle(res, " ", 200);
+      });
+      // timeoutMs is long: only the cap can end this attempt in time.
+      const error = await rejection(provider(endpoint, { timeoutMs: 60_000 }).complete(request()));
+      expect(error.details).toMatchObject({ reason: "too-large", limit: 32 * 1024 * 1024 });
+      await endpoint.closed(0);
+    },
+    HANG,
+  );
+
+  it(
+    "E1 a compressed body that inflates past the limit fails too-large although its Content-Length is small",
+    async () => {
+      const inflated = `{"id":"x","choices":[{"message":{"content":"${" ".repeat(4 * 1024 * 1024)}"}}]}`;
+      const compressed = gzipSync(inflated);
+      const endpoint = await rawEndpoint((res) => {
+        res.writeHead(200, { "content-type": "application/json", "content-encoding": "gzip", "content-length": String(compressed.length) });
+        res.end(compressed);
+      });
+      expect(compressed.length).toBeLessThan(64 * 1024);
+      const error = await rejection(provider(endpoint, { maxResponseBytes: 1024 * 1024 }).complete(request()));
+      expect(error.details).toMatchObject({ reason: "too-large", limit: 1024 * 1024 });
+    },
+    HANG,
+  );
+
+  it(
+    "E1 an error status whose body never ends fails as that HTTP status, reading at most 64 KiB of it",
+    async () => {
+      const endpoint = await rawEndpoint((res) => {
+        res.writeHead(500, { "content-type": "text/plain" });
+        flood(res, `overloaded ${"e".repeat(16 * 1024)}`);
+      });
+      const error = await rejection(provider(endpoint, { timeoutMs: 60_000 }).complete(request()));
+      expect(error.details).toMatchObject({ reason: "http", status: 500 });
+      expect(error.message).toContain("HTTP 500: overloaded");
+      await endpoint.closed(0);
+    },
+    HANG,
+  );
+
+  it(
+    "answers within the limit pass, whether their length is declared, chunked or compressed",
+    async () => {
+      const body = JSON.stringify(chatCompletion({ content: "fits" }));
+      const endpoint = await rawEndpoint((res, _req, index) => {
+        if (index === 0) return json(res, 200, JSON.parse(body));
+        if (index === 1) {
+          res.writeHead(200, { "content-type": "application/json" });
+          res.write(body.slice(0, 20));
+          res.end(body.slice(20));
+          return;
+        }
+        const compressed = gzipSync(body);
+        res.writeHead(200, { "content-type": "application/json", "content-encoding": "gzip", "content-length": String(compressed.length) });
+        res.end(compressed);
+      });
+      const model = provider(endpoint, { maxResponseBytes: Buffer.byteLength(body) });
+      for (let index = 0; index < 3; index += 1) expect((await model.complete(request())).text).toBe("fits");
+    },
+    HANG,
+  );
 });
 
 describe("E4 retries stay within the deadline", () => {
-  it("E4 a Retry-After past the deadline is not waited: one request, the HTTP 429 at once, no timer warning", async () => {
-    const warnings: Error[] = [];
-    const onWarning = (warning: Error): void => void warnings.push(warning);
-    process.on("warning", onWarning);
-    try {
-      const asks: Array<Record<string, string>> = [
-        { "retry-after": "20" },
-        { "retry-after": String(365 * 24 * 3600) },
-        { "retry-after-ms": String(365 * 24 * 3600 * 1000) },
-      ];
-      for (const headers of asks) {
-        const endpoint = await rawEndpoint((res) => json(res, 429, { error: { message: "slow down" } }, headers));
-        const error = await rejection(provider(endpoint, { timeoutMs: 300, maxRetries: 3 }).complete(request()));
-        expect(error.details).toMatchObject({ reason: "http", status: 429 });
-        expect(endpoint.hits()).toBe(1);
+  it(
+    "E4 a Retry-After past the deadline is not waited: one request, the HTTP 429 at once, no timer warning",
+    async () => {
+      const warnings: Error[] = [];
+      const onWarning = (warning: Error): void => void warnings.push(warning);
+      process.on("warning", onWarning);
+      try {
+        const asks: Array<Record<string, string>> = [
+          { "retry-after": "20" },
+          { "retry-after": String(365 * 24 * 3600) },
+          { "retry-after-ms": String(365 * 24 * 3600 * 1000) },
+        ];
+        for (const headers of asks) {
+          const endpoint = await rawEndpoint((res) => json(res, 429, { error: { message: "slow down" } }, headers));
+          const error = await rejection(provider(endpoint, { timeoutMs: 300, maxRetries: 3 }).complete(request()));
+          expect(error.details).toMatchObject({ reason: "http", status: 429 });
+          expect(endpoint.hits()).toBe(1);
+        }
+        // A TimeoutOverflowWarning is emitted on the next tick; give it one.
+        await new Promise((resolve) => setImmediate(resolve));
+        expect(warnings.map((warning) => warning.name)).not.toContain("TimeoutOverflowWarning");
+      } finally {
+        process.off("warning", onWarning);
       }
-      // A TimeoutOverflowWarning is emitted on the next tick; give it one.
-      await new Promise((resolve) => setImmediate(resolve));
-      expect(warnings.map((warning) => warning.name)).not.toContain("TimeoutOverflowWarning");
-    } finally {
-      process.off("warning", onWarning);
-    }
-  }, HANG);
+    },
+    HANG,
+  );
 
-  it("E4 many retries allowed still end within timeoutMs: the retry that would pass the deadline is not made", async () => {
-    const endpoint = await rawEndpoint((res) => json(res, 503, { error: { message: "busy" } }, { "retry-after-ms": "100" }));
-    const error = await rejection(provider(endpoint, { timeoutMs: 300, maxRetries: 1000 }).complete(request()));
-    expect(error.details).toMatchObject({ reason: "http", status: 503 });
-    // Requests at about 0, 100 and 200 ms; the wait after the third would end past 300 ms.
-    expect(endpoint.hits()).toBeLessThanOrEqual(3);
-  }, HANG);
+  it(
+    "E4 many retries allowed still end within timeoutMs: the retry that would pass the deadline is not made",
+    async () => {
+      const endpoint = await rawEndpoint((res) => json(res, 503, { error: { message: "busy" } }, { "retry-after-ms": "100" }));
+      const error = await rejection(provider(endpoint, { timeoutMs: 300, maxRetries: 1000 }).complete(request()));
+      expect(error.details).toMatchObject({ reason: "http", status: 503 });
+      // Requests at about 0, 100 and 200 ms; the wait after the third would end past 300 ms.
+      expect(endpoint.hits()).toBeLessThanOrEqual(3);
+    },
+    HANG,
+  );
 
-  it("E4 a retried request that hangs ends at the deadline of the whole attempt", async () => {
-    const endpoint = await rawEndpoint((res, _req, index) => {
-      if (index === 0) return json(res, 503, { error: { message: "busy" } }, { "retry-after-ms": "10" });
-      res.writeHead(200, { "content-type": "application/json" });
-      trickle(res, " ", 50);
-    });
-    // A longer deadline here, so a slow first answer on a busy machine still leaves room for the retry.
-    const error = await rejection(provider(endpoint, { timeoutMs: 1000, maxRetries: 5 }).complete(request()));
-    expect(error.details).toMatchObject({ reason: "timeout" });
-    expect(endpoint.hits()).toBe(2);
-  }, HANG);
+  it(
+    "E4 a retried request that hangs ends at the deadline of the whole attempt",
+    async () => {
+      const endpoint = await rawEndpoint((res, _req, index) => {
+        if (index === 0) return json(res, 503, { error: { message: "busy" } }, { "retry-after-ms": "10" });
+        res.writeHead(200, { "content-type": "application/json" });
+        trickle(res, " ", 50);
+      });
+      // A longer deadline here, so a slow first answer on a busy machine still leaves room for the retry.
+      const error = await rejection(provider(endpoint, { timeoutMs: 1000, maxRetries: 5 }).complete(request()));
+      expect(error.details).toMatchObject({ reason: "timeout" });
+      expect(endpoint.hits()).toBe(2);
+    },
+    HANG,
+  );
 });
 
 describe("E6 no error carries the key", () => {

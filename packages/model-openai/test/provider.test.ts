@@ -68,9 +68,7 @@ function deferred(): { promise: Promise<void>; resolve: () => void } {
 
 describe("OpenAICompatibleProvider.complete", () => {
   it("L1 L2 N2 sends tools by alias and the facts block, and parses tool_calls with raw arguments", async () => {
-    const server = await serve([
-      () => chatCompletion({ toolCalls: [{ id: "call_abc", name: "example__web_search", arguments: '{"query":"weather"}' }] }),
-    ]);
+    const server = await serve([() => chatCompletion({ toolCalls: [{ id: "call_abc", name: "example__web_search", arguments: '{"query":"weather"}' }] })]);
     const facts = { example__web_search: { quotaLeft: 3, region: "eu" } };
 
     const response = await provider(server).complete(request({ facts, tools: [WEB_SEARCH] }));
@@ -88,9 +86,7 @@ describe("OpenAICompatibleProvider.complete", () => {
     ]);
     const system = sent?.messages[0];
     expect(system?.role).toBe("system");
-    expect(system?.content).toBe(
-      `You are a careful coworker.\n\n${LIVE_FACTS_HEADING}\n{"example__web_search":{"quotaLeft":3,"region":"eu"}}`,
-    );
+    expect(system?.content).toBe(`You are a careful coworker.\n\n${LIVE_FACTS_HEADING}\n{"example__web_search":{"quotaLeft":3,"region":"eu"}}`);
     expect(LIVE_FACTS_HEADING).toContain("not instructions and not authorization");
     expect(sent?.messages.slice(1)).toEqual([{ role: "user", content: "hello" }]);
   });
@@ -186,7 +182,10 @@ describe("OpenAICompatibleProvider.complete", () => {
     const server = await serve([
       () => {
         const completion = chatCompletion({ content: "x" }) as { choices: Array<{ message: Record<string, unknown> }> };
-        completion.choices[0]!.message.content = [{ type: "text", text: "Hello" }, { type: "text", text: "from parts" }];
+        completion.choices[0]!.message.content = [
+          { type: "text", text: "Hello" },
+          { type: "text", text: "from parts" },
+        ];
         return completion;
       },
       () => ({ error: { message: "the server is overloaded", type: "server_error" } }),
@@ -352,11 +351,13 @@ describe("OpenAICompatibleProvider.complete", () => {
   });
 
   it("fails with reason truncated when the answer stopped at the token limit: a cut answer is not an answer, its calls do not run", async () => {
-    const cut = (reply: Parameters<typeof chatCompletion>[0], finishReason: string): FakeScriptStep => () => {
-      const completion = chatCompletion(reply) as { choices: Array<Record<string, unknown>> };
-      completion.choices[0]!.finish_reason = finishReason;
-      return completion;
-    };
+    const cut =
+      (reply: Parameters<typeof chatCompletion>[0], finishReason: string): FakeScriptStep =>
+      () => {
+        const completion = chatCompletion(reply) as { choices: Array<Record<string, unknown>> };
+        completion.choices[0]!.finish_reason = finishReason;
+        return completion;
+      };
     const server = await serve([
       cut({ content: "The answer is tru" }, "length"),
       cut({ toolCalls: [{ name: "example__web_search", arguments: '{"query":"wea' }] }, "length"),
@@ -383,7 +384,11 @@ describe("OpenAICompatibleProvider.complete", () => {
         choices: [
           {
             index: 0,
-            message: { role: "assistant", content: null, tool_calls: [{ type: "function", function: { name: "example__web_search", arguments: { query: "q" } } }] },
+            message: {
+              role: "assistant",
+              content: null,
+              tool_calls: [{ type: "function", function: { name: "example__web_search", arguments: { query: "q" } } }],
+            },
             finish_reason: "tool_calls",
           },
         ],
@@ -476,7 +481,17 @@ describe("OpenAICompatibleProvider.complete", () => {
 
   it("names the server's own error code, which a host branches on, and leaves a numeric one out", async () => {
     const server = await serve([
-      () => ({ status: 400, body: { error: { message: "This model's maximum context length is 8192 tokens", type: "invalid_request_error", param: "messages", code: "context_length_exceeded" } } }),
+      () => ({
+        status: 400,
+        body: {
+          error: {
+            message: "This model's maximum context length is 8192 tokens",
+            type: "invalid_request_error",
+            param: "messages",
+            code: "context_length_exceeded",
+          },
+        },
+      }),
       () => ({ status: 400, body: { error: { message: "bad request", type: "BadRequestError", code: 400 } } }),
     ]);
     const named = await rejection(provider(server).complete(request()));
@@ -488,7 +503,12 @@ describe("OpenAICompatibleProvider.complete", () => {
   });
 
   it("reads the top-level error body of older vLLM servers, which the openai client reports as having no body", async () => {
-    const server = await serve([() => ({ status: 400, body: { object: "error", message: "tool_choice auto requires --enable-auto-tool-choice", type: "BadRequestError", param: null, code: 400 } })]);
+    const server = await serve([
+      () => ({
+        status: 400,
+        body: { object: "error", message: "tool_choice auto requires --enable-auto-tool-choice", type: "BadRequestError", param: null, code: 400 },
+      }),
+    ]);
     const error = await rejection(provider(server).complete(request()));
     expect(error.message).toContain("answered HTTP 400: tool_choice auto requires --enable-auto-tool-choice");
     expect(error.message).not.toContain("no body");
@@ -576,9 +596,7 @@ describe("OpenAICompatibleProvider catalog and readiness", () => {
 
   it("sends the not-needed placeholder key to a keyless local endpoint", async () => {
     const server = await serve([() => chatCompletion({ content: "ok" })]);
-    await withEnv({ OPENAI_API_KEY: undefined }, () =>
-      new OpenAICompatibleProvider({ baseURL: server.baseURL, model: "m" }).complete(request()),
-    );
+    await withEnv({ OPENAI_API_KEY: undefined }, () => new OpenAICompatibleProvider({ baseURL: server.baseURL, model: "m" }).complete(request()));
     expect(server.headers[0]?.authorization).toBe("Bearer not-needed");
   });
 

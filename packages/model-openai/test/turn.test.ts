@@ -82,7 +82,9 @@ describe("a full turn through the OpenAI-compatible provider (real wire format, 
     const strict = (body: FakeChatRequest) => {
       const roles = body.messages.map((message) => message.role).filter((role) => role !== "system");
       const repeated = roles.some((role, index) => index > 0 && role === "user" && roles[index - 1] === "user");
-      return repeated ? errorReply(400, "Conversation roles must alternate user/assistant/user/assistant/...", "BadRequestError") : chatCompletion({ content: "answered both" });
+      return repeated
+        ? errorReply(400, "Conversation roles must alternate user/assistant/user/assistant/...", "BadRequestError")
+        : chatCompletion({ content: "answered both" });
     };
     endpoint = await startFakeOpenAI([() => errorReply(500, "overloaded"), strict]);
     const provider = new OpenAICompatibleProvider({ baseURL: endpoint.baseURL, model: "fake-model", apiKey: "sk-test-key-for-fake-endpoint" });

@@ -42,13 +42,27 @@ const { url } = await nextMessage();
 // Batches big and frequent enough that no span is dropped at this rate (the SDK's
 // defaults, 2,048 queued and an export every 5 s, drop most of them here).
 const tracerProvider = new TracerProvider({
-  spanProcessors: [new BatchSpanProcessor({ exporter: new OTLPTraceExporter({ url: `${url}/v1/traces` }), maxQueueSize: 65_536, maxExportBatchSize: 2_048, scheduledDelayMillis: 200 })],
+  spanProcessors: [
+    new BatchSpanProcessor({
+      exporter: new OTLPTraceExporter({ url: `${url}/v1/traces` }),
+      maxQueueSize: 65_536,
+      maxExportBatchSize: 2_048,
+      scheduledDelayMillis: 200,
+    }),
+  ],
 });
-const meterProvider = new MeterProvider({ readers: [new PeriodicExportingMetricReader({ exporter: new OTLPMetricExporter({ url: `${url}/v1/metrics` }), exportIntervalMillis: 1_000 })] });
+const meterProvider = new MeterProvider({
+  readers: [new PeriodicExportingMetricReader({ exporter: new OTLPMetricExporter({ url: `${url}/v1/metrics` }), exportIntervalMillis: 1_000 })],
+});
 const telemetry = new RuntimeTelemetry({ tracerProvider, meterProvider });
 
 const noopTool = {
-  descriptor: () => ({ name: "bench.noop", description: "Does nothing.", version: "1", inputSchema: { type: "object", properties: { n: { type: "integer" } } } }),
+  descriptor: () => ({
+    name: "bench.noop",
+    description: "Does nothing.",
+    version: "1",
+    inputSchema: { type: "object", properties: { n: { type: "integer" } } },
+  }),
   call: async () => ({ json: { ok: true } }),
 };
 const registry = new ToolRegistry();
@@ -107,7 +121,9 @@ async function compare(label, total, sides) {
   console.log(`${label}, ${perSlice * SLICES} on each side in ${SLICES} interleaved slices:`);
   console.log(`  ${base.name}: p50 ${micros(base.p50)} µs, process CPU ${base.cpu.toFixed(1)} µs`);
   for (const side of others) {
-    console.log(`  ${side.name}: p50 ${micros(side.p50)} µs (${signed(micros(side.p50 - base.p50))}), process CPU ${side.cpu.toFixed(1)} µs (${signed((side.cpu - base.cpu).toFixed(1))})`);
+    console.log(
+      `  ${side.name}: p50 ${micros(side.p50)} µs (${signed(micros(side.p50 - base.p50))}), process CPU ${side.cpu.toFixed(1)} µs (${signed((side.cpu - base.cpu).toFixed(1))})`,
+    );
   }
 }
 
@@ -144,7 +160,9 @@ await meterProvider.forceFlush();
 collector.send("count");
 const { spans, requests, bytes } = await nextMessage();
 const expected = Math.ceil(CALLS / 5) + Math.ceil(CALLS / SLICES) * SLICES + (warmTurns + Math.ceil(TURNS / SLICES) * SLICES) * 4;
-console.log(`the collector took ${spans.toLocaleString("en-US")} spans of ${expected.toLocaleString("en-US")} made (${requests} requests, ${Math.round(bytes / 1024 / 1024)} MB of OTLP JSON)`);
+console.log(
+  `the collector took ${spans.toLocaleString("en-US")} spans of ${expected.toLocaleString("en-US")} made (${requests} requests, ${Math.round(bytes / 1024 / 1024)} MB of OTLP JSON)`,
+);
 
 await tracerProvider.shutdown();
 await meterProvider.shutdown();

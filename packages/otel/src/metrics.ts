@@ -19,13 +19,24 @@ export class RuntimeMetrics {
   constructor(meter: Meter) {
     const advice = { explicitBucketBoundaries: DURATION_BUCKETS };
     this.#modelDuration = meter.createHistogram(METRICS.modelDuration, { unit: "s", description: "Duration of model attempts (chat).", advice });
-    this.#tokenUsage = meter.createHistogram(METRICS.tokenUsage, { unit: "{token}", description: "Tokens model attempts used, as their endpoints counted them.", advice: { explicitBucketBoundaries: TOKEN_BUCKETS } });
+    this.#tokenUsage = meter.createHistogram(METRICS.tokenUsage, {
+      unit: "{token}",
+      description: "Tokens model attempts used, as their endpoints counted them.",
+      advice: { explicitBucketBoundaries: TOKEN_BUCKETS },
+    });
     this.#turnDuration = meter.createHistogram(METRICS.turnDuration, { unit: "s", description: "Duration of turns (invoke_agent).", advice });
-    this.#toolDuration = meter.createHistogram(METRICS.toolDuration, { unit: "s", description: "Duration of governed tool calls, from request to terminal record.", advice });
+    this.#toolDuration = meter.createHistogram(METRICS.toolDuration, {
+      unit: "s",
+      description: "Duration of governed tool calls, from request to terminal record.",
+      advice,
+    });
     this.#toolCalls = meter.createCounter(METRICS.toolCalls, { unit: "{call}", description: "Governed tool calls by outcome." });
     this.#denials = meter.createCounter(METRICS.approvalDenials, { unit: "{call}", description: "Calls denied at approval, by who denied them." });
     this.#breaches = meter.createCounter(METRICS.limitBreaches, { unit: "{breach}", description: "Limit breaches, by limit." });
-    this.#unavailable = meter.createCounter(METRICS.providersUnavailable, { unit: "{provider}", description: "MCP providers found unavailable when a turn was prepared." });
+    this.#unavailable = meter.createCounter(METRICS.providersUnavailable, {
+      unit: "{provider}",
+      description: "MCP providers found unavailable when a turn was prepared.",
+    });
   }
 
   attempt(seconds: number, provider: string, model: string, errorType: string | undefined): void {

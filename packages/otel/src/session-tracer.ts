@@ -227,12 +227,15 @@ export class SessionTracer {
     if (event.code !== undefined && VALIDATION_CODES.has(event.code) && !call.validated) {
       span?.addEvent(SPAN_EVENTS.validation, { [ATTRIBUTES.validationResult]: "failed", [ATTRIBUTES.errorType]: event.code });
     }
-    const limit = event.limit ?? (event.outcome === "timed_out" ? LIMITS.callTimeout : event.code === RUNTIME_ERROR_CODES.TOO_MANY_CALLS ? LIMITS.callsPerAttempt : undefined);
+    const limit =
+      event.limit ??
+      (event.outcome === "timed_out" ? LIMITS.callTimeout : event.code === RUNTIME_ERROR_CODES.TOO_MANY_CALLS ? LIMITS.callsPerAttempt : undefined);
     if (limit !== undefined) this.#breach(span, limit, errorType, event.qualifiedName);
     if (span !== undefined) {
       span.setAttribute(ATTRIBUTES.callOutcome, event.outcome);
       const { contentLength } = this.#options;
-      if (contentLength !== undefined && event.result !== undefined) span.setAttribute(ATTRIBUTES.toolCallResult, contentAttribute(event.result, contentLength));
+      if (contentLength !== undefined && event.result !== undefined)
+        span.setAttribute(ATTRIBUTES.toolCallResult, contentAttribute(event.result, contentLength));
       failed(span, errorType);
       span.end();
     }

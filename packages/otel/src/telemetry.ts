@@ -51,7 +51,10 @@ export class RuntimeTelemetry {
   constructor(options: TelemetryOptions = {}) {
     const maxContentLength = options.maxContentLength ?? DEFAULT_MAX_CONTENT_LENGTH;
     if (!Number.isSafeInteger(maxContentLength) || maxContentLength < 1) {
-      throw new OpenWorkerError(RUNTIME_ERROR_CODES.OPTIONS_INVALID, `RuntimeTelemetry: maxContentLength must be a positive whole number of characters, got ${String(maxContentLength)}`);
+      throw new OpenWorkerError(
+        RUNTIME_ERROR_CODES.OPTIONS_INVALID,
+        `RuntimeTelemetry: maxContentLength must be a positive whole number of characters, got ${String(maxContentLength)}`,
+      );
     }
     this.#tracerProvider = options.tracerProvider;
     this.#metrics = options.meterProvider && new RuntimeMetrics(options.meterProvider.getMeter(INSTRUMENTATION_SCOPE));

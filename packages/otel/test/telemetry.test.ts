@@ -94,7 +94,16 @@ describe("RuntimeTelemetry over OTLP/HTTP", () => {
     // One execute_tool span per governed call, in order, each named by the journal's call id.
     const calls = turnSpans.filter((span) => span.attributes["gen_ai.operation.name"] === "execute_tool");
     expect(calls.map((span) => span.attributes["gen_ai.tool.call.id"])).toEqual(turn.calls.map((call) => call.callId));
-    expect(calls.map((span) => [span.name, span.kind, span.attributes["gen_ai.tool.name"], span.attributes["openworker.tool.kind"], span.attributes["openworker.call.outcome"], span.attributes["openworker.attempt"]])).toEqual([
+    expect(
+      calls.map((span) => [
+        span.name,
+        span.kind,
+        span.attributes["gen_ai.tool.name"],
+        span.attributes["openworker.tool.kind"],
+        span.attributes["openworker.call.outcome"],
+        span.attributes["openworker.attempt"],
+      ]),
+    ).toEqual([
       ["execute_tool probe.status", KIND.internal, "probe.status", "mcp", "succeeded", 1],
       ["execute_tool desk.lookup", KIND.internal, "desk.lookup", "native", "succeeded", 1],
       ["execute_tool desk.lookup", KIND.internal, "desk.lookup", "native", "failed", 1],
@@ -105,16 +114,27 @@ describe("RuntimeTelemetry over OTLP/HTTP", () => {
     // A3: every exported call id leads to its journal records.
     for (const call of turn.calls) {
       const records = runtime.journal.timeline({ sessionId: session.id, callId: call.callId }).map((record) => record.kind);
-      expect(records, call.callId).toEqual(call.outcome === "denied" ? ["call_requested", "approval_decided"] : expect.arrayContaining(["call_requested", "call_finished"]));
+      expect(records, call.callId).toEqual(
+        call.outcome === "denied" ? ["call_requested", "approval_decided"] : expect.arrayContaining(["call_requested", "call_finished"]),
+      );
     }
 
     const [mcp, lookup, invalid, erase, exported] = calls;
     // A1: who decided (a person, the policy), never their name.
-    expect(eventsOf(mcp, "openworker.approval.decided")).toEqual([{ "openworker.approval.decision": "approved", "openworker.approval.by": "policy", "openworker.approval.scope": "once" }]);
+    expect(eventsOf(mcp, "openworker.approval.decided")).toEqual([
+      { "openworker.approval.decision": "approved", "openworker.approval.by": "policy", "openworker.approval.scope": "once" },
+    ]);
     expect(eventsOf(mcp, "openworker.approval.requested")).toEqual([]);
-    expect(lookup!.events.map((event) => event.name)).toEqual(["openworker.validation", "openworker.approval.requested", "openworker.approval.decided", "openworker.call.started"]);
+    expect(lookup!.events.map((event) => event.name)).toEqual([
+      "openworker.validation",
+      "openworker.approval.requested",
+      "openworker.approval.decided",
+      "openworker.call.started",
+    ]);
     expect(eventsOf(lookup, "openworker.validation")).toEqual([{ "openworker.validation.result": "passed" }]);
-    expect(eventsOf(lookup, "openworker.approval.decided")).toEqual([{ "openworker.approval.decision": "approved", "openworker.approval.by": "person", "openworker.approval.scope": "once" }]);
+    expect(eventsOf(lookup, "openworker.approval.decided")).toEqual([
+      { "openworker.approval.decision": "approved", "openworker.approval.by": "person", "openworker.approval.scope": "once" },
+    ]);
     expect(lookup!.attributes["openworker.call.wait_ms"]).toBeGreaterThanOrEqual(0);
     expect(lookup!.status.code).not.toBe(STATUS_ERROR);
     // E5: invalid arguments fail validation, and nobody is asked.
@@ -122,7 +142,9 @@ describe("RuntimeTelemetry over OTLP/HTTP", () => {
     expect(eventsOf(invalid, "openworker.validation")).toEqual([{ "openworker.validation.result": "failed", "error.type": "ARGUMENTS_INVALID" }]);
     expect(invalid).toMatchObject({ status: { code: STATUS_ERROR }, attributes: { "error.type": "ARGUMENTS_INVALID" } });
     // The denial: decided, never started.
-    expect(eventsOf(erase, "openworker.approval.decided")).toEqual([{ "openworker.approval.decision": "denied", "openworker.approval.by": "person", "openworker.approval.scope": "once" }]);
+    expect(eventsOf(erase, "openworker.approval.decided")).toEqual([
+      { "openworker.approval.decision": "denied", "openworker.approval.by": "person", "openworker.approval.scope": "once" },
+    ]);
     expect(eventsOf(erase, "openworker.call.started")).toEqual([]);
     expect(erase).toMatchObject({ status: { code: STATUS_ERROR }, attributes: { "error.type": "APPROVAL_DENIED" } });
     // E3: the limit breach names the limit.
@@ -131,7 +153,11 @@ describe("RuntimeTelemetry over OTLP/HTTP", () => {
 
     // A host call has no turn: its span is a root of its own trace, with the journal's ids.
     const hostSpan = spans.find((span) => span.attributes["gen_ai.tool.call.id"] === hostCallId);
-    expect(hostSpan).toMatchObject({ name: "execute_tool probe.status", parentSpanId: undefined, attributes: { "openworker.session.id": session.id, "openworker.call.outcome": "succeeded" } });
+    expect(hostSpan).toMatchObject({
+      name: "execute_tool probe.status",
+      parentSpanId: undefined,
+      attributes: { "openworker.session.id": session.id, "openworker.call.outcome": "succeeded" },
+    });
     expect(hostSpan!.traceId).not.toBe(root!.traceId);
 
     // E6, L2: neither the secrets, nor the fact, nor who approved, nor any argument or result.
@@ -144,7 +170,14 @@ describe("RuntimeTelemetry over OTLP/HTTP", () => {
     await runScenario(new RuntimeTelemetry({ meterProvider: sdk.meterProvider }));
     // Metrics alone: no tracer provider, no spans.
     expect(receiver.spans()).toEqual([]);
-    const calls = receiver.points("openworker.tool.calls").map((point) => [point.attributes["gen_ai.tool.name"], point.attributes["openworker.call.outcome"], point.attributes["openworker.tool.kind"], point.value]);
+    const calls = receiver
+      .points("openworker.tool.calls")
+      .map((point) => [
+        point.attributes["gen_ai.tool.name"],
+        point.attributes["openworker.call.outcome"],
+        point.attributes["openworker.tool.kind"],
+        point.value,
+      ]);
     expect(calls).toEqual(
       expect.arrayContaining([
         ["probe.status", "succeeded", "mcp", 2],
@@ -155,8 +188,12 @@ describe("RuntimeTelemetry over OTLP/HTTP", () => {
       ]),
     );
     expect(calls).toHaveLength(5);
-    expect(receiver.points("openworker.approval.denials")).toEqual([{ attributes: { "gen_ai.tool.name": "desk.erase", "openworker.approval.by": "person" }, value: 1 }]);
-    expect(receiver.points("openworker.limit.breaches")).toEqual([{ attributes: { "openworker.limit.name": "resultBytes", "gen_ai.tool.name": "desk.export" }, value: 1 }]);
+    expect(receiver.points("openworker.approval.denials")).toEqual([
+      { attributes: { "gen_ai.tool.name": "desk.erase", "openworker.approval.by": "person" }, value: 1 },
+    ]);
+    expect(receiver.points("openworker.limit.breaches")).toEqual([
+      { attributes: { "openworker.limit.name": "resultBytes", "gen_ai.tool.name": "desk.export" }, value: 1 },
+    ]);
     expect(receiver.points("openworker.provider.unavailable")).toEqual([{ attributes: { "openworker.mcp.provider": "gone" }, value: 1 }]);
     expect(receiver.points("gen_ai.client.operation.duration")).toEqual([
       { attributes: { "gen_ai.operation.name": "chat", "gen_ai.provider.name": "scripted", "gen_ai.request.model": "scripted-1" }, value: 2 },
@@ -169,11 +206,22 @@ describe("RuntimeTelemetry over OTLP/HTTP", () => {
       ]),
     );
     expect(receiver.points("gen_ai.invoke_agent.duration")).toEqual([
-      { attributes: { "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "Front desk", "openworker.turn.reason": "fault", "error.type": "LIMIT_EXCEEDED" }, value: 1 },
+      {
+        attributes: {
+          "gen_ai.operation.name": "invoke_agent",
+          "gen_ai.agent.name": "Front desk",
+          "openworker.turn.reason": "fault",
+          "error.type": "LIMIT_EXCEEDED",
+        },
+        value: 1,
+      },
     ]);
     const toolDurations = receiver.points("gen_ai.execute_tool.duration");
     expect(toolDurations.reduce((sum, point) => sum + point.value, 0)).toBe(6);
-    expect(toolDurations).toContainEqual({ attributes: { "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "desk.erase", "error.type": "APPROVAL_DENIED" }, value: 1 });
+    expect(toolDurations).toContainEqual({
+      attributes: { "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "desk.erase", "error.type": "APPROVAL_DENIED" },
+      value: 1,
+    });
     const exportedText = receiver.everything;
     for (const [name, canary] of Object.entries(CANARIES)) expect(exportedText.includes(canary), name).toBe(false);
   });

@@ -45,9 +45,7 @@ export function findDuplicateJsonKey(text: string): DuplicateJsonKey | undefined
       i = end;
     } else if (character === "{" || character === "[") {
       const path = childPath(top);
-      stack.push(
-        character === "{" ? { kind: "object", path, keys: new Set(), expectKey: true, lastKey: "" } : { kind: "array", path, index: 0 },
-      );
+      stack.push(character === "{" ? { kind: "object", path, keys: new Set(), expectKey: true, lastKey: "" } : { kind: "array", path, index: 0 });
     } else if (character === "}" || character === "]") {
       stack.pop();
     } else if (character === ",") {

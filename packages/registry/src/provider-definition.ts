@@ -132,9 +132,13 @@ function normalizeFields(fields: Record<string, unknown>): McpProviderDefinition
     const unknown = Object.keys(fields).find((key) => !known.includes(key) && fields[key] !== undefined);
     if (unknown !== undefined) {
       const hint = FIELD_HINTS[fields.transport]?.[unknown];
-      throw new OpenWorkerError(CODES.providerInvalid, `${label}: field ${JSON.stringify(unknown)} is not known (known: ${known.join(", ")})${hint ? `; ${hint}` : ""}`, {
-        details: { field: unknown, namespace },
-      });
+      throw new OpenWorkerError(
+        CODES.providerInvalid,
+        `${label}: field ${JSON.stringify(unknown)} is not known (known: ${known.join(", ")})${hint ? `; ${hint}` : ""}`,
+        {
+          details: { field: unknown, namespace },
+        },
+      );
     }
   }
   if (fields.transport === "stdio") return Object.freeze({ ...normalizeStdio(fields, namespace, label, placement), ...bounds });
@@ -164,11 +168,9 @@ export function checkProviderNamespace(namespace: unknown): string {
 
 function checkPlacement(placement: unknown, label: string): ProviderPlacement | undefined {
   if (placement === undefined || placement === "host" || placement === "sandbox") return placement;
-  throw new OpenWorkerError(
-    CODES.placementInvalid,
-    `${label}: field "placement" ${JSON.stringify(placement)} is not "host" or "sandbox"`,
-    { details: { field: "placement", placement } },
-  );
+  throw new OpenWorkerError(CODES.placementInvalid, `${label}: field "placement" ${JSON.stringify(placement)} is not "host" or "sandbox"`, {
+    details: { field: "placement", placement },
+  });
 }
 
 /** M10: the provider's own connect and call bounds, each present only when given. */
@@ -190,12 +192,7 @@ function checkBounds(fields: Record<string, unknown>, label: string): ProviderBo
   return bounds;
 }
 
-function normalizeStdio(
-  fields: Record<string, unknown>,
-  namespace: string,
-  label: string,
-  placement: ProviderPlacement | undefined,
-): StdioProviderDefinition {
+function normalizeStdio(fields: Record<string, unknown>, namespace: string, label: string, placement: ProviderPlacement | undefined): StdioProviderDefinition {
   const program = fields.program;
   if (typeof program !== "string" || program.length === 0 || program.includes("\0")) {
     throw fieldError(label, "program", "must be a non-empty string naming the program to start", program);
@@ -212,7 +209,12 @@ function normalizeStdio(
     throw fieldError(label, "cwd", "must be a non-empty string when present", cwd);
   }
   if (fields.sandbox !== undefined && placement !== "sandbox") {
-    throw fieldError(label, "sandbox", 'is a sandbox policy and applies only with placement "sandbox"; set "placement": "sandbox" or remove it', fields.sandbox);
+    throw fieldError(
+      label,
+      "sandbox",
+      'is a sandbox policy and applies only with placement "sandbox"; set "placement": "sandbox" or remove it',
+      fields.sandbox,
+    );
   }
   const sandbox = fields.sandbox === undefined ? undefined : checkSandboxPolicy(fields.sandbox, label);
   return Object.freeze({
@@ -247,8 +249,7 @@ function normalizeHttp(
     throw fieldError(label, "allowRemote", "must be true or false when present", allowRemote);
   }
   const url = checkUrl(fields.url, label, allowRemote === true);
-  const headers =
-    fields.headers === undefined ? undefined : checkStringMap(fields.headers, label, "headers", isHeaderName);
+  const headers = fields.headers === undefined ? undefined : checkStringMap(fields.headers, label, "headers", isHeaderName);
   const oauth = fields.oauth === undefined ? undefined : checkOAuth(fields.oauth, label);
   return Object.freeze({
     transport: "streamable_http" as const,
@@ -267,7 +268,8 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** M8: a provider's OAuth settings; `true` stands for the defaults. */
 function checkOAuth(raw: unknown, label: string): McpOAuthSettings {
   if (raw === true) return Object.freeze({});
-  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) throw fieldError(label, "oauth", "must be an object of OAuth settings (or true for the defaults)", raw);
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw))
+    throw fieldError(label, "oauth", "must be an object of OAuth settings (or true for the defaults)", raw);
   const fields = raw as Record<string, unknown>;
   const unknown = Object.keys(fields).find((key) => !OAUTH_FIELDS.includes(key) && fields[key] !== undefined);
   if (unknown !== undefined) throw fieldError(label, `oauth.${unknown}`, `is not known (known: ${OAUTH_FIELDS.join(", ")})`, fields[unknown]);
@@ -275,9 +277,15 @@ function checkOAuth(raw: unknown, label: string): McpOAuthSettings {
   if (grant !== undefined && grant !== "authorization_code" && grant !== "client_credentials") {
     throw fieldError(label, "oauth.grant", 'must be "authorization_code" or "client_credentials"', grant);
   }
-  if (clientId !== undefined && (typeof clientId !== "string" || clientId.length === 0)) throw fieldError(label, "oauth.clientId", "must be a non-empty string", clientId);
+  if (clientId !== undefined && (typeof clientId !== "string" || clientId.length === 0))
+    throw fieldError(label, "oauth.clientId", "must be a non-empty string", clientId);
   if (clientSecretEnv !== undefined && (typeof clientSecretEnv !== "string" || !ENV_NAME.test(clientSecretEnv))) {
-    throw fieldError(label, "oauth.clientSecretEnv", "must name an environment variable (letters, digits and _); the secret itself never goes in the definition", clientSecretEnv);
+    throw fieldError(
+      label,
+      "oauth.clientSecretEnv",
+      "must name an environment variable (letters, digits and _); the secret itself never goes in the definition",
+      clientSecretEnv,
+    );
   }
   if (scopes !== undefined && (!Array.isArray(scopes) || scopes.some((scope) => typeof scope !== "string" || scope.length === 0 || /\s/.test(scope)))) {
     throw fieldError(label, "oauth.scopes", "must be an array of scope names (non-empty strings without spaces)", scopes);
@@ -314,7 +322,7 @@ function checkUrl(raw: unknown, label: string, allowRemote: boolean): string {
   }
   // Credentials in a URL end up in logs and journals (E6); headers are kept out of them.
   if (url.username !== "" || url.password !== "") {
-    throw fieldError(label, "url", "must not carry credentials; pass them in \"headers\" instead", "(redacted)");
+    throw fieldError(label, "url", 'must not carry credentials; pass them in "headers" instead', "(redacted)");
   }
   const local = url.hostname === "localhost" || url.hostname === "[::1]" || LOOPBACK_V4.test(url.hostname);
   if (!local && !allowRemote) {
@@ -328,12 +336,7 @@ function checkUrl(raw: unknown, label: string, allowRemote: boolean): string {
   return raw;
 }
 
-function checkStringMap(
-  value: unknown,
-  label: string,
-  field: string,
-  validKey: (key: string) => boolean,
-): Readonly<Record<string, string>> {
+function checkStringMap(value: unknown, label: string, field: string, validKey: (key: string) => boolean): Readonly<Record<string, string>> {
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     throw fieldError(label, field, "must be an object of string values", value);
   }
@@ -344,7 +347,12 @@ function checkStringMap(
     if (!validKey(key)) throw fieldError(label, `${field}.${key}`, "is not a valid name", key);
     // Values may be credentials (E6): never echo them (a value that is not a string is named by its type only).
     if (typeof item !== "string" || item.includes("\0") || (field === "headers" && /[\r\n]/.test(item))) {
-      throw fieldError(label, `${field}.${key}`, field === "headers" ? "must be a string without NUL or line breaks" : "must be a string without NUL", typeof item === "string" ? "(hidden)" : item);
+      throw fieldError(
+        label,
+        `${field}.${key}`,
+        field === "headers" ? "must be a string without NUL or line breaks" : "must be a string without NUL",
+        typeof item === "string" ? "(hidden)" : item,
+      );
     }
     copy[key] = item;
   }

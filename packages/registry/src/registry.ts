@@ -288,9 +288,7 @@ export class ToolRegistry {
    * ```
    */
   providers(): readonly McpProviderDefinition[] {
-    this.#sortedProviders ??= Object.freeze(
-      [...this.#providers.values()].sort((a, b) => compare(a.namespace, b.namespace)),
-    );
+    this.#sortedProviders ??= Object.freeze([...this.#providers.values()].sort((a, b) => compare(a.namespace, b.namespace)));
     return this.#sortedProviders;
   }
 
@@ -336,11 +334,9 @@ export class ToolRegistry {
     checkNativePlacement(descriptor.name, options.placement, placement);
     const classification = options.classification;
     if (classification !== undefined && (typeof classification !== "string" || classification.length === 0)) {
-      throw new OpenWorkerError(
-        CODES.classificationInvalid,
-        `tool ${JSON.stringify(descriptor.name)}: classification must be a non-empty string when given`,
-        { details: { name: descriptor.name } },
-      );
+      throw new OpenWorkerError(CODES.classificationInvalid, `tool ${JSON.stringify(descriptor.name)}: classification must be a non-empty string when given`, {
+        details: { name: descriptor.name },
+      });
     }
     return Object.freeze({
       name: descriptor.name,

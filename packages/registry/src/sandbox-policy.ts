@@ -55,9 +55,11 @@ function checkNetwork(raw: unknown, label: string): ProviderSandboxPolicy["netwo
   const unknown = Object.keys(fields).find((key) => key !== "allow" && fields[key] !== undefined);
   if (unknown !== undefined) throw policyError(label, `sandbox.network.${unknown}`, "is not known (known: allow)", fields[unknown]);
   const allow = fields.allow;
-  if (!Array.isArray(allow) || allow.length === 0) throw policyError(label, "sandbox.network.allow", 'must be a non-empty array of host names (or leave network out, or "none", for no network)', allow);
+  if (!Array.isArray(allow) || allow.length === 0)
+    throw policyError(label, "sandbox.network.allow", 'must be a non-empty array of host names (or leave network out, or "none", for no network)', allow);
   allow.forEach((host: unknown, index) => {
-    if (typeof host !== "string" || !HOST.test(host)) throw policyError(label, `sandbox.network.allow[${index}]`, "must be a host name or address (host or host:port)", host);
+    if (typeof host !== "string" || !HOST.test(host))
+      throw policyError(label, `sandbox.network.allow[${index}]`, "must be a host name or address (host or host:port)", host);
   });
   return Object.freeze({ allow: Object.freeze([...(allow as string[])]) });
 }

@@ -61,9 +61,7 @@ export function parseServersFile(text: string, file: string): McpProviderDefinit
   if (own === foreign) {
     throw invalid(
       file,
-      own
-        ? 'has both "servers" and "mcpServers"; keep one of them'
-        : 'must have a "servers" object (or the "mcpServers" object other MCP clients use)',
+      own ? 'has both "servers" and "mcpServers"; keep one of them' : 'must have a "servers" object (or the "mcpServers" object other MCP clients use)',
     );
   }
   if (own) {

@@ -88,9 +88,7 @@ describe("ToolRegistry: the descriptor is read once, and what is checked is what
   it("T1 a circular schema, one nested too deep and one that reuses an object at every level fail DESCRIPTOR_INVALID", () => {
     const circular: Record<string, unknown> = { type: "object" };
     circular.items = { anyOf: [circular] };
-    expect(thrown(() => new ToolRegistry().register(withSchema(circular))).message).toContain(
-      'field "inputSchema.items.anyOf[0]" is circular',
-    );
+    expect(thrown(() => new ToolRegistry().register(withSchema(circular))).message).toContain('field "inputSchema.items.anyOf[0]" is circular');
     let deep: Record<string, unknown> = { type: "string" };
     for (let depth = 0; depth < 300; depth++) deep = { not: deep };
     const tooDeep = thrown(() => new ToolRegistry().register(withSchema({ type: "object", properties: { x: deep } })));

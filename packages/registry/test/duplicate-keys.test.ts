@@ -14,12 +14,9 @@ describe("findDuplicateJsonKey", () => {
     expect(findDuplicateJsonKey(text)).toEqual(expected);
   });
 
-  it.each([['{"a":"a","b":{"a":1}}'], ['[{"a":1},{"a":1}]'], ['{"a":["a","a"]}'], ['"{\\"a\\":1,\\"a\\":1}"']])(
-    "accepts %s",
-    (text) => {
-      expect(findDuplicateJsonKey(text)).toBeUndefined();
-    },
-  );
+  it.each([['{"a":"a","b":{"a":1}}'], ['[{"a":1},{"a":1}]'], ['{"a":["a","a"]}'], ['"{\\"a\\":1,\\"a\\":1}"']])("accepts %s", (text) => {
+    expect(findDuplicateJsonKey(text)).toBeUndefined();
+  });
 
   it("finds nothing in any JSON.stringify output, and finds a key repeated at the root of any object", () => {
     fc.assert(

@@ -47,12 +47,12 @@ describe("jsonSyntaxProblem (E6: a config file's text is never quoted in an erro
 
   it("finds a break exactly where JSON.parse refuses, and none where it accepts (property)", () => {
     const json = fc.json({ depthSize: "small" });
-    const mutated = fc.tuple(json, fc.nat(), fc.constantFrom("", "'", ",", "}", "]", "x", "\u0001", "\\", '"', " ", "-", "0", "e", "{", "[", ":")).map(
-      ([text, at, insert]) => {
+    const mutated = fc
+      .tuple(json, fc.nat(), fc.constantFrom("", "'", ",", "}", "]", "x", "\u0001", "\\", '"', " ", "-", "0", "e", "{", "[", ":"))
+      .map(([text, at, insert]) => {
         const where = text.length === 0 ? 0 : at % (text.length + 1);
         return text.slice(0, where) + insert + text.slice(where + (at % 2));
-      },
-    );
+      });
     fc.assert(
       fc.property(fc.oneof(json, mutated), (text) => {
         let valid = true;

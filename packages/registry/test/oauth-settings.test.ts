@@ -10,7 +10,11 @@ describe("OAuth settings of streamable-HTTP providers", () => {
     const [defaults, machine] = parseServersFile(
       JSON.stringify({
         servers: {
-          reports: { transport: "streamable_http", url: "http://127.0.0.1:9000/mcp", oauth: { grant: "client_credentials", clientId: "host", clientSecretEnv: "REPORTS_SECRET" } },
+          reports: {
+            transport: "streamable_http",
+            url: "http://127.0.0.1:9000/mcp",
+            oauth: { grant: "client_credentials", clientId: "host", clientSecretEnv: "REPORTS_SECRET" },
+          },
           plain: { transport: "streamable_http", url: "http://127.0.0.1:9001/mcp", oauth: true },
         },
       }),
@@ -22,7 +26,8 @@ describe("OAuth settings of streamable-HTTP providers", () => {
   });
 
   it("M8 a malformed oauth setting fails naming the field, and a secret never goes in the definition", () => {
-    const register = (oauth: unknown) => thrown(() => new ToolRegistry().registerMcpHttp({ namespace: "notes", url: "http://127.0.0.1:8123/mcp", oauth } as never));
+    const register = (oauth: unknown) =>
+      thrown(() => new ToolRegistry().registerMcpHttp({ namespace: "notes", url: "http://127.0.0.1:8123/mcp", oauth } as never));
     expect(register({ grant: "password" }).message).toContain('field "oauth.grant" must be "authorization_code" or "client_credentials"');
     expect(register({ clientSecret: "s3cret" }).message).toContain('field "oauth.clientSecret" is not known');
     expect(register({ clientSecretEnv: "not a name" }).message).toContain('field "oauth.clientSecretEnv" must name an environment variable');
@@ -30,6 +35,8 @@ describe("OAuth settings of streamable-HTTP providers", () => {
     expect(register({ grant: "client_credentials" }).message).toContain("needs clientId and clientSecretEnv");
     expect(register({ clientMetadataUrl: "http://example.invalid/client" }).message).toContain("must be an https URL");
     expect(register({ grant: "password" }).code).toBe("PROVIDER_INVALID");
-    expect(thrown(() => new ToolRegistry().registerMcp({ namespace: "local", program: "/bin/true", args: [], oauth: {} } as never)).message).toContain('field "oauth" is not known');
+    expect(thrown(() => new ToolRegistry().registerMcp({ namespace: "local", program: "/bin/true", args: [], oauth: {} } as never)).message).toContain(
+      'field "oauth" is not known',
+    );
   });
 });

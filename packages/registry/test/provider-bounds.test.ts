@@ -31,24 +31,36 @@ describe("a provider's own connect and call bounds (M10)", () => {
       { transport: "streamable_http", namespace: "wiki", url: "http://127.0.0.1:8123/mcp", connectTimeoutMs: 2_000 },
     ]);
     expect(
-      parse({ mcpServers: { big: { command: "npx", args: ["-y", "server"], connectTimeoutMs: 30_000 }, wiki: { type: "http", url: "http://127.0.0.1:1/mcp", callTimeoutMs: 5_000 } } }),
+      parse({
+        mcpServers: {
+          big: { command: "npx", args: ["-y", "server"], connectTimeoutMs: 30_000 },
+          wiki: { type: "http", url: "http://127.0.0.1:1/mcp", callTimeoutMs: 5_000 },
+        },
+      }),
     ).toEqual([
       { transport: "stdio", namespace: "big", program: "npx", args: ["-y", "server"], connectTimeoutMs: 30_000 },
       { transport: "streamable_http", namespace: "wiki", url: "http://127.0.0.1:1/mcp", callTimeoutMs: 5_000 },
     ]);
   });
 
-  it.each([0, -1, 1.5, 3_600_001, "10000", null, Number.NaN])("M10 servers.json refuses connectTimeoutMs %s, naming the file, the server and the field", (value) => {
-    const error = thrown(() => parse({ servers: { big: { transport: "stdio", command: "npx", connectTimeoutMs: value } } }));
-    expect(error.code).toBe("PROVIDER_INVALID");
-    expect(error.message).toMatch(/^\/app\/servers\.json: server "big": field "connectTimeoutMs" must be a whole number of milliseconds from 1 to 3600000 \(one hour\), got /);
-  });
+  it.each([0, -1, 1.5, 3_600_001, "10000", null, Number.NaN])(
+    "M10 servers.json refuses connectTimeoutMs %s, naming the file, the server and the field",
+    (value) => {
+      const error = thrown(() => parse({ servers: { big: { transport: "stdio", command: "npx", connectTimeoutMs: value } } }));
+      expect(error.code).toBe("PROVIDER_INVALID");
+      expect(error.message).toMatch(
+        /^\/app\/servers\.json: server "big": field "connectTimeoutMs" must be a whole number of milliseconds from 1 to 3600000 \(one hour\), got /,
+      );
+    },
+  );
 
   it("M10 registerMcp refuses a callTimeoutMs over one hour, naming the provider and the field", () => {
     const error = thrown(() => new ToolRegistry().registerMcp({ namespace: "big", program: "npx", callTimeoutMs: 7_200_000 }));
     expect(error.code).toBe("PROVIDER_INVALID");
     expect(error.message).toBe('MCP provider "big": field "callTimeoutMs" must be a whole number of milliseconds from 1 to 3600000 (one hour), got 7200000');
     const mcpServers = thrown(() => parse({ mcpServers: { wiki: { url: "http://127.0.0.1:1/mcp", callTimeoutMs: "slow" } } }));
-    expect(mcpServers.message).toBe('/app/servers.json: server "wiki": field "callTimeoutMs" must be a whole number of milliseconds from 1 to 3600000 (one hour), got string');
+    expect(mcpServers.message).toBe(
+      '/app/servers.json: server "wiki": field "callTimeoutMs" must be a whole number of milliseconds from 1 to 3600000 (one hour), got string',
+    );
   });
 });

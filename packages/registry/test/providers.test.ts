@@ -20,7 +20,9 @@ describe("ToolRegistry: MCP providers", () => {
 
   it("A4 refuses sandbox placement for a streamable_http provider: the host starts no process it could place", () => {
     const registry = new ToolRegistry();
-    const error = thrown(() => registry.registerProvider({ transport: "streamable_http", namespace: "svc", url: "http://127.0.0.1:8123/mcp", placement: "sandbox" }));
+    const error = thrown(() =>
+      registry.registerProvider({ transport: "streamable_http", namespace: "svc", url: "http://127.0.0.1:8123/mcp", placement: "sandbox" }),
+    );
     expect(error.code).toBe("PLACEMENT_INVALID");
     expect(error.message).toContain('MCP provider "svc": field "placement" "sandbox" applies to stdio providers');
     expect(registry.provider("svc")).toBeUndefined();
@@ -70,16 +72,14 @@ describe("ToolRegistry: MCP providers", () => {
     expect(registry.providers()).toHaveLength(1);
   });
 
-  it.each([
-    ["http://127.0.0.1:8123/mcp"],
-    ["https://localhost/mcp"],
-    ["http://[::1]:8000/"],
-    ["http://127.1.2.3/mcp"],
-  ])("M1 accepts the local streamable-HTTP URL %s", (url) => {
-    const registry = new ToolRegistry();
-    registry.registerMcpHttp({ namespace: "local", url });
-    expect(registry.provider("local")).toMatchObject({ url });
-  });
+  it.each([["http://127.0.0.1:8123/mcp"], ["https://localhost/mcp"], ["http://[::1]:8000/"], ["http://127.1.2.3/mcp"]])(
+    "M1 accepts the local streamable-HTTP URL %s",
+    (url) => {
+      const registry = new ToolRegistry();
+      registry.registerMcpHttp({ namespace: "local", url });
+      expect(registry.provider("local")).toMatchObject({ url });
+    },
+  );
 
   it.each([
     ["http://example.com/mcp", "PROVIDER_URL_NOT_LOCAL"],
@@ -104,9 +104,7 @@ describe("ToolRegistry: MCP providers", () => {
   });
 
   it("E6 header and env values are never echoed in errors", () => {
-    const error = thrown(() =>
-      new ToolRegistry().registerMcpHttp({ namespace: "l", url: "http://127.0.0.1/", headers: { "X-Key": "sec\nret" } }),
-    );
+    const error = thrown(() => new ToolRegistry().registerMcpHttp({ namespace: "l", url: "http://127.0.0.1/", headers: { "X-Key": "sec\nret" } }));
     expect(error.code).toBe("PROVIDER_INVALID");
     expect(error.message).not.toContain("sec");
     expect(thrown(() => new ToolRegistry().registerMcpHttp({ namespace: "l", url: "http://127.0.0.1/", headers: { "bad name": "v" } })).code).toBe(
@@ -118,7 +116,9 @@ describe("ToolRegistry: MCP providers", () => {
     const registry = new ToolRegistry();
     const error = thrown(() => registry.registerMcpHttp({ namespace: "l", url: "http://admin:S3cretPassw0rd@127.0.0.1:99999/mcp?token=T0KEN" }));
     expect(error.code).toBe("PROVIDER_INVALID");
-    expect(error.message).toBe('MCP provider "l": field "url" "http://(redacted)@127.0.0.1:99999/mcp?(redacted)" is not a valid URL (e.g. "http://127.0.0.1:8080/mcp")');
+    expect(error.message).toBe(
+      'MCP provider "l": field "url" "http://(redacted)@127.0.0.1:99999/mcp?(redacted)" is not a valid URL (e.g. "http://127.0.0.1:8080/mcp")',
+    );
     expect(JSON.stringify(error.details)).not.toMatch(/S3cret|T0KEN/);
   });
 
@@ -138,7 +138,14 @@ describe("ToolRegistry: MCP providers", () => {
       expect(thrown(() => registry.registerMcpHttp(bad as never)).code).toBe("PROVIDER_INVALID");
       expect(thrown(() => registry.registerProvider(bad as never)).code).toBe("PROVIDER_INVALID");
     }
-    const hostile = new Proxy({ namespace: "acer", program: "acer" }, { get: () => { throw new Error("trap"); } });
+    const hostile = new Proxy(
+      { namespace: "acer", program: "acer" },
+      {
+        get: () => {
+          throw new Error("trap");
+        },
+      },
+    );
     const error = thrown(() => registry.registerMcp(hostile as never));
     expect(error.code).toBe("PROVIDER_INVALID");
     expect(error.message).toContain("could not be read (trap)");
@@ -149,15 +156,19 @@ describe("ToolRegistry: MCP providers", () => {
     const registry = new ToolRegistry();
     const stdio = thrown(() => registry.registerMcp({ namespace: "acer", program: "acer", argz: ["--x"] } as never));
     expect(stdio.code).toBe("PROVIDER_INVALID");
-    expect(stdio.message).toBe('MCP provider "acer": field "argz" is not known (known: transport, namespace, program, args, env, cwd, placement, sandbox, connectTimeoutMs, callTimeoutMs)');
+    expect(stdio.message).toBe(
+      'MCP provider "acer": field "argz" is not known (known: transport, namespace, program, args, env, cwd, placement, sandbox, connectTimeoutMs, callTimeoutMs)',
+    );
     const http = thrown(() => registry.registerMcpHttp({ namespace: "svc", url: "http://127.0.0.1:1/mcp", program: "x" } as never));
-    expect(http.message).toContain('field "program" is not known (known: transport, namespace, url, headers, allowRemote, placement, connectTimeoutMs, callTimeoutMs, oauth)');
+    expect(http.message).toContain(
+      'field "program" is not known (known: transport, namespace, url, headers, allowRemote, placement, connectTimeoutMs, callTimeoutMs, oauth)',
+    );
     // An optional field given as undefined is as good as left out.
     registry.registerMcp({ namespace: "acer", program: "acer", cwd: undefined });
     expect(registry.provider("acer")).toEqual({ transport: "stdio", namespace: "acer", program: "acer", args: [] });
   });
 
-  it("M1 registerMcp given servers.json's \"command\" says to use \"program\"", () => {
+  it('M1 registerMcp given servers.json\'s "command" says to use "program"', () => {
     const registry = new ToolRegistry();
     const error = thrown(() => registry.registerMcp({ namespace: "parcels", command: "node", args: ["parcels-server.mjs"] } as never));
     expect(error.code).toBe("PROVIDER_INVALID");
@@ -176,7 +187,9 @@ describe("ToolRegistry: MCP providers", () => {
     expect(number.message).toBe('MCP provider "parcels": field "env.PORT" must be a string without NUL, got number');
     const nul = thrown(() => registry.registerMcp({ namespace: "parcels", program: "node", env: { TOKEN: "s3cret\0value" } }));
     expect(nul.message).toBe('MCP provider "parcels": field "env.TOKEN" must be a string without NUL');
-    const header = thrown(() => registry.registerMcpHttp({ namespace: "svc", url: "http://127.0.0.1:1/mcp", headers: { Authorization: "Bearer s3cret\r\nX: y" } }));
+    const header = thrown(() =>
+      registry.registerMcpHttp({ namespace: "svc", url: "http://127.0.0.1:1/mcp", headers: { Authorization: "Bearer s3cret\r\nX: y" } }),
+    );
     expect(header.message).toBe('MCP provider "svc": field "headers.Authorization" must be a string without NUL or line breaks');
     expect(`${nul.message}${header.message}`).not.toContain("s3cret");
   });

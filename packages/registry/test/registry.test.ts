@@ -166,17 +166,13 @@ describe("ToolRegistry: native tools", () => {
   it("A4 refuses sandbox placement for a native tool, asked in options or in the descriptor", () => {
     const registry = new ToolRegistry();
     // Typed "host" only; from JavaScript (or through a cast) "sandbox" still reaches the check.
-    expect(thrown(() => registry.register(nativeTool("example.a"), { placement: "sandbox" } as never)).code).toBe(
-      "NATIVE_SANDBOX_PLACEMENT",
-    );
+    expect(thrown(() => registry.register(nativeTool("example.a"), { placement: "sandbox" } as never)).code).toBe("NATIVE_SANDBOX_PLACEMENT");
     const sandboxed: Tool = {
       descriptor: () => ({ ...nativeTool("example.b").descriptor(), placement: "sandbox" }) as never,
       call: async () => ({ json: null }),
     };
     expect(thrown(() => registry.register(sandboxed)).code).toBe("NATIVE_SANDBOX_PLACEMENT");
-    expect(thrown(() => registry.register(nativeTool("example.c"), { placement: "moon" as never })).code).toBe(
-      "PLACEMENT_INVALID",
-    );
+    expect(thrown(() => registry.register(nativeTool("example.c"), { placement: "moon" as never })).code).toBe("PLACEMENT_INVALID");
     expect(registry.count()).toBe(0);
   });
 
@@ -184,9 +180,7 @@ describe("ToolRegistry: native tools", () => {
     const registry = new ToolRegistry();
     registry.register(nativeTool("example.a"), { classification: "sandboxed", placement: "host" });
     expect(registry.get("example.a")).toMatchObject({ placement: "host", classification: "sandboxed" });
-    expect(thrown(() => registry.register(nativeTool("example.b"), { classification: "" })).code).toBe(
-      "CLASSIFICATION_INVALID",
-    );
+    expect(thrown(() => registry.register(nativeTool("example.b"), { classification: "" })).code).toBe("CLASSIFICATION_INVALID");
   });
 
   it("N8 refuses every registration and unregister after freeze", async () => {

@@ -46,7 +46,13 @@ describe("servers.json: the project's own shape", () => {
         pinned: { transport: "stdio", command: "node", args: ["tickets-server.mjs"], cwd: "." },
       },
     });
-    expect(tickets).toEqual({ transport: "stdio", namespace: "tickets", program: "node", args: ["tickets-server.mjs", "../data"], env: { TICKETS_DB: "tickets.db" } });
+    expect(tickets).toEqual({
+      transport: "stdio",
+      namespace: "tickets",
+      program: "node",
+      args: ["tickets-server.mjs", "../data"],
+      env: { TICKETS_DB: "tickets.db" },
+    });
     expect(pinned).toEqual({ transport: "stdio", namespace: "pinned", program: "node", args: ["tickets-server.mjs"], cwd: path.join(root, "app") });
   });
 
@@ -59,7 +65,7 @@ describe("servers.json: the project's own shape", () => {
     [[], "SERVERS_FILE_INVALID", "must be a JSON object"],
     [{}, "SERVERS_FILE_INVALID", '"servers"'],
     [{ servers: {}, mcpServers: {} }, "SERVERS_FILE_INVALID", "keep one"],
-    [{ servers: [], }, "SERVERS_FILE_INVALID", 'field "servers" must be an object'],
+    [{ servers: [] }, "SERVERS_FILE_INVALID", 'field "servers" must be an object'],
     [{ servers: {}, extra: 1 }, "SERVERS_FILE_INVALID", '"extra"'],
     [{ servers: { acer: "bin/acer" } }, "SERVERS_FILE_INVALID", 'server "acer": must be an object'],
     [{ servers: { acer: { command: "x" } } }, "SERVERS_FILE_INVALID", 'server "acer": field "transport" is missing'],
@@ -89,12 +95,14 @@ describe("servers.json: messages that fit the field", () => {
     const error = thrown(() => parse({ servers: { wiki: { transport: "stdio", command: "node", env: { PORT: 8080 } } } }, "servers.json"));
     expect(error.code).toBe("PROVIDER_INVALID");
     expect(error.message).toBe('servers.json: server "wiki": field "env.PORT" must be a string without NUL, got number');
-    const header = thrown(() => parse({ servers: { web: { transport: "streamable_http", url: "http://127.0.0.1:1/mcp", headers: { "X-Key": 12345678 } } } }, "servers.json"));
+    const header = thrown(() =>
+      parse({ servers: { web: { transport: "streamable_http", url: "http://127.0.0.1:1/mcp", headers: { "X-Key": 12345678 } } } }, "servers.json"),
+    );
     expect(header.message).toBe('servers.json: server "web": field "headers.X-Key" must be a string without NUL or line breaks, got number');
     expect(header.message).not.toContain("12345678");
   });
 
-  it("M1 registerMcp's \"program\" in servers.json says to use \"command\", in either shape", () => {
+  it('M1 registerMcp\'s "program" in servers.json says to use "command", in either shape', () => {
     const own = thrown(() => parse({ servers: { parcels: { transport: "stdio", program: "node", args: ["parcels-server.mjs"] } } }, "servers.json"));
     expect(own.code).toBe("SERVERS_FILE_INVALID");
     expect(own.message).toBe(
@@ -218,10 +226,7 @@ describe("ToolRegistry.loadServersFile", () => {
 
   it("N5 a servers file conflicting with native tools registers nothing and names both", async () => {
     const file = path.join(root, "conflict.json");
-    writeFileSync(
-      file,
-      JSON.stringify({ servers: { a: { transport: "stdio", command: "a" }, example: { transport: "stdio", command: "e" } } }),
-    );
+    writeFileSync(file, JSON.stringify({ servers: { a: { transport: "stdio", command: "a" }, example: { transport: "stdio", command: "e" } } }));
     const registry = new ToolRegistry();
     registry.register(nativeTool("example.shout"));
     const error = await rejected(registry.loadServersFile(file));

@@ -56,16 +56,23 @@ registry.register(tool("soak.hangs", () => new Promise(() => undefined)));
 const slowStarted = new Map();
 const whenSlowStarts = (sessionId) => new Promise((resolve) => slowStarted.set(sessionId, resolve));
 registry.register(
-  tool("soak.slow", (context) =>
-    new Promise((resolve, reject) => {
-      slowStarted.get(context.sessionId)?.();
-      slowStarted.delete(context.sessionId);
-      const timer = setTimeout(() => resolve({ json: "slow" }), 5_000);
-      context.signal.addEventListener("abort", () => {
-        clearTimeout(timer);
-        reject(context.signal.reason);
-      }, { once: true });
-    })),
+  tool(
+    "soak.slow",
+    (context) =>
+      new Promise((resolve, reject) => {
+        slowStarted.get(context.sessionId)?.();
+        slowStarted.delete(context.sessionId);
+        const timer = setTimeout(() => resolve({ json: "slow" }), 5_000);
+        context.signal.addEventListener(
+          "abort",
+          () => {
+            clearTimeout(timer);
+            reject(context.signal.reason);
+          },
+          { once: true },
+        );
+      }),
+  ),
 );
 registry.register(
   tool("soak.floods", async (context) => {
@@ -74,14 +81,18 @@ registry.register(
   }),
 );
 registry.register(
-  tool("soak.grant", async (context) => {
-    grants.add(context.sessionId);
-    return { json: "granted" };
-  }, {
-    modelContext: (sessionId) => ({ granted: grants.has(sessionId) }),
-    turnFinished: (sessionId) => void grants.delete(sessionId),
-    revoke: (sessionId) => void grants.delete(sessionId),
-  }),
+  tool(
+    "soak.grant",
+    async (context) => {
+      grants.add(context.sessionId);
+      return { json: "granted" };
+    },
+    {
+      modelContext: (sessionId) => ({ granted: grants.has(sessionId) }),
+      turnFinished: (sessionId) => void grants.delete(sessionId),
+      revoke: (sessionId) => void grants.delete(sessionId),
+    },
+  ),
 );
 registry.registerMcp({ namespace: "mut", program: process.execPath, args: [mutableServer] });
 
@@ -132,9 +143,15 @@ const oneSession = async (index) => {
   const events = [];
   const unsubscribe = session.subscribe((event) => events.push(event.type));
   const done = await session.runTurn(`complete ${mcp ? "mcp" : "native"}`);
-  expect("a completing turn", done.completed && done.calls.length === (mcp ? 4 : 3), { reason: done.reason, calls: done.calls.map((c) => [c.qualifiedName, c.outcome, c.code]) });
+  expect("a completing turn", done.completed && done.calls.length === (mcp ? 4 : 3), {
+    reason: done.reason,
+    calls: done.calls.map((c) => [c.qualifiedName, c.outcome, c.code]),
+  });
   const abandoned = await session.runTurn("abandon");
-  expect("a turn whose tool is abandoned at its bound", abandoned.reason === "fault" && abandoned.calls[0]?.outcome === "timed_out", { reason: abandoned.reason, calls: abandoned.calls });
+  expect("a turn whose tool is abandoned at its bound", abandoned.reason === "fault" && abandoned.calls[0]?.outcome === "timed_out", {
+    reason: abandoned.reason,
+    calls: abandoned.calls,
+  });
   const slowTurn = whenSlowStarts(session.id);
   const cancelled = session.runTurn("cancel");
   await slowTurn;
@@ -144,7 +161,11 @@ const oneSession = async (index) => {
   for (let i = 0; i < HOST_CALLS; i++) hostCalls.push(session.callTool("soak.ok", { n: i }));
   if (mcp) for (let i = 0; i < HOST_CALLS / 3; i++) hostCalls.push(session.callTool("mut.status_get", {}));
   const reports = await Promise.all(hostCalls);
-  expect("host calls", reports.every((report) => report.outcome === "succeeded"), reports.find((report) => report.outcome !== "succeeded"));
+  expect(
+    "host calls",
+    reports.every((report) => report.outcome === "succeeded"),
+    reports.find((report) => report.outcome !== "succeeded"),
+  );
   const controller = new AbortController();
   const slowCall = whenSlowStarts(session.id);
   const stopped = session.callTool("soak.slow", {}, { signal: controller.signal });
@@ -170,7 +191,14 @@ const reading = async () => {
   global.gc();
   global.gc();
   const memory = process.memoryUsage();
-  return { heap: memory.heapUsed, external: memory.external, rss: memory.rss, handles: process.getActiveResourcesInfo().length, fds: openDescriptors(), children: childStats().length };
+  return {
+    heap: memory.heapUsed,
+    external: memory.external,
+    rss: memory.rss,
+    handles: process.getActiveResourcesInfo().length,
+    fds: openDescriptors(),
+    children: childStats().length,
+  };
 };
 
 // How long the event loop went without turning, round by round: a host's timers and I/O
@@ -181,7 +209,9 @@ const started = performance.now();
 const first = await reading();
 const readings = [first];
 console.log(`soak: ${ROUNDS} rounds of ${SESSIONS} sessions (${MCP_SESSIONS} with an MCP server), ${HOST_CALLS} host calls each`);
-console.log(`round  0: heap ${mib(first.heap)} MiB, external ${mib(first.external)} MiB, RSS ${mib(first.rss)} MiB, handles ${first.handles}, fds ${first.fds}, children ${first.children}`);
+console.log(
+  `round  0: heap ${mib(first.heap)} MiB, external ${mib(first.external)} MiB, RSS ${mib(first.rss)} MiB, handles ${first.handles}, fds ${first.fds}, children ${first.children}`,
+);
 for (let round = 1; round <= ROUNDS; round++) {
   const before = calls;
   await Promise.all(Array.from({ length: SESSIONS }, (_, index) => oneSession(index)));

@@ -77,7 +77,8 @@ export function policyForIdentity(policy: ApprovalPolicy): JsonValue {
  */
 export function classify(policy: ApprovalPolicy, qualifiedName: string): { classification: string; decision: PolicyDecision } {
   const { classifications, rules } = policy;
-  const classification = classifications !== undefined && Object.hasOwn(classifications, qualifiedName) ? classifications[qualifiedName]! : DEFAULT_CLASSIFICATION;
+  const classification =
+    classifications !== undefined && Object.hasOwn(classifications, qualifiedName) ? classifications[qualifiedName]! : DEFAULT_CLASSIFICATION;
   return { classification, decision: rules !== undefined && Object.hasOwn(rules, classification) ? rules[classification]! : "ask" };
 }
 
@@ -105,7 +106,8 @@ export function checkApprovalPolicy(value: unknown, options: { code?: string; so
   const unknown = Object.keys(value).filter((key) => !POLICY_FIELDS.includes(key) && value[key] !== undefined);
   if (unknown.length > 0) throw fail(`unknown field ${JSON.stringify(unknown[0])} (allowed: ${POLICY_FIELDS.join(", ")})`);
   if (value.name !== undefined && (typeof value.name !== "string" || value.name === "")) throw fail(`"name" must be a non-empty string`);
-  if (value.mode !== undefined && value.mode !== "normal" && value.mode !== "bypass") throw fail(`"mode" must be "normal" or "bypass", got ${JSON.stringify(value.mode)}`);
+  if (value.mode !== undefined && value.mode !== "normal" && value.mode !== "bypass")
+    throw fail(`"mode" must be "normal" or "bypass", got ${JSON.stringify(value.mode)}`);
   const strings = (field: "classifications" | "rules", check: (entry: string) => boolean, expected: string): Record<string, string> | undefined => {
     const map = value[field];
     if (map === undefined) return undefined;
@@ -122,7 +124,9 @@ export function checkApprovalPolicy(value: unknown, options: { code?: string; so
   for (const name of Object.keys(classifications ?? {})) {
     const dot = name.indexOf(".");
     if (dot <= 0 || dot === name.length - 1) {
-      throw fail(`classifications: ${JSON.stringify(name)} is not a qualified tool name (namespace.tool); policies name tools as bundles do, not by model alias`);
+      throw fail(
+        `classifications: ${JSON.stringify(name)} is not a qualified tool name (namespace.tool); policies name tools as bundles do, not by model alias`,
+      );
     }
   }
   // A class no rule names is asked like `external`, the default: with rules given, that is a typo (read-only for read_only).

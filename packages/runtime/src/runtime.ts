@@ -139,7 +139,13 @@ export class Runtime {
     const onProviderLog = (event: McpProviderLog) => {
       hostLog?.(event);
       const message = `${event.namespace} ${event.level}: ${event.message}${event.dropped ? ` (${event.dropped} earlier messages dropped)` : ""}`;
-      hubs.get(event.sessionId)?.emit({ type: "diagnostic", sessionId: event.sessionId, code: RUNTIME_ERROR_CODES.PROVIDER_LOG, message: redactor?.text(message) ?? message, provider: event.namespace });
+      hubs.get(event.sessionId)?.emit({
+        type: "diagnostic",
+        sessionId: event.sessionId,
+        code: RUNTIME_ERROR_CODES.PROVIDER_LOG,
+        message: redactor?.text(message) ?? message,
+        provider: event.namespace,
+      });
     };
     const bridge = openBridge(registry, { ...options.mcp, onProviderLog });
     redactor = Redactor.fromSources(registry.providers(), process.env, secrets);
@@ -453,7 +459,11 @@ function modelSecrets(providers: readonly ModelProvider[]): string[] {
       listed = provider.secrets?.() ?? [];
     } catch (cause) {
       // Fail closed: a runtime that cannot know a provider's credentials cannot keep them out of what it writes.
-      throw new OpenWorkerError(RUNTIME_ERROR_CODES.OPTIONS_INVALID, `model provider ${JSON.stringify(provider.id)}: secrets() failed, so its credentials could not be kept out of what the runtime writes; make secrets() return its credentials`, { cause });
+      throw new OpenWorkerError(
+        RUNTIME_ERROR_CODES.OPTIONS_INVALID,
+        `model provider ${JSON.stringify(provider.id)}: secrets() failed, so its credentials could not be kept out of what the runtime writes; make secrets() return its credentials`,
+        { cause },
+      );
     }
     for (const secret of listed) if (typeof secret === "string" && secret !== "") secrets.push(secret);
   }

@@ -18,7 +18,10 @@ export class Redactor {
   private readonly pattern: RegExp | undefined;
 
   constructor(secrets: Iterable<string>, guessed: Iterable<string> = []) {
-    const kept = [...[...secrets].filter((value) => value.length >= MIN_SECRET_LENGTH), ...[...guessed].filter((value) => value.length >= MIN_GUESSED_SECRET_LENGTH)];
+    const kept = [
+      ...[...secrets].filter((value) => value.length >= MIN_SECRET_LENGTH),
+      ...[...guessed].filter((value) => value.length >= MIN_GUESSED_SECRET_LENGTH),
+    ];
     // A secret with a quote, a backslash or a control character appears escaped in JSON text
     // (a result's text for the model is its JSON): its escaped form is a secret too.
     const escaped = kept.map((value) => JSON.stringify(value).slice(1, -1)).filter((text, index) => text !== kept[index]);

@@ -20,7 +20,8 @@ const bypass = { name: "test-bypass", mode: "bypass" } as const;
 const server = path.resolve(import.meta.dirname, "fixtures/mutable-server.mjs");
 
 /** The call ids of the model's tool calls, and of the answers, in the next request's conversation. */
-const askedIds = (model: ScriptedProvider) => model.requests[1]!.messages.flatMap((message) => (message.role === "assistant" ? (message.toolCalls ?? []).map((call) => call.id) : []));
+const askedIds = (model: ScriptedProvider) =>
+  model.requests[1]!.messages.flatMap((message) => (message.role === "assistant" ? (message.toolCalls ?? []).map((call) => call.id) : []));
 const toolAnswers = (model: ScriptedProvider) => model.requests[1]!.messages.filter((message) => message.role === "tool");
 const answeredIds = (model: ScriptedProvider) => toolAnswers(model).map((message) => (message.role === "tool" ? message.toolCallId : ""));
 
@@ -28,7 +29,12 @@ describe("a cancelled turn", () => {
   it("T5 cancel with a turn id cancels only that turn: a stop that comes late cannot cancel the next one", async () => {
     let release: () => void = () => {};
     const gate = nativeTool("test.gate", () => new Promise((resolve) => (release = () => resolve({ json: "released" }))));
-    const model = new ScriptedProvider([{ toolCalls: [{ name: "test__gate", arguments: "{}" }] }, { text: "first done" }, { toolCalls: [{ name: "test__gate", arguments: "{}" }] }, { text: "never" }]);
+    const model = new ScriptedProvider([
+      { toolCalls: [{ name: "test__gate", arguments: "{}" }] },
+      { text: "first done" },
+      { toolCalls: [{ name: "test__gate", arguments: "{}" }] },
+      { text: "never" },
+    ]);
     runtime = await openRuntime(space.dir, [gate], { models: [model] });
     const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.gate"]), policy: bypass });
     const started: string[] = [];
@@ -156,7 +162,12 @@ describe("a cancelled turn", () => {
     const registry = new ToolRegistry();
     // A provider that would leave a mark the moment it started.
     registry.registerMcp({ namespace: "late", program: process.execPath, args: ["-e", `require("node:fs").writeFileSync(${JSON.stringify(started)}, "x")`] });
-    runtime = await Runtime.openWithRegistry(registry, { workspace: space.dir, journal: { path: path.join(space.dir, "journal.db") }, hostEntry: writeHostEntry(space.dir), models: [new ScriptedProvider([{ text: "never" }])] });
+    runtime = await Runtime.openWithRegistry(registry, {
+      workspace: space.dir,
+      journal: { path: path.join(space.dir, "journal.db") },
+      hostEntry: writeHostEntry(space.dir),
+      models: [new ScriptedProvider([{ text: "never" }])],
+    });
     const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["late.anything"]), policy: bypass });
     const result = await session.runTurn("go", { signal: AbortSignal.abort() });
     expect(result.reason).toBe("cancelled");
@@ -195,22 +206,28 @@ describe("host-driven calls and a closing session", () => {
   it.each([
     ["bypass", bypass],
     ["ask", {}],
-  ] as const)("A1 A3 a host call whose signal has already aborted (%s) is never decided, announced for approval or journaled as started: it ends cancelled", async (_mode, policy) => {
-    let ran = 0;
-    let asked = 0;
-    const counted = nativeTool("test.counted", async () => (ran++, { json: "ran" }));
-    runtime = await openRuntime(space.dir, [counted], { approver: () => (asked++, { approved: true }) });
-    const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.counted"]), policy });
-    await session.prepare();
-    const events: string[] = [];
-    session.subscribe((event) => events.push(event.type));
-    const report = await session.callTool("test.counted", {}, { signal: AbortSignal.abort() });
-    expect(report).toMatchObject({ outcome: "cancelled", message: "the call was cancelled before it started" });
-    expect(report.approval).toBeUndefined();
-    expect(ran + asked).toBe(0);
-    expect(events).toEqual(["call_requested", "call_finished"]);
-    expect(runtime.journal.timeline({ sessionId: session.id, callId: report.callId }).map((record) => record.kind)).toEqual(["call_requested", "call_finished"]);
-  });
+  ] as const)(
+    "A1 A3 a host call whose signal has already aborted (%s) is never decided, announced for approval or journaled as started: it ends cancelled",
+    async (_mode, policy) => {
+      let ran = 0;
+      let asked = 0;
+      const counted = nativeTool("test.counted", async () => (ran++, { json: "ran" }));
+      runtime = await openRuntime(space.dir, [counted], { approver: () => (asked++, { approved: true }) });
+      const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.counted"]), policy });
+      await session.prepare();
+      const events: string[] = [];
+      session.subscribe((event) => events.push(event.type));
+      const report = await session.callTool("test.counted", {}, { signal: AbortSignal.abort() });
+      expect(report).toMatchObject({ outcome: "cancelled", message: "the call was cancelled before it started" });
+      expect(report.approval).toBeUndefined();
+      expect(ran + asked).toBe(0);
+      expect(events).toEqual(["call_requested", "call_finished"]);
+      expect(runtime.journal.timeline({ sessionId: session.id, callId: report.callId }).map((record) => record.kind)).toEqual([
+        "call_requested",
+        "call_finished",
+      ]);
+    },
+  );
 
   it("prepare() on a closed session rejects (it never throws where a host awaits it)", async () => {
     runtime = await openRuntime(space.dir, []);
@@ -243,10 +260,14 @@ describe("host-driven calls and a closing session", () => {
 
   it("E4 a host's long-lived signal passed to every call keeps no link per call, and still cancels the call in flight", async () => {
     let release: (() => void) | undefined;
-    const slow = nativeTool("test.slow", (context) => new Promise((resolve) => {
-      release = () => resolve({ json: "late" });
-      context.signal.addEventListener("abort", () => resolve({ json: "stopped" }));
-    }));
+    const slow = nativeTool(
+      "test.slow",
+      (context) =>
+        new Promise((resolve) => {
+          release = () => resolve({ json: "late" });
+          context.signal.addEventListener("abort", () => resolve({ json: "stopped" }));
+        }),
+    );
     const counted = nativeTool("test.counted", async () => ({ json: "ran" }));
     runtime = await openRuntime(space.dir, [counted, slow]);
     const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.counted", "test.slow"]), policy: bypass });
@@ -267,7 +288,11 @@ describe("host-driven calls and a closing session", () => {
   it("M2 a prepare() cancelled while it discovers rejects and leaves the session's latest preparation in place", async () => {
     const registry = new ToolRegistry();
     registry.registerMcp({ namespace: "relist", program: path.resolve(import.meta.dirname, "../../mcp-bridge/test/fixtures/slow-relist.sh") });
-    runtime = await Runtime.openWithRegistry(registry, { workspace: space.dir, journal: { path: path.join(space.dir, "relist.db") }, hostEntry: writeHostEntry(space.dir) });
+    runtime = await Runtime.openWithRegistry(registry, {
+      workspace: space.dir,
+      journal: { path: path.join(space.dir, "relist.db") },
+      hostEntry: writeHostEntry(space.dir),
+    });
     const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["relist.ping"]), policy: bypass });
     await session.prepare();
     const caller = new AbortController();
@@ -277,7 +302,9 @@ describe("host-driven calls and a closing session", () => {
     await expect(cancelled).rejects.toThrow("the host gave up");
     expect(await session.callTool("relist.ping", {})).toMatchObject({ outcome: "succeeded" });
     await runtime.journal.flush();
-    const prepared = [...runtime.journal.exportSession(session.id)].map((line) => JSON.parse(line) as { kind: string }).filter((record) => record.kind === "turn_prepared");
+    const prepared = [...runtime.journal.exportSession(session.id)]
+      .map((line) => JSON.parse(line) as { kind: string })
+      .filter((record) => record.kind === "turn_prepared");
     expect(prepared).toHaveLength(1); // the cancelled one journaled nothing, and the call did not need to prepare again
   });
 
@@ -286,7 +313,11 @@ describe("host-driven calls and a closing session", () => {
     const registry = new ToolRegistry();
     // A provider slow to start, which marks the moment it is past its slow part.
     registry.registerMcp({ namespace: "mut", program: "/bin/sh", args: ["-c", 'sleep 1.5; : > "$2"; exec "$0" "$1"', process.execPath, server, ready] });
-    runtime = await Runtime.openWithRegistry(registry, { workspace: space.dir, journal: { path: path.join(space.dir, "journal.db") }, hostEntry: writeHostEntry(space.dir) });
+    runtime = await Runtime.openWithRegistry(registry, {
+      workspace: space.dir,
+      journal: { path: path.join(space.dir, "journal.db") },
+      hostEntry: writeHostEntry(space.dir),
+    });
     const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["mut.status_get"]), policy: bypass });
     const caller = new AbortController();
     let providerReadyWhenRejected: boolean | undefined;
@@ -307,7 +338,11 @@ describe("host-driven calls and a closing session", () => {
     const registry = new ToolRegistry();
     registry.register(revocable);
     registry.registerMcp({ namespace: "mut", program: "/bin/sh", args: ["-c", 'sleep 1; exec "$0" "$1"', process.execPath, server] });
-    runtime = await Runtime.openWithRegistry(registry, { workspace: space.dir, journal: { path: path.join(space.dir, "journal.db") }, hostEntry: writeHostEntry(space.dir) });
+    runtime = await Runtime.openWithRegistry(registry, {
+      workspace: space.dir,
+      journal: { path: path.join(space.dir, "journal.db") },
+      hostEntry: writeHostEntry(space.dir),
+    });
     const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.revocable", "mut.status_get"]), policy: bypass });
     const caller = new AbortController();
     const call = session.callTool("test.revocable", {}, { signal: caller.signal });

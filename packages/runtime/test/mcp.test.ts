@@ -34,7 +34,13 @@ async function openWith(
     namespace: "mut",
     program: process.execPath,
     args: [server, ...extraArgs],
-    env: { MUTABLE_SCHEMA_FILE: schemaFile, MUTABLE_SECRET: secret, MUTABLE_DOWN_FILE: downFile, MUTABLE_DESCRIPTION_FILE: path.join(space.dir, "description.txt"), ...extraEnv },
+    env: {
+      MUTABLE_SCHEMA_FILE: schemaFile,
+      MUTABLE_SECRET: secret,
+      MUTABLE_DOWN_FILE: downFile,
+      MUTABLE_DESCRIPTION_FILE: path.join(space.dir, "description.txt"),
+      ...extraEnv,
+    },
   });
   runtime = await Runtime.openWithRegistry(registry, {
     workspace: space.dir,
@@ -58,7 +64,12 @@ function alive(pid: number): boolean {
 describe("MCP tools through the runtime", () => {
   it("M2 B2 discovery shows only the selected remote tool; an unselected published tool cannot be called", async () => {
     const model = new ScriptedProvider([
-      { toolCalls: [{ name: "mut__status_get", arguments: "{}" }, { name: "mut__hidden_tool", arguments: "{}" }] },
+      {
+        toolCalls: [
+          { name: "mut__status_get", arguments: "{}" },
+          { name: "mut__hidden_tool", arguments: "{}" },
+        ],
+      },
       { text: "done" },
     ]);
     await openWith(model);
@@ -93,17 +104,22 @@ describe("MCP tools through the runtime", () => {
   it("M3 a host call after the provider announced a change to its tools discovers again, and so asks again", async () => {
     const asked: string[] = [];
     await openWith(undefined, () => (asked.push("asked"), { approved: true, scope: "session" }), [], { MUTABLE_LIST_CHANGED: "1" });
-    const session = await runtime!.openSession({ bundle: writeBundle(space.dir, ["mut.status_get", "mut.describe_as"]), policy: { classifications: { "mut.describe_as": "harmless" }, rules: { harmless: "allow" } } });
+    const session = await runtime!.openSession({
+      bundle: writeBundle(space.dir, ["mut.status_get", "mut.describe_as"]),
+      policy: { classifications: { "mut.describe_as": "harmless" }, rules: { harmless: "allow" } },
+    });
     expect((await session.callTool("mut.status_get", {})).outcome).toBe("succeeded");
     expect((await session.callTool("mut.status_get", {})).outcome).toBe("succeeded");
     expect(asked).toHaveLength(1); // remembered for the session
     expect((await session.callTool("mut.describe_as", { text: "Deletes every file in your home folder." })).outcome).toBe("succeeded");
     // The announcement may trail the call's answer by a moment: calls until one sees it.
-    await expect.poll(async () => {
-      const report = await session.callTool("mut.status_get", {});
-      expect(report.outcome).toBe("succeeded");
-      return asked.length;
-    }).toBe(2);
+    await expect
+      .poll(async () => {
+        const report = await session.callTool("mut.status_get", {});
+        expect(report.outcome).toBe("succeeded");
+        return asked.length;
+      })
+      .toBe(2);
     // The preparation the call made took the new catalog.
     expect((await session.prepare()).byAlias("mut__status_get")).toMatchObject({ descriptor: { description: "Deletes every file in your home folder." } });
   });
@@ -111,8 +127,14 @@ describe("MCP tools through the runtime", () => {
   it("M3 an announced change stands when the discovery that listed it was cancelled: the next host call asks again", async () => {
     const slowList = path.join(space.dir, "slow-list");
     const asked: string[] = [];
-    await openWith(undefined, () => (asked.push("asked"), { approved: true, scope: "session" }), [], { MUTABLE_LIST_CHANGED: "1", MUTABLE_SLOW_LIST_FILE: slowList });
-    const session = await runtime!.openSession({ bundle: writeBundle(space.dir, ["mut.status_get", "mut.describe_as"]), policy: { classifications: { "mut.describe_as": "harmless" }, rules: { harmless: "allow" } } });
+    await openWith(undefined, () => (asked.push("asked"), { approved: true, scope: "session" }), [], {
+      MUTABLE_LIST_CHANGED: "1",
+      MUTABLE_SLOW_LIST_FILE: slowList,
+    });
+    const session = await runtime!.openSession({
+      bundle: writeBundle(space.dir, ["mut.status_get", "mut.describe_as"]),
+      policy: { classifications: { "mut.describe_as": "harmless" }, rules: { harmless: "allow" } },
+    });
     expect((await session.callTool("mut.status_get", {})).outcome).toBe("succeeded");
     expect((await session.callTool("mut.describe_as", { text: "Deletes every file in your home folder." })).outcome).toBe("succeeded");
     // Once the announcement is in, a host's preparation lists again: the listing is held
@@ -157,7 +179,12 @@ describe("MCP tools through the runtime", () => {
       }
       return { approved: true, scope: "session" as const };
     };
-    const step = { toolCalls: [{ name: "mut__status_get", arguments: "{}" }, { name: "mut__status_get", arguments: "{}" }] };
+    const step = {
+      toolCalls: [
+        { name: "mut__status_get", arguments: "{}" },
+        { name: "mut__status_get", arguments: "{}" },
+      ],
+    };
     const model = new ScriptedProvider([step, { text: "1" }, { toolCalls: [{ name: "mut__status_get", arguments: "{}" }] }, { text: "2" }]);
     await openWith(model, approver);
     session = await runtime!.openSession({ bundle: writeBundle(space.dir, ["mut.status_get"]) });
@@ -280,7 +307,13 @@ describe("MCP tools through the runtime", () => {
 
   it("M2 a model that calls a down provider's tool anyway is told the provider is unavailable, not that the tool is unknown", async () => {
     const model = new ScriptedProvider([
-      { toolCalls: [{ name: "mut__status_get", arguments: {} }, { name: "mut__never_selected", arguments: {} }, { name: "other__tool", arguments: {} }] },
+      {
+        toolCalls: [
+          { name: "mut__status_get", arguments: {} },
+          { name: "mut__never_selected", arguments: {} },
+          { name: "other__tool", arguments: {} },
+        ],
+      },
       { text: "it is down" },
     ]);
     await openWith(model);
@@ -292,7 +325,9 @@ describe("MCP tools through the runtime", () => {
     expect(turn.calls.map((call) => call.code)).toEqual(["PROVIDER_UNAVAILABLE", "PROVIDER_UNAVAILABLE", "UNKNOWN_TOOL"]);
     // The selected tool is named; the one the bundle never selected is not.
     expect(turn.calls.map((call) => call.qualifiedName)).toEqual(["mut.status_get", undefined, undefined]);
-    expect(turn.calls[0]!.modelText).toMatch(/^Error PROVIDER_UNAVAILABLE: MCP provider "mut" is unavailable \(.+\); the call was not made, try it again later/);
+    expect(turn.calls[0]!.modelText).toMatch(
+      /^Error PROVIDER_UNAVAILABLE: MCP provider "mut" is unavailable \(.+\); the call was not made, try it again later/,
+    );
   });
 
   it("M2 E6 a v1 bundle's down provider: a model's call is named only when its alias makes a valid name, and redacted", async () => {
@@ -348,7 +383,8 @@ describe("MCP tools through the runtime", () => {
     const pid = (before.json as { pid: number }).pid;
     process.kill(pid, "SIGKILL");
     // Until the bridge has seen the exit, its live inventory still lists the server.
-    while (JSON.stringify(runtime!.mcpInventory({ sessionId: session.id }) ?? {}).includes("status_get")) await new Promise((resolve) => setTimeout(resolve, 20));
+    while (JSON.stringify(runtime!.mcpInventory({ sessionId: session.id }) ?? {}).includes("status_get"))
+      await new Promise((resolve) => setTimeout(resolve, 20));
     const after = await session.callTool("mut.status_get", {});
     expect(after).toMatchObject({ outcome: "succeeded" });
     expect((after.json as { pid: number }).pid).not.toBe(pid);

@@ -29,7 +29,11 @@ describe("opening a runtime with options it cannot use", () => {
   it("N8 A3 an MCP option the bridge refuses is OPTIONS_INVALID naming mcp.<field>, before the journal opens or the registry freezes", async () => {
     const registry = new ToolRegistry();
     const refused = Runtime.openWithRegistry(registry, options({ mcp: { connectTimeoutMs: -1 } }));
-    await expect(refused).rejects.toMatchObject({ code: "OPTIONS_INVALID", details: { option: "mcp.connectTimeoutMs" }, message: expect.stringContaining("mcp.connectTimeoutMs") });
+    await expect(refused).rejects.toMatchObject({
+      code: "OPTIONS_INVALID",
+      details: { option: "mcp.connectTimeoutMs" },
+      message: expect.stringContaining("mcp.connectTimeoutMs"),
+    });
     expect(existsSync(path.join(space.dir, "journal.db"))).toBe(false);
     // Nothing was held: the registry takes registrations, and the fixed options open.
     registry.register(echo);
@@ -41,7 +45,11 @@ describe("opening a runtime with options it cannot use", () => {
     const registry = new ToolRegistry();
     for (const approvalTimeoutMs of [Number.POSITIVE_INFINITY, Number.NaN, 0, -5, 2 ** 31, 30 * 24 * 3600 * 1000]) {
       const refused = Runtime.openWithRegistry(registry, options({ approvalTimeoutMs }));
-      await expect(refused).rejects.toMatchObject({ code: "OPTIONS_INVALID", details: { option: "approvalTimeoutMs" }, message: expect.stringContaining("2147483647") });
+      await expect(refused).rejects.toMatchObject({
+        code: "OPTIONS_INVALID",
+        details: { option: "approvalTimeoutMs" },
+        message: expect.stringContaining("2147483647"),
+      });
     }
     expect(existsSync(path.join(space.dir, "journal.db"))).toBe(false);
     registry.register(echo);

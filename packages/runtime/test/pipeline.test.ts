@@ -64,7 +64,9 @@ describe("the governed call pipeline", () => {
     expect(turn.calls[0]).toMatchObject({ outcome: "limit_exceeded", code: "LIMIT_EXCEEDED", stopsTurn: true });
     expect(turn.calls[0]!.modelText).toContain("The call ended limit exceeded (LIMIT_EXCEEDED: progress past its bounds");
     expect(progressEvents).toHaveLength(64);
-    const progressRecords = runtime.journal.timeline({ sessionId: session.id, callId: turn.calls[0]!.callId }).filter((record) => record.kind === "call_progress");
+    const progressRecords = runtime.journal
+      .timeline({ sessionId: session.id, callId: turn.calls[0]!.callId })
+      .filter((record) => record.kind === "call_progress");
     expect(progressRecords).toHaveLength(65);
     // The breach is recorded: how many events were dropped and which bound they broke.
     expect(progressRecords.at(-1)).toMatchObject({ event: { droppedEvents: 436, breaches: [{ limit: "progressEvents", max: 64 }] } });
@@ -85,8 +87,15 @@ describe("the governed call pipeline", () => {
     const report = await session.callTool("test.deep_progress", {});
     expect(report).toMatchObject({ outcome: "limit_exceeded", code: "LIMIT_EXCEEDED" });
     const records = runtime.journal.timeline({ sessionId: session.id, callId: report.callId });
-    expect(records.filter((record) => record.kind === "call_progress").map((record) => (record as { event: { message?: string } }).event.message)).toEqual(["before", undefined]);
-    expect(records.at(-1)).toMatchObject({ kind: "call_finished", outcome: "limit_exceeded", breach: { limit: "progressJsonBytes", message: "progress data nests deeper than 128 levels" } });
+    expect(records.filter((record) => record.kind === "call_progress").map((record) => (record as { event: { message?: string } }).event.message)).toEqual([
+      "before",
+      undefined,
+    ]);
+    expect(records.at(-1)).toMatchObject({
+      kind: "call_finished",
+      outcome: "limit_exceeded",
+      breach: { limit: "progressJsonBytes", message: "progress data nests deeper than 128 levels" },
+    });
     expect(runtime.journal.verify(session.id)).toMatchObject({ ok: true });
     // A partner's unit test sees the same outcome (T7).
     const kit = await runTool(deep, {});
@@ -143,7 +152,12 @@ describe("the governed call pipeline", () => {
   it("A1 bypass skips only the person: validation, limits and journaling still apply", async () => {
     let asked = 0;
     const model = new ScriptedProvider([
-      { toolCalls: [{ name: "test__echo", arguments: '{"text":"hi"}' }, { name: "test__echo", arguments: '{"wrong":1}' }] },
+      {
+        toolCalls: [
+          { name: "test__echo", arguments: '{"text":"hi"}' },
+          { name: "test__echo", arguments: '{"wrong":1}' },
+        ],
+      },
       { text: "done" },
     ]);
     runtime = await openRuntime(space.dir, [echo], { models: [model], approver: () => (asked++, { approved: false }) });
@@ -210,7 +224,12 @@ describe("the governed call pipeline", () => {
     for (const [label, args] of cases) {
       const kit = await runTool(tool, args);
       const host = await session.callTool("test.dated", args as never);
-      expect({ label, outcome: kit.outcome, code: kit.error?.code, message: kit.error?.message }).toEqual({ label, outcome: host.outcome, code: host.code, message: host.message });
+      expect({ label, outcome: kit.outcome, code: kit.error?.code, message: kit.error?.message }).toEqual({
+        label,
+        outcome: host.outcome,
+        code: host.code,
+        message: host.message,
+      });
     }
     // Both handed the tool the arguments' JSON, never the caller's object.
     expect(received.filter((_, index) => index % 2 === 0)).toEqual(received.filter((_, index) => index % 2 === 1));
@@ -222,7 +241,10 @@ describe("the governed call pipeline", () => {
     const tool = nativeTool("test.effect", async () => (ran++, { json: "done" }));
     const model = new ScriptedProvider([{ toolCalls: [{ name: "test__effect", arguments: "{}" }] }, { text: "ok" }]);
     const requests: unknown[] = [];
-    runtime = await openRuntime(space.dir, [tool], { models: [model], approver: (request) => (requests.push(request), { approved: false, who: "ana", reason: "not now" }) });
+    runtime = await openRuntime(space.dir, [tool], {
+      models: [model],
+      approver: (request) => (requests.push(request), { approved: false, who: "ana", reason: "not now" }),
+    });
     const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.effect"]) });
     const turn = await session.runTurn("go");
     expect(requests).toHaveLength(1);
@@ -252,13 +274,23 @@ describe("the governed call pipeline", () => {
 
   it("A1 a policy rule can allow or deny a classification without asking; bypass never overrides a deny", async () => {
     const model = new ScriptedProvider([
-      { toolCalls: [{ name: "test__echo", arguments: '{"text":"x"}' }, { name: "test__refuses", arguments: "{}" }] },
+      {
+        toolCalls: [
+          { name: "test__echo", arguments: '{"text":"x"}' },
+          { name: "test__refuses", arguments: "{}" },
+        ],
+      },
       { text: "ok" },
     ]);
     runtime = await openRuntime(space.dir, [echo, hostileTools().refuses!], { models: [model] });
     const session = await runtime.openSession({
       bundle: writeBundle(space.dir, ["test.echo", "test.refuses"]),
-      policy: { name: "p", mode: "bypass", classifications: { "test.echo": "read_only", "test.refuses": "dangerous" }, rules: { read_only: "allow", dangerous: "deny" } },
+      policy: {
+        name: "p",
+        mode: "bypass",
+        classifications: { "test.echo": "read_only", "test.refuses": "dangerous" },
+        rules: { read_only: "allow", dangerous: "deny" },
+      },
     });
     const turn = await session.runTurn("go");
     expect(turn.calls.map((call) => call.outcome)).toEqual(["succeeded", "denied"]);

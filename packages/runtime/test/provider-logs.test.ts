@@ -16,7 +16,11 @@ describe("MCP providers' log messages", () => {
   it("M10 E6 become the session's PROVIDER_LOG diagnostics, redacted, never model text", async () => {
     const registry = new ToolRegistry();
     registry.registerMcp({ namespace: "logs", program: process.execPath, args: [server], env: { LOG_SECRET: SECRET } });
-    runtime = await Runtime.openWithRegistry(registry, { workspace: space.dir, journal: { path: path.join(space.dir, "journal.db") }, hostEntry: writeHostEntry(space.dir) });
+    runtime = await Runtime.openWithRegistry(registry, {
+      workspace: space.dir,
+      journal: { path: path.join(space.dir, "journal.db") },
+      hostEntry: writeHostEntry(space.dir),
+    });
     const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["logs.chatty"]), policy: { mode: "bypass" } });
     const events: RuntimeEvent[] = [];
     session.subscribe((event) => events.push(event));

@@ -9,7 +9,12 @@ describe("sandbox policy in the execution identity", () => {
 
   async function identityWith(placement: "host" | "sandbox" | undefined, sandbox?: ProviderSandboxPolicy): Promise<{ identity: string }> {
     const registry = new ToolRegistry();
-    registry.registerMcp({ namespace: "files", program: "/opt/files/mcp", ...(placement === undefined ? {} : { placement }), ...(sandbox === undefined ? {} : { sandbox }) });
+    registry.registerMcp({
+      namespace: "files",
+      program: "/opt/files/mcp",
+      ...(placement === undefined ? {} : { placement }),
+      ...(sandbox === undefined ? {} : { sandbox }),
+    });
     const runtime = await Runtime.openWithRegistry(registry, {
       workspace: space.dir,
       journal: { path: `${space.dir}/journal.db` },

@@ -6,7 +6,7 @@ import { ScriptedProvider } from "../src/testing/index.js";
 import { nativeTool, openRuntime, scratchEach, writeBundle } from "./support/harness.js";
 
 describe("redaction (E6)", () => {
-  it("E6 masks a secret inside keys and values, and keeps an own \"__proto__\" key a key", () => {
+  it('E6 masks a secret inside keys and values, and keeps an own "__proto__" key a key', () => {
     const redactor = new Redactor(["s3cr3t-value-123"]);
     const args = JSON.parse('{"__proto__":{"token":"s3cr3t-value-123"},"s3cr3t-value-123":1,"plain":"x"}') as unknown;
     const clean = redactor.json(args);
@@ -71,17 +71,25 @@ describe("redaction of what hooks, approvers and tools hand the runtime (E6)", (
     const turn = await session.runTurn("go");
     expect(turn.calls.map((call) => call.code)).toEqual(["CODE_REDACTED", "CODE_REDACTED", "NOT_TODAY"]);
     expect(turn.calls[0]!.modelText).toBe("Error CODE_REDACTED: refused");
-    expect(events.filter((event) => event.type === "call_finished").map((event) => (event.type === "call_finished" ? event.code : undefined))).toEqual(["CODE_REDACTED", "CODE_REDACTED", "NOT_TODAY"]);
+    expect(events.filter((event) => event.type === "call_finished").map((event) => (event.type === "call_finished" ? event.code : undefined))).toEqual([
+      "CODE_REDACTED",
+      "CODE_REDACTED",
+      "NOT_TODAY",
+    ]);
     expect(runtime.journal.calls(session.id).map((call) => call.outcome)).toEqual(["failed", "failed", "failed"]);
     const journaled = await journalText(session.id);
     expect(journaled).toContain('"code":"CODE_REDACTED"');
     expect(journaled).toContain('"code":"NOT_TODAY"');
-    for (const text of [JSON.stringify(turn), JSON.stringify(events), journaled, JSON.stringify(model.requests[1]!.messages)]) expect(text).not.toContain(secret);
+    for (const text of [JSON.stringify(turn), JSON.stringify(events), journaled, JSON.stringify(model.requests[1]!.messages)])
+      expect(text).not.toContain(secret);
   });
 
   it("E6 A3 the approver's `who` is redacted in the report, in approval_decided and in a remembered approval", async () => {
     const echoed = nativeTool("test.echoed", async () => ({ json: "ok" }));
-    runtime = await openRuntime(space.dir, [echoed], { secrets: [secret], approver: () => ({ approved: true, who: `ana (token ${secret})`, scope: "session" }) });
+    runtime = await openRuntime(space.dir, [echoed], {
+      secrets: [secret],
+      approver: () => ({ approved: true, who: `ana (token ${secret})`, scope: "session" }),
+    });
     const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.echoed"]) });
     const asked = await session.callTool("test.echoed", {});
     const remembered = await session.callTool("test.echoed", {});
@@ -110,9 +118,18 @@ describe("redaction of what hooks, approvers and tools hand the runtime (E6)", (
     const withheld = events.find((event) => event.type === "diagnostic" && event.code === "IMAGE_WITHHELD");
     expect(withheld).toMatchObject({ message: expect.stringContaining("(screenshot of [redacted])") });
     const toolMessage = model.requests[1]!.messages.find((message) => message.role === "tool");
-    expect(toolMessage).toMatchObject({ content: expect.stringContaining("(screenshot of [redacted])"), images: [{ description: "window showing [redacted]" }] });
+    expect(toolMessage).toMatchObject({
+      content: expect.stringContaining("(screenshot of [redacted])"),
+      images: [{ description: "window showing [redacted]" }],
+    });
     expect(JSON.stringify(events)).not.toContain(secret);
-    expect(JSON.stringify(model.requests[1]!.messages.map((message) => (message.role === "tool" ? { ...message, images: message.images.map((image) => image.description) } : message)))).not.toContain(secret);
+    expect(
+      JSON.stringify(
+        model.requests[1]!.messages.map((message) =>
+          message.role === "tool" ? { ...message, images: message.images.map((image) => image.description) } : message,
+        ),
+      ),
+    ).not.toContain(secret);
   });
 });
 
@@ -131,7 +148,15 @@ describe("credentials the runtime recognizes without being told (E6)", () => {
       return { json: { env: [`DATABASE_URL=${url}`] } };
     });
     const failing = nativeTool("test.fails", async () => toolError("DB_DOWN", `cannot reach ${url}`));
-    const model = new ScriptedProvider([{ toolCalls: [{ name: "test__env", arguments: "{}" }, { name: "test__fails", arguments: "{}" }] }, { text: `it said ${url}` }]);
+    const model = new ScriptedProvider([
+      {
+        toolCalls: [
+          { name: "test__env", arguments: "{}" },
+          { name: "test__fails", arguments: "{}" },
+        ],
+      },
+      { text: `it said ${url}` },
+    ]);
     runtime = await openRuntime(space.dir, [leaky, failing], { models: [model] });
     const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.env", "test.fails"]), policy: { mode: "bypass" } });
     const events: RuntimeEvent[] = [];
@@ -143,12 +168,16 @@ describe("credentials the runtime recognizes without being told (E6)", () => {
     await runtime.journal.flush();
     const journaled = [...runtime.journal.exportSession(session.id)].join("\n");
     expect(journaled).toContain("postgres://app:[redacted]@db.internal");
-    for (const text of [JSON.stringify(turn), JSON.stringify(events), journaled, JSON.stringify(model.requests[1]!.messages), JSON.stringify(session.messages)]) expect(text).not.toContain(password);
+    for (const text of [JSON.stringify(turn), JSON.stringify(events), journaled, JSON.stringify(model.requests[1]!.messages), JSON.stringify(session.messages)])
+      expect(text).not.toContain(password);
   });
 
   it("E6 a known secret of 4 to 7 characters is redacted; a secret-named environment value that short is not (it would mask words)", () => {
-    const redactor = Redactor.fromSources([{ transport: "stdio", namespace: "s", program: "srv", args: [], env: { S_KEY: "k7-abcd" } }], { APP_AUTH: "true", APP_TOKEN: "tok-long-enough" }, ["h0st"]);
+    const redactor = Redactor.fromSources(
+      [{ transport: "stdio", namespace: "s", program: "srv", args: [], env: { S_KEY: "k7-abcd" } }],
+      { APP_AUTH: "true", APP_TOKEN: "tok-long-enough" },
+      ["h0st"],
+    );
     expect(redactor.text("k7-abcd h0st true tok-long-enough")).toBe("[redacted] [redacted] true [redacted]");
   });
 });
-

@@ -34,7 +34,11 @@ describe("sessions", () => {
   it("N8 opening a runtime freezes the registry: a later registration fails", async () => {
     const registry = new ToolRegistry();
     registry.register(echo);
-    const runtime = await Runtime.openWithRegistry(registry, { workspace: space.dir, journal: { path: path.join(space.dir, "j.db") }, hostEntry: writeHostEntry(space.dir) });
+    const runtime = await Runtime.openWithRegistry(registry, {
+      workspace: space.dir,
+      journal: { path: path.join(space.dir, "j.db") },
+      hostEntry: writeHostEntry(space.dir),
+    });
     runtimes.push(runtime);
     expect(() => registry.register(nativeTool("test.late", async () => ({ json: null })))).toThrow(/frozen/i);
   });
@@ -44,9 +48,11 @@ describe("sessions", () => {
     const runtime = await open(space.dir, [echo], { journal: { path: path.join(space.dir, "thread.db"), commitThread: "always" } });
     expect(runtime.journal.commits).toBe("thread");
     const sessions = await Promise.all(Array.from({ length: 4 }, () => runtime.openSession({ bundle, policy: { mode: "bypass" } })));
-    await Promise.all(sessions.map(async (session) => {
-      for (let index = 0; index < 20; index += 1) await session.callTool("test.echo", { text: `n${index}` });
-    }));
+    await Promise.all(
+      sessions.map(async (session) => {
+        for (let index = 0; index < 20; index += 1) await session.callTool("test.echo", { text: `n${index}` });
+      }),
+    );
     await runtime.journal.flush();
     for (const session of sessions) {
       expect(runtime.journal.calls(session.id).filter((call) => call.outcome === "succeeded")).toHaveLength(20);
@@ -58,7 +64,13 @@ describe("sessions", () => {
     const bundle = writeBundle(space.dir, ["test.effect"]);
     const approvals: string[] = [];
     const approver = (request: { sessionId: string }) => (approvals.push(request.sessionId), { approved: true, scope: "session" as const, who: "ana" });
-    const script = () => new ScriptedProvider([{ toolCalls: [{ name: "test__effect", arguments: "{}" }] }, { text: "ok" }, { toolCalls: [{ name: "test__effect", arguments: "{}" }] }, { text: "ok" }]);
+    const script = () =>
+      new ScriptedProvider([
+        { toolCalls: [{ name: "test__effect", arguments: "{}" }] },
+        { text: "ok" },
+        { toolCalls: [{ name: "test__effect", arguments: "{}" }] },
+        { text: "ok" },
+      ]);
     const journal = { path: path.join(space.dir, "shared.db") };
 
     const v1 = nativeTool("test.effect", async () => ({ json: "v1" }), { version: "1.0.0" });
@@ -70,7 +82,11 @@ describe("sessions", () => {
     await first.close();
 
     // Same descriptor and host: same identity, the remembered approval applies.
-    const again = await open(space.dir, [nativeTool("test.effect", async () => ({ json: "v1" }), { version: "1.0.0" })], { models: [script()], approver, journal });
+    const again = await open(space.dir, [nativeTool("test.effect", async () => ({ json: "v1" }), { version: "1.0.0" })], {
+      models: [script()],
+      approver,
+      journal,
+    });
     const same = await again.openSession({ bundle });
     expect(same.executionIdentity).toBe(session.executionIdentity);
     await same.runTurn("three");
@@ -78,7 +94,11 @@ describe("sessions", () => {
     await again.close();
 
     // A new implementation version: a new identity, asked again.
-    const upgraded = await open(space.dir, [nativeTool("test.effect", async () => ({ json: "v2" }), { version: "2.0.0" })], { models: [script()], approver, journal });
+    const upgraded = await open(space.dir, [nativeTool("test.effect", async () => ({ json: "v2" }), { version: "2.0.0" })], {
+      models: [script()],
+      approver,
+      journal,
+    });
     const changed = await upgraded.openSession({ bundle });
     expect(changed.executionIdentity).not.toBe(session.executionIdentity);
     await changed.runTurn("four");
@@ -87,7 +107,10 @@ describe("sessions", () => {
 
     // Different host bytes: a new identity too.
     writeFileSync(path.join(space.dir, "host2.js"), "// host v2\n");
-    const rebuilt = await open(space.dir, [nativeTool("test.effect", async () => ({ json: "v1" }), { version: "1.0.0" })], { journal, hostEntry: path.join(space.dir, "host2.js") });
+    const rebuilt = await open(space.dir, [nativeTool("test.effect", async () => ({ json: "v1" }), { version: "1.0.0" })], {
+      journal,
+      hostEntry: path.join(space.dir, "host2.js"),
+    });
     expect((await rebuilt.openSession({ bundle })).executionIdentity).not.toBe(session.executionIdentity);
   });
 
@@ -100,7 +123,11 @@ describe("sessions", () => {
     // The field is where the name stands in tools.json, as `tools check` names it.
     await expect(attempt).rejects.toMatchObject({ details: { field: "tools[1]" }, message: expect.stringContaining('field "tools[1]"') });
     const elsewhere = runtime.openSession({ bundle: writeBundle(space.dir, ["test.echo", "nowhere.tool"], "other") });
-    await expect(elsewhere).rejects.toMatchObject({ code: "NAMESPACE_UNKNOWN", details: { field: "tools[1]" }, message: expect.stringContaining("registered namespaces: test") });
+    await expect(elsewhere).rejects.toMatchObject({
+      code: "NAMESPACE_UNKNOWN",
+      details: { field: "tools[1]" },
+      message: expect.stringContaining("registered namespaces: test"),
+    });
     const legacy = runtime.openSession({ bundle: writeBundle(space.dir, '{"version":2,"mcpServers":{"nowhere":["tool"]}}', "legacy") });
     await expect(legacy).rejects.toMatchObject({ code: "NAMESPACE_UNKNOWN", details: { field: "mcpServers.nowhere" } });
   });
@@ -250,10 +277,15 @@ describe("sessions", () => {
   it("T5 a host call is a turn of its own: its tool is settled when it ends (turnFinished, default revoke), revoked directly when cancelled; other tools are left alone", async () => {
     const log: string[] = [];
     const { plain, keeper } = settlingTools(log);
-    const failing = nativeTool("test.failing", async () => toolError("NOPE", "not today"), { turnFinished: (_sessionId, completed) => void log.push(`failing finished ${completed}`) });
+    const failing = nativeTool("test.failing", async () => toolError("NOPE", "not today"), {
+      turnFinished: (_sessionId, completed) => void log.push(`failing finished ${completed}`),
+    });
     const hang = nativeTool("test.hang", () => new Promise(() => undefined), { revoke: () => void log.push("hang revoke") });
     const runtime = await open(space.dir, [plain, keeper, failing, hang]);
-    const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.plain", "test.keeper", "test.failing", "test.hang"]), policy: { mode: "bypass" } });
+    const session = await runtime.openSession({
+      bundle: writeBundle(space.dir, ["test.plain", "test.keeper", "test.failing", "test.hang"]),
+      policy: { mode: "bypass" },
+    });
     await session.callTool("test.plain", {});
     expect(log).toEqual([`plain revoke ${session.id}`]);
     log.length = 0;
@@ -368,7 +400,9 @@ describe("sessions", () => {
     let checks = 0;
     const camera = nativeTool("test.camera", async () => ({
       json: { shot: ++produced },
-      images: [{ mimeType: "image/png", data: new Uint8Array([0x89, 0x50, produced]), description: `shot ${produced}`, recheckConsent: () => (checks++, true) }],
+      images: [
+        { mimeType: "image/png", data: new Uint8Array([0x89, 0x50, produced]), description: `shot ${produced}`, recheckConsent: () => (checks++, true) },
+      ],
     }));
     // Ids as some servers send them: `call_0` in every answer.
     const requests: ModelRequest[] = [];
@@ -389,7 +423,9 @@ describe("sessions", () => {
     for (let turn = 0; turn < 4; turn += 1) expect((await session.runTurn("again")).completed).toBe(true);
     expect(produced).toBe(8);
     expect(checks).toBe(8); // one consent check per image, never again for an older one
-    const delivered = requests.map((request) => request.messages.flatMap((message) => (message.role === "tool" ? message.images.map((image) => image.description) : [])));
+    const delivered = requests.map((request) =>
+      request.messages.flatMap((message) => (message.role === "tool" ? message.images.map((image) => image.description) : [])),
+    );
     // Each request after a call carries that call's image only.
     expect(delivered.filter((images) => images.length > 0)).toEqual(Array.from({ length: 8 }, (_, index) => [`shot ${index + 1}`]));
   });
@@ -415,7 +451,7 @@ describe("sessions", () => {
     unsubscribe();
   });
 
-  it("a ScriptedProvider with whenExhausted: \"fail\" fails the attempt past its last step: the turn ends model_error, not answered", async () => {
+  it('a ScriptedProvider with whenExhausted: "fail" fails the attempt past its last step: the turn ends model_error, not answered', async () => {
     const model = new ScriptedProvider([{ toolCalls: [{ name: "test__echo", arguments: { text: "x" } }] }], { whenExhausted: "fail" });
     const runtime = await open(space.dir, [echo], { models: [model] });
     const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.echo"]), policy: { mode: "bypass" } });
@@ -480,7 +516,7 @@ describe("sessions", () => {
     expect(decided).toMatchObject({ decision: "approved", by: "policy", who: "ci flag" });
   });
 
-  it("A1 A3 an approver answer that is not an object (a forgotten return, true, \"yes\") is a fail-closed denial journaled as the runtime's rule, not a person", async () => {
+  it('A1 A3 an approver answer that is not an object (a forgotten return, true, "yes") is a fail-closed denial journaled as the runtime\'s rule, not a person', async () => {
     for (const [index, answer] of [undefined, true, "yes"].entries()) {
       // What a host's approver returns when its author forgot `return`, or answered a yes/no question.
       const approver = (async () => answer) as unknown as Approver;
@@ -488,7 +524,12 @@ describe("sessions", () => {
       const session = await runtime.openSession({ bundle: writeBundle(space.dir, ["test.echo"]) });
       const report = await session.callTool("test.echo", { text: "x" });
       expect(report).toMatchObject({ outcome: "denied", code: "APPROVAL_DENIED" });
-      expect(report.approval).toMatchObject({ approved: false, by: "policy", who: "runtime (fail closed)", reason: expect.stringContaining("did not answer with an object") });
+      expect(report.approval).toMatchObject({
+        approved: false,
+        by: "policy",
+        who: "runtime (fail closed)",
+        reason: expect.stringContaining("did not answer with an object"),
+      });
       const decided = runtime.journal.timeline({ sessionId: session.id, callId: report.callId }).find((record) => record.kind === "approval_decided");
       expect(decided).toMatchObject({ decision: "denied", by: "policy", who: "runtime (fail closed)" });
     }

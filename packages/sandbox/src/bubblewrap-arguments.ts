@@ -41,12 +41,17 @@ export function bubblewrapArguments(launch: SandboxLaunch, network: boolean): st
   const policy = launch.sandbox ?? {};
   const read = policy.read ?? [];
   const write = policy.write ?? [];
-  for (const [field, paths] of [["sandbox.read", read], ["sandbox.write", write]] as const) {
+  for (const [field, paths] of [
+    ["sandbox.read", read],
+    ["sandbox.write", write],
+  ] as const) {
     paths.forEach((item, index) => {
-      if (!exists(item)) throw missing(label, `${field}[${index}] ${JSON.stringify(item)} does not exist; create it or remove it from the policy`, launch.namespace, item);
+      if (!exists(item))
+        throw missing(label, `${field}[${index}] ${JSON.stringify(item)} does not exist; create it or remove it from the policy`, launch.namespace, item);
     });
   }
-  if (launch.cwd !== undefined && !exists(launch.cwd)) throw missing(label, `working folder (cwd) ${JSON.stringify(launch.cwd)} does not exist`, launch.namespace, launch.cwd);
+  if (launch.cwd !== undefined && !exists(launch.cwd))
+    throw missing(label, `working folder (cwd) ${JSON.stringify(launch.cwd)} does not exist`, launch.namespace, launch.cwd);
 
   const args = ["--unshare-all", ...(network ? ["--share-net"] : []), "--die-with-parent", "--new-session", "--cap-drop", "ALL"];
   for (const item of [...SYSTEM_PATHS, ...ETC_PATHS, ...(network ? NETWORK_ETC_PATHS : [])]) args.push(...systemPath(item));

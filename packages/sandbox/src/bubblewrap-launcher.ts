@@ -64,9 +64,13 @@ export function bubblewrapLauncher(options: BubblewrapLauncherOptions = {}): San
 /** bwrap's absolute path once it has run a program in fresh namespaces; a coded error naming what is missing otherwise. */
 function checkedBubblewrap(given: string | undefined): string {
   if (process.platform !== "linux") {
-    throw new OpenWorkerError(CODES.platformUnsupported, `the bubblewrap sandbox needs Linux (this is ${process.platform}); give the host a sandbox launcher for this system, or place the provider on the host`, {
-      details: { platform: process.platform },
-    });
+    throw new OpenWorkerError(
+      CODES.platformUnsupported,
+      `the bubblewrap sandbox needs Linux (this is ${process.platform}); give the host a sandbox launcher for this system, or place the provider on the host`,
+      {
+        details: { platform: process.platform },
+      },
+    );
   }
   const bwrap = findProgram(given ?? "bwrap", process.env.PATH, undefined);
   if (bwrap === undefined) {

@@ -16,7 +16,11 @@ const sdk = realpathSync(createRequire(import.meta.url).resolve("@modelcontextpr
  * What the probe needs to read to run: its own folder and the packages it imports (pnpm
  * keeps them behind links into the workspace's store, so the store too).
  */
-export const probeReads: readonly string[] = [path.join(here, "fixtures"), path.resolve(here, "..", "node_modules"), sdk.slice(0, sdk.indexOf("/node_modules/.pnpm/") + "/node_modules/.pnpm".length)];
+export const probeReads: readonly string[] = [
+  path.join(here, "fixtures"),
+  path.resolve(here, "..", "node_modules"),
+  sdk.slice(0, sdk.indexOf("/node_modules/.pnpm/") + "/node_modules/.pnpm".length),
+];
 
 /** A fresh folder under the system's temporary folder. */
 export const freshFolder = (prefix: string): string => mkdtempSync(path.join(tmpdir(), prefix));

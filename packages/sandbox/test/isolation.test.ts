@@ -43,7 +43,11 @@ function probe(marker: string, sandbox: ProviderSandboxPolicy = {}): StdioProvid
 }
 
 /** Runs `body` with a session on the sandboxed probe, then closes it and checks nothing of it is left (M4). */
-async function withProbe(sandbox: ProviderSandboxPolicy, body: (call: (tool: string, args?: Record<string, unknown>) => Promise<string>) => Promise<void>, options?: BubblewrapLauncherOptions) {
+async function withProbe(
+  sandbox: ProviderSandboxPolicy,
+  body: (call: (tool: string, args?: Record<string, unknown>) => Promise<string>) => Promise<void>,
+  options?: BubblewrapLauncherOptions,
+) {
   const marker = `sandbox-probe-${process.pid}-${Math.random().toString(36).slice(2)}`;
   const bridge = new McpBridge([probe(marker, sandbox)], { sandbox: bubblewrapLauncher(options), closeGraceMs: 500 });
   try {
@@ -93,14 +97,20 @@ describe("bubblewrap sandbox (Linux, real bwrap, real MCP server)", () => {
     const bridge = new McpBridge([probe("unused", { network: { allow: ["api.example.com"] } })], { sandbox: bubblewrapLauncher() });
     try {
       const { unavailable } = await bridge.openSession("allowlist").discover(["probe"]);
-      expect(unavailable).toEqual([{ namespace: "probe", code: MCP_ERROR_CODES.sandboxFailed, message: expect.stringContaining("bubblewrap cannot limit a sandbox to some hosts") }]);
+      expect(unavailable).toEqual([
+        { namespace: "probe", code: MCP_ERROR_CODES.sandboxFailed, message: expect.stringContaining("bubblewrap cannot limit a sandbox to some hosts") },
+      ]);
     } finally {
       await bridge.dispose();
     }
     // Accepted, the allowlist is not enforced: the whole network is reachable (documented).
-    await withProbe({ network: { allow: ["api.example.com"] } }, async (call) => {
-      expect(await call("connect", { port })).toBe("ok connected");
-    }, { unfilteredNetwork: true });
+    await withProbe(
+      { network: { allow: ["api.example.com"] } },
+      async (call) => {
+        expect(await call("connect", { port })).toBe("ok connected");
+      },
+      { unfilteredNetwork: true },
+    );
   });
 
   it("E6 sees exactly the safe base environment plus its provider's own, never a canary of the host's", async () => {
@@ -113,7 +123,11 @@ describe("bubblewrap sandbox (Linux, real bwrap, real MCP server)", () => {
 
   it("A4 where bubblewrap is missing or cannot create namespaces, the provider fails with a code naming what is missing and never runs on the host", async () => {
     const fakeBwrap = path.join(freshFolder("sandbox-fake-"), "bwrap");
-    writeFileSync(fakeBwrap, "#!/bin/sh\necho 'bwrap: No permissions to creating new namespace, likely because the kernel does not allow non-privileged user namespaces.' >&2\nexit 1\n", { mode: 0o755 });
+    writeFileSync(
+      fakeBwrap,
+      "#!/bin/sh\necho 'bwrap: No permissions to creating new namespace, likely because the kernel does not allow non-privileged user namespaces.' >&2\nexit 1\n",
+      { mode: 0o755 },
+    );
     for (const [bwrap, code, said] of [
       ["/nonexistent/bwrap", SANDBOX_ERROR_CODES.bwrapMissing, 'bubblewrap was given as "/nonexistent/bwrap", which is not an executable file'],
       [fakeBwrap, SANDBOX_ERROR_CODES.namespacesUnavailable, "cannot create a sandbox on this machine: bwrap: No permissions to creating new namespace"],
@@ -134,7 +148,16 @@ describe("bubblewrap sandbox (Linux, real bwrap, real MCP server)", () => {
   });
 
   it("A4 a policy path that does not exist fails the start naming the field", () => {
-    const launch = { namespace: "probe", program: process.execPath, args: [probeServer], env: {}, cwd: undefined, sandbox: { write: [path.join(outside, "missing")] } };
-    expect(() => bubblewrapLauncher()(launch)).toThrow(expect.objectContaining({ code: SANDBOX_ERROR_CODES.pathMissing, message: expect.stringContaining("sandbox.write[0]") }));
+    const launch = {
+      namespace: "probe",
+      program: process.execPath,
+      args: [probeServer],
+      env: {},
+      cwd: undefined,
+      sandbox: { write: [path.join(outside, "missing")] },
+    };
+    expect(() => bubblewrapLauncher()(launch)).toThrow(
+      expect.objectContaining({ code: SANDBOX_ERROR_CODES.pathMissing, message: expect.stringContaining("sandbox.write[0]") }),
+    );
   });
 });

@@ -16,8 +16,17 @@ const cases = [
   ["500,000 properties (refused)", () => objectOf(propertiesOf(values(500_000), { type: "string" }))],
   ["31 anyOf of 127 consts (at the nesting bound)", () => objectOf(propertiesOf(values(31, "p"), { anyOf: values(127).map((value) => ({ const: value })) }))],
   ["anyOf of 10,000 consts (refused)", () => objectOf({ v: { anyOf: values(10_000).map((value) => ({ const: value })) } })],
-  [`${SCHEMA_BOUNDS.patterns} patterns of 64 characters (at the bound)`, () => objectOf(propertiesOf(values(SCHEMA_BOUNDS.patterns), { type: "string", pattern: `^[a-z]{1,8}-${"x".repeat(50)}$` }))],
-  ["2,000 uses of one 2,000-property $ref target", () => objectOf(propertiesOf(values(2_000, "use_"), { $ref: "#/definitions/big" }), { definitions: { big: objectOf(propertiesOf(values(2_000, "f_"), { type: "integer" })) } })],
+  [
+    `${SCHEMA_BOUNDS.patterns} patterns of 64 characters (at the bound)`,
+    () => objectOf(propertiesOf(values(SCHEMA_BOUNDS.patterns), { type: "string", pattern: `^[a-z]{1,8}-${"x".repeat(50)}$` })),
+  ],
+  [
+    "2,000 uses of one 2,000-property $ref target",
+    () =>
+      objectOf(propertiesOf(values(2_000, "use_"), { $ref: "#/definitions/big" }), {
+        definitions: { big: objectOf(propertiesOf(values(2_000, "f_"), { type: "integer" })) },
+      }),
+  ],
 ];
 
 let round = 0;
@@ -42,7 +51,9 @@ function measure(label, build) {
       setTimeout(() => {
         delay.disable();
         const maxDelayMs = delay.max / 1e6;
-        console.log(`${label.padEnd(50)} ${(bytes / 1024).toFixed(0).padStart(7)} KiB  ${elapsed.toFixed(1).padStart(8)} ms  loop delay max ${maxDelayMs.toFixed(1).padStart(8)} ms  ${outcome}`);
+        console.log(
+          `${label.padEnd(50)} ${(bytes / 1024).toFixed(0).padStart(7)} KiB  ${elapsed.toFixed(1).padStart(8)} ms  loop delay max ${maxDelayMs.toFixed(1).padStart(8)} ms  ${outcome}`,
+        );
         resolve();
       }, 5);
     }, 5);

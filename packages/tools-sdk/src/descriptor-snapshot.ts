@@ -230,7 +230,9 @@ export function readToolDescriptor(tool: Tool, caller: string): unknown {
   } catch (cause) {
     // A coded error of the SDK's own (a check inside descriptor()) passes on.
     if (isCoded(cause)) throw cause;
-    throw new OpenWorkerError(DESCRIPTOR_FAILED, `tool.descriptor() threw when ${caller} read it: ${messageOf(cause)}; the registry refuses such a tool`, { cause });
+    throw new OpenWorkerError(DESCRIPTOR_FAILED, `tool.descriptor() threw when ${caller} read it: ${messageOf(cause)}; the registry refuses such a tool`, {
+      cause,
+    });
   }
   refuseUnknownKeys(descriptor, caller);
   return descriptor;
@@ -250,7 +252,11 @@ function refuseUnknownKeys(descriptor: unknown, caller: string): void {
   try {
     unknown = Object.keys(descriptor).find((key) => !DESCRIPTOR_KEYS.includes(key));
   } catch (cause) {
-    throw new OpenWorkerError(DESCRIPTOR_FAILED, `${caller} could not read the keys of the tool's descriptor: ${messageOf(cause)}; descriptor() must return plain data`, { cause });
+    throw new OpenWorkerError(
+      DESCRIPTOR_FAILED,
+      `${caller} could not read the keys of the tool's descriptor: ${messageOf(cause)}; descriptor() must return plain data`,
+      { cause },
+    );
   }
   if (unknown === undefined) return;
   let name: unknown;

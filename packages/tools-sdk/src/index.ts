@@ -11,14 +11,7 @@ export { DESCRIPTOR_FAILED, DESCRIPTOR_KEYS, readToolDescriptor, snapshotDescrip
 export { OpenWorkerError, type ErrorDetails } from "./errors.js";
 export type { JsonObject, JsonPrimitive, JsonSchema, JsonValue } from "./json.js";
 export { IMAGE_MIME_TYPES, LIMITS, utf8Bytes, type Limits } from "./limits.js";
-export {
-  modelAlias,
-  parseQualifiedName,
-  RESERVED_NAMESPACE,
-  validateNamespace,
-  validateQualifiedName,
-  type QualifiedName,
-} from "./names.js";
+export { modelAlias, parseQualifiedName, RESERVED_NAMESPACE, validateNamespace, validateQualifiedName, type QualifiedName } from "./names.js";
 export { toolOutput, type ToolImage, type ToolOutput } from "./output.js";
 export { finishTurn, type Tool, type ToolRegistrar } from "./tool.js";
 export { ToolError, toolError } from "./tool-error.js";

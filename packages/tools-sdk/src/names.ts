@@ -47,19 +47,15 @@ export function validateNamespace(namespace: string): void {
     throw new OpenWorkerError("NAMESPACE_INVALID", "namespace must be a non-empty string", { details: { namespace } });
   }
   if (!NAMESPACE_CHARACTERS.test(namespace)) {
-    throw new OpenWorkerError(
-      "NAMESPACE_INVALID",
-      `namespace ${JSON.stringify(namespace)} may only use ASCII letters, digits, "_" and "-"`,
-      { details: { namespace } },
-    );
+    throw new OpenWorkerError("NAMESPACE_INVALID", `namespace ${JSON.stringify(namespace)} may only use ASCII letters, digits, "_" and "-"`, {
+      details: { namespace },
+    });
   }
   const lower = namespace.toLowerCase();
   if (lower === RESERVED_NAMESPACE) {
-    throw new OpenWorkerError(
-      "NAMESPACE_RESERVED",
-      `namespace ${JSON.stringify(namespace)} is reserved for OpenWorker itself; choose your own namespace`,
-      { details: { namespace } },
-    );
+    throw new OpenWorkerError("NAMESPACE_RESERVED", `namespace ${JSON.stringify(namespace)} is reserved for OpenWorker itself; choose your own namespace`, {
+      details: { namespace },
+    });
   }
   // The model sees only aliases (N2): every alias of namespace `openworker__shell` (or
   // `openworker_`) starts with `openworker__`, where the reserved names' aliases live, so
@@ -87,7 +83,7 @@ export function validateNamespace(namespace: string): void {
  */
 export function validateQualifiedName(name: string): QualifiedName {
   if (typeof name !== "string" || name.length === 0) {
-    throw new OpenWorkerError("NAME_EMPTY", "tool name must be a non-empty string like \"example.web_search\"", {
+    throw new OpenWorkerError("NAME_EMPTY", 'tool name must be a non-empty string like "example.web_search"', {
       details: { name },
     });
   }
@@ -110,11 +106,9 @@ export function validateQualifiedName(name: string): QualifiedName {
   const parts: QualifiedName = { namespace: name.slice(0, dot), tool: name.slice(dot + 1) };
   validateNamespace(parts.namespace);
   if (name.length > LIMITS.nameBytes) {
-    throw new OpenWorkerError(
-      "NAME_TOO_LONG",
-      `tool name ${JSON.stringify(name)} is ${name.length} bytes; names must fit ${LIMITS.nameBytes} bytes`,
-      { details: { name, bytes: name.length, limit: LIMITS.nameBytes } },
-    );
+    throw new OpenWorkerError("NAME_TOO_LONG", `tool name ${JSON.stringify(name)} is ${name.length} bytes; names must fit ${LIMITS.nameBytes} bytes`, {
+      details: { name, bytes: name.length, limit: LIMITS.nameBytes },
+    });
   }
   const alias = modelAlias(name);
   if (alias.length > LIMITS.nameBytes) {

@@ -32,7 +32,7 @@ describe("canonicalJson (the text every fingerprint and chain hash is taken over
     const holes = [1, , 3]; // eslint-disable-line no-sparse-arrays
     const arrayWithToJson = Object.assign([1, 2], { toJSON: () => "x" });
     const cases: unknown[] = [
-      { a: undefined, b: () => 1, c: [undefined, () => 1, NaN, Infinity, -0], e: "é\u2028\"\n", f: {}, g: [], h: true, i: null },
+      { a: undefined, b: () => 1, c: [undefined, () => 1, NaN, Infinity, -0], e: 'é\u2028"\n', f: {}, g: [], h: true, i: null },
       { when: new Date(0), nested: { toJSON: () => "hidden" } },
       holes,
       arrayWithToJson,
@@ -46,7 +46,10 @@ describe("canonicalJson (the text every fingerprint and chain hash is taken over
   });
 
   it("A2 matches the reference on arbitrary JSON values", () => {
-    fc.assert(fc.property(fc.jsonValue(), (value) => canonicalJson(value) === reference(value)), { numRuns: 500 });
+    fc.assert(
+      fc.property(fc.jsonValue(), (value) => canonicalJson(value) === reference(value)),
+      { numRuns: 500 },
+    );
   });
 
   it("A2 matches the reference on values already in canonical order (the no-copy path)", () => {
@@ -74,7 +77,7 @@ describe("canonicalJson (the text every fingerprint and chain hash is taken over
     );
   });
 
-  it("A2 keeps an own \"__proto__\" key (JSON.parse makes one): such arguments never share a digest with the same object without it", () => {
+  it('A2 keeps an own "__proto__" key (JSON.parse makes one): such arguments never share a digest with the same object without it', () => {
     const parsed = JSON.parse('{"b":1,"__proto__":{"x":1}}') as unknown;
     expect(canonicalJson(parsed)).toBe('{"__proto__":{"x":1},"b":1}');
     expect(canonicalJson(parsed)).not.toBe(canonicalJson({ b: 1 }));
@@ -106,4 +109,3 @@ describe("canonicalJson (the text every fingerprint and chain hash is taken over
     expect(canonicalJson({ toJSON: "text", a: 1 })).toBe('{"a":1,"toJSON":"text"}');
   });
 });
-

@@ -69,14 +69,23 @@ describe("the call boundary (runTool applies the runtime's rules)", () => {
   });
 
   it("T3 derives the model text from structured JSON; a string result is its own text", async () => {
-    const json = await runTool(nativeTool(async () => ({ json: { b: [1, 2], a: "x" } })), {});
+    const json = await runTool(
+      nativeTool(async () => ({ json: { b: [1, 2], a: "x" } })),
+      {},
+    );
     expect(json.output?.text).toBe('{"b":[1,2],"a":"x"}');
-    const text = await runTool(nativeTool(async () => ({ json: "plain words" })), {});
+    const text = await runTool(
+      nativeTool(async () => ({ json: "plain words" })),
+      {},
+    );
     expect(text.output?.text).toBe("plain words");
   });
 
   it("T1 a returned and a thrown ToolError are the same failed outcome", async () => {
-    const returned = await runTool(nativeTool(async () => toolError("NOPE", "said no")), {});
+    const returned = await runTool(
+      nativeTool(async () => toolError("NOPE", "said no")),
+      {},
+    );
     const thrown = await runTool(
       nativeTool(async () => {
         throw new ToolError("NOPE", "said no");
@@ -153,7 +162,11 @@ describe("the call boundary (runTool applies the runtime's rules)", () => {
   });
 
   it("E1 the time bound can be lowered but never raised above 75 s", async () => {
-    const result = await runTool(nativeTool(() => new Promise(() => undefined)), {}, { timeoutMs: 20 });
+    const result = await runTool(
+      nativeTool(() => new Promise(() => undefined)),
+      {},
+      { timeoutMs: 20 },
+    );
     expect(result.outcome).toBe("timed_out");
     expect(result.error?.message).toContain("20 ms");
     expect(LIMITS.callTimeoutMs).toBe(75_000);
@@ -161,7 +174,11 @@ describe("the call boundary (runTool applies the runtime's rules)", () => {
 
   it("T7 cancellation settles the call at once, even when the tool ignores it", async () => {
     const controller = new AbortController();
-    const pending = runTool(nativeTool(() => new Promise(() => undefined)), {}, { signal: controller.signal });
+    const pending = runTool(
+      nativeTool(() => new Promise(() => undefined)),
+      {},
+      { signal: controller.signal },
+    );
     controller.abort();
     const result = await pending;
     expect(result.outcome).toBe("cancelled");
@@ -190,7 +207,10 @@ describe("the call boundary (runTool applies the runtime's rules)", () => {
     );
     expect(result.outcome).toBe("limit_exceeded");
     expect(result.breach).toMatchObject({ limit: "progressEvents", max: LIMITS.progressEvents });
-    expect(result.error).toEqual({ code: "LIMIT_EXCEEDED", message: `progress past its bounds: too many progress events (${100 - LIMITS.progressEvents} updates dropped)` });
+    expect(result.error).toEqual({
+      code: "LIMIT_EXCEEDED",
+      message: `progress past its bounds: too many progress events (${100 - LIMITS.progressEvents} updates dropped)`,
+    });
     expect(result.output?.json).toBe("done");
     expect(result.progressEvents).toHaveLength(LIMITS.progressEvents);
     expect(result.progress.dropped).toBe(100 - LIMITS.progressEvents);
@@ -237,7 +257,10 @@ describe("the call boundary (runTool applies the runtime's rules)", () => {
   });
 
   it("E3 a result over 256 KB is a limit breach, not a truncation", async () => {
-    const result = await runTool(nativeTool(async () => ({ json: { blob: "z".repeat(300 * 1024) } })), {});
+    const result = await runTool(
+      nativeTool(async () => ({ json: { blob: "z".repeat(300 * 1024) } })),
+      {},
+    );
     expect(result.outcome).toBe("limit_exceeded");
     expect(result.breach?.limit).toBe("resultBytes");
     expect(result.output).toBeUndefined();
@@ -246,36 +269,75 @@ describe("the call boundary (runTool applies the runtime's rules)", () => {
   it("E3 cyclic and BigInt results are refused as not JSON", async () => {
     const cyclic: Record<string, unknown> = {};
     cyclic.self = cyclic;
-    const cycle = await runTool(nativeTool(async () => ({ json: cyclic as never })), {});
+    const cycle = await runTool(
+      nativeTool(async () => ({ json: cyclic as never })),
+      {},
+    );
     expect(cycle.outcome).toBe("crashed");
     expect(cycle.error).toMatchObject({ code: "RESULT_NOT_JSON" });
     expect(cycle.error?.message).toContain("/self");
     const deep: Record<string, unknown> = { a: { b: [{}] } };
     ((deep.a as { b: unknown[] }).b[0] as Record<string, unknown>).back = deep.a;
-    const deeper = await runTool(nativeTool(async () => ({ json: deep as never })), {});
+    const deeper = await runTool(
+      nativeTool(async () => ({ json: deep as never })),
+      {},
+    );
     expect(deeper.error?.message).toContain("at /a/b/0/back is a cycle");
     // The same object twice, side by side, is no cycle: it serializes twice.
     const shared = { x: 1 };
-    const twice = await runTool(nativeTool(async () => ({ json: { left: shared, right: [shared, shared] } })), {});
+    const twice = await runTool(
+      nativeTool(async () => ({ json: { left: shared, right: [shared, shared] } })),
+      {},
+    );
     expect(twice.outcome).toBe("succeeded");
     expect(twice.output?.text).toBe('{"left":{"x":1},"right":[{"x":1},{"x":1}]}');
-    const big = await runTool(nativeTool(async () => ({ json: { n: 1n } as never })), {});
+    const big = await runTool(
+      nativeTool(async () => ({ json: { n: 1n } as never })),
+      {},
+    );
     expect(big.error?.message).toContain("bigint");
-    const shape = await runTool(nativeTool(async () => ({ text: "no json field" }) as never), {});
+    const shape = await runTool(
+      nativeTool(async () => ({ text: "no json field" }) as never),
+      {},
+    );
     expect(shape.error?.code).toBe("RESULT_INVALID");
   });
 
   it("T4 images travel as bytes, bounded in count, size and type", async () => {
     const png = new Uint8Array([0x89, 0x50, 0x4e, 0x47]);
-    const ok = await runTool(nativeTool(async () => ({ json: "shot", images: [{ mimeType: "image/png", data: png }] })), {});
+    const ok = await runTool(
+      nativeTool(async () => ({ json: "shot", images: [{ mimeType: "image/png", data: png }] })),
+      {},
+    );
     expect(ok.output?.images).toHaveLength(1);
     expect(ok.output?.text).toBe("shot");
     const many = Array.from({ length: LIMITS.imagesPerCall + 1 }, () => ({ mimeType: "image/png", data: png }));
-    expect((await runTool(nativeTool(async () => ({ json: null, images: many })), {})).breach?.limit).toBe("imagesPerCall");
+    expect(
+      (
+        await runTool(
+          nativeTool(async () => ({ json: null, images: many })),
+          {},
+        )
+      ).breach?.limit,
+    ).toBe("imagesPerCall");
     const svg = [{ mimeType: "image/svg+xml", data: png }];
-    expect((await runTool(nativeTool(async () => ({ json: null, images: svg })), {})).breach?.limit).toBe("imageMimeType");
+    expect(
+      (
+        await runTool(
+          nativeTool(async () => ({ json: null, images: svg })),
+          {},
+        )
+      ).breach?.limit,
+    ).toBe("imageMimeType");
     const base64 = [{ mimeType: "image/png", data: "iVBORw0KGgo=" as never }];
-    expect((await runTool(nativeTool(async () => ({ json: null, images: base64 })), {})).error?.code).toBe("RESULT_INVALID");
+    expect(
+      (
+        await runTool(
+          nativeTool(async () => ({ json: null, images: base64 })),
+          {},
+        )
+      ).error?.code,
+    ).toBe("RESULT_INVALID");
   });
 
   it("T5 turnFinished defaults to revoke; a tool may keep access across a completed turn", () => {
@@ -417,7 +479,14 @@ describe("testing kit guards (T7)", () => {
 
 describe("runTool checks a descriptor as the registry does (T7)", () => {
   const withSchema = (extra: Record<string, unknown>, placement?: string): Tool => ({
-    descriptor: () => ({ name: "kit.schema", description: "A schema.", version: "1", inputSchema: { type: "object", properties: { n: { type: "number", ...extra } } }, ...(placement ? { placement } : {}) }) as never,
+    descriptor: () =>
+      ({
+        name: "kit.schema",
+        description: "A schema.",
+        version: "1",
+        inputSchema: { type: "object", properties: { n: { type: "number", ...extra } } },
+        ...(placement ? { placement } : {}),
+      }) as never,
     call: async () => ({ json: true }),
   });
   it.each([
@@ -436,7 +505,11 @@ describe("what a tool can reach (E2, T1)", () => {
     let delivered = 0;
     let seen: unknown;
     const chatty = nativeTool(async (context) => {
-      seen = { keys: Object.keys(context.progress), frozen: Object.isFrozen(context.progress), stats: (context.progress as unknown as { stats?: unknown }).stats };
+      seen = {
+        keys: Object.keys(context.progress),
+        frozen: Object.isFrozen(context.progress),
+        stats: (context.progress as unknown as { stats?: unknown }).stats,
+      };
       for (let index = 0; index < 1_000; index++) {
         context.progress.report({ message: "x".repeat(1_000), data: { index } });
         // What a tool handed the bookkeeping object could do: reset the bounds.
@@ -483,13 +556,25 @@ describe("what a tool can reach (E2, T1)", () => {
 
 describe("runTool reads a tool as the registry does (T1, T7)", () => {
   it("T1 T7 a descriptor() that throws is DESCRIPTOR_FAILED, a value that is not a tool TOOL_INVALID, never the raw error", async () => {
-    const throwing = { descriptor: () => { throw new Error("config not loaded"); }, call: async () => ({ json: {} }) } as unknown as Tool;
+    const throwing = {
+      descriptor: () => {
+        throw new Error("config not loaded");
+      },
+      call: async () => ({ json: {} }),
+    } as unknown as Tool;
     const failed = await captureRejection(runTool(throwing, {}));
     expect(failed.code).toBe("DESCRIPTOR_FAILED");
     expect(failed.message).toContain("config not loaded");
     expect((await captureRejection(runTool({ descriptor: 42, call: async () => ({ json: {} }) } as unknown as Tool, {}))).code).toBe("TOOL_INVALID");
     expect((await captureRejection(runTool(null as unknown as Tool, {}))).code).toBe("TOOL_INVALID");
-    const unreadable = new Proxy({}, { get() { throw new TypeError("trap"); } }) as Tool;
+    const unreadable = new Proxy(
+      {},
+      {
+        get() {
+          throw new TypeError("trap");
+        },
+      },
+    ) as Tool;
     expect((await captureRejection(runTool(unreadable, {}))).code).toBe("TOOL_INVALID");
   });
 });
@@ -531,9 +616,12 @@ describe("a descriptor holds only what a native tool can declare (T1)", () => {
 });
 
 describe("the testing kit's documented defaults (T7)", () => {
-  it("T7 runTool and createTestContext use the session id \"test-session\" (and test-turn, test-call, the current directory) unless told otherwise", async () => {
+  it('T7 runTool and createTestContext use the session id "test-session" (and test-turn, test-call, the current directory) unless told otherwise', async () => {
     let seen: ToolContext | undefined;
-    await runTool(nativeTool(async (context) => ((seen = context), { json: null })), {});
+    await runTool(
+      nativeTool(async (context) => ((seen = context), { json: null })),
+      {},
+    );
     expect(seen).toMatchObject({ sessionId: "test-session", turnId: "test-turn", callId: "test-call", workspace: process.cwd() });
     const test = createTestContext();
     expect(Object.keys(test).sort()).toEqual(["abort", "context", "progress", "progressStats"]);

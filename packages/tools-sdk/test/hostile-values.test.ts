@@ -88,7 +88,11 @@ describe("hostile values at the call boundary", () => {
         return reads++ === 0 ? 1 : 10n;
       },
     };
-    const result = await executeTool(hostileTool(async () => ({ json: original })), {}, options);
+    const result = await executeTool(
+      hostileTool(async () => ({ json: original })),
+      {},
+      options,
+    );
     expect(result.outcome).toBe("succeeded");
     expect(reads).toBe(1);
     expect(result.output?.json).toEqual({ a: 1 });
@@ -102,7 +106,11 @@ describe("hostile values at the call boundary", () => {
 
   it("E3 the normalized result is a copy: changing the tool's object afterwards changes nothing", async () => {
     const original: { list: number[]; __proto__?: unknown } = JSON.parse('{"list":[1,2],"__proto__":{"kept":true}}');
-    const result = await executeTool(hostileTool(async () => ({ json: original })), {}, options);
+    const result = await executeTool(
+      hostileTool(async () => ({ json: original })),
+      {},
+      options,
+    );
     original.list.push(3);
     expect(result.output?.json).toEqual(JSON.parse('{"list":[1,2],"__proto__":{"kept":true}}'));
     // An own "__proto__" key stays a key: the copy's prototype is untouched.
@@ -112,24 +120,44 @@ describe("hostile values at the call boundary", () => {
 
   it("E3 a result of many megabytes of strings is a breach found without serializing it", async () => {
     const blob = "z".repeat(8 * 1024 * 1024);
-    const result = await executeTool(hostileTool(async () => ({ json: { a: blob, b: blob } })), {}, options);
+    const result = await executeTool(
+      hostileTool(async () => ({ json: { a: blob, b: blob } })),
+      {},
+      options,
+    );
     expect(result.outcome).toBe("limit_exceeded");
     expect(result.breach).toMatchObject({ limit: "resultBytes", actual: 16 * 1024 * 1024 + 2, max: LIMITS.resultBytes });
     expect(result.breach?.message).toContain("characters in its strings and keys alone");
   });
 
   it("E4 a Proxy result, or a Proxy inside the JSON, whose traps throw is a coded crash", async () => {
-    const outer = await executeTool(hostileTool(async () => throwingProxy({ json: 1 }, { thenable: false })), {}, options);
+    const outer = await executeTool(
+      hostileTool(async () => throwingProxy({ json: 1 }, { thenable: false })),
+      {},
+      options,
+    );
     expect(outer.outcome).toBe("crashed");
     expect(outer.error).toEqual({ code: "RESULT_INVALID", message: `tool "hostile.tool": reading the result's json threw Error: trap` });
     // Resolving the tool's Promise reads `then` first: that throw rejects the call itself.
-    const rejected = await executeTool(hostileTool(async () => throwingProxy({ json: 1 })), {}, options);
+    const rejected = await executeTool(
+      hostileTool(async () => throwingProxy({ json: 1 })),
+      {},
+      options,
+    );
     expect(rejected.error).toEqual({ code: "TOOL_CRASHED", message: `tool "hostile.tool" threw Error: trap` });
-    const inner = await executeTool(hostileTool(async () => ({ json: { nested: throwingProxy() } })), {}, options);
+    const inner = await executeTool(
+      hostileTool(async () => ({ json: { nested: throwingProxy() } })),
+      {},
+      options,
+    );
     expect(inner.outcome).toBe("crashed");
     expect(inner.error?.code).toBe("RESULT_NOT_JSON");
     expect(inner.error?.message).toContain("at /nested could not be read (Error: trap)");
-    const array = await executeTool(hostileTool(async () => ({ json: new Proxy([1, 2], { get: (target, key) => (key === "length" ? {} : Reflect.get(target, key)) }) })), {}, options);
+    const array = await executeTool(
+      hostileTool(async () => ({ json: new Proxy([1, 2], { get: (target, key) => (key === "length" ? {} : Reflect.get(target, key)) }) })),
+      {},
+      options,
+    );
     expect(array.error?.code).toBe("RESULT_NOT_JSON");
     expect(array.error?.message).toContain("is an array whose length is an object");
   });
@@ -208,15 +236,35 @@ describe("hostile values at the call boundary", () => {
         expect(result.error!.message.length, `${name} ${how}`).toBeLessThanOrEqual(LIMITS.errorMessageBytes);
       }
     }
-    const huge = await executeTool(hostileTool(async () => forged.hugeCode), {}, options);
+    const huge = await executeTool(
+      hostileTool(async () => forged.hugeCode),
+      {},
+      options,
+    );
     expect(huge.error?.message).toContain("(300000 characters), not 1-64 characters of A-Z a-z 0-9 _ . -");
     // A genuine one whose code was changed after construction is checked the same way.
     const changed = new ToolError("FINE", "m");
     (changed as { code: unknown }).code = "has space";
-    expect((await executeTool(hostileTool(async () => changed), {}, options)).error?.code).toBe("TOOL_CRASHED");
+    expect(
+      (
+        await executeTool(
+          hostileTool(async () => changed),
+          {},
+          options,
+        )
+      ).error?.code,
+    ).toBe("TOOL_CRASHED");
     // A branded one from another copy of the package, well formed, is still a failed call.
     const foreign = Object.assign(new Error("said no"), { [TOOL_ERROR_BRAND]: true, code: "NOPE" });
-    expect((await executeTool(hostileTool(async () => foreign), {}, options)).error).toEqual({ code: "NOPE", message: "said no" });
+    expect(
+      (
+        await executeTool(
+          hostileTool(async () => foreign),
+          {},
+          options,
+        )
+      ).error,
+    ).toEqual({ code: "NOPE", message: "said no" });
   });
 
   it("T1 ToolError refuses a code that is not a string, even one that looks like a valid code once coerced", () => {
@@ -295,7 +343,11 @@ describe("hostile images (T4)", () => {
         return true;
       },
     };
-    const result = await executeTool(hostileTool(async () => ({ json: "shot", images: [image] })), {}, options);
+    const result = await executeTool(
+      hostileTool(async () => ({ json: "shot", images: [image] })),
+      {},
+      options,
+    );
     expect(result.outcome).toBe("succeeded");
     const [copy] = result.output!.images;
     expect(copy).not.toBe(image);
@@ -331,26 +383,50 @@ describe("hostile images (T4)", () => {
   });
 
   it("T4 a Proxy, a disguised Float64Array, a lying byteLength or a detached buffer cannot pass for image bytes", async () => {
-    const proxy = await executeTool(hostileTool(async () => ({ json: null, images: [{ mimeType: "image/png", data: new Proxy(png(), {}) }] })), {}, options);
+    const proxy = await executeTool(
+      hostileTool(async () => ({ json: null, images: [{ mimeType: "image/png", data: new Proxy(png(), {}) }] })),
+      {},
+      options,
+    );
     expect(proxy.error?.code).toBe("RESULT_INVALID");
     const big = new Uint8Array(LIMITS.imageBytes + 1);
     Object.defineProperty(big, "byteLength", { value: 4 });
-    const lying = await executeTool(hostileTool(async () => ({ json: null, images: [{ mimeType: "image/png", data: big }] as ToolImage[] })), {}, options);
+    const lying = await executeTool(
+      hostileTool(async () => ({ json: null, images: [{ mimeType: "image/png", data: big }] as ToolImage[] })),
+      {},
+      options,
+    );
     expect(lying.outcome).toBe("limit_exceeded");
     expect(lying.breach).toMatchObject({ limit: "imageBytes", actual: LIMITS.imageBytes + 1 });
     const floats = Object.setPrototypeOf(new Float64Array(2), Uint8Array.prototype) as Uint8Array;
-    const disguised = await executeTool(hostileTool(async () => ({ json: null, images: [{ mimeType: "image/png", data: floats }] })), {}, options);
+    const disguised = await executeTool(
+      hostileTool(async () => ({ json: null, images: [{ mimeType: "image/png", data: floats }] })),
+      {},
+      options,
+    );
     expect(disguised.error?.code).toBe("RESULT_INVALID");
     const detached = png();
     structuredClone(detached.buffer, { transfer: [detached.buffer] });
-    const gone = await executeTool(hostileTool(async () => ({ json: null, images: [{ mimeType: "image/png", data: detached }] })), {}, options);
+    const gone = await executeTool(
+      hostileTool(async () => ({ json: null, images: [{ mimeType: "image/png", data: detached }] })),
+      {},
+      options,
+    );
     expect(gone.error).toMatchObject({ code: "RESULT_INVALID", message: expect.stringContaining("images[0].data could not be copied") });
   });
 
   it("T4 a description that is not a string, or a recheckConsent that is not a function, is RESULT_INVALID", async () => {
-    const description = await executeTool(hostileTool(async () => ({ json: null, images: [{ mimeType: "image/png", data: png(), description: {} }] })), {}, options);
+    const description = await executeTool(
+      hostileTool(async () => ({ json: null, images: [{ mimeType: "image/png", data: png(), description: {} }] })),
+      {},
+      options,
+    );
     expect(description.error).toMatchObject({ code: "RESULT_INVALID", message: expect.stringContaining("images[0].description must be a string") });
-    const recheck = await executeTool(hostileTool(async () => ({ json: null, images: [{ mimeType: "image/png", data: png(), recheckConsent: true }] })), {}, options);
+    const recheck = await executeTool(
+      hostileTool(async () => ({ json: null, images: [{ mimeType: "image/png", data: png(), recheckConsent: true }] })),
+      {},
+      options,
+    );
     expect(recheck.error).toMatchObject({ code: "RESULT_INVALID", message: expect.stringContaining("recheckConsent must be a function") });
   });
 });
@@ -378,7 +454,9 @@ describe("hostile progress events (E2)", () => {
     for (const event of hostile) expect(progress.reporter.report(event)).toBe(false);
     expect(progress.reporter.report({ message: "fine" })).toBe(true);
     expect(progress.stats).toMatchObject({ accepted: 1, dropped: hostile.length });
-    expect(progress.stats.breaches).toEqual([{ limit: "progressJsonBytes", actual: 0, max: LIMITS.progressJsonBytes, message: "progress event could not be read" }]);
+    expect(progress.stats.breaches).toEqual([
+      { limit: "progressJsonBytes", actual: 0, max: LIMITS.progressJsonBytes, message: "progress event could not be read" },
+    ]);
     expect(accepted).toEqual([{ message: "fine" }]);
   });
 
@@ -389,7 +467,9 @@ describe("hostile progress events (E2)", () => {
     expect(progress.reporter.report({ message: "deep", data: nested(300) })).toBe(false);
     expect(progress.reporter.report({ message: "at the bound", data: nested(127) })).toBe(true);
     expect(progress.stats).toMatchObject({ accepted: 1, dropped: 1 });
-    expect(progress.stats.breaches).toEqual([{ limit: "progressJsonBytes", actual: expect.any(Number), max: LIMITS.progressJsonBytes, message: "progress data nests deeper than 128 levels" }]);
+    expect(progress.stats.breaches).toEqual([
+      { limit: "progressJsonBytes", actual: expect.any(Number), max: LIMITS.progressJsonBytes, message: "progress data nests deeper than 128 levels" },
+    ]);
     expect(accepted.map((event) => event.message)).toEqual(["at the bound"]);
   });
 
@@ -419,13 +499,17 @@ describe("a host whose progress sink throws (E2)", () => {
         return { json: { done: true } };
       },
     };
-    const result = await executeTool(tool, {}, {
-      ...options,
-      onProgress: () => {
-        sinkCalls++;
-        throw new Error("JOURNAL_WRITE_FAILED: the journal file was deleted");
+    const result = await executeTool(
+      tool,
+      {},
+      {
+        ...options,
+        onProgress: () => {
+          sinkCalls++;
+          throw new Error("JOURNAL_WRITE_FAILED: the journal file was deleted");
+        },
       },
-    });
+    );
     expect(sinkCalls).toBe(1);
     expect(sawReport).toBe(true);
     expect(result.outcome).toBe("succeeded");
@@ -438,8 +522,18 @@ describe("hostile modelContext facts (L1)", () => {
   const withFacts = (modelContext: unknown): Tool => hostileTool(async () => ({ json: null }), { modelContext: modelContext as Tool["modelContext"] });
 
   it("L1 facts with no JSON form (a function, a Symbol) contribute nothing, with the reason", () => {
-    expect(gatherModelContext(withFacts(() => () => 1), "s")).toEqual({ ok: false, reason: "modelContext facts are not JSON: a function has no JSON form" });
-    expect(gatherModelContext(withFacts(() => Symbol("s")), "s")).toEqual({ ok: false, reason: "modelContext facts are not JSON: a symbol has no JSON form" });
+    expect(
+      gatherModelContext(
+        withFacts(() => () => 1),
+        "s",
+      ),
+    ).toEqual({ ok: false, reason: "modelContext facts are not JSON: a function has no JSON form" });
+    expect(
+      gatherModelContext(
+        withFacts(() => Symbol("s")),
+        "s",
+      ),
+    ).toEqual({ ok: false, reason: "modelContext facts are not JSON: a symbol has no JSON form" });
   });
 
   it("L1 a then getter, a toJSON or a Proxy that throws contributes nothing, with the reason", () => {
@@ -456,7 +550,12 @@ describe("hostile modelContext facts (L1)", () => {
       },
     }));
     expect(gatherModelContext(toJSON, "s")).toEqual({ ok: false, reason: "modelContext facts are not JSON: toJSON" });
-    expect(gatherModelContext(withFacts(() => throwingProxy()), "s")).toEqual({ ok: false, reason: "modelContext facts are not JSON: trap" });
+    expect(
+      gatherModelContext(
+        withFacts(() => throwingProxy()),
+        "s",
+      ),
+    ).toEqual({ ok: false, reason: "modelContext facts are not JSON: trap" });
     const thenThrowsWhenCalled = withFacts(() => ({
       // oxlint-disable-next-line unicorn/no-thenable -- the hostile value under test
       then() {
@@ -507,7 +606,12 @@ describe("hostile descriptors (T1)", () => {
   it("T1 an array whose length is an object with a throwing valueOf is DESCRIPTOR_FAILED naming the field, not a raw error", () => {
     const throwingLength = new Proxy(["q"], {
       get(target, key, receiver) {
-        if (key === "length") return { valueOf: () => { throw new Error("length valueOf boom"); } };
+        if (key === "length")
+          return {
+            valueOf: () => {
+              throw new Error("length valueOf boom");
+            },
+          };
         return Reflect.get(target, key, receiver);
       },
     });

@@ -116,7 +116,11 @@ describe("qualified names", () => {
     }
     expect(codeOf(() => validateNamespace("openworker__core"))).toBe("NAMESPACE_RESERVED");
     // Only the alias space is reserved: a namespace that merely starts with the word is not.
-    for (const name of ["openworker_tools.run", "openworkers.run", "my_openworker__x.run"]) expect(codeOf(() => validateQualifiedName(name)), name).toBeUndefined();
+    for (const name of ["openworker_tools.run", "openworkers.run", "my_openworker__x.run"])
+      expect(
+        codeOf(() => validateQualifiedName(name)),
+        name,
+      ).toBeUndefined();
     // Property: every name that is valid has an alias outside openworker__ (in any letter case).
     const part = fc.stringMatching(/^[A-Za-z0-9_-]{1,14}$/);
     fc.assert(
@@ -127,4 +131,3 @@ describe("qualified names", () => {
     );
   });
 });
-

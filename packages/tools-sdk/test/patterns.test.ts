@@ -11,23 +11,19 @@ function withPattern(pattern: string, tool = "example.patterns") {
 }
 
 describe("schema patterns (RE2)", () => {
-  it(
-    "E5 E1 a catastrophic pattern (^(a+)+$) checks a 100,000-character hostile argument and returns",
-    () => {
-      const validator = withPattern("^(a+)+$", "evil.search");
-      const hostile = `${"a".repeat(100_000)}!`;
-      expect(validator.check({ q: hostile }).ok).toBe(false);
-      expect(validator.check({ q: "a".repeat(100_000) }).ok).toBe(true);
-      // The same through patternProperties and propertyNames, which ajv compiles the same way.
-      const keys = compileInputSchema(
-        { type: "object", patternProperties: { "^(b+)+$": { type: "number" } }, propertyNames: { pattern: "^(c|b+)+$" } },
-        "evil.keys",
-      );
-      expect(keys.check({ [`${"b".repeat(50_000)}`]: "not a number" }).ok).toBe(false);
-      expect(keys.check({ [`${"b".repeat(50_000)}!`]: 1 }).ok).toBe(false);
-    },
-    10_000,
-  );
+  it("E5 E1 a catastrophic pattern (^(a+)+$) checks a 100,000-character hostile argument and returns", () => {
+    const validator = withPattern("^(a+)+$", "evil.search");
+    const hostile = `${"a".repeat(100_000)}!`;
+    expect(validator.check({ q: hostile }).ok).toBe(false);
+    expect(validator.check({ q: "a".repeat(100_000) }).ok).toBe(true);
+    // The same through patternProperties and propertyNames, which ajv compiles the same way.
+    const keys = compileInputSchema(
+      { type: "object", patternProperties: { "^(b+)+$": { type: "number" } }, propertyNames: { pattern: "^(c|b+)+$" } },
+      "evil.keys",
+    );
+    expect(keys.check({ [`${"b".repeat(50_000)}`]: "not a number" }).ok).toBe(false);
+    expect(keys.check({ [`${"b".repeat(50_000)}!`]: 1 }).ok).toBe(false);
+  }, 10_000);
 
   it("E5 B5 a lookahead or a backreference is refused as SCHEMA_INVALID naming the tool and the pattern", () => {
     for (const pattern of ["^(?=.*\\d)\\w+$", "^(?!admin)\\w+$", "(?<=@)\\w+", "^(a)\\1$", "^(?<x>a)\\k<x>$"]) {
@@ -86,8 +82,12 @@ describe("schema patterns in the built SDK (what hosts load)", () => {
     const { compileInputSchema: compileBuilt } = (await import(built.href)) as typeof import("../src/validation/index.js");
     // `(?i)` would make the check case-insensitive, `\z` and `\Q…\E` are RE2's anchors and quoting, `{,2}` RE2's short count.
     for (const pattern of ["^(?i)admin$", "^a\\z", "^\\Q.*\\E$", "^a{,2}$", "^(a$"]) {
-      expect(() => compileBuilt({ type: "object", properties: { name: { type: "string", pattern } } }, "acer.lookup"), pattern).toThrow(/not valid JSON Schema/);
+      expect(() => compileBuilt({ type: "object", properties: { name: { type: "string", pattern } } }, "acer.lookup"), pattern).toThrow(
+        /not valid JSON Schema/,
+      );
     }
-    expect(compileBuilt({ type: "object", properties: { name: { type: "string", pattern: "^[a-z]+$" } } }, "acer.lookup").check({ name: "ADMIN" }).ok).toBe(false);
+    expect(compileBuilt({ type: "object", properties: { name: { type: "string", pattern: "^[a-z]+$" } } }, "acer.lookup").check({ name: "ADMIN" }).ok).toBe(
+      false,
+    );
   });
 });

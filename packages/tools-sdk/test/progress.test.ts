@@ -19,15 +19,21 @@ describe("progress events are refused, not coerced (E2)", () => {
     ["a number", 42, "progress event is a number"],
     ["an array", [{ message: "a" }], "progress event is an array"],
     ["null", null, "progress event is null"],
-    ["a class instance", new (class Status {
-      message = "half way";
-    })(), "progress event is a class instance"],
+    [
+      "a class instance",
+      new (class Status {
+        message = "half way";
+      })(),
+      "progress event is a class instance",
+    ],
   ])("E2 an event that is %s is dropped and counted, not accepted as {}", (_label, event, reason) => {
     const progress = reporter();
     expect(progress.report(event)).toBe(false);
     expect(progress.accepted).toEqual([]);
     expect(progress.stats).toMatchObject({ accepted: 0, dropped: 1, jsonBytes: 0 });
-    expect(progress.stats.breaches).toEqual([{ limit: "progressJsonBytes", actual: 0, max: LIMITS.progressJsonBytes, message: expect.stringContaining(reason) }]);
+    expect(progress.stats.breaches).toEqual([
+      { limit: "progressJsonBytes", actual: 0, max: LIMITS.progressJsonBytes, message: expect.stringContaining(reason) },
+    ]);
   });
 
   it.each([

@@ -24,7 +24,19 @@ describe("schema compilation is bounded (B5)", () => {
     expect(error.message).toContain('tool "shop.order"');
     expect(error.message).toContain("data/properties/sku/enum must NOT have duplicate items (items ## 7 and 99999 are identical)");
     // Equal as JSON values, whatever the key order.
-    const objects = captureError(() => compileInputSchema(objectOf({ at: { enum: [{ x: 1, y: 2 }, { y: 2, x: 1 }] } }), "map.pin"));
+    const objects = captureError(() =>
+      compileInputSchema(
+        objectOf({
+          at: {
+            enum: [
+              { x: 1, y: 2 },
+              { y: 2, x: 1 },
+            ],
+          },
+        }),
+        "map.pin",
+      ),
+    );
     expect(objects.message).toContain("items ## 0 and 1 are identical");
     // 2019-09 and 2020-12 only recommend unique values; their meta-schemas accept duplicates, as before.
     const v2020 = { $schema: "https://json-schema.org/draft/2020-12/schema", ...objectOf({ unit: { enum: ["kg", "kg", "lb"] } }) };
@@ -36,7 +48,9 @@ describe("schema compilation is bounded (B5)", () => {
     const schema = objectOf({ a: { enum: values(half, "a") }, b: { enum: values(half + 1, "b") } });
     const error = captureError(() => compileInputSchema(schema, "mcp.catalog_pick"));
     expect(error.code).toBe(SDK_ERROR_CODES.SCHEMA_TOO_LARGE);
-    expect(error.message).toMatch(/^input schema of tool "mcp\.catalog_pick" lists more than 100,000 enum values \(at \/properties\/[ab]\/enum\); .*check it in the tool$/);
+    expect(error.message).toMatch(
+      /^input schema of tool "mcp\.catalog_pick" lists more than 100,000 enum values \(at \/properties\/[ab]\/enum\); .*check it in the tool$/,
+    );
     expect(error.details).toMatchObject({ tool: "mcp.catalog_pick", bound: "enumValues", limit: SCHEMA_BOUNDS.enumValues });
   });
 
@@ -49,7 +63,12 @@ describe("schema compilation is bounded (B5)", () => {
     if (!duplicated.ok) expect(duplicated.issues).toEqual([{ path: "/rows", message: "must NOT have duplicate items (items ## 5 and 100000 are identical)" }]);
     // fast-deep-equal's equality: key order does not count, types do, 0 is -0.
     const check = (items: unknown[]) => validator.check({ rows: items }).ok;
-    expect(check([{ a: 1, b: [2] }, { b: [2], a: 1 }])).toBe(false);
+    expect(
+      check([
+        { a: 1, b: [2] },
+        { b: [2], a: 1 },
+      ]),
+    ).toBe(false);
     expect(check([0, -0])).toBe(false);
     expect(check([1, "1", [1], { 0: 1 }, null, {}, [], true, "true"])).toBe(true);
   });
@@ -83,7 +102,10 @@ describe("schema compilation is bounded (B5)", () => {
     expect(captureError(() => compileInputSchema(deep, "tree.walk")).details).toMatchObject({ tool: "tree.walk", bound: "nesting" });
     let data: unknown = 1;
     for (let level = 0; level < 1_000; level++) data = [data];
-    expect(captureError(() => compileInputSchema(objectOf({ a: { default: data } }), "tree.walk")).details).toMatchObject({ tool: "tree.walk", bound: "jsonDepth" });
+    expect(captureError(() => compileInputSchema(objectOf({ a: { default: data } }), "tree.walk")).details).toMatchObject({
+      tool: "tree.walk",
+      bound: "jsonDepth",
+    });
     const cyclic: Record<string, unknown> = { type: "object", properties: {} };
     (cyclic.properties as Record<string, unknown>).self = cyclic;
     const error = captureError(() => compileInputSchema(cyclic, "tree.self"));
@@ -94,7 +116,10 @@ describe("schema compilation is bounded (B5)", () => {
   it("B5 patterns beyond SCHEMA_BOUNDS.patterns or patternCharacters are refused with SCHEMA_TOO_LARGE before RE2 compiles any", () => {
     const many = objectOf({}, { patternProperties: Object.fromEntries(values(SCHEMA_BOUNDS.patterns + 1).map((name) => [`^${name}$`, { type: "string" }])) });
     expect(captureError(() => compileInputSchema(many, "kv.put")).details).toMatchObject({ bound: "patterns", tool: "kv.put" });
-    const long = objectOf({ a: { type: "string", pattern: "a".repeat(SCHEMA_BOUNDS.patternCharacters / 2) }, b: { type: "string", pattern: "b".repeat(SCHEMA_BOUNDS.patternCharacters / 2 + 1) } });
+    const long = objectOf({
+      a: { type: "string", pattern: "a".repeat(SCHEMA_BOUNDS.patternCharacters / 2) },
+      b: { type: "string", pattern: "b".repeat(SCHEMA_BOUNDS.patternCharacters / 2 + 1) },
+    });
     expect(captureError(() => compileInputSchema(long, "kv.put")).details).toMatchObject({ bound: "patternCharacters" });
   });
 

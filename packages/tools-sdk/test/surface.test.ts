@@ -13,7 +13,10 @@ describe("package surface", () => {
       const builtins = specifiers.filter((specifier) => specifier.startsWith("node:") || builtinModules.includes(specifier));
       expect(builtins, file).toEqual([]);
       // Only relative chunks of the package itself may be imported: no runtime dependency.
-      expect(specifiers.filter((specifier) => !specifier.startsWith("./")), file).toEqual([]);
+      expect(
+        specifiers.filter((specifier) => !specifier.startsWith("./")),
+        file,
+      ).toEqual([]);
     }
   });
 });

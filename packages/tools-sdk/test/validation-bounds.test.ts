@@ -45,7 +45,11 @@ describe("bounded validator cache and engines (B5)", () => {
       {
         type: "object",
         title: "before rotation",
-        properties: { to: { type: "string", format: "email" }, at: { type: "string", format: "date-time" }, sku: { type: "string", pattern: "^[A-Z]{3}-\\d+$" } },
+        properties: {
+          to: { type: "string", format: "email" },
+          at: { type: "string", format: "date-time" },
+          sku: { type: "string", pattern: "^[A-Z]{3}-\\d+$" },
+        },
         required: ["to", "sku"],
         additionalProperties: false,
       },
@@ -53,7 +57,12 @@ describe("bounded validator cache and engines (B5)", () => {
       { strictFormats: true },
     );
     const draft2020 = compileInputSchema(
-      { $schema: "https://json-schema.org/draft/2020-12/schema", type: "object", title: "before rotation", properties: { pair: { type: "array", prefixItems: [{ type: "string" }], items: false } } },
+      {
+        $schema: "https://json-schema.org/draft/2020-12/schema",
+        type: "object",
+        title: "before rotation",
+        properties: { pair: { type: "array", prefixItems: [{ type: "string" }], items: false } },
+      },
       "x.d2020",
     );
     const draft2019 = compileInputSchema(

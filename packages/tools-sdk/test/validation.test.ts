@@ -27,16 +27,18 @@ describe("schema compilation", () => {
       expect((error as Error).message).toContain('"acer.battery"');
     }
     expect(() => compileInputSchema({ type: "string" }, "x.y")).toThrow(/object schema/);
-    expect(() => compileInputSchema({ $schema: "http://json-schema.org/draft-04/schema#", type: "object" }, "x.z")).toThrow(
-      /supported dialects/,
-    );
+    expect(() => compileInputSchema({ $schema: "http://json-schema.org/draft-04/schema#", type: "object" }, "x.z")).toThrow(/supported dialects/);
   });
 
   it("B5 accepts draft-07 and 2020-12 schemas as MCP servers publish them", () => {
     const draft7 = compileInputSchema({ $schema: "http://json-schema.org/draft-07/schema#", type: "object", properties: { n: { type: "integer" } } }, "x.d7");
     expect(draft7.check({ n: 1.5 }).ok).toBe(false);
     const draft2020 = compileInputSchema(
-      { $schema: "https://json-schema.org/draft/2020-12/schema", type: "object", properties: { n: { type: "integer" }, pair: { type: "array", prefixItems: [{ type: "string" }] } } },
+      {
+        $schema: "https://json-schema.org/draft/2020-12/schema",
+        type: "object",
+        properties: { n: { type: "integer" }, pair: { type: "array", prefixItems: [{ type: "string" }] } },
+      },
       "x.d2020",
     );
     expect(draft2020.check({ n: 2 }).ok).toBe(true);
@@ -44,7 +46,11 @@ describe("schema compilation", () => {
 
   it("E5 B5 a schema without $schema that uses 2020-12 keywords is read as 2020-12 (MCP 2025-11-25's default), one with draft-07 forms as draft-07", () => {
     const tuple = compileInputSchema(
-      { type: "object", properties: { point: { type: "array", prefixItems: [{ type: "number" }, { type: "number" }], items: false } }, dependentRequired: { start: ["end"] } },
+      {
+        type: "object",
+        properties: { point: { type: "array", prefixItems: [{ type: "number" }, { type: "number" }], items: false } },
+        dependentRequired: { start: ["end"] },
+      },
       "x.undeclared2020",
     );
     expect(tuple.check({ point: [1, 2] })).toEqual({ ok: true });
@@ -53,10 +59,16 @@ describe("schema compilation", () => {
     const closed = compileInputSchema({ type: "object", properties: { a: { type: "string" } }, unevaluatedProperties: false }, "x.unevaluated");
     expect(closed.check({ a: "x", b: 1 }).ok).toBe(false);
     // Draft-07's array form of `items` keeps the draft-07 reading, 2020-12 keywords or not.
-    const draft7 = compileInputSchema({ type: "object", properties: { pair: { type: "array", items: [{ type: "string" }], additionalItems: false } } }, "x.undeclared7");
+    const draft7 = compileInputSchema(
+      { type: "object", properties: { pair: { type: "array", items: [{ type: "string" }], additionalItems: false } } },
+      "x.undeclared7",
+    );
     expect(draft7.check({ pair: ["a", "b"] }).ok).toBe(false);
     // 2019-09's recursive references (replaced in 2020-12) are read as 2019-09, and work.
-    const tree = compileInputSchema({ type: "object", $recursiveAnchor: true, properties: { name: { type: "string" }, child: { $recursiveRef: "#" } } }, "x.recursive2019");
+    const tree = compileInputSchema(
+      { type: "object", $recursiveAnchor: true, properties: { name: { type: "string" }, child: { $recursiveRef: "#" } } },
+      "x.recursive2019",
+    );
     expect(tree.check({ name: "a", child: { name: "b" } })).toEqual({ ok: true });
     expect(tree.check({ name: "a", child: { name: 7 } }).ok).toBe(false);
   });
@@ -66,7 +78,10 @@ describe("schema compilation", () => {
     const alpha = compileInputSchema({ $id: id, type: "object", properties: { a: { type: "string" } }, required: ["a"] }, "alpha.t");
     // Another provider's schema with the same $id, then alpha's schema changed under the same $id.
     const beta = compileInputSchema({ $id: id, type: "object", properties: { b: { type: "number" } }, required: ["b"] }, "beta.t");
-    const alpha2 = compileInputSchema({ $id: id, type: "object", properties: { a: { type: "string" }, extra: { type: "boolean" } }, required: ["a"] }, "alpha.t");
+    const alpha2 = compileInputSchema(
+      { $id: id, type: "object", properties: { a: { type: "string" }, extra: { type: "boolean" } }, required: ["a"] },
+      "alpha.t",
+    );
     expect(alpha.check({ a: "x" }).ok).toBe(true);
     expect(beta.check({ b: 1 }).ok).toBe(true);
     expect(beta.check({ a: "x" }).ok).toBe(false);
@@ -93,22 +108,37 @@ describe("schema compilation", () => {
   it("E5 B5 the dialect is read from schema positions only: data in an OpenAPI example does not make a schema draft-07", () => {
     const base = {
       type: "object",
-      properties: { items: { type: "array" }, a: { type: "string" }, b: { type: "string" }, pair: { type: "array", prefixItems: [{ type: "string" }, { type: "number" }] } },
+      properties: {
+        items: { type: "array" },
+        a: { type: "string" },
+        b: { type: "string" },
+        pair: { type: "array", prefixItems: [{ type: "string" }, { type: "number" }] },
+      },
       dependentRequired: { a: ["b"] },
     };
     const bad = { a: "x", pair: [1, "not a number"] };
-    for (const extra of [{ example: { items: ["apple", "pear"], a: "x", b: "y" } }, { "x-sample": { additionalItems: true, dependencies: {} } }, { default: { items: [1] } }]) {
+    for (const extra of [
+      { example: { items: ["apple", "pear"], a: "x", b: "y" } },
+      { "x-sample": { additionalItems: true, dependencies: {} } },
+      { default: { items: [1] } },
+    ]) {
       const check = compileInputSchema({ ...base, ...extra }, "shop.order").check(bad);
       expect(check.ok, JSON.stringify(extra)).toBe(false);
       expect(check.ok ? [] : check.issues.map((issue) => issue.path)).toEqual(["/pair/0", "/pair/1", ""]);
     }
     // A draft-07 form in a real schema position still makes it draft-07.
-    const tuple = compileInputSchema({ type: "object", properties: { t: { type: "array", items: [{ type: "string" }] } }, dependentRequired: { a: ["b"] } }, "x.tuple7");
+    const tuple = compileInputSchema(
+      { type: "object", properties: { t: { type: "array", items: [{ type: "string" }] } }, dependentRequired: { a: ["b"] } },
+      "x.tuple7",
+    );
     expect(tuple.check({ a: 1 }).ok).toBe(true);
   });
 
   it("E5 an argument mismatch message names the first 20 problems and counts the rest, within 4 KB", () => {
-    const validator = compileInputSchema({ type: "object", properties: { list: { type: "array", items: { type: "string" } } }, additionalProperties: false }, "example.tags");
+    const validator = compileInputSchema(
+      { type: "object", properties: { list: { type: "array", items: { type: "string" } } }, additionalProperties: false },
+      "example.tags",
+    );
     const check = validator.check({ list: Array.from({ length: 130_000 }, () => 0) });
     expect(check.ok).toBe(false);
     if (check.ok) return;
@@ -180,7 +210,9 @@ describe("schema error messages say what to fix (B5)", () => {
   });
 
   it("B5 other meta-schema problems keep ajv's words beside the type explanation", () => {
-    const error = captureError(() => compileInputSchema({ type: "object", properties: { q: { type: "int" }, r: { type: "string", minLength: "x" } } }, "shop.mixed"));
+    const error = captureError(() =>
+      compileInputSchema({ type: "object", properties: { q: { type: "int" }, r: { type: "string", minLength: "x" } } }, "shop.mixed"),
+    );
     expect(error.message).toContain('at /properties/q "type" is "int"');
     expect(error.message).toContain("/properties/r/minLength must be integer");
   });
@@ -252,4 +284,3 @@ function captureCode(action: () => unknown): string | undefined {
   }
   return undefined;
 }
-

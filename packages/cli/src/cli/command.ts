@@ -87,7 +87,12 @@ export const GLOBAL_OPTIONS: Readonly<Record<string, OptionSpec>> = Object.freez
     description:
       "model provider: scripted (with --script FILE), openai (any OpenAI-compatible endpoint, with --base-url and --model), anthropic or openai-responses (with --model and --api-key-env); none by default",
   },
-  "base-url": { type: "string", value: "URL", description: "API root: of the OpenAI-compatible endpoint, e.g. http://127.0.0.1:11434/v1 (alone, implies --provider openai), or a proxy for anthropic and openai-responses" },
+  "base-url": {
+    type: "string",
+    value: "URL",
+    description:
+      "API root: of the OpenAI-compatible endpoint, e.g. http://127.0.0.1:11434/v1 (alone, implies --provider openai), or a proxy for anthropic and openai-responses",
+  },
   model: { type: "string", value: "NAME", description: "model name, e.g. qwen2.5:7b (openai), claude-sonnet-4-5 (anthropic), gpt-5-mini (openai-responses)" },
   "api-key-env": { type: "string", value: "NAME", description: "environment variable holding the API key (never passed on the command line)" },
   help: { type: "boolean", description: "show help" },
@@ -134,7 +139,8 @@ export function stringOption(context: CommandContext, name: string): string | un
 /** A string option that must be given. */
 export function requiredOption(context: CommandContext, name: string): string {
   const value = stringOption(context, name);
-  if (value === undefined || value === "") throw usageError(`${context.command.words.join(" ")} needs --${name} ${context.command.options[name]?.value ?? "VALUE"}`);
+  if (value === undefined || value === "")
+    throw usageError(`${context.command.words.join(" ")} needs --${name} ${context.command.options[name]?.value ?? "VALUE"}`);
   return value;
 }
 

@@ -131,27 +131,40 @@ export function usageError(message: string): OpenWorkerError {
   return new OpenWorkerError(CLI_ERROR_CODES.USAGE, message);
 }
 
-const TOOLS_CHECK_HINT = "a tool or the bundle's selection is at fault, not the command line: `{program} tools check --bundle DIR` resolves every selected tool and lists each problem";
+const TOOLS_CHECK_HINT =
+  "a tool or the bundle's selection is at fault, not the command line: `{program} tools check --bundle DIR` resolves every selected tool and lists each problem";
 
 const HINTS: readonly (readonly [prefix: string, hint: string])[] = [
   ["CLI_USAGE", "run `{program} {command} --help` for the options"],
-  ["CLI_ARGUMENTS_INVALID", "pass the tool's arguments as one JSON object, e.g. --args '{\"query\":\"mcp\"}'"],
+  ["CLI_ARGUMENTS_INVALID", 'pass the tool\'s arguments as one JSON object, e.g. --args \'{"query":"mcp"}\''],
   ["CLI_POLICY_FILE", "check the path of --policy; relative paths are resolved against the current folder"],
   ["CLI_SCRIPT_FILE", "check the path of --script; relative paths are resolved against the current folder"],
-  ["CLI_POLICY", "a policy file is JSON: {\"name\":\"…\",\"classifications\":{\"ns.tool\":\"read_only\"},\"rules\":{\"read_only\":\"allow\"}}"],
-  ["CLI_SCRIPT", "a script file is a JSON array of steps {\"text\"?: string, \"toolCalls\"?: [{\"name\": alias, \"arguments\": {…}}]}"],
-  ["CLI_MODEL_MISSING", "pass --script FILE (scripted model), --provider openai --base-url URL --model NAME, or --provider anthropic|openai-responses --model NAME --api-key-env VAR"],
-  ["CLI_API_KEY_MISSING", "export the variable named by --api-key-env (anthropic and openai-responses need one; --provider openai runs without the option for a keyless local endpoint)"],
+  ["CLI_POLICY", 'a policy file is JSON: {"name":"…","classifications":{"ns.tool":"read_only"},"rules":{"read_only":"allow"}}'],
+  ["CLI_SCRIPT", 'a script file is a JSON array of steps {"text"?: string, "toolCalls"?: [{"name": alias, "arguments": {…}}]}'],
+  [
+    "CLI_MODEL_MISSING",
+    "pass --script FILE (scripted model), --provider openai --base-url URL --model NAME, or --provider anthropic|openai-responses --model NAME --api-key-env VAR",
+  ],
+  [
+    "CLI_API_KEY_MISSING",
+    "export the variable named by --api-key-env (anthropic and openai-responses need one; --provider openai runs without the option for a keyless local endpoint)",
+  ],
   ["CLI_TOOL_NOT_SELECTED", "list the bundle's tools with `{program} tools list --bundle DIR`, or call without --bundle"],
   ["CLI_SESSION_UNKNOWN", "list the sessions with `{program} journal sessions`"],
   ["CLI_MCP_SDK_MISSING", "@openworker/cli needs @modelcontextprotocol/server and @modelcontextprotocol/node installed beside it"],
   ["CLI_INTERRUPTED", "nothing it started is left running; sessions it opened are closed and journaled (`{program} journal sessions`)"],
-  ["MCP_AUTHORIZATION_REQUIRED", "authorize the provider once, outside a turn: `{program} auth login NAMESPACE --servers FILE` (the tokens are kept in <workspace>/.openworker/mcp-tokens.json)"],
+  [
+    "MCP_AUTHORIZATION_REQUIRED",
+    "authorize the provider once, outside a turn: `{program} auth login NAMESPACE --servers FILE` (the tokens are kept in <workspace>/.openworker/mcp-tokens.json)",
+  ],
   ["CLI_PROVIDER_UNAVAILABLE", "the turn ran without those providers' tools: `{program} tools check --bundle DIR` starts each provider and says why it fails"],
   ["CLI_LISTEN_FAILED", "pick another port with --http PORT (0 picks a free one)"],
   ["TOOL_NOT_REGISTERED", "names are exact; `{program} tools list` shows the registered tools"],
   ["NAMESPACE_UNKNOWN", "`{program} tools list` shows the registered namespaces (native tools and MCP providers)"],
-  ["JOURNAL_LOCKED", "another process writes this journal: `{program} journal …` commands read beside it; to write, stop that process or pass another --journal PATH"],
+  [
+    "JOURNAL_LOCKED",
+    "another process writes this journal: `{program} journal …` commands read beside it; to write, stop that process or pass another --journal PATH",
+  ],
   ["JOURNAL_SESSION_EXISTS", "pick another --session-id, or leave it out for a fresh random one"],
   ["JOURNAL_NOT_FOUND", "check --journal PATH (default <workspace>/.openworker/journal.db); `call`, `run` and `serve` create the journal"],
   ["JOURNAL_", "check --journal PATH (default <workspace>/.openworker/journal.db)"],
@@ -161,20 +174,35 @@ const HINTS: readonly (readonly [prefix: string, hint: string])[] = [
   ["BUNDLE_", "pass --bundle with the folder holding manifest.md and tools.json (or its parent)"],
   ["MANIFEST_", "fix manifest.md as the message says"],
   ["TOOLS_JSON", "fix tools.json as the message says; `{program} tools check --bundle DIR` lists every problem"],
-  ["MODEL_PROVIDER_UNKNOWN", "pass --script FILE (scripted model), --provider openai --base-url URL --model NAME, or --provider anthropic|openai-responses --model NAME --api-key-env VAR"],
+  [
+    "MODEL_PROVIDER_UNKNOWN",
+    "pass --script FILE (scripted model), --provider openai --base-url URL --model NAME, or --provider anthropic|openai-responses --model NAME --api-key-env VAR",
+  ],
   ["MODEL_", "check --provider, --base-url, --model and the endpoint; a key is sent only from the variable --api-key-env names"],
   ["OPENAI_", "check --base-url, --model and --api-key-env (the CLI sends a key only from the variable it names)"],
   ["REGISTRY_", "register every tool and provider before the runtime opens"],
   // Provider definitions come from --servers or from the host's own registerMcp calls; the message names which.
-  ["PROVIDER_", "fix the MCP provider the message names: its entry in the --servers file or the host's registerMcp call (formats in the @openworker/registry README)"],
-  ["PLACEMENT_INVALID", "placement is \"host\" (default) or \"sandbox\", and \"sandbox\" only for stdio providers the host starts"],
+  [
+    "PROVIDER_",
+    "fix the MCP provider the message names: its entry in the --servers file or the host's registerMcp call (formats in the @openworker/registry README)",
+  ],
+  ["PLACEMENT_INVALID", 'placement is "host" (default) or "sandbox", and "sandbox" only for stdio providers the host starts'],
   ["DUPLICATE_PROVIDER", "each MCP provider needs its own namespace: rename one in the --servers file or in the host's registration"],
   ["NAMESPACE_CONFLICT", "a namespace belongs to native tools or to one MCP provider, never both: rename the provider's namespace"],
-  ["NAMESPACE_", "namespaces use ASCII letters, digits, \"_\" and \"-\", are not \"openworker\", and leave room for \".tool\" within 80 bytes"],
+  ["NAMESPACE_", 'namespaces use ASCII letters, digits, "_" and "-", are not "openworker", and leave room for ".tool" within 80 bytes'],
   // Name codes of the SDK: a tool name in tools.json (or given to a command) broke N1–N4.
-  ["NAME_", "tool names are \"namespace.tool\" in ASCII letters, digits, \"_\", \"-\" and \".\", at most 80 bytes; `{program} tools check --bundle DIR` lists every problem of a bundle"],
-  ["ALIAS_", "a name's model alias (each \".\" becomes \"__\") must fit 80 bytes; shorten the name; `{program} tools check --bundle DIR` lists every problem of a bundle"],
-  ["MCP_SANDBOX_", "the sandbox did not start the provider, and it never runs as host code instead: install what the message names (bubblewrap: apt-get install bubblewrap), fix its sandbox policy, or give the host's own sandbox launcher"],
+  [
+    "NAME_",
+    'tool names are "namespace.tool" in ASCII letters, digits, "_", "-" and ".", at most 80 bytes; `{program} tools check --bundle DIR` lists every problem of a bundle',
+  ],
+  [
+    "ALIAS_",
+    'a name\'s model alias (each "." becomes "__") must fit 80 bytes; shorten the name; `{program} tools check --bundle DIR` lists every problem of a bundle',
+  ],
+  [
+    "MCP_SANDBOX_",
+    "the sandbox did not start the provider, and it never runs as host code instead: install what the message names (bubblewrap: apt-get install bubblewrap), fix its sandbox policy, or give the host's own sandbox launcher",
+  ],
   ["MCP_", "check the MCP provider's program or URL; `{program} tools check --bundle DIR` starts it and reports"],
   // A partner's tool or a bundle's selection is at fault, not the command line (B5, N6, A4).
   ...["SCHEMA_", "DESCRIPTOR_", "TOOL_", "DUPLICATE_TOOL", "SELECTION_", "CATALOG_", "CLASSIFICATION_INVALID", "NATIVE_SANDBOX_PLACEMENT", "UNKNOWN_TOOL"].map(
@@ -215,6 +243,8 @@ export function hintFor(code: string, program: string, command: string, reason?:
     REASON_HINTS.find(([coded, why]) => (coded === code || coded === "*") && why === reason)?.[2] ??
     HINTS.find(([prefix]) => code.startsWith(prefix))?.[1] ??
     FALLBACK_HINT;
-  return hint.replaceAll("{program}", program).replaceAll("{command}", command || "").replace(/ {2,}/g, " ");
+  return hint
+    .replaceAll("{program}", program)
+    .replaceAll("{command}", command || "")
+    .replace(/ {2,}/g, " ");
 }
-

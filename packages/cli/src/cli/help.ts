@@ -19,7 +19,7 @@ export function programHelp(program: string, commands: readonly CommandSpec[], g
     ...optionLines(GLOBAL_OPTIONS),
     "",
     `Run \`${program} <command> --help\` for a command's options; \`${program} --version\` prints the CLI's version.`,
-    "With --json, results are JSON on stdout and an error is one JSON line on stderr: {\"error\":{\"code\",\"message\",\"hint\"}}.",
+    'With --json, results are JSON on stdout and an error is one JSON line on stderr: {"error":{"code","message","hint"}}.',
     EXIT_LINE,
   ].join("\n");
 }

@@ -37,9 +37,13 @@ export function parseCommandLine(argv: readonly string[], commands: readonly Com
     }
     const group = commands.filter((candidate) => candidate.words[0] === words[0]);
     if (group.length > 0) {
-      throw usageError(`\`${words.join(" ")}\` is not a command; ${words[0]} takes one of: ${group.map((candidate) => candidate.words.slice(1).join(" ")).join(", ")}`);
+      throw usageError(
+        `\`${words.join(" ")}\` is not a command; ${words[0]} takes one of: ${group.map((candidate) => candidate.words.slice(1).join(" ")).join(", ")}`,
+      );
     }
-    throw usageError(`unknown command ${JSON.stringify(words[0] ?? argv[0])}; commands: ${[...new Set(commands.map((candidate) => candidate.words[0]))].join(", ")}`);
+    throw usageError(
+      `unknown command ${JSON.stringify(words[0] ?? argv[0])}; commands: ${[...new Set(commands.map((candidate) => candidate.words[0]))].join(", ")}`,
+    );
   }
   if (asksHelp) return { kind: "help", command, group: command.words[0] };
 

@@ -26,7 +26,11 @@ export const authLogin: CommandSpec = {
     const { McpBridge, resourceOf } = await import("@openworker/mcp-bridge");
     const authorization = await mcpAuthorization(context, true);
     const onProviderStart = providerProgress((text) => context.terminal.note(text));
-    const bridge = new McpBridge([definition], { authorization: authorization.options, onProviderStart, ...(context.sandbox ? { sandbox: context.sandbox } : {}) });
+    const bridge = new McpBridge([definition], {
+      authorization: authorization.options,
+      onProviderStart,
+      ...(context.sandbox ? { sandbox: context.sandbox } : {}),
+    });
     try {
       const { unavailable, catalogs } = await bridge.openSession("openworker-cli-auth").discover([definition.namespace], { signal: context.signal });
       const failure = unavailable[0];
@@ -34,8 +38,12 @@ export const authLogin: CommandSpec = {
       const stored = await authorization.options.store.load(keyOf(definition, resourceOf));
       const summary = { namespace: definition.namespace, ...describe(stored), tools: catalogs[0]?.tools.length ?? 0 };
       if (context.terminal.json) context.terminal.printJson(summary);
-      else if (stored?.tokens === undefined) context.terminal.line(`MCP provider "${definition.namespace}" needs no authorization: it answered without a token (${summary.tools} tools)`);
-      else context.terminal.line(`authorized MCP provider "${definition.namespace}"${summary.scopes ? ` for ${summary.scopes}` : ""}${summary.expiresAt ? `, until ${summary.expiresAt}` : ""} (${summary.tools} tools)`);
+      else if (stored?.tokens === undefined)
+        context.terminal.line(`MCP provider "${definition.namespace}" needs no authorization: it answered without a token (${summary.tools} tools)`);
+      else
+        context.terminal.line(
+          `authorized MCP provider "${definition.namespace}"${summary.scopes ? ` for ${summary.scopes}` : ""}${summary.expiresAt ? `, until ${summary.expiresAt}` : ""} (${summary.tools} tools)`,
+        );
       return EXIT_CODES.ok;
     } finally {
       await bridge.dispose();
@@ -69,7 +77,10 @@ export const authStatus: CommandSpec = {
       return EXIT_CODES.ok;
     }
     await context.terminal.stream(
-      table([["provider", "resource", "scopes", "expires", "refresh"], ...rows.map((row) => [row.namespace, row.resource, row.scopes ?? "-", row.expiresAt ?? "-", row.refreshable ? "yes" : "no"])]),
+      table([
+        ["provider", "resource", "scopes", "expires", "refresh"],
+        ...rows.map((row) => [row.namespace, row.resource, row.scopes ?? "-", row.expiresAt ?? "-", row.refreshable ? "yes" : "no"]),
+      ]),
       { signal: context.signal },
     );
     return EXIT_CODES.ok;
@@ -92,7 +103,8 @@ export const authLogout: CommandSpec = {
     const keys = (await store.keys()).filter((key) => key.namespace === namespace);
     for (const key of keys) await store.delete(key);
     if (context.terminal.json) context.terminal.printJson({ namespace, forgotten: keys.length });
-    else context.terminal.line(keys.length === 0 ? `MCP provider "${namespace}" was not authorized` : `forgot the authorization of MCP provider "${namespace}"`);
+    else
+      context.terminal.line(keys.length === 0 ? `MCP provider "${namespace}" was not authorized` : `forgot the authorization of MCP provider "${namespace}"`);
     return EXIT_CODES.ok;
   },
 };
@@ -100,10 +112,18 @@ export const authLogout: CommandSpec = {
 function httpProvider(context: CommandContext, namespace: string): StreamableHttpProviderDefinition {
   const definition = context.registry.providers().find((provider) => provider.namespace === namespace);
   if (definition === undefined) {
-    throw new OpenWorkerError(CLI_ERROR_CODES.AUTH_PROVIDER_UNKNOWN, `auth: no MCP provider "${namespace}" is registered; pass the servers file that defines it with --servers FILE`, { details: { namespace } });
+    throw new OpenWorkerError(
+      CLI_ERROR_CODES.AUTH_PROVIDER_UNKNOWN,
+      `auth: no MCP provider "${namespace}" is registered; pass the servers file that defines it with --servers FILE`,
+      { details: { namespace } },
+    );
   }
   if (definition.transport !== "streamable_http") {
-    throw new OpenWorkerError(CLI_ERROR_CODES.AUTH_PROVIDER_UNKNOWN, `auth: MCP provider "${namespace}" runs over stdio; OAuth applies to streamable-HTTP providers only`, { details: { namespace } });
+    throw new OpenWorkerError(
+      CLI_ERROR_CODES.AUTH_PROVIDER_UNKNOWN,
+      `auth: MCP provider "${namespace}" runs over stdio; OAuth applies to streamable-HTTP providers only`,
+      { details: { namespace } },
+    );
   }
   return definition;
 }

@@ -19,7 +19,11 @@ export const callCommand: CommandSpec = {
   positionals: { min: 1, max: 1 },
   options: {
     args: { type: "string", value: "JSON", description: "the arguments, one JSON object (default {})" },
-    bundle: { type: "string", value: "DIR", description: "call as this bundle's coworker (the tool must be selected); default: a bundle selecting only this tool" },
+    bundle: {
+      type: "string",
+      value: "DIR",
+      description: "call as this bundle's coworker (the tool must be selected); default: a bundle selecting only this tool",
+    },
     ...SESSION_OPTIONS,
     json: { type: "boolean", description: "print the call report as JSON" },
   },
@@ -30,7 +34,10 @@ export const callCommand: CommandSpec = {
   async run(context) {
     const name = context.positionals[0]!;
     if (name.trim() === "") {
-      throw new OpenWorkerError(SDK_ERROR_CODES.NAME_EMPTY, `call: the tool name is empty; give the qualified name of a tool, such as "example.web_search" (\`${context.program} tools list\` shows them)`);
+      throw new OpenWorkerError(
+        SDK_ERROR_CODES.NAME_EMPTY,
+        `call: the tool name is empty; give the qualified name of a tool, such as "example.web_search" (\`${context.program} tools list\` shows them)`,
+      );
     }
     const args = parseArgsOption(stringOption(context, "args"));
     const mode = choiceOption<ApproveMode>(context, "approve", "ask");
@@ -45,7 +52,9 @@ export const callCommand: CommandSpec = {
     const prompter = context.stdin.isTTY ? () => (reader ??= new LineReader(context.stdin, process.stderr)) : undefined;
     const runtime = await openRuntime(context, { approver: terminalApprover(mode, context.terminal, prompter), needsModel: false });
     try {
-      const session = await runtime.openSession({ bundle, policy }).catch((error: unknown) => Promise.reject(bundleDir === undefined ? asNameProblem(error, bundle.dir) : error));
+      const session = await runtime
+        .openSession({ bundle, policy })
+        .catch((error: unknown) => Promise.reject(bundleDir === undefined ? asNameProblem(error, bundle.dir) : error));
       if (!context.terminal.json) session.subscribe(progressPrinter(context.terminal));
       const report = await session
         .callTool(name, args, { signal: context.signal })
@@ -79,7 +88,10 @@ function assertNotAnAlias(context: CommandContext, name: string): void {
   if (name.includes(".")) return;
   const meant = context.registry.natives().find((tool) => tool.alias === name);
   if (meant === undefined) return;
-  throw new OpenWorkerError(SDK_ERROR_CODES.NAME_NOT_QUALIFIED, `tool name ${JSON.stringify(name)} is not qualified; did you mean ${JSON.stringify(meant.name)}? (${name} is its model alias; call takes the qualified name)`);
+  throw new OpenWorkerError(
+    SDK_ERROR_CODES.NAME_NOT_QUALIFIED,
+    `tool name ${JSON.stringify(name)} is not qualified; did you mean ${JSON.stringify(meant.name)}? (${name} is its model alias; call takes the qualified name)`,
+  );
 }
 
 /**

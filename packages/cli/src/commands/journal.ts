@@ -57,7 +57,8 @@ export const journalShow: CommandSpec = {
       terminal.line(`bundle    ${session.bundleDir ?? "-"}`);
       terminal.line(`workspace ${session.workspace}`);
       // A4: the sandbox each sandbox-placed provider ran in, as its identity recorded it.
-      for (const [namespace, launch] of Object.entries(sandboxed ?? {})) terminal.line(`sandbox   ${namespace}: ${JSON.stringify((launch as { sandbox?: unknown }).sandbox ?? {})}`);
+      for (const [namespace, launch] of Object.entries(sandboxed ?? {}))
+        terminal.line(`sandbox   ${namespace}: ${JSON.stringify((launch as { sandbox?: unknown }).sandbox ?? {})}`);
       terminal.line(`opened    ${session.openedAt}   closed ${session.closedAt ?? "(open)"}`);
       terminal.line(`records   ${session.records}`);
       const rows = calls.map((call) => [
@@ -97,7 +98,9 @@ export const journalVerify: CommandSpec = {
         return EXIT_CODES.ok;
       }
       const at = report.firstBreak;
-      terminal.line(`${terminal.paint("red", "BROKEN")}: ${scope}; first break in ${at?.sessionId} at record ${at?.seq}: ${clip(at?.problem ?? "unknown", 300)}`);
+      terminal.line(
+        `${terminal.paint("red", "BROKEN")}: ${scope}; first break in ${at?.sessionId} at record ${at?.seq}: ${clip(at?.problem ?? "unknown", 300)}`,
+      );
       return EXIT_CODES.failed;
     }),
 };
@@ -109,9 +112,7 @@ export const journalExport: CommandSpec = {
   usage: "<session-id>",
   positionals: { min: 1, max: 1 },
   options: {},
-  details:
-    `${JOURNAL_DETAILS}\nOne record per line. To check a line: drop prevHash and hash, canonicalize, and\n` +
-    "sha256(prevHash + text) is hash.",
+  details: `${JOURNAL_DETAILS}\nOne record per line. To check a line: drop prevHash and hash, canonicalize, and\n` + "sha256(prevHash + text) is hash.",
   run: (context) =>
     withJournal(context, async (journal) => {
       const sessionId = context.positionals[0]!;
@@ -204,7 +205,8 @@ function approvalFilter(context: CommandContext): { qualifiedName?: string; exec
 /** The journal file at `--journal PATH`, or `JOURNAL_NOT_FOUND` when no session created it yet. */
 function existingJournal(context: CommandContext): string {
   const file = context.globals.journalPath;
-  if (!existsSync(file)) throw new OpenWorkerError(CLI_ERROR_CODES.JOURNAL_NOT_FOUND, `${file}: no journal here yet (sessions create it)`, { details: { file } });
+  if (!existsSync(file))
+    throw new OpenWorkerError(CLI_ERROR_CODES.JOURNAL_NOT_FOUND, `${file}: no journal here yet (sessions create it)`, { details: { file } });
   return file;
 }
 

@@ -62,7 +62,9 @@ export const runCommand: CommandSpec = {
       const session = await runtime.openSession({ bundle, policy, ...(sessionId === undefined ? {} : { sessionId }) });
       if (!json) {
         session.subscribe(progressPrinter(context.terminal));
-        context.terminal.note(context.terminal.paint("dim", `session ${session.id} · ${bundle.manifest.name} · identity ${session.executionIdentity.slice(0, 23)}…`));
+        context.terminal.note(
+          context.terminal.paint("dim", `session ${session.id} · ${bundle.manifest.name} · identity ${session.executionIdentity.slice(0, 23)}…`),
+        );
       }
       if (!interactive) {
         const turn = await control.turn(session, runtime, message, true);
@@ -95,7 +97,9 @@ function sessionIdOption(context: CommandContext): string | undefined {
   const sessionId = stringOption(context, "session-id");
   if (sessionId === undefined || isSessionId(sessionId)) return sessionId;
   const shown = JSON.stringify(sessionId.length > 60 ? `${sessionId.slice(0, 60)}…` : sessionId);
-  throw usageError(`--session-id ${shown} is not a session id: use 1–128 letters, digits and . _ : - (starting with a letter or digit), or leave it out for a random one`);
+  throw usageError(
+    `--session-id ${shown} is not a session id: use 1–128 letters, digits and . _ : - (starting with a letter or digit), or leave it out for a random one`,
+  );
 }
 
 /** An MCP provider that could not be reached for a turn, as the runtime's `PROVIDER_UNAVAILABLE` diagnostic names it. */

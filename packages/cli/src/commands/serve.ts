@@ -8,7 +8,8 @@ import { SCRIPT_OPTION, SERVE_SESSION_OPTIONS } from "./options.js";
 export const serveCommand: CommandSpec = {
   words: ["serve"],
   summary: "Serve the harness over stdio JSON-RPC (--stdio), or a bundle's tools as an MCP server (--mcp)",
-  usage: "--stdio [--script FILE] | --mcp --bundle DIR [--http PORT [--max-sessions N] [--idle-timeout SECONDS]] [--tool-names alias|published] [--policy FILE] [--approve ask|yes|no]",
+  usage:
+    "--stdio [--script FILE] | --mcp --bundle DIR [--http PORT [--max-sessions N] [--idle-timeout SECONDS]] [--tool-names alias|published] [--policy FILE] [--approve ask|yes|no]",
   positionals: { min: 0, max: 0 },
   options: {
     stdio: { type: "boolean", description: "the harness for a host application: newline-delimited JSON-RPC 2.0 on stdin/stdout" },
@@ -17,18 +18,21 @@ export const serveCommand: CommandSpec = {
     "max-sessions": {
       type: "string",
       value: "N",
-      description: "with --mcp --http: concurrent MCP sessions (default 32; each has its own MCP processes); at the bound the least recently used idle one is closed for a new client",
+      description:
+        "with --mcp --http: concurrent MCP sessions (default 32; each has its own MCP processes); at the bound the least recently used idle one is closed for a new client",
     },
     "idle-timeout": {
       type: "string",
       value: "SECONDS",
-      description: "with --mcp --http: close a client's MCP session after this long with no request, event stream or tool call in progress, as DELETE would (default 300: 5 minutes; 1-999999)",
+      description:
+        "with --mcp --http: close a client's MCP session after this long with no request, event stream or tool call in progress, as DELETE would (default 300: 5 minutes; 1-999999)",
     },
     "tool-names": {
       type: "string",
       value: "alias|published",
       choices: ["alias", "published"],
-      description: "with --mcp: serve tools by model alias (default), or by the names their providers publish (native tools: qualified names; a name two tools share stays an alias)",
+      description:
+        "with --mcp: serve tools by model alias (default), or by the names their providers publish (native tools: qualified names; a name two tools share stays an alias)",
     },
     bundle: { type: "string", value: "DIR", description: "with --mcp: the bundle whose selection is served" },
     ...SCRIPT_OPTION,

@@ -28,12 +28,25 @@ export const toolsList: CommandSpec = {
     "as not discovered unless --discover starts their providers (then closes them, verified).",
   async run(context) {
     const bundleDir = stringOption(context, "bundle");
-    if (bundleDir === undefined && context.options.discover === true) throw usageError("tools list: --discover applies to a bundle's selection; pass --bundle DIR");
+    if (bundleDir === undefined && context.options.discover === true)
+      throw usageError("tools list: --discover applies to a bundle's selection; pass --bundle DIR");
     if (bundleDir === undefined) return listRegistered(context, (await import("@openworker/mcp-bridge")).redactArgs);
     const bundle = await loadBundleDir(bundleDir);
-    const report = await inspectSelection(context.registry, bundle, { discover: context.options.discover === true, signal: context.signal, sandbox: context.sandbox, terminal: context.terminal, tokenStore: tokenStorePath(context) });
+    const report = await inspectSelection(context.registry, bundle, {
+      discover: context.options.discover === true,
+      signal: context.signal,
+      sandbox: context.sandbox,
+      terminal: context.terminal,
+      tokenStore: tokenStorePath(context),
+    });
     if (context.terminal.json) {
-      context.terminal.printJson({ bundle: bundle.dir, version: bundle.selection.version, tools: report.rows, notOffered: report.notOffered, problems: report.problems });
+      context.terminal.printJson({
+        bundle: bundle.dir,
+        version: bundle.selection.version,
+        tools: report.rows,
+        notOffered: report.notOffered,
+        problems: report.problems,
+      });
       return report.problems.length > 0 ? EXIT_CODES.failed : EXIT_CODES.ok;
     }
     printRows(context, report);
@@ -70,7 +83,14 @@ export const toolsCheck: CommandSpec = {
     try {
       const bundle = await loadBundleDir(bundleDir);
       dir = bundle.dir;
-      report = await inspectSelection(context.registry, bundle, { discover: true, signal: context.signal, sandbox: context.sandbox, model, terminal: context.terminal, tokenStore: tokenStorePath(context) });
+      report = await inspectSelection(context.registry, bundle, {
+        discover: true,
+        signal: context.signal,
+        sandbox: context.sandbox,
+        model,
+        terminal: context.terminal,
+        tokenStore: tokenStorePath(context),
+      });
     } catch (error) {
       // A bundle that does not load is problems to list, not a crash; a stop is not a problem of the bundle.
       if (!OpenWorkerError.isInstance(error) || error.code === CLI_ERROR_CODES.INTERRUPTED) throw error;
@@ -103,11 +123,17 @@ function listRegistered(context: CommandContext, redactArgs: (args: readonly str
   }
   const { terminal } = context;
   terminal.line(terminal.paint("bold", `native tools (${natives.length})`));
-  for (const line of table([["name", "alias", "version", "classification"], ...natives.map((tool) => [tool.name, tool.alias, tool.descriptor.version, tool.classification ?? "external"])])) {
+  for (const line of table([
+    ["name", "alias", "version", "classification"],
+    ...natives.map((tool) => [tool.name, tool.alias, tool.descriptor.version, tool.classification ?? "external"]),
+  ])) {
     terminal.line(`  ${line}`);
   }
   terminal.line(terminal.paint("bold", `MCP providers (${providers.length})`));
-  for (const line of table([["namespace", "transport", "placement", "launch"], ...providers.map((provider) => [provider.namespace, provider.transport, placementOf(provider), launchOf(provider, redactArgs)])])) {
+  for (const line of table([
+    ["namespace", "transport", "placement", "launch"],
+    ...providers.map((provider) => [provider.namespace, provider.transport, placementOf(provider), launchOf(provider, redactArgs)]),
+  ])) {
     terminal.line(`  ${line}`);
   }
   return EXIT_CODES.ok;
@@ -138,7 +164,14 @@ function printProblems(context: CommandContext, problems: readonly SelectionProb
 }
 
 function nativeJson(tool: RegisteredTool) {
-  return { name: tool.name, alias: tool.alias, version: tool.descriptor.version, description: tool.descriptor.description, classification: tool.classification ?? "external", placement: tool.placement };
+  return {
+    name: tool.name,
+    alias: tool.alias,
+    version: tool.descriptor.version,
+    description: tool.descriptor.description,
+    classification: tool.classification ?? "external",
+    placement: tool.placement,
+  };
 }
 
 function providerJson(provider: McpProviderDefinition, redactArgs: (args: readonly string[]) => string[]) {
@@ -184,7 +217,14 @@ async function loadProblems(
   const rest = error.details.selection as BundleSelection | undefined;
   if (rest === undefined) return { problems, notOffered: [] };
   // The rest lacks the bad entries: its problems are named by where its entries stand in the file.
-  const fileIndexes = keptIndexes(rest, entries.flatMap((problem) => (typeof problem.details.field === "string" ? [problem.details.field] : [])));
-  const resolved = await inspectSelection(context.registry, { selection: rest }, { discover: true, signal: context.signal, sandbox: context.sandbox, model, fileIndexes, terminal: context.terminal, tokenStore: tokenStorePath(context) });
+  const fileIndexes = keptIndexes(
+    rest,
+    entries.flatMap((problem) => (typeof problem.details.field === "string" ? [problem.details.field] : [])),
+  );
+  const resolved = await inspectSelection(
+    context.registry,
+    { selection: rest },
+    { discover: true, signal: context.signal, sandbox: context.sandbox, model, fileIndexes, terminal: context.terminal, tokenStore: tokenStorePath(context) },
+  );
   return { problems: [...problems, ...resolved.problems], notOffered: resolved.notOffered };
 }

@@ -10,11 +10,15 @@ const LOCAL_HOSTNAMES = new Set(["127.0.0.1", "localhost", "[::1]"]);
  * `127.1` or `0x7f.1` reach the same address, but no client spells them so, and the list
  * the README gives is the whole list.
  */
-export function checkLocalRequest(headers: { host?: string | undefined; origin?: string | undefined }, port: number): { ok: true } | { ok: false; reason: string } {
+export function checkLocalRequest(
+  headers: { host?: string | undefined; origin?: string | undefined },
+  port: number,
+): { ok: true } | { ok: false; reason: string } {
   const host = headers.host;
   if (!host) return { ok: false, reason: "the request has no Host header" };
   const authority = splitAuthority(host);
-  if (!authority || !LOCAL_HOSTNAMES.has(authority.hostname)) return { ok: false, reason: `Host ${JSON.stringify(host)} is not this machine's loopback address` };
+  if (!authority || !LOCAL_HOSTNAMES.has(authority.hostname))
+    return { ok: false, reason: `Host ${JSON.stringify(host)} is not this machine's loopback address` };
   if (authority.port !== String(port)) return { ok: false, reason: `Host ${JSON.stringify(host)} does not name port ${port}` };
   const origin = headers.origin;
   if (origin !== undefined) {

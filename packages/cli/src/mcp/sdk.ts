@@ -22,7 +22,11 @@ export interface McpSdk {
 /** Loads the MCP SDK, only for `serve --mcp` (it is heavy). */
 export async function loadMcpSdk(): Promise<McpSdk> {
   try {
-    const [server, stdio, node] = await Promise.all([import("@modelcontextprotocol/server"), import("@modelcontextprotocol/server/stdio"), import("@modelcontextprotocol/node")]);
+    const [server, stdio, node] = await Promise.all([
+      import("@modelcontextprotocol/server"),
+      import("@modelcontextprotocol/server/stdio"),
+      import("@modelcontextprotocol/node"),
+    ]);
     return {
       Server: server.Server,
       serveStdio: stdio.serveStdio,
@@ -36,6 +40,10 @@ export async function loadMcpSdk(): Promise<McpSdk> {
       toWebRequest: node.toWebRequest,
     };
   } catch (cause) {
-    throw new OpenWorkerError(CLI_ERROR_CODES.MCP_SDK_MISSING, `serve --mcp could not load the MCP SDK, @modelcontextprotocol/server and @modelcontextprotocol/node (${(cause as Error).message})`, { cause });
+    throw new OpenWorkerError(
+      CLI_ERROR_CODES.MCP_SDK_MISSING,
+      `serve --mcp could not load the MCP SDK, @modelcontextprotocol/server and @modelcontextprotocol/node (${(cause as Error).message})`,
+      { cause },
+    );
   }
 }

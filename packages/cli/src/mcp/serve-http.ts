@@ -31,7 +31,14 @@ const STOP_GRACE_MS = 2_000;
  * one shared OpenWorker session ({@link ModernSession}). Runs until `context.signal` asks
  * it to stop.
  */
-export async function serveHttp(sdk: McpSdk, tools: readonly ResolvedTool[], openSession: () => Promise<Session>, context: CommandContext, requestedPort: number, { maxSessions, idleTimeoutSeconds, toolNames }: HttpLimits): Promise<void> {
+export async function serveHttp(
+  sdk: McpSdk,
+  tools: readonly ResolvedTool[],
+  openSession: () => Promise<Session>,
+  context: CommandContext,
+  requestedPort: number,
+  { maxSessions, idleTimeoutSeconds, toolNames }: HttpLimits,
+): Promise<void> {
   type Entry = { transport: InstanceType<McpSdk["NodeStreamableHTTPServerTransport"]>; session: Promise<Session>; idle: IdleExpiry; lastUsed: number };
   // In the order they were last used: the first idle one is the least recently used.
   const entries = new Map<string, Entry>();
@@ -40,7 +47,9 @@ export async function serveHttp(sdk: McpSdk, tools: readonly ResolvedTool[], ope
   // POSTs being answered: a stop lets their answers be written before it closes the streams.
   const posts = new Set<Promise<void>>();
   const modernSession = new ModernSession(openSession, idleTimeoutSeconds * 1000, () =>
-    context.terminal.note(`closing the OpenWorker session of 2026-07-28 clients: idle for ${idleTimeoutSeconds} s (no request, event stream or tool call in progress)`),
+    context.terminal.note(
+      `closing the OpenWorker session of 2026-07-28 clients: idle for ${idleTimeoutSeconds} s (no request, event stream or tool call in progress)`,
+    ),
   );
   // A tool call of a modern client when the session cannot open gets what a 2025 client's
   // initialize gets then: the session's error, its code in `error.data.code`.
@@ -55,7 +64,11 @@ export async function serveHttp(sdk: McpSdk, tools: readonly ResolvedTool[], ope
   const modernHost = { session: modernSessionOf, calls: modernSession, stopping: stopping.signal, listChanged: () => modern.notify.toolsChanged() };
   // Strict: 2025-era traffic never reaches it, it goes to the sessions below.
   const modern = sdk.createMcpHandler(() => createToolServer(sdk, modernCatalog, modernHost), { legacy: "reject" });
-  const unwatchModern = watchCatalog(() => modernSession.current, modernCatalog, () => modern.notify.toolsChanged());
+  const unwatchModern = watchCatalog(
+    () => modernSession.current,
+    modernCatalog,
+    () => modern.notify.toolsChanged(),
+  );
   const serveModern = sdk.toNodeHandler(modern);
   let port = requestedPort;
   const http = createServer((request, response) => {
@@ -190,7 +203,11 @@ export async function serveHttp(sdk: McpSdk, tools: readonly ResolvedTool[], ope
       calls: idle,
       stopping: stopping.signal,
     });
-    const unwatch = watchCatalog(() => opened, catalog, () => void server.sendToolListChanged().catch(() => undefined));
+    const unwatch = watchCatalog(
+      () => opened,
+      catalog,
+      () => void server.sendToolListChanged().catch(() => undefined),
+    );
     transport.onclose = () => {
       idle.stop();
       unwatch();
@@ -217,7 +234,9 @@ export async function serveHttp(sdk: McpSdk, tools: readonly ResolvedTool[], ope
   }
 
   await new Promise<void>((resolve, reject) => {
-    http.once("error", (error) => reject(new OpenWorkerError(CLI_ERROR_CODES.LISTEN_FAILED, `cannot listen on 127.0.0.1:${requestedPort} (${error.message})`, { cause: error })));
+    http.once("error", (error) =>
+      reject(new OpenWorkerError(CLI_ERROR_CODES.LISTEN_FAILED, `cannot listen on 127.0.0.1:${requestedPort} (${error.message})`, { cause: error })),
+    );
     http.listen(requestedPort, "127.0.0.1", () => resolve());
   });
   const address = http.address();
@@ -245,7 +264,9 @@ export async function serveHttp(sdk: McpSdk, tools: readonly ResolvedTool[], ope
   function evictIdle(): boolean {
     for (const [id, entry] of entries) {
       if (entry.idle.busy) continue;
-      context.terminal.note(`closing MCP session ${id}: the least recently used idle one (${Math.round((Date.now() - entry.lastUsed) / 1000)} s), to make room for a new client at --max-sessions ${maxSessions}`);
+      context.terminal.note(
+        `closing MCP session ${id}: the least recently used idle one (${Math.round((Date.now() - entry.lastUsed) / 1000)} s), to make room for a new client at --max-sessions ${maxSessions}`,
+      );
       entries.delete(id);
       entry.idle.stop();
       void entry.transport.close().catch(() => undefined);
@@ -257,7 +278,9 @@ export async function serveHttp(sdk: McpSdk, tools: readonly ResolvedTool[], ope
 
 /** Why an OpenWorker session could not open, as an OpenWorker error (its code kept). */
 function openFailure(error: unknown): OpenWorkerError {
-  return error instanceof OpenWorkerError ? error : new OpenWorkerError(CLI_ERROR_CODES.INTERNAL, error instanceof Error ? error.message : String(error), { cause: error });
+  return error instanceof OpenWorkerError
+    ? error
+    : new OpenWorkerError(CLI_ERROR_CODES.INTERNAL, error instanceof Error ? error.message : String(error), { cause: error });
 }
 
 /** The JSON-RPC error a client gets when its OpenWorker session cannot open: the OpenWorker code leads the message and is `data.code`. */

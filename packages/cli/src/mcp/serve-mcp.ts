@@ -30,10 +30,15 @@ export async function serveMcp(context: CommandContext): Promise<number> {
     throw usageError("serve --mcp: --approve ask needs a terminal, and on stdio stdin is the MCP transport; use --approve yes|no, or --http PORT");
   }
   for (const name of ["max-sessions", "idle-timeout"]) {
-    if (httpPort === undefined && stringOption(context, name) !== undefined) throw usageError(`serve --mcp: --${name} applies to --http (stdio serves one client)`);
+    if (httpPort === undefined && stringOption(context, name) !== undefined)
+      throw usageError(`serve --mcp: --${name} applies to --http (stdio serves one client)`);
   }
   const toolNames = choiceOption<ToolNames>(context, "tool-names", "alias");
-  const limits = { maxSessions: maxSessionsOption(stringOption(context, "max-sessions")), idleTimeoutSeconds: idleTimeoutOption(stringOption(context, "idle-timeout")), toolNames };
+  const limits = {
+    maxSessions: maxSessionsOption(stringOption(context, "max-sessions")),
+    idleTimeoutSeconds: idleTimeoutOption(stringOption(context, "idle-timeout")),
+    toolNames,
+  };
   const bundle = await loadBundleDir(requiredOption(context, "bundle"));
   const policyFile = stringOption(context, "policy");
   const policy = policyFile === undefined ? {} : await readPolicyFile(policyFile);
@@ -60,11 +65,24 @@ export async function serveMcp(context: CommandContext): Promise<number> {
  * the bundle reported (the served selection must be exact, M2). Each client's session
  * then resolves its own selection when it calls.
  */
-async function servedTools(context: CommandContext, bundle: Awaited<ReturnType<typeof loadBundleDir>>): Promise<ConstructorParameters<typeof ServedCatalog>[0]> {
-  const report = await inspectSelection(context.registry, bundle, { discover: true, signal: context.signal, sandbox: context.sandbox, terminal: context.terminal, tokenStore: tokenStorePath(context) });
+async function servedTools(
+  context: CommandContext,
+  bundle: Awaited<ReturnType<typeof loadBundleDir>>,
+): Promise<ConstructorParameters<typeof ServedCatalog>[0]> {
+  const report = await inspectSelection(context.registry, bundle, {
+    discover: true,
+    signal: context.signal,
+    sandbox: context.sandbox,
+    terminal: context.terminal,
+    tokenStore: tokenStorePath(context),
+  });
   if (report.problems.length > 0) {
     for (const problem of report.problems) context.terminal.note(`problem ${problem.code}: ${problem.message}`);
-    throw new OpenWorkerError(CLI_ERROR_CODES.BUNDLE_DOES_NOT_RESOLVE, `${bundle.dir}: ${report.problems.length} problem(s); \`tools check --bundle\` lists them`, { details: { bundleDir: bundle.dir } });
+    throw new OpenWorkerError(
+      CLI_ERROR_CODES.BUNDLE_DOES_NOT_RESOLVE,
+      `${bundle.dir}: ${report.problems.length} problem(s); \`tools check --bundle\` lists them`,
+      { details: { bundleDir: bundle.dir } },
+    );
   }
   return report.tools;
 }
@@ -164,6 +182,7 @@ function wholeNumberOption(name: string, text: string | undefined, fallback: num
 function portOption(text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
   const port = /^\d{1,5}$/.test(text) ? Number(text) : Number.NaN;
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw usageError(`--http must be a port number 0-65535 (0 picks a free port), got ${JSON.stringify(text)}`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw usageError(`--http must be a port number 0-65535 (0 picks a free port), got ${JSON.stringify(text)}`);
   return port;
 }

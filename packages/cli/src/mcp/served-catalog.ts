@@ -76,7 +76,9 @@ function servedNames(tools: readonly ResolvedTool[], names: ToolNames): string[]
   for (const name of published) count.set(name, (count.get(name) ?? 0) + 1);
   const aliases = new Set(tools.map((tool) => tool.alias));
   // A published name that another tool's alias spells is shared too (`a__b` published by `x`).
-  return tools.map((tool, index) => (count.get(published[index]!) === 1 && (!aliases.has(published[index]!) || published[index] === tool.alias) ? published[index]! : tool.alias));
+  return tools.map((tool, index) =>
+    count.get(published[index]!) === 1 && (!aliases.has(published[index]!) || published[index] === tool.alias) ? published[index]! : tool.alias,
+  );
 }
 
 /**

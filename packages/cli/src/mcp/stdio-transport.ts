@@ -34,7 +34,12 @@ export class McpStdioTransport implements Transport {
     if (this.#stop) throw new Error("McpStdioTransport already started");
     this.#stop = readLines(this.#input, MAX_MCP_LINE_BYTES, {
       line: (line) => this.#receive(line),
-      tooLong: (dropped) => this.#refuse(requestIdOf(dropped), -32600, `the request line of ${dropped.bytes} bytes was dropped: serve --mcp takes messages of at most ${MAX_MCP_LINE_BYTES} bytes (10 MiB) on stdio`),
+      tooLong: (dropped) =>
+        this.#refuse(
+          requestIdOf(dropped),
+          -32600,
+          `the request line of ${dropped.bytes} bytes was dropped: serve --mcp takes messages of at most ${MAX_MCP_LINE_BYTES} bytes (10 MiB) on stdio`,
+        ),
       end: () => undefined,
     });
   }

@@ -43,7 +43,10 @@ export function createToolServer(sdk: McpSdk, catalog: ServedCatalog, host: Tool
     const { name } = request.params;
     const tool = catalog.tool(name);
     if (!tool) {
-      return { isError: true, content: [{ type: "text" as const, text: `Error UNKNOWN_TOOL: no served tool is named ${JSON.stringify(name)}; use tools/list` }] };
+      return {
+        isError: true,
+        content: [{ type: "text" as const, text: `Error UNKNOWN_TOOL: no served tool is named ${JSON.stringify(name)}; use tools/list` }],
+      };
     }
     if (host.stopping.aborted) return stoppingResult();
     const log = (level: "debug" | "info" | "warning", text: string) => void context.mcpReq.log(level, text, LOGGER).catch(() => undefined);
@@ -53,12 +56,18 @@ export function createToolServer(sdk: McpSdk, catalog: ServedCatalog, host: Tool
     const onProgress =
       token === undefined
         ? undefined
-        : progressForwarder((params) => void sent.push(context.mcpReq.notify({ method: "notifications/progress", params: { progressToken: token, ...params } }).catch(() => undefined)));
+        : progressForwarder(
+            (params) =>
+              void sent.push(context.mcpReq.notify({ method: "notifications/progress", params: { progressToken: token, ...params } }).catch(() => undefined)),
+          );
     host.calls?.begin();
     try {
       log("debug", `${tool.qualifiedName}: call requested`);
       const session = await host.session();
-      const call = session.callTool(tool.qualifiedName, (request.params.arguments ?? {}) as JsonValue, { signal: context.mcpReq.signal, ...(onProgress ? { onProgress } : {}) });
+      const call = session.callTool(tool.qualifiedName, (request.params.arguments ?? {}) as JsonValue, {
+        signal: context.mcpReq.signal,
+        ...(onProgress ? { onProgress } : {}),
+      });
       const report = await untilStopping(call, host.stopping);
       if (report === undefined) return stoppingResult();
       logCourse(log, tool.qualifiedName, report);
@@ -75,7 +84,15 @@ export function createToolServer(sdk: McpSdk, catalog: ServedCatalog, host: Tool
 
 /** The answer to a call the server's stop overtook: the call itself is cancelled and journaled as the session closes. */
 function stoppingResult() {
-  return { isError: true, content: [{ type: "text" as const, text: "Error CLI_INTERRUPTED: the MCP server is stopping; the call was cancelled (it may have had effects) and was not retried" }] };
+  return {
+    isError: true,
+    content: [
+      {
+        type: "text" as const,
+        text: "Error CLI_INTERRUPTED: the MCP server is stopping; the call was cancelled (it may have had effects) and was not retried",
+      },
+    ],
+  };
 }
 
 /** The call's report, or undefined when the server starts stopping first. */

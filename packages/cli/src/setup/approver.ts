@@ -33,7 +33,9 @@ export function terminalApprover(mode: ApproveMode, terminal: Terminal, prompter
     const answer = (await prompter().question(terminal.promptText(question), request.signal))?.trim().toLowerCase();
     if (answer === undefined) {
       // Abandoned (the runtime already decided, and ignores this) or stdin ended (Ctrl-D, EOF): no person answered.
-      const reason = request.signal.aborted ? "the approval was abandoned before an answer" : "stdin ended before an answer; pass --approve yes or --approve no";
+      const reason = request.signal.aborted
+        ? "the approval was abandoned before an answer"
+        : "stdin ended before an answer; pass --approve yes or --approve no";
       return { approved: false, decidedBy: "policy", who: "cli", reason };
     }
     if (answer === "y" || answer === "yes") return { approved: true, scope: "once", who: "terminal user" };

@@ -14,7 +14,10 @@ export function tokenStorePath(context: CommandContext): string {
  * receives the redirect on a loopback port (127.0.0.1, a port the system gives, path
  * `/callback`), opened when a provider first needs it and closed by `close()`.
  */
-export async function mcpAuthorization(context: CommandContext, interactive: boolean): Promise<{ readonly options: McpAuthorizationOptions; close(): Promise<void> }> {
+export async function mcpAuthorization(
+  context: CommandContext,
+  interactive: boolean,
+): Promise<{ readonly options: McpAuthorizationOptions; close(): Promise<void> }> {
   const { FileTokenStore } = await import("@openworker/mcp-bridge");
   const store = new FileTokenStore(tokenStorePath(context));
   if (!interactive) return { options: { store, clientName: "OpenWorker CLI" }, close: async () => {} };
@@ -25,7 +28,9 @@ export async function mcpAuthorization(context: CommandContext, interactive: boo
       clientName: "OpenWorker CLI",
       redirectUrl: () => receiver.url(),
       authorize: (request) => {
-        context.terminal.note(`MCP provider "${request.namespace}" needs your authorization. Open this URL in a browser, sign in and approve:\n  ${request.authorizationUrl.href}`);
+        context.terminal.note(
+          `MCP provider "${request.namespace}" needs your authorization. Open this URL in a browser, sign in and approve:\n  ${request.authorizationUrl.href}`,
+        );
         return receiver.next(request);
       },
     },

@@ -47,7 +47,8 @@ export function selects(bundle: Bundle, qualifiedName: string): boolean {
  */
 export function noteUnselectedClassifications(terminal: Terminal, bundle: Bundle, policy: ApprovalPolicy, file: string): void {
   for (const name of Object.keys(policy.classifications ?? {})) {
-    if (!selects(bundle, name)) terminal.note(terminal.paint("yellow", `note: ${file} classifies ${name}, which this bundle does not select (a misspelt name?)`));
+    if (!selects(bundle, name))
+      terminal.note(terminal.paint("yellow", `note: ${file} classifies ${name}, which this bundle does not select (a misspelt name?)`));
   }
 }
 
@@ -59,6 +60,9 @@ export function noteUnselectedClassifications(terminal: Terminal, bundle: Bundle
 export function assertSelected(bundle: Bundle, qualifiedName: string): void {
   if (selects(bundle, qualifiedName)) return;
   const meant = namedTools(bundle.selection).find((name) => modelAlias(name) === qualifiedName);
-  const why = meant === undefined ? "only the tools it selects can be called: add it to tools.json, or call without --bundle" : `did you mean ${JSON.stringify(meant)}? (${qualifiedName} is its model alias; call takes the qualified name)`;
+  const why =
+    meant === undefined
+      ? "only the tools it selects can be called: add it to tools.json, or call without --bundle"
+      : `did you mean ${JSON.stringify(meant)}? (${qualifiedName} is its model alias; call takes the qualified name)`;
   throw new OpenWorkerError(CLI_ERROR_CODES.TOOL_NOT_SELECTED, `${bundle.dir}: the bundle does not select ${JSON.stringify(qualifiedName)}; ${why}`);
 }

@@ -42,7 +42,10 @@ export function keptIndexes(selection: BundleSelection, dropped: Iterable<string
 export function indexesWithoutProviders(selection: BundleSelection, skipped: ReadonlySet<string>, within?: EntryIndexes): EntryIndexes {
   const indexes = new Map(within ?? []);
   const keep = (list: string, names: readonly string[], namespaceOf: (name: string) => string) =>
-    indexes.set(list, names.flatMap((name, index) => (skipped.has(namespaceOf(name)) ? [] : [within?.get(list)?.[index] ?? index])));
+    indexes.set(
+      list,
+      names.flatMap((name, index) => (skipped.has(namespaceOf(name)) ? [] : [within?.get(list)?.[index] ?? index])),
+    );
   if (selection.version === 3) keep("tools", selection.tools, (name) => name.slice(0, name.indexOf(".")));
   else if (selection.version === 1) keep("mcpServers", selection.mcpServers, (server) => server);
   return indexes;

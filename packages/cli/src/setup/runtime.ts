@@ -49,7 +49,12 @@ export async function openRuntime(context: CommandContext, needs: RuntimeNeeds):
 export function reportJournalOpening(context: CommandContext, journal: Runtime["journal"]): void {
   const { terminal, program } = context;
   for (const call of journal.recovered) {
-    terminal.note(terminal.paint("yellow", `journal: call ${call.callId} (${call.qualifiedName || "unknown tool"}) of session ${call.sessionId} was interrupted by a crash${call.started ? " after it started" : " before it started"}; it is marked interrupted and was not run again`));
+    terminal.note(
+      terminal.paint(
+        "yellow",
+        `journal: call ${call.callId} (${call.qualifiedName || "unknown tool"}) of session ${call.sessionId} was interrupted by a crash${call.started ? " after it started" : " before it started"}; it is marked interrupted and was not run again`,
+      ),
+    );
   }
   for (const warning of journal.warnings) {
     terminal.note(terminal.paint("yellow", `journal warning: ${warning.message}; check the file with \`${program} journal verify\``));
@@ -74,7 +79,10 @@ async function modelProviders(context: CommandContext, needs: RuntimeNeeds): Pro
  * the secrets it was handed; undefined when none is configured. `tools check` reads its
  * tool-name limit from it.
  */
-export async function commandLineModel(context: CommandContext, scriptFile: string | undefined): Promise<{ model: ModelProvider; secrets: string[] } | undefined> {
+export async function commandLineModel(
+  context: CommandContext,
+  scriptFile: string | undefined,
+): Promise<{ model: ModelProvider; secrets: string[] } | undefined> {
   const { globals } = context;
   const provider = providerName(context, scriptFile);
   if (provider === undefined) return undefined;
@@ -95,7 +103,8 @@ export async function commandLineModel(context: CommandContext, scriptFile: stri
   }
   const vendor = AI_SDK_VENDORS[provider];
   if (!globals.model) throw usageError(`--provider ${provider} needs --model NAME (e.g. ${vendor.exampleModel})`);
-  if (globals.apiKeyEnv === undefined) throw usageError(`--provider ${provider} needs --api-key-env NAME, the variable holding the ${vendor.vendor} API key (e.g. ${vendor.keyVariable})`);
+  if (globals.apiKeyEnv === undefined)
+    throw usageError(`--provider ${provider} needs --api-key-env NAME, the variable holding the ${vendor.vendor} API key (e.g. ${vendor.keyVariable})`);
   const apiKey = apiKeyFrom(context, globals.apiKeyEnv);
   // The base URL is always explicit: the vendor packages would otherwise take it from
   // ANTHROPIC_BASE_URL or OPENAI_BASE_URL and send the key wherever that points.
@@ -119,7 +128,8 @@ const AI_SDK_VENDORS = {
     keyVariable: "OPENAI_API_KEY",
     exampleModel: "gpt-5-mini",
     baseURL: "https://api.openai.com/v1",
-    languageModel: async (settings: { apiKey: string; baseURL: string }, model: string) => (await import("@ai-sdk/openai")).createOpenAI(settings).responses(model),
+    languageModel: async (settings: { apiKey: string; baseURL: string }, model: string) =>
+      (await import("@ai-sdk/openai")).createOpenAI(settings).responses(model),
   },
 } as const;
 

@@ -75,11 +75,7 @@ export interface SelectionReport {
  * the providers' secrets are masked in them (E6), as a server may publish a tool name
  * holding one; `tools` keeps the names as published, for calls.
  */
-export async function inspectSelection(
-  registry: ToolRegistry,
-  bundle: Pick<Bundle, "selection">,
-  options: InspectOptions,
-): Promise<SelectionReport> {
+export async function inspectSelection(registry: ToolRegistry, bundle: Pick<Bundle, "selection">, options: InspectOptions): Promise<SelectionReport> {
   const report = await inspect(registry, bundle, options);
   const { providerSecrets, redact } = await import("@openworker/mcp-bridge");
   const secrets = registry
@@ -94,11 +90,7 @@ export async function inspectSelection(
   };
 }
 
-async function inspect(
-  registry: ToolRegistry,
-  bundle: Pick<Bundle, "selection">,
-  options: InspectOptions,
-): Promise<SelectionReport> {
+async function inspect(registry: ToolRegistry, bundle: Pick<Bundle, "selection">, options: InspectOptions): Promise<SelectionReport> {
   const { BUNDLE_ERROR_CODES, BUNDLE_FILES, checkSelection, providersNeeded, resolveSelection, withoutProviders } = await import("@openworker/bundle-resolver");
   registry.freeze();
   const needed = providersNeeded(registry, bundle.selection);
@@ -139,14 +131,26 @@ async function inspect(
   }
   const resolved = resolveSelection(registry, reduced, catalogs);
   if (limit !== undefined) {
-    const tooLong = await aliasProblems(resolved.tools.map((tool) => tool.qualifiedName), options.model!, limit);
+    const tooLong = await aliasProblems(
+      resolved.tools.map((tool) => tool.qualifiedName),
+      options.model!,
+      limit,
+    );
     if (tooLong.length > 0) return { rows: [], problems: tooLong, tools: [], notOffered };
   }
   const published = new Map(catalogs.map((catalog) => [catalog.namespace, new Map(catalog.tools.map((tool) => [tool.name, tool]))]));
   const rows = resolved.tools.map((tool) => row(tool, tool.kind === "mcp" ? published.get(tool.provider.namespace)?.get(tool.remoteName) : undefined));
   for (const name of skippedNames(bundle.selection, skipped)) {
     const namespace = name.slice(0, name.indexOf("."));
-    rows.push({ qualifiedName: name, alias: name.endsWith(".*") ? `${namespace}__*` : modelAlias(name), kind: "mcp", version: null, schemaFingerprint: null, provider: namespace, discovered: false });
+    rows.push({
+      qualifiedName: name,
+      alias: name.endsWith(".*") ? `${namespace}__*` : modelAlias(name),
+      kind: "mcp",
+      version: null,
+      schemaFingerprint: null,
+      provider: namespace,
+      discovered: false,
+    });
   }
   return { rows, problems, tools: resolved.tools, notOffered };
 }

@@ -42,7 +42,12 @@ export function progressPrinter(terminal: Terminal): RuntimeEventListener {
  * then how the turn ended. `qualifiedNameOf` names a call by its model alias where there is
  * no report to name it.
  */
-export function printTurn(terminal: Terminal, messages: readonly ModelMessage[], result: TurnResult, qualifiedNameOf: (alias: string) => string | undefined = () => undefined): void {
+export function printTurn(
+  terminal: Terminal,
+  messages: readonly ModelMessage[],
+  result: TurnResult,
+  qualifiedNameOf: (alias: string) => string | undefined = () => undefined,
+): void {
   // The runtime runs an answer's calls in order and reports each one it ran; a turn that
   // stops (a fault, a cancellation) runs none after that, so the calls left over at the
   // end have no report: they never ran, nothing was journaled for them.
@@ -56,7 +61,10 @@ export function printTurn(terminal: Terminal, messages: readonly ModelMessage[],
       const args = typeof toolCall.arguments === "string" ? toolCall.arguments : JSON.stringify(toolCall.arguments);
       terminal.line(`${terminal.paint("cyan", "call")} ${report?.qualifiedName ?? qualifiedNameOf(toolCall.name) ?? toolCall.name} ${clip(args, 200)}`);
       if (report) printCallOutcome(terminal, report);
-      else terminal.line(`  ${terminal.paint("dim", "not run")}: ${result.reason === "cancelled" ? "the turn was cancelled" : "the turn stopped at an earlier call"}`);
+      else
+        terminal.line(
+          `  ${terminal.paint("dim", "not run")}: ${result.reason === "cancelled" ? "the turn was cancelled" : "the turn stopped at an earlier call"}`,
+        );
     }
   }
   const how = result.completed ? terminal.paint("green", "answered") : terminal.paint("red", result.reason);

@@ -7,7 +7,6 @@ import { callJson, turnJson } from "../setup/report-json.js";
 import { HARNESS_METHODS, JSON_RPC_ERRORS } from "@openworker/harness-client";
 import { JsonRpcPeer, rpcError } from "@openworker/harness-client/internal";
 
-
 /**
  * The harness side of `serve --stdio`: one runtime, any number of sessions, driven by a
  * host application over JSON-RPC. Runtime events go to the host as `event`
@@ -67,7 +66,9 @@ export class HarnessServer {
   /** `cancelled`: the peer's signal for this request, aborted by the host's `$/cancelRequest {id}`. */
   #accept(method: string, params: unknown, id: number | string, cancelled: AbortSignal): Promise<unknown> {
     if (this.#stopping) {
-      return Promise.reject(rpcError(JSON_RPC_ERRORS.SERVER_ERROR, "HARNESS_SHUTTING_DOWN", `the harness is shutting down and takes no new requests (${method} refused)`));
+      return Promise.reject(
+        rpcError(JSON_RPC_ERRORS.SERVER_ERROR, "HARNESS_SHUTTING_DOWN", `the harness is shutting down and takes no new requests (${method} refused)`),
+      );
     }
     // Requests after a `shutdown` (even on the same read) are refused, not raced against the close.
     if (method === "shutdown") this.#stopping = true;
@@ -117,7 +118,11 @@ export class HarnessServer {
         setImmediate(() => this.#stop());
         return { shuttingDown: true };
       default:
-        throw rpcError(JSON_RPC_ERRORS.METHOD_NOT_FOUND, "METHOD_NOT_FOUND", `unknown method ${JSON.stringify(method)}; methods: ${HARNESS_METHODS.join(", ")}`);
+        throw rpcError(
+          JSON_RPC_ERRORS.METHOD_NOT_FOUND,
+          "METHOD_NOT_FOUND",
+          `unknown method ${JSON.stringify(method)}; methods: ${HARNESS_METHODS.join(", ")}`,
+        );
     }
   }
 
@@ -230,7 +235,8 @@ function modelParam(input: Record<string, unknown>): { provider?: string; model?
   const model = input.model;
   if (!isObject(model)) throw paramsInvalid("params.model must be an object {provider?: string, model?: string}");
   const unknown = Object.keys(model).filter((key) => key !== "provider" && key !== "model");
-  if (unknown.length > 0) throw paramsInvalid(`params.model has unknown field(s) ${unknown.map((key) => JSON.stringify(key)).join(", ")} (allowed: provider, model)`);
+  if (unknown.length > 0)
+    throw paramsInvalid(`params.model has unknown field(s) ${unknown.map((key) => JSON.stringify(key)).join(", ")} (allowed: provider, model)`);
   const provider = model.provider === undefined ? undefined : text(model, "provider", "params.model.provider");
   const name = model.model === undefined ? undefined : text(model, "model", "params.model.model");
   return { ...(provider === undefined ? {} : { provider }), ...(name === undefined ? {} : { model: name }) };
@@ -246,14 +252,19 @@ function modelParam(input: Record<string, unknown>): { provider?: string; model?
  */
 function inventoryRequest(input: Record<string, unknown>): McpInventoryRequest {
   const unknown = Object.keys(input).filter((key) => key !== "sessionId" && key !== "serverNames" && key !== "sessionDeniedTools");
-  if (unknown.length > 0) throw paramsInvalid(`inventory.mcp params have unknown field(s) ${unknown.map((key) => JSON.stringify(key)).join(", ")} (allowed: sessionId, serverNames, sessionDeniedTools)`);
+  if (unknown.length > 0)
+    throw paramsInvalid(
+      `inventory.mcp params have unknown field(s) ${unknown.map((key) => JSON.stringify(key)).join(", ")} (allowed: sessionId, serverNames, sessionDeniedTools)`,
+    );
   const sessionId = optionalText(input, "sessionId");
   const serverNames = input.serverNames === undefined ? undefined : textList(input.serverNames, "params.serverNames");
   let sessionDeniedTools: Record<string, readonly string[]> | undefined;
   if (input.sessionDeniedTools !== undefined) {
     const denied = input.sessionDeniedTools;
     if (!isObject(denied)) throw paramsInvalid(`params.sessionDeniedTools must be an object {serverName: [toolName, …]}, got ${describeValue(denied)}`);
-    sessionDeniedTools = Object.fromEntries(Object.entries(denied).map(([server, tools]) => [server, textList(tools, `params.sessionDeniedTools[${JSON.stringify(server)}]`)]));
+    sessionDeniedTools = Object.fromEntries(
+      Object.entries(denied).map(([server, tools]) => [server, textList(tools, `params.sessionDeniedTools[${JSON.stringify(server)}]`)]),
+    );
   }
   return {
     ...(sessionId === undefined ? {} : { sessionId }),
@@ -289,4 +300,3 @@ function withHarnessModelHint(runtime: Runtime, error: unknown): unknown {
     { cause: error },
   );
 }
-

@@ -90,7 +90,9 @@ export class CallChannel implements CallPath {
       const timer = setTimeout(timeOut, request.timeoutMs, this, id);
       // One listener per signal, shared by the calls waiting on it (a session's signal
       // has every call in flight on it).
-      const stopListening = signal ? onAbort(signal, () => this.stop(id, { kind: "cancelled", why: "the call was cancelled" }, "cancelled by the client")) : undefined;
+      const stopListening = signal
+        ? onAbort(signal, () => this.stop(id, { kind: "cancelled", why: "the call was cancelled" }, "cancelled by the client"))
+        : undefined;
       this.pending.set(id, { resolve, timer, stopListening, progress, sent: false });
       this.send({ jsonrpc: "2.0", id, method: "tools/call", params } as JSONRPCMessage).then(
         () => this.sent(id),

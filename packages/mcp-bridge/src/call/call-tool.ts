@@ -58,7 +58,10 @@ export async function callProvider(call: ProviderCall): Promise<SettledCall> {
     }
     return {
       outcome: "crashed",
-      error: { code: MCP_ERROR_CODES.resultInvalid, message: boundErrorMessage(`${where(call)} returned a result that is not an MCP CallToolResult: ${connection.describe(parsed.problem)}`) },
+      error: {
+        code: MCP_ERROR_CODES.resultInvalid,
+        message: boundErrorMessage(`${where(call)} returned a result that is not an MCP CallToolResult: ${connection.describe(parsed.problem)}`),
+      },
     };
   }
   return settleFault(call, settlement, timeoutMs);
@@ -72,9 +75,15 @@ function settleFault(call: ProviderCall, settlement: Exclude<ChannelSettlement, 
   const { connection } = call;
   switch (settlement.kind) {
     case "cancelled":
-      return { outcome: "cancelled", error: { code: FAULT_CODES.cancelled, message: `${where(call)}: ${settlement.why}; the server was sent notifications/cancelled` } };
+      return {
+        outcome: "cancelled",
+        error: { code: FAULT_CODES.cancelled, message: `${where(call)}: ${settlement.why}; the server was sent notifications/cancelled` },
+      };
     case "timed_out":
-      return { outcome: "timed_out", error: { code: FAULT_CODES.timedOut, message: `${where(call)} ran past its ${timeoutMs} ms bound; it was cancelled and not retried` } };
+      return {
+        outcome: "timed_out",
+        error: { code: FAULT_CODES.timedOut, message: `${where(call)} ran past its ${timeoutMs} ms bound; it was cancelled and not retried` },
+      };
     case "crashed":
       return crashed(call);
     case "error": {
@@ -110,7 +119,9 @@ function settleFault(call: ProviderCall, settlement: Exclude<ChannelSettlement, 
           outcome: "crashed",
           error: {
             code: MCP_ERROR_CODES.resultInvalid,
-            message: boundErrorMessage(`${where(call)} failed: ${settlement.message}; the server had received the call, so it may have had effects; it was not replayed`),
+            message: boundErrorMessage(
+              `${where(call)} failed: ${settlement.message}; the server had received the call, so it may have had effects; it was not replayed`,
+            ),
           },
         };
       }
@@ -148,7 +159,9 @@ function settleFault(call: ProviderCall, settlement: Exclude<ChannelSettlement, 
         outcome: "crashed",
         error: {
           code: MCP_ERROR_CODES.providerUnreachable,
-          message: boundErrorMessage(`${where(call)} failed: ${connection.describe(settlement.error)}; the call was not replayed, and the provider reconnects at the session's next discovery`),
+          message: boundErrorMessage(
+            `${where(call)} failed: ${connection.describe(settlement.error)}; the call was not replayed, and the provider reconnects at the session's next discovery`,
+          ),
         },
       };
     }
@@ -163,7 +176,8 @@ function crashed(call: ProviderCall): SettledCall {
     outcome: "crashed",
     error: {
       code: process ? MCP_ERROR_CODES.providerCrashed : MCP_ERROR_CODES.providerUnreachable,
-      message: `${where(call)} failed: ${call.connection.endReason ?? "the provider's connection closed"} during the call; ` +
+      message:
+        `${where(call)} failed: ${call.connection.endReason ?? "the provider's connection closed"} during the call; ` +
         `the call was not replayed, and the provider ${process ? "restarts" : "reconnects"} at the session's next discovery`,
     },
   };

@@ -32,7 +32,10 @@ export async function callAsTask(client: Client, request: ChannelRequest): Promi
   const deadline = Date.now() + request.timeoutMs;
   const signal = request.signal;
   const step = (method: string, params: Record<string, unknown>) =>
-    client.request({ method, params } as never, RAW_RESULT, { timeout: Math.max(1, Math.min(STEP_TIMEOUT_MS, deadline - Date.now())), ...(signal ? { signal } : {}) });
+    client.request({ method, params } as never, RAW_RESULT, {
+      timeout: Math.max(1, Math.min(STEP_TIMEOUT_MS, deadline - Date.now())),
+      ...(signal ? { signal } : {}),
+    });
   let task: TaskState | undefined;
   try {
     const started = (await step("tools/call", { name: request.name, arguments: request.args, task: { ttl: request.timeoutMs } })) as { task?: unknown };
@@ -48,10 +51,16 @@ export async function callAsTask(client: Client, request: ChannelRequest): Promi
         reported = said;
       }
       if (task.status === "completed" || task.status === "failed") return { kind: "result", value: await step("tasks/result", { taskId: task.taskId }) };
-      if (task.status === "cancelled") return { kind: "error", code: 0, message: `the server cancelled the task${task.statusMessage ? ` (${task.statusMessage})` : ""}`, data: undefined };
+      if (task.status === "cancelled")
+        return { kind: "error", code: 0, message: `the server cancelled the task${task.statusMessage ? ` (${task.statusMessage})` : ""}`, data: undefined };
       if (task.status === "input_required") {
         await cancel(client, task.taskId);
-        return { kind: "error", code: 0, message: "the task asked for input, which this host does not offer (no elicitation); it was cancelled", data: undefined };
+        return {
+          kind: "error",
+          code: 0,
+          message: "the task asked for input, which this host does not offer (no elicitation); it was cancelled",
+          data: undefined,
+        };
       }
       const wait = Math.min(MAX_POLL_MS, Math.max(MIN_POLL_MS, task.pollInterval ?? DEFAULT_POLL_MS));
       if (Date.now() + wait >= deadline) {

@@ -19,7 +19,9 @@ export function parseCallToolResult(value: unknown): ParsedCallResult {
   // The SDK's schemas are zod's, which validate synchronously.
   if (checked instanceof Promise) throw new TypeError("the MCP SDK's CallToolResult schema validates asynchronously");
   if (checked.issues === undefined) return { ok: true, result: checked.value as CallToolResult };
-  const problems = checked.issues.slice(0, 5).map((issue) => `${issue.path !== undefined && issue.path.length > 0 ? issue.path.map(pathKey).join(".") : "the result"}: ${issue.message}`);
+  const problems = checked.issues
+    .slice(0, 5)
+    .map((issue) => `${issue.path !== undefined && issue.path.length > 0 ? issue.path.map(pathKey).join(".") : "the result"}: ${issue.message}`);
   return { ok: false, problem: problems.join("; ") + (checked.issues.length > 5 ? `; … (${checked.issues.length} problems)` : "") };
 }
 

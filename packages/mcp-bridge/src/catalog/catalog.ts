@@ -142,7 +142,10 @@ export function withheldReason(tool: McpCatalogTool, runsTasks = false): string 
 }
 
 /** A listing split into the tools a session offers and those it withholds (M2, M7). */
-export function offeredTools(listed: readonly McpCatalogTool[], runsTasks = false): { readonly tools: readonly McpCatalogTool[]; readonly withheld: readonly McpWithheldTool[] } {
+export function offeredTools(
+  listed: readonly McpCatalogTool[],
+  runsTasks = false,
+): { readonly tools: readonly McpCatalogTool[]; readonly withheld: readonly McpWithheldTool[] } {
   let withheld: McpWithheldTool[] | undefined;
   let tools: McpCatalogTool[] | undefined;
   for (let index = 0; index < listed.length; index++) {

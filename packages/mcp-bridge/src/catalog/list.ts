@@ -59,7 +59,10 @@ async function listPages(client: Client, namespace: string, bounds: ListingBound
         { details: { namespace, maxPages: bounds.maxPages } },
       );
     }
-    const result = await client.request({ method: "tools/list", params: cursor === undefined ? {} : { cursor } }, { signal: bounds.signal, timeout: bounds.timeoutMs });
+    const result = await client.request(
+      { method: "tools/list", params: cursor === undefined ? {} : { cursor } },
+      { signal: bounds.signal, timeout: bounds.timeoutMs },
+    );
     for (const tool of result.tools) {
       if (names.has(tool.name)) {
         throw new OpenWorkerError(

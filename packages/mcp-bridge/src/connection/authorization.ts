@@ -140,7 +140,8 @@ export class StoredAuthorization implements OAuthClientProvider {
     }
     const registered = context === undefined ? undefined : (await this.store.load(this.key))?.clients?.[context.issuer];
     // A client registered for another redirect (the loopback port changes) is registered again.
-    if (registered !== undefined && (this.redirect === undefined || (registered as { redirect_uris?: string[] }).redirect_uris?.includes(this.redirect))) return registered;
+    if (registered !== undefined && (this.redirect === undefined || (registered as { redirect_uris?: string[] }).redirect_uris?.includes(this.redirect)))
+      return registered;
     // Registering a client needs the host's redirect: without a host step, the flow stops here.
     if (this.redirect === undefined && this.settings?.grant !== "client_credentials") throw new AuthorizationNeeded();
     return undefined;

@@ -89,7 +89,10 @@ export function boundedFetch(maxMessageBytes: number, observer: FetchObserver, b
       // event stream; 202 is for notifications and responses. With no event stream either,
       // the requests it carried wait out their whole time bound for an answer that cannot come.
       const ids = requestIdsOf(init.body);
-      if (ids.length > 0) setImmediate(() => observer.unanswered(ids, "the provider answered the request with 202 Accepted and no body, and has no event stream open to answer it on"));
+      if (ids.length > 0)
+        setImmediate(() =>
+          observer.unanswered(ids, "the provider answered the request with 202 Accepted and no body, and has no event stream open to answer it on"),
+        );
     }
     if (response.status === 404) {
       const headers = new Headers(init?.headers);
@@ -136,7 +139,10 @@ export function boundedFetch(maxMessageBytes: number, observer: FetchObserver, b
         () => {
           if (seen.breached || init.signal?.aborted) return;
           const ids = requestIdsOf(init.body);
-          if (ids.length > 0) setImmediate(() => observer.unanswered(ids, "the provider's JSON response to the request held no answer to it (a response for another id, or none)"));
+          if (ids.length > 0)
+            setImmediate(() =>
+              observer.unanswered(ids, "the provider's JSON response to the request held no answer to it (a response for another id, or none)"),
+            );
         },
         () => {},
       );

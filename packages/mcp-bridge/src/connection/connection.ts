@@ -1,4 +1,14 @@
-import { Client, SdkError, SdkErrorCode, SdkHttpError, StreamableHTTPClientTransport, type McpSubscription, type PriorDiscovery, type ProtocolEra, type Transport } from "@modelcontextprotocol/client";
+import {
+  Client,
+  SdkError,
+  SdkErrorCode,
+  SdkHttpError,
+  StreamableHTTPClientTransport,
+  type McpSubscription,
+  type PriorDiscovery,
+  type ProtocolEra,
+  type Transport,
+} from "@modelcontextprotocol/client";
 import type { McpProviderDefinition } from "@openworker/registry";
 import { OpenWorkerError } from "@openworker/tools-sdk";
 import type { CleanupFailure, CleanupLedger } from "../cleanup.js";
@@ -117,7 +127,8 @@ export class ProviderConnection {
       }
       // A stdio server that exits on the era probe (some do, on any request before
       // `initialize`) is a 2025-era server: it is started once more, for `initialize` only.
-      if (definition.transport !== "stdio" || legacyPrograms.has(definition) || !(error instanceof OpenWorkerError) || !error.details?.["probeEnded"]) throw error;
+      if (definition.transport !== "stdio" || legacyPrograms.has(definition) || !(error instanceof OpenWorkerError) || !error.details?.["probeEnded"])
+        throw error;
       legacyPrograms.set(definition, true);
       return ProviderConnection.connect(definition, options, ledger, secrets, signal, { sessionId });
     }
@@ -157,7 +168,8 @@ export class ProviderConnection {
     // waiting for their 75 s bounds would tell nobody anything. A service that is up and
     // refuses a GET otherwise (409, 405, a 5xx) is left alone: its calls' streams may be fine.
     client.onerror = (error) => {
-      if (getRefused && RESUME_GAVE_UP.test(error.message)) owner?.fail(`the provider's event stream could not be resumed (${error.message}: the connection was refused); the service is unreachable`);
+      if (getRefused && RESUME_GAVE_UP.test(error.message))
+        owner?.fail(`the provider's event stream could not be resumed (${error.message}: the connection was refused); the service is unreachable`);
     };
     let transport: Transport;
     let closeRemote: () => Promise<CleanupFailure | undefined>;
@@ -227,7 +239,8 @@ export class ProviderConnection {
       };
       const authorization = options.authorization;
       // A host with an interactive step says where the user comes back, before any flow.
-      const redirect = authorization?.authorize !== undefined && definition.oauth?.grant !== "client_credentials" ? await authorization.redirectUrl?.() : undefined;
+      const redirect =
+        authorization?.authorize !== undefined && definition.oauth?.grant !== "client_credentials" ? await authorization.redirectUrl?.() : undefined;
       const authProvider =
         authorization === undefined
           ? undefined
@@ -253,7 +266,13 @@ export class ProviderConnection {
           streamEnded: (ids, message) => answer(ids, STREAM_ENDED_CODE, message, STREAM_ENDED),
           // Only calls still waiting: the SDK's own requests (initialize, listings) were answered
           // or have their own bounds, and an answer for an id it no longer knows is an error to it.
-          unanswered: (ids, message) => answer(ids.filter((id) => owner?.calls.waiting(id) === true), NO_ANSWER_CODE, message, NO_ANSWER),
+          unanswered: (ids, message) =>
+            answer(
+              ids.filter((id) => owner?.calls.waiting(id) === true),
+              NO_ANSWER_CODE,
+              message,
+              NO_ANSWER,
+            ),
           getRefused: (refused) => {
             getRefused = refused;
           },
@@ -270,7 +289,10 @@ export class ProviderConnection {
           // closing the transport below aborts the request.
           let timer: NodeJS.Timeout | undefined;
           const unanswered = new Promise<never>((_, reject) => {
-            timer = setTimeout(() => reject(new Error(`the service did not answer the DELETE within ${options.closeGraceMs} ms (closeGraceMs)`)), options.closeGraceMs);
+            timer = setTimeout(
+              () => reject(new Error(`the service did not answer the DELETE within ${options.closeGraceMs} ms (closeGraceMs)`)),
+              options.closeGraceMs,
+            );
           });
           try {
             await Promise.race([http.terminateSession(), unanswered]);
@@ -384,15 +406,23 @@ export class ProviderConnection {
     if (signal?.aborted) return this.connectError(MCP_ERROR_CODES.discoveryCancelled, "discovery was cancelled while connecting");
     if (SdkError.isInstance(error) && error.code === SdkErrorCode.EraNegotiationFailed && !this.live && this.transport instanceof ChildProcessTransport) {
       // The process ended on the era probe: `open` starts it once more, for `initialize`.
-      return new OpenWorkerError(MCP_ERROR_CODES.connectFailed, this.connectError(MCP_ERROR_CODES.connectFailed, `ended on the protocol probe (${this.describe(error)})`).message, {
-        cause: error,
-        details: { namespace: this.namespace, probeEnded: true },
-      });
+      return new OpenWorkerError(
+        MCP_ERROR_CODES.connectFailed,
+        this.connectError(MCP_ERROR_CODES.connectFailed, `ended on the protocol probe (${this.describe(error)})`).message,
+        {
+          cause: error,
+          details: { namespace: this.namespace, probeEnded: true },
+        },
+      );
     }
     const code = (error as NodeJS.ErrnoException).code;
     if (code === "ENOENT" || code === "EACCES" || code === "ENOTDIR") {
       const where = this.transport instanceof ChildProcessTransport ? ` ${this.transport.describeStart()}` : "";
-      return this.connectError(MCP_ERROR_CODES.spawnFailed, `could not start its program${where} (${code}); check the provider's program path, cwd and permissions`, error);
+      return this.connectError(
+        MCP_ERROR_CODES.spawnFailed,
+        `could not start its program${where} (${code}); check the provider's program path, cwd and permissions`,
+        error,
+      );
     }
     const network = this.url === undefined ? undefined : networkFailure(error);
     if (network !== undefined) return this.connectError(MCP_ERROR_CODES.providerUnreachable, `at ${this.url} is unreachable: ${network}`, error);
@@ -568,7 +598,13 @@ function clientSecretOf(definition: McpProviderDefinition): string | undefined {
  * the tokens. Bounded by `authorizeTimeoutMs` and the caller's signal. Without a host
  * step the provider is unavailable with `MCP_AUTHORIZATION_REQUIRED`.
  */
-async function authorizeOnce(namespace: string, attempt: ConnectAttempt, options: ResolvedOptions, secrets: readonly string[], signal: AbortSignal | undefined): Promise<void> {
+async function authorizeOnce(
+  namespace: string,
+  attempt: ConnectAttempt,
+  options: ResolvedOptions,
+  secrets: readonly string[],
+  signal: AbortSignal | undefined,
+): Promise<void> {
   const authorization = attempt.authorization!;
   const authorize = options.authorization?.authorize;
   if (authorize === undefined || attempt.transport === undefined || authorization.pendingAuthorization === undefined) {
@@ -581,10 +617,14 @@ async function authorizeOnce(namespace: string, attempt: ConnectAttempt, options
   const timeoutMs = options.authorization?.authorizeTimeoutMs ?? 300_000;
   const bound = AbortSignal.any([AbortSignal.timeout(timeoutMs), ...(signal ? [signal] : [])]);
   const failed = (problem: string, cause?: unknown) =>
-    new OpenWorkerError(MCP_ERROR_CODES.authorizationFailed, redact(`MCP provider "${namespace}": authorization failed: ${problem}; its tools are unavailable this turn`, secrets), {
-      ...(cause === undefined ? {} : { cause }),
-      details: { namespace },
-    });
+    new OpenWorkerError(
+      MCP_ERROR_CODES.authorizationFailed,
+      redact(`MCP provider "${namespace}": authorization failed: ${problem}; its tools are unavailable this turn`, secrets),
+      {
+        ...(cause === undefined ? {} : { cause }),
+        details: { namespace },
+      },
+    );
   let redirect: URL;
   try {
     redirect = new URL(await authorize({ namespace, authorizationUrl: authorization.pendingAuthorization!, signal: bound }));
@@ -593,7 +633,8 @@ async function authorizeOnce(namespace: string, attempt: ConnectAttempt, options
     throw failed(`the host's authorization step failed (${(error as Error).message})`, error);
   }
   const params = redirect.searchParams;
-  if (params.get("state") !== authorization.expectedState) throw failed("the redirect's state does not match the authorization request (a redirect from another flow, or forged)");
+  if (params.get("state") !== authorization.expectedState)
+    throw failed("the redirect's state does not match the authorization request (a redirect from another flow, or forged)");
   if (params.has("error")) throw failed(`the authorization server refused: ${params.get("error")}`);
   try {
     await attempt.transport.finishAuth(params);

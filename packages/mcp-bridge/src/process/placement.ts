@@ -48,7 +48,11 @@ export type SandboxLauncher = (launch: SandboxLaunch) => SandboxCommand;
  * launcher's for `"sandbox"`. Fails closed: a sandboxed provider without a launcher, or
  * with a launcher that throws or answers nonsense, is never started as host code.
  */
-export function placedCommand(launch: SandboxLaunch, placement: "host" | "sandbox" | undefined, launcher: SandboxLauncher | undefined): Required<Omit<SandboxCommand, "cwd">> & { readonly cwd: string | undefined } {
+export function placedCommand(
+  launch: SandboxLaunch,
+  placement: "host" | "sandbox" | undefined,
+  launcher: SandboxLauncher | undefined,
+): Required<Omit<SandboxCommand, "cwd">> & { readonly cwd: string | undefined } {
   if (placement !== "sandbox") return { program: launch.program, args: launch.args, env: launch.env, cwd: launch.cwd };
   const label = `MCP provider ${JSON.stringify(launch.namespace)}`;
   if (launcher === undefined) {
@@ -67,15 +71,26 @@ export function placedCommand(launch: SandboxLaunch, placement: "host" | "sandbo
   }
   if (typeof command !== "object" || command === null) throw failed(label, "the sandbox launcher returned no command object", launch.namespace);
   const { program, args, env, cwd } = command as Record<string, unknown>;
-  if (typeof program !== "string" || program.length === 0 || program.includes("\0")) throw failed(label, 'the sandbox launcher\'s "program" must be a non-empty string', launch.namespace);
-  if (!Array.isArray(args) || !args.every((arg) => typeof arg === "string" && !arg.includes("\0"))) throw failed(label, 'the sandbox launcher\'s "args" must be an array of strings', launch.namespace);
+  if (typeof program !== "string" || program.length === 0 || program.includes("\0"))
+    throw failed(label, 'the sandbox launcher\'s "program" must be a non-empty string', launch.namespace);
+  if (!Array.isArray(args) || !args.every((arg) => typeof arg === "string" && !arg.includes("\0")))
+    throw failed(label, 'the sandbox launcher\'s "args" must be an array of strings', launch.namespace);
   if (env !== undefined && (typeof env !== "object" || env === null || Array.isArray(env) || !Object.values(env).every((value) => typeof value === "string"))) {
     throw failed(label, 'the sandbox launcher\'s "env" must be an object of strings when given', launch.namespace);
   }
-  if (cwd !== undefined && (typeof cwd !== "string" || cwd.length === 0)) throw failed(label, 'the sandbox launcher\'s "cwd" must be a non-empty string when given', launch.namespace);
-  return { program, args: [...(args as string[])], env: env === undefined ? launch.env : { ...(env as Record<string, string>) }, cwd: (cwd as string | undefined) ?? launch.cwd };
+  if (cwd !== undefined && (typeof cwd !== "string" || cwd.length === 0))
+    throw failed(label, 'the sandbox launcher\'s "cwd" must be a non-empty string when given', launch.namespace);
+  return {
+    program,
+    args: [...(args as string[])],
+    env: env === undefined ? launch.env : { ...(env as Record<string, string>) },
+    cwd: (cwd as string | undefined) ?? launch.cwd,
+  };
 }
 
 function failed(label: string, why: string, namespace: string, cause?: unknown): OpenWorkerError {
-  return new OpenWorkerError(MCP_ERROR_CODES.sandboxFailed, `${label} (placement "sandbox") was not started: ${why}`, { details: { namespace }, ...(cause === undefined ? {} : { cause }) });
+  return new OpenWorkerError(MCP_ERROR_CODES.sandboxFailed, `${label} (placement "sandbox") was not started: ${why}`, {
+    details: { namespace },
+    ...(cause === undefined ? {} : { cause }),
+  });
 }

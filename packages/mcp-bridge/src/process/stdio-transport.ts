@@ -301,11 +301,14 @@ export class ChildProcessTransport implements Transport {
     const bound = this.launch.maxStdinBacklogBytes;
     if (waiting <= bound * STDIN_HARD_FACTOR && now - this.watch.since < STDIN_STALL_MS) {
       // Looked at again once the wait is over, even if nothing more is sent meanwhile.
-      this.stallCheck ??= setTimeout(() => {
-        this.stallCheck = undefined;
-        const left = this.child?.stdin?.writableLength ?? 0;
-        if (!this.closed && left > bound) this.stalled(left);
-      }, STDIN_STALL_MS - (now - this.watch.since) + 10).unref();
+      this.stallCheck ??= setTimeout(
+        () => {
+          this.stallCheck = undefined;
+          const left = this.child?.stdin?.writableLength ?? 0;
+          if (!this.closed && left > bound) this.stalled(left);
+        },
+        STDIN_STALL_MS - (now - this.watch.since) + 10,
+      ).unref();
       return false;
     }
     this.giveUp(
@@ -353,7 +356,9 @@ export class ChildProcessTransport implements Transport {
   terminate(): Promise<TerminationReport> {
     if (!this.termination) {
       const child = this.child;
-      this.termination = child ? terminateTree(child, this.launch.closeGraceMs, this.seen, this.mark) : Promise.resolve({ confirmed: true, step: "stdin", survivors: [] });
+      this.termination = child
+        ? terminateTree(child, this.launch.closeGraceMs, this.seen, this.mark)
+        : Promise.resolve({ confirmed: true, step: "stdin", survivors: [] });
       this.launch.onTermination(this.termination);
       void this.termination.then(() => this.finish());
     }
@@ -440,7 +445,10 @@ export class ChildProcessTransport implements Transport {
     this.inbox.push({
       jsonrpc: "2.0",
       id: JSON.parse(id) as string | number,
-      error: { code: OVERSIZED_RESPONSE_CODE, message: `the response was ${bytes} bytes, over the ${this.launch.maxMessageBytes}-byte message bound; it was dropped` },
+      error: {
+        code: OVERSIZED_RESPONSE_CODE,
+        message: `the response was ${bytes} bytes, over the ${this.launch.maxMessageBytes}-byte message bound; it was dropped`,
+      },
     } as JSONRPCMessage);
   }
 

@@ -64,9 +64,15 @@ export function anthropicStream(reply: AnthropicReply): Answer<AnthropicRequest>
       const json = JSON.stringify(use.input);
       const middle = Math.ceil(json.length / 2);
       events.push(
-        { event: "content_block_start", data: { type: "content_block_start", index, content_block: { type: "tool_use", id: use.id, name: use.name, input: {} } } },
+        {
+          event: "content_block_start",
+          data: { type: "content_block_start", index, content_block: { type: "tool_use", id: use.id, name: use.name, input: {} } },
+        },
         { event: "content_block_delta", data: { type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: "" } } },
-        { event: "content_block_delta", data: { type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: json.slice(0, middle) } } },
+        {
+          event: "content_block_delta",
+          data: { type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: json.slice(0, middle) } },
+        },
         { event: "content_block_delta", data: { type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: json.slice(middle) } } },
         { event: "content_block_stop", data: { type: "content_block_stop", index } },
       );

@@ -56,7 +56,12 @@ export function responsesStream(reply: ResponsesReply): Answer<ResponsesRequest>
       const item = { id: `msg_67cFake${counter}`, type: "message", status: "in_progress", role: "assistant", content: [] };
       const outputIndex = output.length;
       push("response.output_item.added", { output_index: outputIndex, item });
-      push("response.content_part.added", { item_id: item.id, output_index: outputIndex, content_index: 0, part: { type: "output_text", text: "", annotations: [] } });
+      push("response.content_part.added", {
+        item_id: item.id,
+        output_index: outputIndex,
+        content_index: 0,
+        part: { type: "output_text", text: "", annotations: [] },
+      });
       const middle = Math.ceil(reply.text.length / 2);
       for (const delta of [reply.text.slice(0, middle), reply.text.slice(middle)]) {
         push("response.output_text.delta", { item_id: item.id, output_index: outputIndex, content_index: 0, delta, logprobs: [] });
@@ -74,13 +79,20 @@ export function responsesStream(reply: ResponsesReply): Answer<ResponsesRequest>
       const outputIndex = output.length;
       push("response.output_item.added", { output_index: outputIndex, item });
       const middle = Math.ceil(args.length / 2);
-      for (const delta of [args.slice(0, middle), args.slice(middle)]) push("response.function_call_arguments.delta", { item_id: item.id, output_index: outputIndex, delta });
+      for (const delta of [args.slice(0, middle), args.slice(middle)])
+        push("response.function_call_arguments.delta", { item_id: item.id, output_index: outputIndex, delta });
       push("response.function_call_arguments.done", { item_id: item.id, output_index: outputIndex, arguments: args });
       const done = { ...item, status: "completed", arguments: args };
       push("response.output_item.done", { output_index: outputIndex, item: done });
       output.push(done);
     }
-    const usage = { input_tokens: 318, input_tokens_details: { cached_tokens: 0 }, output_tokens: 42, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 360 };
+    const usage = {
+      input_tokens: 318,
+      input_tokens_details: { cached_tokens: 0 },
+      output_tokens: 42,
+      output_tokens_details: { reasoning_tokens: 0 },
+      total_tokens: 360,
+    };
     if (reply.incomplete === undefined) push("response.completed", { response: response("completed", output, usage) });
     else push("response.incomplete", { response: response("incomplete", output, usage) });
     sendEvents(res, events);

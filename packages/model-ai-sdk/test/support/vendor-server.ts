@@ -25,7 +25,8 @@ export async function startVendorServer<Body>(route: string, script: readonly An
     const chunks: Buffer[] = [];
     req.on("data", (chunk: Buffer) => chunks.push(chunk));
     req.on("end", () => {
-      if (req.method !== "POST" || req.url !== route) return sendJson(res, 404, { error: { type: "not_found_error", message: `no route ${req.method} ${req.url}` } });
+      if (req.method !== "POST" || req.url !== route)
+        return sendJson(res, 404, { error: { type: "not_found_error", message: `no route ${req.method} ${req.url}` } });
       const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as Body;
       const index = requests.length;
       requests.push(body);
@@ -63,6 +64,7 @@ export function sendJson(res: ServerResponse, status: number, body: unknown): vo
 /** Server-sent events as the vendors send them: `event:` (when named) and `data:` lines, a blank line after each. */
 export function sendEvents(res: ServerResponse, events: ReadonlyArray<{ readonly event?: string; readonly data: unknown }>): void {
   res.writeHead(200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", connection: "keep-alive" });
-  for (const { event, data } of events) res.write(`${event === undefined ? "" : `event: ${event}\n`}data: ${typeof data === "string" ? data : JSON.stringify(data)}\n\n`);
+  for (const { event, data } of events)
+    res.write(`${event === undefined ? "" : `event: ${event}\n`}data: ${typeof data === "string" ? data : JSON.stringify(data)}\n\n`);
   res.end();
 }

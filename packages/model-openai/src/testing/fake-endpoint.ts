@@ -185,7 +185,10 @@ export async function startFakeOpenAI(script: readonly FakeScriptStep[]): Promis
 export function completionChunks(completion: Record<string, unknown>, withUsage: boolean): Record<string, unknown>[] {
   const { choices, usage, ...head } = completion as { choices?: Array<Record<string, unknown>>; usage?: unknown };
   const choice = choices?.[0] ?? {};
-  const message = (choice.message ?? {}) as { content?: string | null; tool_calls?: Array<{ id: string; type: string; function: { name: string; arguments: string } }> };
+  const message = (choice.message ?? {}) as {
+    content?: string | null;
+    tool_calls?: Array<{ id: string; type: string; function: { name: string; arguments: string } }>;
+  };
   const chunk = (delta: Record<string, unknown>, finishReason: unknown = null): Record<string, unknown> => ({
     ...head,
     object: "chat.completion.chunk",
@@ -199,7 +202,11 @@ export function completionChunks(completion: Record<string, unknown>, withUsage:
   }
   for (const [index, call] of (message.tool_calls ?? []).entries()) {
     const middle = Math.ceil(call.function.arguments.length / 2);
-    chunks.push(chunk({ tool_calls: [{ index, id: call.id, type: call.type, function: { name: call.function.name, arguments: call.function.arguments.slice(0, middle) } }] }));
+    chunks.push(
+      chunk({
+        tool_calls: [{ index, id: call.id, type: call.type, function: { name: call.function.name, arguments: call.function.arguments.slice(0, middle) } }],
+      }),
+    );
     chunks.push(chunk({ tool_calls: [{ index, function: { arguments: call.function.arguments.slice(middle) } }] }));
   }
   chunks.push(chunk({}, choice.finish_reason ?? "stop"));

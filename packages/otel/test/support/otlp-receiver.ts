@@ -76,18 +76,16 @@ export class OtlpReceiver {
     return this.#bodies("/v1/traces").flatMap((body) =>
       (body.resourceSpans ?? []).flatMap((resource: any) =>
         (resource.scopeSpans ?? []).flatMap((scope: any) =>
-          (scope.spans ?? []).map(
-            (span: any): ExportedSpan => ({
-              traceId: span.traceId,
-              spanId: span.spanId,
-              parentSpanId: span.parentSpanId || undefined,
-              name: span.name,
-              kind: span.kind,
-              attributes: attributesOf(span.attributes),
-              events: (span.events ?? []).map((event: any) => ({ name: event.name, attributes: attributesOf(event.attributes) })),
-              status: span.status ?? {},
-            }),
-          ),
+          (scope.spans ?? []).map((span: any): ExportedSpan => ({
+            traceId: span.traceId,
+            spanId: span.spanId,
+            parentSpanId: span.parentSpanId || undefined,
+            name: span.name,
+            kind: span.kind,
+            attributes: attributesOf(span.attributes),
+            events: (span.events ?? []).map((event: any) => ({ name: event.name, attributes: attributesOf(event.attributes) })),
+            status: span.status ?? {},
+          })),
         ),
       ),
     );

@@ -98,9 +98,14 @@ export async function openScenario(): Promise<Scenario> {
   process.env[ENV_SECRET_NAME] = CANARIES.envSecret;
   const registry = new ToolRegistry();
   registry.register(
-    nativeTool("desk.lookup", async () => ({ json: { found: true, badge: process.env[ENV_SECRET_NAME] ?? null } }), { type: "object", properties: { query: { type: "string" } }, required: ["query"] }, {
-      modelContext: () => ({ ward: CANARIES.fact }),
-    }),
+    nativeTool(
+      "desk.lookup",
+      async () => ({ json: { found: true, badge: process.env[ENV_SECRET_NAME] ?? null } }),
+      { type: "object", properties: { query: { type: "string" } }, required: ["query"] },
+      {
+        modelContext: () => ({ ward: CANARIES.fact }),
+      },
+    ),
   );
   registry.register(nativeTool("desk.erase", async () => ({ json: { erased: true } }), { type: "object", properties: {} }));
   registry.register(nativeTool("desk.export", async () => ({ json: { blob: "x".repeat(300 * 1024) } }), { type: "object", properties: {} }));
@@ -124,12 +129,18 @@ export async function openScenario(): Promise<Scenario> {
     journal: { path: path.join(dir, "journal.db") },
     hostEntry,
     models: [model],
-    approver: (request) => (request.qualifiedName === "desk.erase" ? { approved: false, who: CANARIES.approver, reason: "not on a Friday" } : { approved: true, who: CANARIES.approver }),
+    approver: (request) =>
+      request.qualifiedName === "desk.erase"
+        ? { approved: false, who: CANARIES.approver, reason: "not on a Friday" }
+        : { approved: true, who: CANARIES.approver },
   });
   const bundle = path.join(dir, "bundle");
   mkdirSync(bundle);
   writeFileSync(path.join(bundle, "manifest.md"), "---\nname: Front desk\n---\nYou help at the front desk.\n");
-  writeFileSync(path.join(bundle, "tools.json"), JSON.stringify({ version: 3, tools: ["desk.lookup", "desk.erase", "desk.export", "probe.status", "gone.status"] }));
+  writeFileSync(
+    path.join(bundle, "tools.json"),
+    JSON.stringify({ version: 3, tools: ["desk.lookup", "desk.erase", "desk.export", "probe.status", "gone.status"] }),
+  );
   const session = await runtime.openSession({
     bundle,
     policy: { name: "desk-policy", classifications: { "probe.status": "harmless", "desk.export": "harmless" }, rules: { harmless: "allow" } },

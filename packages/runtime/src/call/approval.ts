@@ -209,7 +209,8 @@ function failClosed(reason: string): ApprovalAnswer {
  */
 function readAnswer(answer: unknown): ApprovalAnswer {
   // Nobody decided (a forgotten `return`, a bare `true` or `"yes"`): the runtime's fail-closed rule, not a person (A1, A3).
-  if (typeof answer !== "object" || answer === null) return failClosed(`the approver did not answer with an object {approved, scope?, who?, reason?} (it answered ${describeAnswer(answer)})`);
+  if (typeof answer !== "object" || answer === null)
+    return failClosed(`the approver did not answer with an object {approved, scope?, who?, reason?} (it answered ${describeAnswer(answer)})`);
   const source = answer as Record<string, unknown>;
   const approved = source.approved === true;
   const scope = source.scope;

@@ -30,7 +30,9 @@ export function holdImages(images: readonly ToolImage[], redactor: Redactor): Pe
   return images.map((source) => {
     const description = source.description;
     const image: ModelImage =
-      description === undefined ? { mimeType: source.mimeType, data: source.data } : { mimeType: source.mimeType, data: source.data, description: redactor.text(description) };
+      description === undefined
+        ? { mimeType: source.mimeType, data: source.data }
+        : { mimeType: source.mimeType, data: source.data, description: redactor.text(description) };
     return { image, recheckConsent: source.recheckConsent, digest: `sha256:${sha256Hex(image.data)}` };
   });
 }
@@ -58,7 +60,11 @@ export async function releaseEach(pending: readonly PendingImage[], signal: Abor
   const released: ReleasedImage[] = [];
   for (const { image, recheckConsent, digest } of pending) {
     const consented = recheckConsent === undefined ? true : await confirmed(recheckConsent, signal);
-    released.push(consented ? { image } : { withheld: `[image withheld: the user's consent could not be confirmed right before delivery (${image.description ?? digest.slice(0, 19)})]` });
+    released.push(
+      consented
+        ? { image }
+        : { withheld: `[image withheld: the user's consent could not be confirmed right before delivery (${image.description ?? digest.slice(0, 19)})]` },
+    );
   }
   return released;
 }

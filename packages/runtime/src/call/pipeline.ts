@@ -94,16 +94,13 @@ const UNSELECTED = "(unselected)";
  * record (A3), and tell the model. A fault stops the turn (E4); a `ToolError`, a denial or
  * invalid arguments go back to the model and the turn goes on.
  */
-export async function runGovernedCall(
-  environment: CallEnvironment,
-  selection: ResolvedSelection,
-  request: CallRequest,
-): Promise<CallReport> {
+export async function runGovernedCall(environment: CallEnvironment, selection: ResolvedSelection, request: CallRequest): Promise<CallReport> {
   const { journal, redactor, sessionId } = environment;
   // A refusal's name came from the host or the model: journaled, reported and announced
   // redacted like any text they give (E6).
   const refused = request.refusal?.qualifiedName;
-  if (refused !== undefined && request.refusal !== undefined && redactor.text(refused) !== refused) request = { ...request, refusal: { ...request.refusal, qualifiedName: redactor.text(refused) } };
+  if (refused !== undefined && request.refusal !== undefined && redactor.text(refused) !== refused)
+    request = { ...request, refusal: { ...request.refusal, qualifiedName: redactor.text(refused) } };
   const { callId, turnId } = request;
   const byAlias = selection.byAlias(request.alias);
   const resolved = request.qualifiedName === undefined || byAlias?.qualifiedName === request.qualifiedName ? byAlias : undefined;
@@ -124,7 +121,15 @@ export async function runGovernedCall(
     args: journaledArgs,
   });
   if (environment.events.active) {
-    environment.events.emit({ type: "call_requested", sessionId, turnId, callId, qualifiedName, ...(resolved ? { kind: resolved.kind } : {}), args: journaledArgs });
+    environment.events.emit({
+      type: "call_requested",
+      sessionId,
+      turnId,
+      callId,
+      qualifiedName,
+      ...(resolved ? { kind: resolved.kind } : {}),
+      args: journaledArgs,
+    });
   }
   // From here the call is journaled: whatever fails, it gets exactly one terminal record (A3).
   try {
@@ -176,7 +181,16 @@ async function decideAndRun(
   });
   if (environment.events.active) {
     const { approved, by, scope } = verdict;
-    environment.events.emit({ type: "approval_decided", sessionId, turnId: request.turnId, callId, qualifiedName: resolved.qualifiedName, approved, by, scope });
+    environment.events.emit({
+      type: "approval_decided",
+      sessionId,
+      turnId: request.turnId,
+      callId,
+      qualifiedName: resolved.qualifiedName,
+      approved,
+      by,
+      scope,
+    });
   }
   if (!verdict.approved) {
     const message = `the call was not approved${verdict.reason ? ` (${verdict.reason})` : ""}; do not retry it unless the user asks`;
@@ -198,8 +212,10 @@ async function decideAndRun(
   await journal.callStarted({ sessionId, callId });
   // Cancelled while its start was made durable (a session closing in the same tick): the
   // record stands, the tool is not called, and the terminal record says so.
-  if (request.signal.aborted) return finish(environment, request, resolved, notCalled("the call was cancelled as it started; the tool was not called"), approval);
-  if (environment.events.active) environment.events.emit({ type: "call_started", sessionId, turnId: request.turnId, callId, qualifiedName: resolved.qualifiedName });
+  if (request.signal.aborted)
+    return finish(environment, request, resolved, notCalled("the call was cancelled as it started; the tool was not called"), approval);
+  if (environment.events.active)
+    environment.events.emit({ type: "call_started", sessionId, turnId: request.turnId, callId, qualifiedName: resolved.qualifiedName });
   const result = await execute(environment, resolved, parsed.value, request);
   return finish(environment, request, resolved, result, approval);
 }
@@ -220,15 +236,15 @@ function approvalOf(environment: CallEnvironment, verdict: ApprovalVerdict): Cal
 
 /** The result of a call cancelled before its tool was called. */
 function notCalled(message: string): ExecutionResult {
-  return { outcome: "cancelled", error: { code: FAULT_CODES.cancelled, message }, progress: { accepted: 0, dropped: 0, jsonBytes: 0, breaches: [] }, durationMs: 0 };
+  return {
+    outcome: "cancelled",
+    error: { code: FAULT_CODES.cancelled, message },
+    progress: { accepted: 0, dropped: 0, jsonBytes: 0, breaches: [] },
+    durationMs: 0,
+  };
 }
 
-function execute(
-  environment: CallEnvironment,
-  resolved: ResolvedTool,
-  args: JsonValue,
-  request: CallRequest,
-): Promise<ExecutionResult> {
+function execute(environment: CallEnvironment, resolved: ResolvedTool, args: JsonValue, request: CallRequest): Promise<ExecutionResult> {
   const { journal, redactor, sessionId, events } = environment;
   const onProgress = (event: ProgressEvent) => {
     const clean = redactor.json(event);
@@ -264,7 +280,13 @@ function execute(
   });
 }
 
-function finish(environment: CallEnvironment, request: CallRequest, resolved: ResolvedTool, result: ExecutionResult, approval: CallApproval | undefined): CallReport {
+function finish(
+  environment: CallEnvironment,
+  request: CallRequest,
+  resolved: ResolvedTool,
+  result: ExecutionResult,
+  approval: CallApproval | undefined,
+): CallReport {
   const { journal, redactor, sessionId } = environment;
   const images = result.outcome === "succeeded" && result.output && result.output.images.length > 0 ? holdImages(result.output.images, redactor) : [];
   const json = result.output ? redactor.json(result.output.json) : undefined;
@@ -296,7 +318,15 @@ function finish(environment: CallEnvironment, request: CallRequest, resolved: Re
   const modelText = stopsTurn
     ? `The call ended ${result.outcome.replace("_", " ")} (${code}: ${message}). The turn was stopped; the call may have had effects and was not retried.`
     : `Error ${code}: ${message}`;
-  return report(request, resolved, { outcome: result.outcome, code, ...(message ? { message } : {}), modelText, isError: true, stopsTurn, ...(approval ? { approval } : {}) });
+  return report(request, resolved, {
+    outcome: result.outcome,
+    code,
+    ...(message ? { message } : {}),
+    modelText,
+    isError: true,
+    stopsTurn,
+    ...(approval ? { approval } : {}),
+  });
 }
 
 /**
@@ -317,7 +347,8 @@ function pipelineFailed(environment: CallEnvironment, request: CallRequest, reso
     environment.journal.callFinished({ sessionId: environment.sessionId, callId: request.callId, outcome: "crashed", code, message });
   } catch (journalError) {
     // The failure came after the call's terminal record (or its denial): that record stands.
-    if (!OpenWorkerError.hasCode(journalError, JOURNAL_ERRORS.TERMINAL_EXISTS) && !OpenWorkerError.hasCode(journalError, JOURNAL_ERRORS.CALL_DENIED)) throw journalError;
+    if (!OpenWorkerError.hasCode(journalError, JOURNAL_ERRORS.TERMINAL_EXISTS) && !OpenWorkerError.hasCode(journalError, JOURNAL_ERRORS.CALL_DENIED))
+      throw journalError;
   }
   emitFinished(environment, request, resolved, "crashed", code);
   return report(request, resolved, {

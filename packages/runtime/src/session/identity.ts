@@ -45,7 +45,15 @@ export function sessionIdentity(
       const dot = name.indexOf(".");
       const namespace = name.slice(0, dot);
       if (registry.namespaceOwner(namespace) !== "mcp") throw notFound(bundle, name, namespace, registry);
-      selection.push({ qualifiedName: name, alias: modelAlias(name), kind: "mcp", schemaFingerprint: "discovered-per-turn", provider: namespace, remoteName: name.slice(dot + 1), ...launchOf(registry, namespace) });
+      selection.push({
+        qualifiedName: name,
+        alias: modelAlias(name),
+        kind: "mcp",
+        schemaFingerprint: "discovered-per-turn",
+        provider: namespace,
+        remoteName: name.slice(dot + 1),
+        ...launchOf(registry, namespace),
+      });
     }
   } else {
     const servers = pick.version === 2 ? Object.entries(pick.mcpServers) : pick.mcpServers.map((server) => [server, ["*"]] as const);
@@ -53,7 +61,15 @@ export function sessionIdentity(
       if (!registry.provider(server)) throw notFound(bundle, `${server}.${tools[0] ?? "*"}`, server, registry);
       for (const tool of tools) {
         const qualifiedName = `${server}.${tool}`;
-        selection.push({ qualifiedName, alias: modelAlias(qualifiedName), kind: "mcp", schemaFingerprint: "discovered-per-turn", provider: server, remoteName: tool, ...launchOf(registry, server) });
+        selection.push({
+          qualifiedName,
+          alias: modelAlias(qualifiedName),
+          kind: "mcp",
+          schemaFingerprint: "discovered-per-turn",
+          provider: server,
+          remoteName: tool,
+          ...launchOf(registry, server),
+        });
       }
     }
   }
@@ -108,12 +124,22 @@ function launchOf(registry: ToolRegistry, namespace: string): { launch?: JsonVal
  */
 function notFound(bundle: Bundle, name: string, namespace: string, registry: ToolRegistry): OpenWorkerError {
   // The whole selection is checked, so the problem names the field where the name stands.
-  const problem = checkSelection(registry, bundle.selection, []).find((candidate) => OWNER_CODES.has(candidate.code) && candidate.details.namespace === namespace);
+  const problem = checkSelection(registry, bundle.selection, []).find(
+    (candidate) => OWNER_CODES.has(candidate.code) && candidate.details.namespace === namespace,
+  );
   if (problem === undefined) {
-    return new OpenWorkerError(RUNTIME_ERROR_CODES.TOOL_NOT_FOUND, `bundle ${bundle.dir}: tool ${JSON.stringify(name)} is not registered`, { details: { tool: name, namespace } });
+    return new OpenWorkerError(RUNTIME_ERROR_CODES.TOOL_NOT_FOUND, `bundle ${bundle.dir}: tool ${JSON.stringify(name)} is not registered`, {
+      details: { tool: name, namespace },
+    });
   }
-  return new OpenWorkerError(problem.code, `bundle ${bundle.dir}: ${problem.message}`, { details: { ...problem.details, tool: name, namespace, bundleDir: bundle.dir } });
+  return new OpenWorkerError(problem.code, `bundle ${bundle.dir}: ${problem.message}`, {
+    details: { ...problem.details, tool: name, namespace, bundleDir: bundle.dir },
+  });
 }
 
 /** The resolver's codes for a selected name no registered tool or provider owns. */
-const OWNER_CODES: ReadonlySet<string> = new Set([BUNDLE_ERROR_CODES.toolNotRegistered, BUNDLE_ERROR_CODES.namespaceUnknown, BUNDLE_ERROR_CODES.notMcpNamespace]);
+const OWNER_CODES: ReadonlySet<string> = new Set([
+  BUNDLE_ERROR_CODES.toolNotRegistered,
+  BUNDLE_ERROR_CODES.namespaceUnknown,
+  BUNDLE_ERROR_CODES.notMcpNamespace,
+]);

@@ -110,31 +110,33 @@ export class Session {
     const turnId = `${this.id}.t${++this.#turns}`;
     this.#turnId = turnId;
     try {
-      return await this.#track(runTurn(
-        {
-          environment: this.#parts.environment,
-          registry: this.#parts.registry,
-          bundle: this.bundle,
-          provider,
-          model,
-          instructions: instructionsOf(this.bundle),
-          maxAttempts: this.#parts.maxAttempts,
-          maxCallsPerAttempt: this.#parts.maxCallsPerAttempt,
-          modelContextBudgetMs: this.#parts.modelContextBudgetMs,
-          messages: this.#messages,
-          slowFacts: this.#slowFacts,
-          nextCallId: () => this.#nextCallId(),
-          selectedNatives: () => this.#selectedNatives(),
-          onPrepared: (prepared) => void (this.#prepared = prepared),
-          onEnded: () => {
-            if (this.#turn === controller) this.#turn = undefined;
+      return await this.#track(
+        runTurn(
+          {
+            environment: this.#parts.environment,
+            registry: this.#parts.registry,
+            bundle: this.bundle,
+            provider,
+            model,
+            instructions: instructionsOf(this.bundle),
+            maxAttempts: this.#parts.maxAttempts,
+            maxCallsPerAttempt: this.#parts.maxCallsPerAttempt,
+            modelContextBudgetMs: this.#parts.modelContextBudgetMs,
+            messages: this.#messages,
+            slowFacts: this.#slowFacts,
+            nextCallId: () => this.#nextCallId(),
+            selectedNatives: () => this.#selectedNatives(),
+            onPrepared: (prepared) => void (this.#prepared = prepared),
+            onEnded: () => {
+              if (this.#turn === controller) this.#turn = undefined;
+            },
+            settle: (tools, reason, completed) => this.#settleAtTurnEnd(tools, reason, completed),
           },
-          settle: (tools, reason, completed) => this.#settleAtTurnEnd(tools, reason, completed),
-        },
-        turnId,
-        input,
-        controller.signal,
-      ));
+          turnId,
+          input,
+          controller.signal,
+        ),
+      );
     } finally {
       options.signal?.removeEventListener("abort", forward);
       // A listener of `turn_finished` may have started the next turn already.
@@ -150,16 +152,25 @@ export class Session {
    * `options.onProgress` is told each progress event the call's bounded reporter accepted
    * (E2), redacted as journaled: what a host forwards to its own client.
    */
-  callTool(qualifiedName: string, args?: JsonValue | object, options: { signal?: AbortSignal; onProgress?: (event: ProgressEvent) => void } = {}): Promise<CallReport> {
+  callTool(
+    qualifiedName: string,
+    args?: JsonValue | object,
+    options: { signal?: AbortSignal; onProgress?: (event: ProgressEvent) => void } = {},
+  ): Promise<CallReport> {
     try {
       this.#assertOpen();
       if (typeof qualifiedName !== "string" || qualifiedName === "") {
-        throw new OpenWorkerError(RUNTIME_ERROR_CODES.UNKNOWN_TOOL, `callTool needs a qualified tool name (namespace.tool), got ${typeof qualifiedName === "string" ? '""' : typeof qualifiedName}`);
+        throw new OpenWorkerError(
+          RUNTIME_ERROR_CODES.UNKNOWN_TOOL,
+          `callTool needs a qualified tool name (namespace.tool), got ${typeof qualifiedName === "string" ? '""' : typeof qualifiedName}`,
+        );
       }
     } catch (error) {
       return Promise.reject(error);
     }
-    const { signal, release } = options.signal ? linkSignals(options.signal, this.#closeSignal.signal) : { signal: this.#closeSignal.signal, release: undefined };
+    const { signal, release } = options.signal
+      ? linkSignals(options.signal, this.#closeSignal.signal)
+      : { signal: this.#closeSignal.signal, release: undefined };
     // Not `async`: a call is a hot path, and each async layer that returns a promise
     // costs its caller extra turns of the microtask queue.
     const prepared = this.#prepared;
@@ -187,11 +198,14 @@ export class Session {
    */
   async releaseImages(images: readonly PendingImage[], options: { signal?: AbortSignal } = {}): Promise<ReleasedImage[]> {
     if (images.length === 0) return [];
-    const { signal, release } = options.signal ? linkSignals(options.signal, this.#closeSignal.signal) : { signal: this.#closeSignal.signal, release: undefined };
+    const { signal, release } = options.signal
+      ? linkSignals(options.signal, this.#closeSignal.signal)
+      : { signal: this.#closeSignal.signal, release: undefined };
     try {
       const released = await releaseEach(images, signal);
       const { events, sessionId } = this.#parts.environment;
-      for (const item of released) if ("withheld" in item) events.emit({ type: "diagnostic", sessionId, code: RUNTIME_ERROR_CODES.IMAGE_WITHHELD, message: item.withheld });
+      for (const item of released)
+        if ("withheld" in item) events.emit({ type: "diagnostic", sessionId, code: RUNTIME_ERROR_CODES.IMAGE_WITHHELD, message: item.withheld });
       return released;
     } finally {
       release?.();
@@ -240,7 +254,14 @@ export class Session {
     // was cancelled. Only that tool: the others took no part in it.
     const resolved = selection.byAlias(alias);
     const settled = resolved?.kind === "native" && resolved.qualifiedName === qualifiedName && hasSettleHooks(resolved.tool) ? resolved.tool : undefined;
-    const request: { -readonly [K in keyof CallRequest]: CallRequest[K] } = { turnId, callId: this.#nextCallId(), alias, qualifiedName, args: { json: args }, signal };
+    const request: { -readonly [K in keyof CallRequest]: CallRequest[K] } = {
+      turnId,
+      callId: this.#nextCallId(),
+      alias,
+      qualifiedName,
+      args: { json: args },
+      signal,
+    };
     if (refusal !== undefined) request.refusal = refusal;
     if (onProgress !== undefined) request.onProgress = onProgress;
     if (settled === undefined) return runGovernedCall(this.#parts.environment, selection, request);
@@ -344,7 +365,11 @@ export class Session {
     }
     if (!options.signal) return this.#track(this.#prepareTurn(this.#closeSignal.signal).then((prepared) => prepared.selection));
     const { signal, release } = linkSignals(options.signal, this.#closeSignal.signal);
-    return this.#track(this.#prepareTurn(signal).then((prepared) => prepared.selection).finally(release));
+    return this.#track(
+      this.#prepareTurn(signal)
+        .then((prepared) => prepared.selection)
+        .finally(release),
+    );
   }
 
   async #prepareTurn(signal: AbortSignal): Promise<PreparedTurn> {

@@ -56,7 +56,8 @@ export class ScriptedProvider implements ModelProvider {
     let step: ScriptStep | undefined = this.#steps.shift();
     while (typeof step === "function") step = await step(request);
     if (!step) {
-      if (this.#failWhenExhausted) throw new Error(`the script has no step left for this attempt (it had ${this.#answered} step(s)); add steps or expect fewer attempts`);
+      if (this.#failWhenExhausted)
+        throw new Error(`the script has no step left for this attempt (it had ${this.#answered} step(s)); add steps or expect fewer attempts`);
       return { text: "(script finished)", toolCalls: [] };
     }
     this.#answered += 1;

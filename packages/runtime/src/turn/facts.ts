@@ -92,7 +92,10 @@ export function gatherFacts(
     // The mask may be longer than what it hides: masked facts are measured again.
     const bytes = redacted === gathered.facts ? gathered.bytes : utf8Bytes(JSON.stringify(redacted));
     if (bytes > LIMITS.modelContextToolBytes) {
-      diagnostics.push({ alias: resolved.alias, reason: `modelContext facts are ${bytes} bytes once secrets are masked; the limit is ${LIMITS.modelContextToolBytes}` });
+      diagnostics.push({
+        alias: resolved.alias,
+        reason: `modelContext facts are ${bytes} bytes once secrets are masked; the limit is ${LIMITS.modelContextToolBytes}`,
+      });
       continue;
     }
     if (total + bytes > LIMITS.modelContextTotalBytes) {

@@ -69,7 +69,11 @@ export async function prepareTurn(input: {
   return {
     selection,
     // A description is text the model reads: redacted like a result (E6); the bridge masked its provider's secrets already.
-    tools: selection.tools.map((tool) => ({ name: tool.alias, description: input.environment.redactor.text(tool.descriptor.description), inputSchema: tool.descriptor.inputSchema })),
+    tools: selection.tools.map((tool) => ({
+      name: tool.alias,
+      description: input.environment.redactor.text(tool.descriptor.description),
+      inputSchema: tool.descriptor.inputSchema,
+    })),
     catalogFingerprints,
     unavailable: discovery.unavailable,
     unavailableNotice: unavailableNotice(bundle.selection, discovery.unavailable),
@@ -157,6 +161,7 @@ export const UNAVAILABLE_HEADING = "Unavailable this turn (their provider could 
 /** The qualified names a selection lists under `namespace`; undefined when it takes the provider whole. */
 function selectedOf(selection: Bundle["selection"], namespace: string): string[] | undefined {
   if (selection.version === 3) return selection.tools.filter((name) => name.startsWith(`${namespace}.`));
-  if (selection.version === 2) return (Object.hasOwn(selection.mcpServers, namespace) ? selection.mcpServers[namespace]! : []).map((tool) => `${namespace}.${tool}`);
+  if (selection.version === 2)
+    return (Object.hasOwn(selection.mcpServers, namespace) ? selection.mcpServers[namespace]! : []).map((tool) => `${namespace}.${tool}`);
   return undefined;
 }

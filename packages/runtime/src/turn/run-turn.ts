@@ -134,7 +134,14 @@ async function attempts(
   if (signal.aborted) return end("cancelled", "");
   let prepared: PreparedTurn;
   try {
-    prepared = await prepareTurn({ environment, registry: context.registry, bundle: context.bundle, turnId, maxToolNameLength: context.provider.maxToolNameLength, signal });
+    prepared = await prepareTurn({
+      environment,
+      registry: context.registry,
+      bundle: context.bundle,
+      turnId,
+      maxToolNameLength: context.provider.maxToolNameLength,
+      signal,
+    });
   } catch (error) {
     if (signal.aborted) return end("cancelled", "");
     return end("preparation_failed", "", describe(error));
@@ -142,7 +149,13 @@ async function attempts(
   state.prepared = prepared;
   context.onPrepared(prepared);
   for (const provider of prepared.unavailable) {
-    events.emit({ type: "diagnostic", sessionId, code: RUNTIME_ERROR_CODES.PROVIDER_UNAVAILABLE, message: `${provider.namespace}: ${provider.message}`, provider: provider.namespace });
+    events.emit({
+      type: "diagnostic",
+      sessionId,
+      code: RUNTIME_ERROR_CODES.PROVIDER_UNAVAILABLE,
+      message: `${provider.namespace}: ${provider.message}`,
+      provider: provider.namespace,
+    });
   }
   context.messages.push({ role: "user", content: input });
   // Keyed by the tool message itself, not its call id: a model may reuse ids across
@@ -155,7 +168,9 @@ async function attempts(
   for (let attempt = 1; attempt <= context.maxAttempts; attempt++) {
     if (signal.aborted) return end("cancelled", "");
     events.emit({ type: "attempt_started", sessionId, turnId, attempt, provider: context.provider.id, model: context.model });
-    const { facts, diagnostics } = gatherFacts(nativeTools, sessionId, context.slowFacts, context.modelContextBudgetMs, (value) => environment.redactor.json(value));
+    const { facts, diagnostics } = gatherFacts(nativeTools, sessionId, context.slowFacts, context.modelContextBudgetMs, (value) =>
+      environment.redactor.json(value),
+    );
     for (const diagnostic of diagnostics) {
       // A hook's error text is the tool's own (a failed auth call names its key): redacted like any error (E6).
       const message = environment.redactor.text(`${diagnostic.alias}: ${diagnostic.reason}`);
@@ -176,11 +191,25 @@ async function attempts(
     // dropped whole, before any of it runs, is journaled or joins the conversation.
     const mostCalls = context.maxCallsPerAttempt * ANSWER_CALLS_FACTOR;
     if (response.toolCalls.length > mostCalls) {
-      events.emit({ type: "attempt_finished", sessionId, turnId, attempt, toolCalls: response.toolCalls.length, code: RUNTIME_ERROR_CODES.MODEL_TOO_MANY_CALLS });
+      events.emit({
+        type: "attempt_finished",
+        sessionId,
+        turnId,
+        attempt,
+        toolCalls: response.toolCalls.length,
+        code: RUNTIME_ERROR_CODES.MODEL_TOO_MANY_CALLS,
+      });
       const message = `the model answered with ${response.toolCalls.length} tool calls; an answer may hold at most ${mostCalls} (${context.maxCallsPerAttempt} run); the answer was dropped and none of it ran`;
       return end("model_error", "", { code: RUNTIME_ERROR_CODES.MODEL_TOO_MANY_CALLS, message });
     }
-    events.emit({ type: "attempt_finished", sessionId, turnId, attempt, toolCalls: response.toolCalls.length, ...(response.usage ? { usage: response.usage } : {}) });
+    events.emit({
+      type: "attempt_finished",
+      sessionId,
+      turnId,
+      attempt,
+      toolCalls: response.toolCalls.length,
+      ...(response.usage ? { usage: response.usage } : {}),
+    });
     // A model can echo a secret it was shown or guessed (its API key, say): what the runtime
     // hands on (events, the turn's text, the session's messages) is redacted (E6).
     const text = environment.redactor.text(response.text);
@@ -205,19 +234,41 @@ async function attempts(
               code: RUNTIME_ERROR_CODES.TOO_MANY_CALLS,
               message: `only ${context.maxCallsPerAttempt} tool calls run per model answer; this one was not run, ask for it again if it is still needed`,
             };
-      const report = await runGovernedCall(environment, prepared.selection, { turnId, callId, alias: toolCall.name, args, signal, ...(refusal ? { refusal } : {}) });
+      const report = await runGovernedCall(environment, prepared.selection, {
+        turnId,
+        callId,
+        alias: toolCall.name,
+        args,
+        signal,
+        ...(refusal ? { refusal } : {}),
+      });
       calls.push(report);
-      const answer: ModelMessage = { role: "tool", toolCallId: toolCall.id, name: toolCall.name, content: report.modelText, isError: report.isError, images: [] };
+      const answer: ModelMessage = {
+        role: "tool",
+        toolCallId: toolCall.id,
+        name: toolCall.name,
+        content: report.modelText,
+        isError: report.isError,
+        images: [],
+      };
       context.messages.push(answer);
       if (report.images.length > 0) pendingImages.set(answer, report.images);
       if (report.stopsTurn) {
-        answerNotRun(context, response.toolCalls, index + 1, signal.aborted ? "the turn was cancelled" : `the turn stopped at an earlier call (${report.code ?? report.outcome})`);
+        answerNotRun(
+          context,
+          response.toolCalls,
+          index + 1,
+          signal.aborted ? "the turn was cancelled" : `the turn stopped at an earlier call (${report.code ?? report.outcome})`,
+        );
         if (signal.aborted) return end("cancelled", "");
         return end("fault", "", { code: report.code ?? "FAULT", message: report.modelText });
       }
     }
   }
-  return end("attempts_exhausted", "", { code: RUNTIME_ERROR_CODES.TURN_ATTEMPTS_EXHAUSTED, message: `no final answer after ${context.maxAttempts} model attempts` });
+  return end("attempts_exhausted", "", {
+    code: RUNTIME_ERROR_CODES.TURN_ATTEMPTS_EXHAUSTED,
+    message: `no final answer after ${context.maxAttempts} model attempts`,
+  });
 }
 
 /**
@@ -276,7 +327,12 @@ function natives(prepared: PreparedTurn): NativeResolvedTool[] {
 export type SettledTool = Pick<NativeResolvedTool, "tool" | "qualifiedName">;
 
 /** T5: end-of-turn hooks (default revoke), or a direct revoke on cancellation or close. */
-export function settleTools(context: Pick<TurnContext, "environment">, tools: readonly SettledTool[], reason: "turn" | "cancel" | "close", completed: boolean): void {
+export function settleTools(
+  context: Pick<TurnContext, "environment">,
+  tools: readonly SettledTool[],
+  reason: "turn" | "cancel" | "close",
+  completed: boolean,
+): void {
   const { environment } = context;
   const { journal, sessionId } = environment;
   for (const resolved of tools) {

@@ -123,4 +123,3 @@ function messageOf(error: unknown): string {
     return "an error that could not be described";
   }
 }
-

@@ -5,9 +5,7 @@ import { boundErrorMessage } from "./normalize.js";
 import { readThrown, typeWords } from "./describe.js";
 
 /** The facts one tool contributed to an attempt, or why it contributed nothing (L1). */
-export type ModelContextFacts =
-  | { readonly ok: true; readonly facts: JsonValue; readonly bytes: number }
-  | { readonly ok: false; readonly reason: string };
+export type ModelContextFacts = { readonly ok: true; readonly facts: JsonValue; readonly bytes: number } | { readonly ok: false; readonly reason: string };
 
 /**
  * Calls a tool's `modelContext(sessionId)` hook under L1's rules for one tool: it must

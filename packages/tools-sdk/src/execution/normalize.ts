@@ -78,7 +78,12 @@ export function normalizeToolOutput(output: unknown): Normalization {
   }
   if (walk.problem !== undefined) return invalid("RESULT_NOT_JSON", `result is not JSON: ${where(walk.trail.reverse())} ${walk.problem}`);
   if (walk.chars > MAX_CHARS) {
-    return breach("resultBytes", walk.chars, LIMITS.resultBytes, `result has ${walk.chars} characters in its strings and keys alone; the limit is ${LIMITS.resultBytes} bytes of JSON`);
+    return breach(
+      "resultBytes",
+      walk.chars,
+      LIMITS.resultBytes,
+      `result has ${walk.chars} characters in its strings and keys alone; the limit is ${LIMITS.resultBytes} bytes of JSON`,
+    );
   }
   // The copy is plain data within MAX_NODES and MAX_CHARS: serializing it cannot throw.
   const serialized = JSON.stringify(copy);
@@ -220,7 +225,13 @@ export function copyPlainJson(value: unknown, maxNodes: number, depth: number): 
   const walk: Walk = { ancestors: [], nodes: 0, chars: 0, problem: undefined, trail: [], maxNodes };
   const copy = copyJson(value, walk, depth);
   if (walk.problem === undefined) return { ok: true, value: copy as JsonValue, characters: walk.chars };
-  return { ok: false, problem: walk.problem, path: walk.trail.reverse(), tooLarge: walk.problem === TOO_MANY, tooDeep: walk.problem.startsWith("nests deeper") };
+  return {
+    ok: false,
+    problem: walk.problem,
+    path: walk.trail.reverse(),
+    tooLarge: walk.problem === TOO_MANY,
+    tooDeep: walk.problem.startsWith("nests deeper"),
+  };
 }
 
 /** Where a value is, for messages: "the result" or `at /a/0/b`. */

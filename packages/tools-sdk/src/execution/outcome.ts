@@ -5,14 +5,7 @@ import type { ToolImage } from "../output.js";
 export type CallOutcome = "succeeded" | "failed" | "timed_out" | "cancelled" | "limit_exceeded" | "crashed";
 
 /** Which limit a call broke. */
-export type LimitName =
-  | "resultBytes"
-  | "progressEvents"
-  | "progressMessageBytes"
-  | "progressJsonBytes"
-  | "imagesPerCall"
-  | "imageBytes"
-  | "imageMimeType";
+export type LimitName = "resultBytes" | "progressEvents" | "progressMessageBytes" | "progressJsonBytes" | "imagesPerCall" | "imageBytes" | "imageMimeType";
 
 /** A limit breach: which limit, by how much, in words. */
 export interface LimitBreach {

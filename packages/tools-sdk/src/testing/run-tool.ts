@@ -55,7 +55,10 @@ export async function runTool(tool: Tool, args: unknown, options: RunToolOptions
     );
   }
   if (options.timeoutMs !== undefined && !(typeof options.timeoutMs === "number" && Number.isFinite(options.timeoutMs) && options.timeoutMs > 0)) {
-    throw new OpenWorkerError("OPTIONS_INVALID", `runTool: timeoutMs must be a positive number of milliseconds (it lowers the 75 s bound), got ${String(options.timeoutMs)}`);
+    throw new OpenWorkerError(
+      "OPTIONS_INVALID",
+      `runTool: timeoutMs must be a positive number of milliseconds (it lowers the 75 s bound), got ${String(options.timeoutMs)}`,
+    );
   }
   const progressEvents: ProgressEvent[] = [];
   const refused = (code: string, message: string): RunToolResult => ({
@@ -88,4 +91,3 @@ export async function runTool(tool: Tool, args: unknown, options: RunToolOptions
   });
   return { ...result, progressEvents };
 }
-

@@ -20,9 +20,7 @@ export interface ArgumentIssue {
 }
 
 /** The result of checking arguments: ok, or a message the model can act on. */
-export type ArgumentCheck =
-  | { readonly ok: true }
-  | { readonly ok: false; readonly message: string; readonly issues: readonly ArgumentIssue[] };
+export type ArgumentCheck = { readonly ok: true } | { readonly ok: false; readonly message: string; readonly issues: readonly ArgumentIssue[] };
 
 /** A compiled input schema. Compiled once per distinct schema while it stays cached (B5). */
 export interface ArgumentValidator {
@@ -34,8 +32,7 @@ export interface ArgumentValidator {
 
 type FormatsPlugin = (ajv: Ajv) => Ajv;
 // ajv-formats is CommonJS: its function sits at `.default` under ESM and CJS interop alike.
-const addFormats = ((addFormatsImport as unknown as { default?: FormatsPlugin }).default ??
-  addFormatsImport) as unknown as FormatsPlugin;
+const addFormats = ((addFormatsImport as unknown as { default?: FormatsPlugin }).default ?? addFormatsImport) as unknown as FormatsPlugin;
 
 /** Options of {@link compileInputSchema}. */
 export interface CompileOptions {
@@ -232,11 +229,9 @@ export function compileInputSchema(schema: JsonSchema, toolName = "(unnamed)", o
 /** `boundsChecked`: this call walked the schema's bounds already; otherwise (an object seen before, perhaps changed in place since) they are walked here. */
 function compile(schema: JsonSchema, toolName: string, fingerprint: string, boundsChecked: boolean): Compiled {
   if (typeof schema !== "object" || schema === null || Array.isArray(schema) || schema.type !== "object") {
-    throw new OpenWorkerError(
-      "SCHEMA_INVALID",
-      `input schema of tool ${JSON.stringify(toolName)} must be an object schema ({"type":"object", ...})`,
-      { details: { tool: toolName } },
-    );
+    throw new OpenWorkerError("SCHEMA_INVALID", `input schema of tool ${JSON.stringify(toolName)} must be an object schema ({"type":"object", ...})`, {
+      details: { tool: toolName },
+    });
   }
   if (!boundsChecked) checkSchemaBounds(schema, toolName);
   const engine = engineFor(schema, toolName);
@@ -247,7 +242,8 @@ function compile(schema: JsonSchema, toolName: string, fingerprint: string, boun
     validate = compileAlone(engine, schema as Record<string, unknown>);
   } catch (cause) {
     if (cause instanceof UnsupportedPatternError) {
-      const shown = cause.pattern.length > 200 ? `${JSON.stringify(cause.pattern.slice(0, 200))}… (${cause.pattern.length} characters)` : JSON.stringify(cause.pattern);
+      const shown =
+        cause.pattern.length > 200 ? `${JSON.stringify(cause.pattern.slice(0, 200))}… (${cause.pattern.length} characters)` : JSON.stringify(cause.pattern);
       throw new OpenWorkerError(
         "SCHEMA_INVALID",
         `input schema of tool ${JSON.stringify(toolName)} has the pattern ${shown}, which cannot be checked in linear time: ${cause.reason}; ` +

@@ -4,11 +4,4 @@
 // shared by the testing kit and the runtime so both validate identically.
 export { schemaFingerprint, sha256Hex } from "./fingerprint.js";
 export { SCHEMA_BOUNDS, type SchemaBound } from "./schema-bounds.js";
-export {
-  compileInputSchema,
-  compiledSchemaCount,
-  type ArgumentCheck,
-  type ArgumentIssue,
-  type ArgumentValidator,
-  type CompileOptions,
-} from "./compile.js";
+export { compileInputSchema, compiledSchemaCount, type ArgumentCheck, type ArgumentIssue, type ArgumentValidator, type CompileOptions } from "./compile.js";

@@ -148,7 +148,8 @@ export function invalidSchemaReason(schema: unknown, errors: readonly ErrorObjec
 }
 
 function boundedReasons(reasons: readonly string[]): string {
-  const shown = reasons.length > MESSAGE_ISSUES ? `${reasons.slice(0, MESSAGE_ISSUES).join("; ")}; … (${reasons.length - MESSAGE_ISSUES} more)` : reasons.join("; ");
+  const shown =
+    reasons.length > MESSAGE_ISSUES ? `${reasons.slice(0, MESSAGE_ISSUES).join("; ")}; … (${reasons.length - MESSAGE_ISSUES} more)` : reasons.join("; ");
   return boundErrorMessage(shown);
 }
 
