@@ -152,8 +152,8 @@ export async function runCli(registry: ToolRegistry, options: MainOptions = {}):
     return await command.run(context);
   } catch (error) {
     command ??= commandNamed(argv, COMMANDS);
-    const { code, message, reason, cause } = describeError(error);
-    terminal.error(code, message, hintFor(code, program, command?.words.join(" ") ?? "", reason));
+    const { code, message, reason, namespace, cause } = describeError(error);
+    terminal.error(code, message, hintFor(code, program, command?.words.join(" ") ?? "", reason, namespace));
     return exitCodeFor(code, cause);
   } finally {
     options.signal?.removeEventListener("abort", stopFromHost);
@@ -162,10 +162,16 @@ export async function runCli(registry: ToolRegistry, options: MainOptions = {}):
   }
 }
 
-function describeError(error: unknown): { code: string; message: string; reason?: string; cause?: unknown } {
+function describeError(error: unknown): { code: string; message: string; reason?: string; namespace?: string; cause?: unknown } {
   if (OpenWorkerError.isInstance(error)) {
-    const reason = error.details.reason;
-    return { code: error.code, message: error.message, ...(typeof reason === "string" ? { reason } : {}), cause: error.details.cause };
+    const { reason, namespace } = error.details;
+    return {
+      code: error.code,
+      message: error.message,
+      ...(typeof reason === "string" ? { reason } : {}),
+      ...(typeof namespace === "string" ? { namespace } : {}),
+      cause: error.details.cause,
+    };
   }
   return { code: CLI_ERROR_CODES.INTERNAL, message: error instanceof Error ? error.message : String(error) };
 }

@@ -6,7 +6,8 @@ import { buildInventory, type McpInventoryRequest, type McpToolInventory } from 
 import { resolveOptions, type McpBridgeOptions, type ResolvedOptions } from "./options.js";
 import { StartGate } from "./process/start-gate.js";
 import { describeLaunch, providerSecrets } from "./redact.js";
-import { BridgeSession, type McpSession, type SessionHost } from "./session.js";
+import { BridgeSession, type SessionHost } from "./session.js";
+import type { McpSession } from "./types.js";
 import type { McpCatalog } from "./types.js";
 
 /**

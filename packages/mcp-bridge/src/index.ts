@@ -1,6 +1,6 @@
 // Anything exported here is public API of @openworker/mcp-bridge.
 export { McpBridge } from "./bridge.js";
-export type { McpSession } from "./session.js";
+export type { McpSession } from "./types.js";
 export { MCP_ERROR_CODES } from "./codes.js";
 export { isSecretName, MIN_SECRET_LENGTH, providerSecrets, redact, redactArgs, redactUrl, redactUrlCredentials } from "./redact.js";
 export { safeBaseEnv, SAFE_ENV_NAMES, type McpBridgeOptions, type McpProviderLog, type McpProviderStartEvent } from "./options.js";

@@ -238,6 +238,7 @@ function authorizationOptions(value: McpAuthorizationOptions | undefined): McpAu
   }
   listener(value.authorize, "authorization.authorize");
   listener(value.redirectUrl, "authorization.redirectUrl");
+  listener(value.howToAuthorize, "authorization.howToAuthorize");
   if (value.authorize !== undefined && value.redirectUrl === undefined)
     throw new TypeError("McpBridgeOptions.authorization.authorize needs redirectUrl: the URL the authorization server sends the user back to");
   return { ...value, authorizeTimeoutMs: positive(value.authorizeTimeoutMs, 300_000, "authorization.authorizeTimeoutMs") };

@@ -4,78 +4,25 @@ import { OpenWorkerError, type ProgressReporter } from "@openworker/tools-sdk";
 import { createBoundedProgress, onAbort, untilAborted, withProgressLimit } from "@openworker/tools-sdk/internal/execution";
 import { callProvider } from "./call/call-tool.js";
 import { failedCall, type SettledCall } from "./call/result.js";
-import { OutputContract } from "./call/validate.js";
 import { buildCatalog, offeredTools } from "./catalog/catalog.js";
 import { CleanupLedger } from "./cleanup.js";
 import { MCP_ERROR_CODES } from "./codes.js";
 import { ProviderConnection } from "./connection/connection.js";
+import { waitForStart, type PendingStart } from "./connection/shared-start.js";
+import {
+  callableTools,
+  changedMessage,
+  notPublished,
+  supersededMessage,
+  withheldMessage,
+  type CurrentCatalog,
+  type ListedCatalog,
+} from "./catalog/callable.js";
 import { providerBounds, type ResolvedOptions } from "./options.js";
 import type { StartGate } from "./process/start-gate.js";
 import { redact } from "./redact.js";
 import { announceStart } from "./start-events.js";
-import type {
-  DiscoveryResult,
-  McpCallOptions,
-  McpCallResult,
-  McpCatalog,
-  McpCatalogTool,
-  McpWithheldTool,
-  ProviderDiagnostic,
-  UnavailableProvider,
-} from "./types.js";
-
-/**
- * One runtime session's view of its MCP providers: the connections it bound (started
- * lazily by `discover()`, once), the catalogs it discovered, and the cleanup of both.
- * Sessions never share a process.
- *
- * @example
- * ```ts
- * const session = bridge.openSession("s-1");
- * const { catalogs, unavailable } = await session.discover(["acer"]);
- * const result = await session.callTool("acer", "acer_care_center_batterystatus_get", {}, {});
- * await session.close();
- * await session.joinCleanup();
- * ```
- */
-export interface McpSession {
-  readonly sessionId: string;
-  /**
-   * Connects each namespace's provider (lazily, once; again after a crash) and lists
-   * its tools, all in parallel (M2). A provider that fails is reported in
-   * `unavailable` and never blocks or fails the others. A tool that requires MCP tasks
-   * is withheld: left out of the catalog's `tools` (so neither a bundle nor a call can
-   * reach it), listed in its `withheldTools` and named in a diagnostic. Rejects only when
-   * the session is closed.
-   */
-  discover(namespaces: readonly string[], options?: { readonly signal?: AbortSignal }): Promise<DiscoveryResult>;
-  /**
-   * Calls a remote tool of the session's current catalog (E1–E4). Never throws: every
-   * end is an outcome. A name the catalog does not publish fails before anything is sent;
-   * a result that breaks the tool's `outputSchema` fails `MCP_OUTPUT_INVALID`.
-   */
-  callTool(namespace: string, remoteName: string, args: unknown, options: McpCallOptions): Promise<McpCallResult>;
-  /**
-   * Whether the namespace's provider has a live connection now: false before its first
-   * discovery, and once its process exited or its connection closed (the next
-   * `discover()` reconnects). A call to a provider that is not connected fails unsent,
-   * except when a streamable-HTTP server forgot the session (HTTP 404): that call starts
-   * a new session first.
-   */
-  connected(namespace: string): boolean;
-  /**
-   * Whether the session's current catalog of the namespace is known to be stale: the
-   * provider announced a change to its tools (`notifications/tools/list_changed`) since it
-   * was listed, or a renewed HTTP session found another catalog. A caller holding that
-   * catalog discovers again before calling, so a changed tool is approved again (M3).
-   * False for a namespace never discovered, and for a provider that announces nothing.
-   */
-  catalogChanged(namespace: string): boolean;
-  /** Ends this session's processes (whole trees) and remote sessions; in-flight calls settle as cancelled. Idempotent. */
-  close(): Promise<void>;
-  /** Waits for every cleanup this session requested; rejects (sticky) if any failed or could not be confirmed (M4). */
-  joinCleanup(): Promise<void>;
-}
+import type { McpSession, DiscoveryResult, McpCallOptions, McpCallResult, McpCatalog, ProviderDiagnostic, UnavailableProvider } from "./types.js";
 
 /** What a session needs from its bridge. */
 export interface SessionHost {
@@ -87,21 +34,6 @@ export interface SessionHost {
   secrets(namespace: string): readonly string[];
   registeredNamespaces(): readonly string[];
   sessionClosed(session: BridgeSession): void;
-}
-
-interface CurrentCatalog {
-  readonly catalog: McpCatalog;
-  /** The callable tools by remote name, each with its catalog entry's fingerprint and `outputSchema` contract. */
-  readonly tools: ReadonlyMap<string, CallableTool>;
-  readonly connection: ProviderConnection;
-  readonly discoveredAt: number;
-  /** The connection's change count when this catalog's listing began (see `ProviderConnection.changeCount`). */
-  readonly listedAt: number;
-  /**
-   * The server forgot the session, and the new one publishes another catalog: calls fail
-   * unsent until the next discovery takes it (without listing again for each call).
-   */
-  readonly superseded?: boolean;
 }
 
 type Discovered =
@@ -506,37 +438,6 @@ function unavailable(namespace: string, code: string, message: string): Discover
   return { ok: false, unavailable: { namespace, code, message } };
 }
 
-function notPublished(namespace: string, remoteName: string, entry: CurrentCatalog | undefined): string {
-  if (!entry) {
-    return `MCP tool "${namespace}.${remoteName}" was not called: provider "${namespace}" has no catalog in this session; discover it first`;
-  }
-  const names = [...entry.tools.keys()];
-  const shown = names.slice(0, 10).join(", ") + (names.length > 10 ? `, … (${names.length} in all)` : "");
-  return `MCP tool "${namespace}.${remoteName}" was not called: provider "${namespace}" does not publish "${remoteName}" in this session's catalog (published: ${shown || "none"})`;
-}
-
-/** Names shown in one diagnostic at most: a provider may withhold thousands. */
-const WITHHELD_SHOWN = 20;
-
-/** The discovery diagnostic naming the tools a provider publishes and the session does not offer (M2, M7). */
-function withheldMessage(namespace: string, withheld: readonly McpWithheldTool[]): string {
-  const byReason = new Map<string, string[]>();
-  for (const tool of withheld) {
-    const names = byReason.get(tool.reason);
-    if (names) names.push(tool.name);
-    else byReason.set(tool.reason, [tool.name]);
-  }
-  const parts = [...byReason].map(([reason, names]) => {
-    const shown =
-      names
-        .slice(0, WITHHELD_SHOWN)
-        .map((name) => JSON.stringify(name))
-        .join(", ") + (names.length > WITHHELD_SHOWN ? `, … (${names.length} in all)` : "");
-    return `${names.length === 1 ? "tool" : "tools"} ${shown}: ${reason}`;
-  });
-  return `MCP provider "${namespace}" publishes ${withheld.length === 1 ? "a tool" : `${withheld.length} tools`} not offered to the model or the bundle: ${parts.join("; ")}`;
-}
-
 /** A renewal shorter than this leaves a call no time worth sending it with. */
 const MIN_CALL_TIME_MS = 50;
 
@@ -545,76 +446,4 @@ function withinBound<T>(work: Promise<T>, bound: number): Promise<T | undefined>
   let timer: NodeJS.Timeout | undefined;
   const expiry = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), bound)));
   return Promise.race([work, expiry]).finally(() => clearTimeout(timer));
-}
-
-function changedMessage(namespace: string, remoteName: string): string {
-  return (
-    `MCP tool "${namespace}.${remoteName}" was not called: its provider's catalog changed what the tool says or takes since the call was ` +
-    "approved; the next turn's preparation takes the new catalog, and asks for approval again"
-  );
-}
-
-function supersededMessage(namespace: string, remoteName: string): string {
-  return (
-    `MCP tool "${namespace}.${remoteName}" was not called: its provider's server forgot the MCP session, and the new session publishes ` +
-    "a different catalog, which the call was not approved for; the session's next discovery takes it"
-  );
-}
-
-/**
- * The callable tools of a catalog, by name, each with its output contract: an unchanged
- * tool (same fingerprint) keeps the contract it had, compiled or not, so rediscovery
- * compiles nothing again.
- */
-function callableTools(tools: readonly McpCatalogTool[], before: ReadonlyMap<string, CallableTool> | undefined): Map<string, CallableTool> {
-  const callable = new Map<string, CallableTool>();
-  for (const tool of tools) {
-    const known = before?.get(tool.name);
-    const asTask = tool.execution?.taskSupport === "required" || tool.execution?.taskSupport === "optional";
-    if (known && known.fingerprint === tool.fingerprint && known.asTask === asTask) callable.set(tool.name, known);
-    else
-      callable.set(tool.name, {
-        fingerprint: tool.fingerprint,
-        output: tool.outputSchema === undefined ? null : new OutputContract(tool.outputSchema, tool.fingerprint),
-        asTask,
-      });
-  }
-  return callable;
-}
-
-/** A tool of the session's current catalog: its entry's fingerprint (M3) and its `outputSchema` contract (null: none). */
-interface CallableTool {
-  readonly fingerprint: string;
-  readonly output: OutputContract | null;
-  /** The tool asks for or allows MCP tasks (`execution.taskSupport`): it runs as one where the connection can (M10). */
-  readonly asTask: boolean;
-}
-
-/** A catalog as discovery takes it, with the provider's change count when its listing began. */
-interface ListedCatalog {
-  readonly catalog: McpCatalog;
-  readonly listedAt: number;
-}
-
-/** A provider start shared by the discoveries waiting for it (see `connection`). */
-interface PendingStart {
-  readonly promise: Promise<ProviderConnection>;
-  /** Aborted by the session's close, or when the last waiting caller cancels. */
-  readonly start: AbortController;
-  waiting: number;
-}
-
-/**
- * Waits for a shared start on behalf of one caller: a caller that cancels rejects at once
- * with its signal's reason; the last one to leave abandons the start.
- */
-function waitForStart(pending: PendingStart, callerSignal: AbortSignal | undefined): Promise<ProviderConnection> {
-  pending.waiting += 1;
-  if (callerSignal === undefined) return pending.promise;
-  const leave = onAbort(callerSignal, (reason) => {
-    pending.waiting -= 1;
-    if (pending.waiting === 0) pending.start.abort(reason);
-  });
-  pending.promise.then(leave, leave);
-  return untilAborted(pending.promise, callerSignal);
 }

@@ -124,3 +124,56 @@ export interface McpCallOptions {
  * itself, so the runtime journals both alike.
  */
 export type McpCallResult = ExecutionResult;
+
+/**
+ * One runtime session's view of its MCP providers: the connections it bound (started
+ * lazily by `discover()`, once), the catalogs it discovered, and the cleanup of both.
+ * Sessions never share a process.
+ *
+ * @example
+ * ```ts
+ * const session = bridge.openSession("s-1");
+ * const { catalogs, unavailable } = await session.discover(["acer"]);
+ * const result = await session.callTool("acer", "acer_care_center_batterystatus_get", {}, {});
+ * await session.close();
+ * await session.joinCleanup();
+ * ```
+ */
+export interface McpSession {
+  readonly sessionId: string;
+  /**
+   * Connects each namespace's provider (lazily, once; again after a crash) and lists
+   * its tools, all in parallel (M2). A provider that fails is reported in
+   * `unavailable` and never blocks or fails the others. A tool that requires MCP tasks
+   * is withheld: left out of the catalog's `tools` (so neither a bundle nor a call can
+   * reach it), listed in its `withheldTools` and named in a diagnostic. Rejects only when
+   * the session is closed.
+   */
+  discover(namespaces: readonly string[], options?: { readonly signal?: AbortSignal }): Promise<DiscoveryResult>;
+  /**
+   * Calls a remote tool of the session's current catalog (E1–E4). Never throws: every
+   * end is an outcome. A name the catalog does not publish fails before anything is sent;
+   * a result that breaks the tool's `outputSchema` fails `MCP_OUTPUT_INVALID`.
+   */
+  callTool(namespace: string, remoteName: string, args: unknown, options: McpCallOptions): Promise<McpCallResult>;
+  /**
+   * Whether the namespace's provider has a live connection now: false before its first
+   * discovery, and once its process exited or its connection closed (the next
+   * `discover()` reconnects). A call to a provider that is not connected fails unsent,
+   * except when a streamable-HTTP server forgot the session (HTTP 404): that call starts
+   * a new session first.
+   */
+  connected(namespace: string): boolean;
+  /**
+   * Whether the session's current catalog of the namespace is known to be stale: the
+   * provider announced a change to its tools (`notifications/tools/list_changed`) since it
+   * was listed, or a renewed HTTP session found another catalog. A caller holding that
+   * catalog discovers again before calling, so a changed tool is approved again (M3).
+   * False for a namespace never discovered, and for a provider that announces nothing.
+   */
+  catalogChanged(namespace: string): boolean;
+  /** Ends this session's processes (whole trees) and remote sessions; in-flight calls settle as cancelled. Idempotent. */
+  close(): Promise<void>;
+  /** Waits for every cleanup this session requested; rejects (sticky) if any failed or could not be confirmed (M4). */
+  joinCleanup(): Promise<void>;
+}

@@ -93,9 +93,14 @@ describe("OAuth 2.1 for streamable-HTTP providers", () => {
     const bridge = new McpBridge([notes(mcp)], { authorization: { store } });
     const { unavailable } = await discoverAndCall(bridge, "no-step");
     expect(unavailable[0]?.code).toBe(MCP_ERROR_CODES.authorizationRequired);
-    expect(unavailable[0]?.message).toContain("auth login notes");
+    expect(unavailable[0]?.message).toContain("authorize it with the host first, outside a turn");
     expect(await store.load({ namespace: "notes", resource: mcp })).toBeUndefined();
     await bridge.dispose();
+    // The host's own words for how its user authorizes a provider.
+    const worded = new McpBridge([notes(mcp)], { authorization: { store, howToAuthorize: (namespace) => `ask an admin to sign ${namespace} in` } });
+    const again = await discoverAndCall(worded, "no-step-worded");
+    expect(again.unavailable[0]?.message).toContain("ask an admin to sign notes in");
+    await worded.dispose();
   });
 
   it("M8 an expired access token is refreshed without the host's step", async () => {

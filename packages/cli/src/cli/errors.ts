@@ -155,7 +155,7 @@ const HINTS: readonly (readonly [prefix: string, hint: string])[] = [
   ["CLI_INTERRUPTED", "nothing it started is left running; sessions it opened are closed and journaled (`{program} journal sessions`)"],
   [
     "MCP_AUTHORIZATION_REQUIRED",
-    "authorize the provider once, outside a turn: `{program} auth login NAMESPACE --servers FILE` (the tokens are kept in <workspace>/.openworker/mcp-tokens.json)",
+    "authorize the provider once, outside a turn: `{program} auth login {namespace} --servers FILE` (the tokens are kept in <workspace>/.openworker/mcp-tokens.json)",
   ],
   ["CLI_PROVIDER_UNAVAILABLE", "the turn ran without those providers' tools: `{program} tools check --bundle DIR` starts each provider and says why it fails"],
   ["CLI_LISTEN_FAILED", "pick another port with --http PORT (0 picks a free one)"],
@@ -238,7 +238,7 @@ const REASON_HINTS: readonly (readonly [code: string | "*", reason: string, hint
 const FALLBACK_HINT = "the message says what failed; `{program} tools check --bundle DIR` checks a bundle's tools and MCP providers";
 
 /** The one-line hint printed under an error with this code (and `details.reason`, when it has one). */
-export function hintFor(code: string, program: string, command: string, reason?: string): string {
+export function hintFor(code: string, program: string, command: string, reason?: string, namespace?: string): string {
   const hint =
     REASON_HINTS.find(([coded, why]) => (coded === code || coded === "*") && why === reason)?.[2] ??
     HINTS.find(([prefix]) => code.startsWith(prefix))?.[1] ??
@@ -246,5 +246,6 @@ export function hintFor(code: string, program: string, command: string, reason?:
   return hint
     .replaceAll("{program}", program)
     .replaceAll("{command}", command || "")
+    .replaceAll("{namespace}", namespace ?? "NAMESPACE")
     .replace(/ {2,}/g, " ");
 }

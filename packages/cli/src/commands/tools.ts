@@ -38,6 +38,7 @@ export const toolsList: CommandSpec = {
       sandbox: context.sandbox,
       terminal: context.terminal,
       tokenStore: tokenStorePath(context),
+      program: context.program,
     });
     if (context.terminal.json) {
       context.terminal.printJson({
@@ -90,6 +91,7 @@ export const toolsCheck: CommandSpec = {
         model,
         terminal: context.terminal,
         tokenStore: tokenStorePath(context),
+        program: context.program,
       });
     } catch (error) {
       // A bundle that does not load is problems to list, not a crash; a stop is not a problem of the bundle.
@@ -224,7 +226,16 @@ async function loadProblems(
   const resolved = await inspectSelection(
     context.registry,
     { selection: rest },
-    { discover: true, signal: context.signal, sandbox: context.sandbox, model, fileIndexes, terminal: context.terminal, tokenStore: tokenStorePath(context) },
+    {
+      discover: true,
+      signal: context.signal,
+      sandbox: context.sandbox,
+      model,
+      fileIndexes,
+      terminal: context.terminal,
+      tokenStore: tokenStorePath(context),
+      program: context.program,
+    },
   );
   return { problems: [...problems, ...resolved.problems], notOffered: resolved.notOffered };
 }

@@ -75,6 +75,7 @@ async function servedTools(
     sandbox: context.sandbox,
     terminal: context.terminal,
     tokenStore: tokenStorePath(context),
+    program: context.program,
   });
   if (report.problems.length > 0) {
     for (const problem of report.problems) context.terminal.note(`problem ${problem.code}: ${problem.message}`);

@@ -20,12 +20,14 @@ export async function mcpAuthorization(
 ): Promise<{ readonly options: McpAuthorizationOptions; close(): Promise<void> }> {
   const { FileTokenStore } = await import("@openworker/mcp-bridge");
   const store = new FileTokenStore(tokenStorePath(context));
-  if (!interactive) return { options: { store, clientName: "OpenWorker CLI" }, close: async () => {} };
+  const howToAuthorize = authorizeHint(context.program);
+  if (!interactive) return { options: { store, clientName: "OpenWorker CLI", howToAuthorize }, close: async () => {} };
   const receiver = new LoopbackReceiver();
   return {
     options: {
       store,
       clientName: "OpenWorker CLI",
+      howToAuthorize,
       redirectUrl: () => receiver.url(),
       authorize: (request) => {
         context.terminal.note(
@@ -36,6 +38,11 @@ export async function mcpAuthorization(
     },
     close: () => receiver.close(),
   };
+}
+
+/** The CLI's words for authorizing a provider, in the bridge's `MCP_AUTHORIZATION_REQUIRED` message. */
+export function authorizeHint(program: string): (namespace: string) => string {
+  return (namespace) => `run \`${program} auth login ${namespace}\` first (outside a turn)`;
 }
 
 /** Receives authorization redirects on 127.0.0.1. */

@@ -1,5 +1,6 @@
 import type { Bundle, BundleSelection, ResolvedTool } from "@openworker/bundle-resolver";
 import type { McpCatalog, McpCatalogTool, McpToolIcon, SandboxLauncher } from "@openworker/mcp-bridge";
+import { authorizeHint } from "./authorization.js";
 import type { ToolRegistry } from "@openworker/registry";
 import type { ModelProvider } from "@openworker/runtime";
 import { modelAlias, OpenWorkerError, utf8Bytes, validateQualifiedName, type JsonObject, type JsonValue } from "@openworker/tools-sdk";
@@ -51,6 +52,8 @@ interface InspectOptions {
   readonly terminal?: Pick<Terminal, "note">;
   /** The OAuth token store of providers authorized with `auth login` (M8). */
   readonly tokenStore?: string;
+  /** How the program is called, for the hint to authorize a provider. */
+  readonly program?: string;
 }
 
 /** What inspecting a bundle found. */
@@ -155,13 +158,13 @@ async function inspect(registry: ToolRegistry, bundle: Pick<Bundle, "selection">
   return { rows, problems, tools: resolved.tools, notOffered };
 }
 
-async function discoverCatalogs(registry: ToolRegistry, namespaces: readonly string[], { signal, sandbox, terminal, tokenStore }: InspectOptions) {
+async function discoverCatalogs(registry: ToolRegistry, namespaces: readonly string[], { signal, sandbox, terminal, tokenStore, program }: InspectOptions) {
   const { FileTokenStore, McpBridge } = await import("@openworker/mcp-bridge");
   const onProviderStart = terminal ? providerProgress((text) => terminal.note(text)) : undefined;
   const bridge = new McpBridge(registry.providers(), {
     ...(sandbox ? { sandbox } : {}),
     ...(onProviderStart ? { onProviderStart } : {}),
-    ...(tokenStore ? { authorization: { store: new FileTokenStore(tokenStore) } } : {}),
+    ...(tokenStore ? { authorization: { store: new FileTokenStore(tokenStore), ...(program ? { howToAuthorize: authorizeHint(program) } : {}) } } : {}),
   });
   try {
     return await bridge.openSession("openworker-cli-tools").discover(namespaces, { signal });

@@ -73,6 +73,12 @@ export interface McpAuthorizationOptions {
    * `MCP_AUTHORIZATION_REQUIRED`, and the host authorizes it outside a turn.
    */
   readonly authorize?: (request: McpAuthorizationRequest) => Promise<string | URL>;
+  /**
+   * What the host's user does to authorize a provider outside a turn, as the
+   * `MCP_AUTHORIZATION_REQUIRED` message says it (the CLI: "run `host auth login notes`").
+   * Default: "authorize it with the host first, outside a turn".
+   */
+  readonly howToAuthorize?: (namespace: string) => string;
   /** Bound on `authorize`. Default 5 minutes. */
   readonly authorizeTimeoutMs?: number;
   /** The client name registered with authorization servers. Default "OpenWorker". */

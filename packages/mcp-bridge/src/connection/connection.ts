@@ -1,45 +1,20 @@
-import {
-  Client,
-  SdkError,
-  SdkErrorCode,
-  SdkHttpError,
-  StreamableHTTPClientTransport,
-  type McpSubscription,
-  type PriorDiscovery,
-  type ProtocolEra,
-  type Transport,
-} from "@modelcontextprotocol/client";
+import { Client, SdkError, SdkErrorCode, type McpSubscription, type PriorDiscovery, type ProtocolEra, type Transport } from "@modelcontextprotocol/client";
 import type { McpProviderDefinition } from "@openworker/registry";
 import { OpenWorkerError } from "@openworker/tools-sdk";
 import type { CleanupFailure, CleanupLedger } from "../cleanup.js";
 import { MCP_ERROR_CODES } from "../codes.js";
 import { CallChannel, type CallPath } from "../call/call-channel.js";
 import { ClientCalls } from "../call/client-calls.js";
-import { ProviderLog } from "./provider-log.js";
 import { listAllTools, type ListingBounds } from "../catalog/list.js";
 import { providerBounds, type ResolvedOptions } from "../options.js";
-import { placedCommand } from "../process/placement.js";
-import { ChildProcessTransport, OVERSIZED_RESPONSE_CODE } from "../process/stdio-transport.js";
-import { AuthorizationNeeded, resourceOf, StoredAuthorization } from "./authorization.js";
-import { boundedFetch, isConnectionRefused } from "./bounded-fetch.js";
+import { ChildProcessTransport } from "../process/stdio-transport.js";
 import { redact, redactUrl } from "../redact.js";
-import { networkFailure } from "./network-failure.js";
 import type { McpCatalogTool } from "../types.js";
-
-// The bridge answers a request itself, on the transport, when the SDK transport will not.
-// The codes are in JSON-RPC's implementation-defined server-error range; the answer's
-// `data` is a marker object only the bridge can have made, which is what the call path
-// checks, so a server's own error with the same code is never taken for one.
-const SESSION_NOT_FOUND_CODE = -32098;
-const STREAM_ENDED_CODE = -32097;
-const NO_ANSWER_CODE = -32096;
-const SESSION_NOT_FOUND_MESSAGE = "the server no longer knows the MCP session (HTTP 404); the request was not processed";
-/** `data` of the bridge's answer to a request whose POST was answered 404: the server never processed it. */
-export const SESSION_NOT_FOUND: unknown = Object.freeze({ bridge: "session-not-found" });
-/** `data` of the bridge's answer to a request whose event stream ended with no answer and nothing to resume from. */
-export const STREAM_ENDED: unknown = Object.freeze({ bridge: "stream-ended" });
-/** `data` of the bridge's answer to a call whose POST was answered without its answer (JSON for another id, a bare 202). */
-export const NO_ANSWER: unknown = Object.freeze({ bridge: "no-answer" });
+import { AuthorizationNeeded } from "./authorization.js";
+import { authorizeOnce, type ConnectAttempt } from "./authorize-once.js";
+import { networkFailure } from "./network-failure.js";
+import { ProviderLog } from "./provider-log.js";
+import { httpStatus, httpTransport, stdioTransport, unknownTransport } from "./transports.js";
 
 /**
  * Stdio providers found to speak only the 2025 era (`initialize`): their later
@@ -171,151 +146,17 @@ export class ProviderConnection {
       if (getRefused && RESUME_GAVE_UP.test(error.message))
         owner?.fail(`the provider's event stream could not be resumed (${error.message}: the connection was refused); the service is unreachable`);
     };
-    let transport: Transport;
-    let closeRemote: () => Promise<CleanupFailure | undefined>;
-    if (definition.transport === "stdio") {
-      // A sandboxed provider starts through the host's launcher, or not at all (fail closed).
-      const command = placedCommand(
-        {
-          namespace,
-          program: definition.program,
-          args: definition.args,
-          env: { ...options.baseEnv, ...definition.env },
-          cwd: definition.cwd,
-          ...(definition.sandbox === undefined ? {} : { sandbox: definition.sandbox }),
-        },
-        definition.placement,
-        options.sandbox,
-      );
-      const stdio = new ChildProcessTransport({
-        program: command.program,
-        args: command.args,
-        env: command.env,
-        ...(command.cwd === undefined ? {} : { cwd: command.cwd }),
-        maxMessageBytes: options.maxMessageBytes,
-        maxStdinBacklogBytes: options.maxStdinBacklogBytes,
-        closeGraceMs: options.closeGraceMs,
-        ...(options.onStderr ? { onStderr: (text: string) => options.onStderr?.(namespace, text) } : {}),
-        onTermination: (termination) =>
-          ledger.track(
-            termination.then((report) =>
-              report.confirmed
-                ? undefined
-                : {
-                    namespace,
-                    message: `process tree of ${stdio.pid ?? "?"} not confirmed gone after SIGKILL (still running: ${report.survivors.join(", ")})`,
-                  },
-            ),
-          ),
-      });
-      transport = stdio;
-      closeRemote = async () => {
-        await stdio.terminate();
-        return undefined; // the termination itself is tracked through onTermination
-      };
-    } else if (definition.transport === "streamable_http") {
-      let url: URL;
-      try {
-        url = new URL(definition.url);
-      } catch (cause) {
-        throw new OpenWorkerError(MCP_ERROR_CODES.providerInvalid, `MCP provider "${namespace}": url is not a valid URL`, { cause, details: { namespace } });
-      }
-      // fetch refuses a URL with credentials, so such a provider could never connect, and its
-      // error would carry them (E6). The registry refuses it; a definition may come another way.
-      if (url.username !== "" || url.password !== "") {
-        throw new OpenWorkerError(
-          MCP_ERROR_CODES.providerInvalid,
-          `MCP provider "${namespace}": url must not carry credentials (user:password@); pass them in "headers" instead`,
-          { details: { namespace } },
-        );
-      }
-      // What the SDK transport does not act on is answered here, through the transport's own
-      // message handler, for the requests the POST carried: a response or event past
-      // maxMessageBytes (a limit breach, as for stdio's dropped lines), a 404 to the session
-      // (the server forgot it: the connection ends), an event stream that ended with nothing
-      // to resume from (no answer can come).
-      const answer = (ids: readonly (string | number)[], code: number, message: string, data?: unknown) => {
-        for (const id of ids) http.onmessage?.({ jsonrpc: "2.0", id, error: { code, message, data } });
-      };
-      const authorization = options.authorization;
-      // A host with an interactive step says where the user comes back, before any flow.
-      const redirect =
-        authorization?.authorize !== undefined && definition.oauth?.grant !== "client_credentials" ? await authorization.redirectUrl?.() : undefined;
-      const authProvider =
-        authorization === undefined
-          ? undefined
-          : new StoredAuthorization(
-              namespace,
-              resourceOf(url),
-              authorization.store,
-              definition.oauth,
-              redirect,
-              authorization.clientName ?? "OpenWorker",
-              clientSecretOf(definition),
-            );
-      attempt.authorization = authProvider;
-      const http: StreamableHTTPClientTransport = new StreamableHTTPClientTransport(url, {
-        ...(authProvider === undefined ? {} : { authProvider }),
-        requestInit: { headers: { ...definition.headers } },
-        fetch: boundedFetch(options.maxMessageBytes, {
-          oversized: (ids, message) => answer(ids, OVERSIZED_RESPONSE_CODE, message),
-          sessionNotFound: (ids) => {
-            answer(ids, SESSION_NOT_FOUND_CODE, SESSION_NOT_FOUND_MESSAGE, SESSION_NOT_FOUND);
-            owner?.remoteSessionLost();
-          },
-          streamEnded: (ids, message) => answer(ids, STREAM_ENDED_CODE, message, STREAM_ENDED),
-          // Only calls still waiting: the SDK's own requests (initialize, listings) were answered
-          // or have their own bounds, and an answer for an id it no longer knows is an error to it.
-          unanswered: (ids, message) =>
-            answer(
-              ids.filter((id) => owner?.calls.waiting(id) === true),
-              NO_ANSWER_CODE,
-              message,
-              NO_ANSWER,
-            ),
-          getRefused: (refused) => {
-            getRefused = refused;
-          },
-        }),
-      });
-      transport = http;
-      attempt.transport = http;
-      closeRemote = async () => {
-        let failure: CleanupFailure | undefined;
-        // A session the server forgot (404) is gone already: nothing to terminate.
-        if (http.sessionId !== undefined && owner?.sessionLost !== true) {
-          // A service that takes the DELETE and never answers (frozen, hung) must not hold
-          // the close for ever: past closeGraceMs the termination is unconfirmed (M4), and
-          // closing the transport below aborts the request.
-          let timer: NodeJS.Timeout | undefined;
-          const unanswered = new Promise<never>((_, reject) => {
-            timer = setTimeout(
-              () => reject(new Error(`the service did not answer the DELETE within ${options.closeGraceMs} ms (closeGraceMs)`)),
-              options.closeGraceMs,
-            );
-          });
-          try {
-            await Promise.race([http.terminateSession(), unanswered]);
-          } catch (error) {
-            // A refused connection means the local service is down, and its sessions with it;
-            // 404 means the server no longer knows the session (the SDK takes 405 as done too).
-            if (!isConnectionRefused(error) && httpStatus(error) !== 404) {
-              failure = { namespace, message: redact(`remote MCP session not terminated: ${(error as Error).message}`, secrets) };
-            }
-          } finally {
-            clearTimeout(timer);
-          }
-        }
-        await http.close().catch(() => {});
-        return failure;
-      };
-    } else {
-      throw new OpenWorkerError(
-        MCP_ERROR_CODES.providerInvalid,
-        `MCP provider "${namespace}" has transport ${JSON.stringify((definition as { transport?: unknown }).transport)}; use "stdio" or "streamable_http"`,
-        { details: { namespace } },
-      );
-    }
+    const { transport, closeRemote } =
+      definition.transport === "stdio"
+        ? stdioTransport(definition, options, ledger)
+        : definition.transport === "streamable_http"
+          ? await httpTransport(definition, options, secrets, attempt, {
+              owner: () => owner,
+              getRefused: (refused: boolean) => {
+                getRefused = refused;
+              },
+            })
+          : unknownTransport(definition);
 
     const connection = new ProviderConnection(namespace, client, transport, secrets, ledger, closeRemote);
     owner = connection;
@@ -569,91 +410,12 @@ export class ProviderConnection {
   }
 }
 
-/** What one connect attempt set up for a provider's OAuth, for the flow after it (M8). */
-interface ConnectAttempt {
-  /** The bridge session the connection belongs to. */
-  readonly sessionId: string;
-  authorization?: StoredAuthorization | undefined;
-  transport?: StreamableHTTPClientTransport | undefined;
-}
-
-/** A provider's OAuth client secret, from the environment variable its settings name (never stored in the definition, E6). */
-function clientSecretOf(definition: McpProviderDefinition): string | undefined {
-  if (definition.transport !== "streamable_http" || definition.oauth?.clientSecretEnv === undefined) return undefined;
-  const secret = process.env[definition.oauth.clientSecretEnv];
-  if (secret === undefined || secret === "") {
-    throw new OpenWorkerError(
-      MCP_ERROR_CODES.authorizationFailed,
-      `MCP provider "${definition.namespace}": its OAuth client secret variable ${definition.oauth.clientSecretEnv} is not set; set it in the host's environment`,
-      { details: { namespace: definition.namespace } },
-    );
-  }
-  return secret;
-}
-
-/**
- * M8: the host's interactive step for a provider that asked for a user's authorization:
- * the host shows the authorization URL and hands back the redirect, whose `state` must
- * be the flow's; the SDK then exchanges the code (checking `iss`, RFC 9207) and stores
- * the tokens. Bounded by `authorizeTimeoutMs` and the caller's signal. Without a host
- * step the provider is unavailable with `MCP_AUTHORIZATION_REQUIRED`.
- */
-async function authorizeOnce(
-  namespace: string,
-  attempt: ConnectAttempt,
-  options: ResolvedOptions,
-  secrets: readonly string[],
-  signal: AbortSignal | undefined,
-): Promise<void> {
-  const authorization = attempt.authorization!;
-  const authorize = options.authorization?.authorize;
-  if (authorize === undefined || attempt.transport === undefined || authorization.pendingAuthorization === undefined) {
-    throw new OpenWorkerError(
-      MCP_ERROR_CODES.authorizationRequired,
-      `MCP provider "${namespace}" requires authorization and the host has no token for it; authorize it first (the CLI: \`auth login ${namespace}\`); its tools are unavailable this turn`,
-      { details: { namespace } },
-    );
-  }
-  const timeoutMs = options.authorization?.authorizeTimeoutMs ?? 300_000;
-  const bound = AbortSignal.any([AbortSignal.timeout(timeoutMs), ...(signal ? [signal] : [])]);
-  const failed = (problem: string, cause?: unknown) =>
-    new OpenWorkerError(
-      MCP_ERROR_CODES.authorizationFailed,
-      redact(`MCP provider "${namespace}": authorization failed: ${problem}; its tools are unavailable this turn`, secrets),
-      {
-        ...(cause === undefined ? {} : { cause }),
-        details: { namespace },
-      },
-    );
-  let redirect: URL;
-  try {
-    redirect = new URL(await authorize({ namespace, authorizationUrl: authorization.pendingAuthorization!, signal: bound }));
-  } catch (error) {
-    if (bound.aborted && signal?.aborted !== true) throw failed(`the host's authorization step did not finish within ${timeoutMs} ms`, error);
-    throw failed(`the host's authorization step failed (${(error as Error).message})`, error);
-  }
-  const params = redirect.searchParams;
-  if (params.get("state") !== authorization.expectedState)
-    throw failed("the redirect's state does not match the authorization request (a redirect from another flow, or forged)");
-  if (params.has("error")) throw failed(`the authorization server refused: ${params.get("error")}`);
-  try {
-    await attempt.transport.finishAuth(params);
-  } catch (error) {
-    throw failed(`the authorization code could not be exchanged (${(error as Error).message})`, error);
-  }
-}
-
 /** Whether `error` or one of its causes is an instance of `type`. */
 function hasCause(error: unknown, type: abstract new (...args: never[]) => Error): boolean {
   for (let cause = error, depth = 0; cause !== undefined && cause !== null && depth < 8; cause = (cause as { cause?: unknown }).cause, depth++) {
     if (cause instanceof type) return true;
   }
   return false;
-}
-
-/** The HTTP status of an SDK transport error (`SdkHttpError`), if it has one. */
-function httpStatus(error: unknown): number | undefined {
-  return SdkHttpError.isInstance(error) && typeof error.data?.status === "number" ? error.data.status : undefined;
 }
 
 /** The SDK's words when it stops retrying to reconnect an event stream (the streamable-HTTP client transport's reconnection). */
