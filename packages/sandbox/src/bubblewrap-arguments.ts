@@ -3,7 +3,9 @@ import path from "node:path";
 import type { SandboxLaunch } from "@openworker/mcp-bridge";
 import { OpenWorkerError } from "@openworker/tools-sdk";
 import { SANDBOX_ERROR_CODES as CODES } from "./codes.js";
+import type { AllowlistProxy } from "./allowlist-proxy.js";
 import { exists, findProgram, nodeInstall, programPaths } from "./locate.js";
+import { sandboxEntrySource } from "./sandbox-entry.js";
 
 /** Where the system's programs and libraries live; shown read-only (a merged-/usr link stays a link). */
 const SYSTEM_PATHS = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"];
@@ -27,8 +29,15 @@ const NETWORK_ETC_PATHS = ["/etc/resolv.conf", "/etc/gai.conf"];
 /** The provider's scratch folder: a tmpfs of its own, made with the sandbox and gone with it. */
 export const SCRATCH = "/tmp";
 
-/** The bwrap arguments that run `launch` under its policy; `network` says whether it keeps the host's network. */
-export function bubblewrapArguments(launch: SandboxLaunch, network: boolean): string[] {
+/**
+ * The network a sandbox gets: none, the host's whole network, or only the hosts its
+ * policy allows, through the host's proxy (its entry forwards a loopback port to it).
+ */
+export type SandboxNetwork = { readonly kind: "none" } | { readonly kind: "host" } | { readonly kind: "proxy"; readonly proxy: AllowlistProxy };
+
+/** The bwrap arguments that run `launch` under its policy, with `network`. */
+export function bubblewrapArguments(launch: SandboxLaunch, sandboxNetwork: SandboxNetwork): string[] {
+  const network = sandboxNetwork.kind === "host";
   const label = `MCP provider ${JSON.stringify(launch.namespace)}`;
   const program = findProgram(launch.program, launch.env.PATH, launch.cwd);
   if (program === undefined) {
@@ -63,7 +72,25 @@ export function bubblewrapArguments(launch: SandboxLaunch, network: boolean): st
   for (const item of write) args.push("--bind", item, item);
   const cwd = launch.cwd === undefined ? SCRATCH : path.resolve(launch.cwd);
   if (launch.cwd !== undefined && ![...read, ...write].some((item) => within(cwd, item)) && !isSystem(cwd)) args.push("--ro-bind", cwd, cwd);
-  args.push("--chdir", cwd, "--", program, ...launch.args);
+  if (sandboxNetwork.kind === "proxy") {
+    const { proxy } = sandboxNetwork;
+    args.push(
+      "--ro-bind",
+      proxy.folder,
+      proxy.folder,
+      "--chdir",
+      cwd,
+      "--",
+      process.execPath,
+      "-e",
+      sandboxEntrySource(),
+      proxy.socketPath,
+      program,
+      ...launch.args,
+    );
+  } else {
+    args.push("--chdir", cwd, "--", program, ...launch.args);
+  }
   return args;
 }
 

@@ -1,7 +1,8 @@
 import { spawnSync } from "node:child_process";
 import type { SandboxLauncher } from "@openworker/mcp-bridge";
 import { OpenWorkerError } from "@openworker/tools-sdk";
-import { bubblewrapArguments } from "./bubblewrap-arguments.js";
+import { AllowlistProxy } from "./allowlist-proxy.js";
+import { bubblewrapArguments, type SandboxNetwork } from "./bubblewrap-arguments.js";
 import { SANDBOX_ERROR_CODES as CODES } from "./codes.js";
 import { findProgram } from "./locate.js";
 
@@ -17,11 +18,11 @@ export interface BubblewrapLauncherOptions {
   /** The `bwrap` program. Default: `bwrap` on the host's PATH. */
   readonly bwrap?: string;
   /**
-   * Bubblewrap cannot filter connections by host: a sandbox has no network or the host's
-   * whole network, loopback services included. A policy with `network: { allow: [...] }`
-   * therefore fails to start with `SANDBOX_NETWORK_UNENFORCEABLE` unless this is `true`,
-   * which gives such providers the whole network (the host list is kept in the provider's
-   * definition and the execution identity, and is not enforced). Default `false`.
+   * A policy with `network: { allow: [...] }` reaches only those hosts, through an HTTP
+   * proxy on the host (see the README, "Network"): programs that honour `HTTP_PROXY` and
+   * `HTTPS_PROXY` reach them, and nothing else has a network. `true` gives such providers
+   * the host's whole network instead, loopback services included, for programs that
+   * cannot use a proxy; the host list is then not enforced. Default `false`.
    */
   readonly unfilteredNetwork?: boolean;
 }
@@ -34,7 +35,8 @@ export interface BubblewrapLauncherOptions {
  * `/etc`, its program and Node.js's install, plus its policy's `read` paths; writing only
  * to its policy's `write` paths and a scratch tmpfs at `/tmp` that ends with it. Its
  * environment is exactly what the bridge hands on (the safe base plus the provider's own
- * `env`, E6). Where bubblewrap is missing or cannot create namespaces, starting fails with
+ * `env`, E6). A policy that allows hosts reaches exactly those, through a proxy on the
+ * host that its entry forwards a loopback port to. Where bubblewrap is missing or cannot create namespaces, starting fails with
  * a coded error ({@link SANDBOX_ERROR_CODES}); the provider never falls back to the host.
  * Nothing is checked or spawned until a sandboxed provider first starts.
  *
@@ -45,19 +47,21 @@ export interface BubblewrapLauncherOptions {
  */
 export function bubblewrapLauncher(options: BubblewrapLauncherOptions = {}): SandboxLauncher {
   let bwrap: string | undefined;
+  const proxies = new Map<string, AllowlistProxy>();
   return (launch) => {
     // A working bwrap stays working; a missing one is looked for again at the next start.
     bwrap ??= checkedBubblewrap(options.bwrap);
     const allow = typeof launch.sandbox?.network === "object" ? launch.sandbox.network.allow : undefined;
-    if (allow !== undefined && options.unfilteredNetwork !== true) {
-      throw new OpenWorkerError(
-        CODES.networkUnenforceable,
-        `MCP provider ${JSON.stringify(launch.namespace)}: its sandbox policy allows hosts (${allow.join(", ")}), and bubblewrap cannot limit a sandbox to some hosts: ` +
-          'use network "none", or give the host\'s launcher bubblewrapLauncher({ unfilteredNetwork: true }) to let such providers reach the whole network',
-        { details: { namespace: launch.namespace, allow: [...allow] } },
-      );
+    let network: SandboxNetwork = { kind: "none" };
+    if (allow !== undefined && options.unfilteredNetwork === true) network = { kind: "host" };
+    else if (allow !== undefined) {
+      // One proxy per provider and host list, for the launcher's life: a provider's restarts reuse it.
+      const key = `${launch.namespace}\n${allow.join("\n")}`;
+      let proxy = proxies.get(key);
+      if (proxy === undefined) proxies.set(key, (proxy = new AllowlistProxy(launch.namespace, allow)));
+      network = { kind: "proxy", proxy };
     }
-    return { program: bwrap, args: bubblewrapArguments(launch, allow !== undefined), env: launch.env };
+    return { program: bwrap, args: bubblewrapArguments(launch, network), env: launch.env };
   };
 }
 
@@ -83,7 +87,7 @@ function checkedBubblewrap(given: string | undefined): string {
     );
   }
   // The same view a provider gets, running Node.js itself: what fails here would fail every start.
-  const probe = bubblewrapArguments({ namespace: "(probe)", program: process.execPath, args: ["-e", ""], env: {}, cwd: undefined }, false);
+  const probe = bubblewrapArguments({ namespace: "(probe)", program: process.execPath, args: ["-e", ""], env: {}, cwd: undefined }, { kind: "none" });
   const result = spawnSync(bwrap, probe, { env: {}, stdio: ["ignore", "ignore", "pipe"], timeout: 10_000, encoding: "utf8" });
   if (result.status !== 0) {
     const said = (result.stderr ?? "").trim().slice(0, 300) || (result.error?.message ?? `exit ${result.status ?? result.signal}`);

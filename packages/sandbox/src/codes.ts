@@ -15,8 +15,6 @@ export const SANDBOX_ERROR_CODES = Object.freeze({
   bwrapMissing: "SANDBOX_BWRAP_MISSING",
   /** `bwrap` is there but cannot create the namespaces (user namespaces disabled, a seccomp or AppArmor rule, a container without them). */
   namespacesUnavailable: "SANDBOX_NAMESPACES_UNAVAILABLE",
-  /** The policy allows hosts, which bubblewrap cannot filter, and the host did not accept the whole network for it. */
-  networkUnenforceable: "SANDBOX_NETWORK_UNENFORCEABLE",
   /** A read or write path of the policy, or the provider's working folder, does not exist. */
   pathMissing: "SANDBOX_PATH_MISSING",
   /** The provider's program is not found (a bare name not on its PATH, or a path that does not exist). */

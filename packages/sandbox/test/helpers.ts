@@ -10,6 +10,9 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 /** The probe provider: read, write, connect and env tools, written with the MCP SDK. */
 export const probeServer = path.join(here, "fixtures", "probe-server.mjs");
 
+/** A host that runs the probe through the built launcher, starts a slow call and waits to be killed. */
+export const killedHost = path.join(here, "fixtures", "killed-host.mjs");
+
 const sdk = realpathSync(createRequire(import.meta.url).resolve("@modelcontextprotocol/sdk/package.json"));
 
 /**
