@@ -7,6 +7,8 @@ import path from "node:path";
 const MAX_HEAD_BYTES = 16 * 1024;
 /** How long a client may take to send its request head. */
 const HEAD_TIMEOUT_MS = 10_000;
+/** Connections one sandbox may hold open through its proxy at once. */
+const MAX_CONNECTIONS = 256;
 /** How long connecting to an allowed host may take. */
 const CONNECT_TIMEOUT_MS = 30_000;
 
@@ -43,6 +45,7 @@ export class AllowlistProxy {
     const server = net.createServer((client) => this.serve(client));
     // A listener that fails after this (there is no such case known) leaves the sandbox without network: fail closed.
     server.on("error", () => server.close());
+    server.maxConnections = MAX_CONNECTIONS;
     server.listen(this.socketPath);
     server.unref();
     const folder = this.folder;
