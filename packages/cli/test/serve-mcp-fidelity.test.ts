@@ -1,3 +1,4 @@
+import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 // The MCP SDK's own client, as any MCP client would use it.
@@ -89,9 +90,11 @@ async function seeNatives(client: Client): Promise<void> {
     "[image withheld: the user's consent could not be confirmed right before delivery (the screen)]",
   );
 
-  // E2: a native tool's progress reaches the client's token, figures and all. Over stdio
-  // the second of two events reported back to back does not always reach the client
-  // before the answer (a race in the forwarding, not yet found); the first always does.
+  // E2: a native tool's progress reaches the client's token. Both events precede the answer
+  // on the wire (the next test reads it), but the SDK clients dispatch notifications a
+  // microtask late and retire the token when the answer is read, so an event read in the
+  // same chunk as the answer is dropped on their side (modelcontextprotocol/typescript-sdk
+  // issue 2580). The first always arrives; the rest arrive unless coalesced with the answer.
   const figures = await progressOf(client, "fixture__snapshot");
   expect(figures[0]).toBe(1);
   expect(figures).toEqual([1, 2].slice(0, figures.length));
@@ -103,7 +106,46 @@ async function progressOf(client: Client, name: string): Promise<number[]> {
   return progress;
 }
 
+/** The raw lines `serve --mcp` writes on stdout for one progress-tracked call of `name`, up to its answer. */
+async function wireOfCall(args: readonly string[], name: string): Promise<string[]> {
+  const child = spawn(process.execPath, [IMAGE_HOST, "serve", "--mcp", ...args], { stdio: ["pipe", "pipe", "ignore"] });
+  const seen: string[] = [];
+  const send = (message: object) => child.stdin.write(`${JSON.stringify(message)}\n`);
+  try {
+    return await new Promise<string[]>((resolve, reject) => {
+      let text = "";
+      child.once("exit", (code) => reject(new Error(`serve --mcp exited (${code}) before answering`)));
+      child.stdout.on("data", (chunk: Buffer) => {
+        text += chunk.toString("utf8");
+        for (let end = text.indexOf("\n"); end >= 0; end = text.indexOf("\n")) {
+          const message = JSON.parse(text.slice(0, end)) as { id?: number; method?: string; params?: { progress?: number } };
+          text = text.slice(end + 1);
+          if (message.id === 1) {
+            send({ jsonrpc: "2.0", method: "notifications/initialized" });
+            send({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name, arguments: {}, _meta: { progressToken: "wire" } } });
+          } else if (message.id === 2) resolve([...seen, "answer"]);
+          else if (message.method === "notifications/progress") seen.push(`progress ${message.params?.progress}`);
+        }
+      });
+      send({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "wire", version: "1" } },
+      });
+    });
+  } finally {
+    child.kill();
+  }
+}
+
 describe("serve --mcp serves tools as they are published", () => {
+  it("M11 E2 over stdio every progress event of a native tool reported back to back is written before the call's answer", async () => {
+    for (let round = 0; round < 5; round++) {
+      expect(await wireOfCall(setup(`wire-${round}`, "natives"), "fixture__snapshot")).toEqual(["progress 1", "progress 2", "answer"]);
+    }
+  });
+
   for (const serves of ["provider", "natives"] as const) {
     const see = serves === "provider" ? seeProvider : seeNatives;
     it(`M11 T4 E2 M3 over stdio, ${serves}: metadata, content, images only after the consent recheck, progress${serves === "provider" ? ", list changes" : ""}`, async () => {
