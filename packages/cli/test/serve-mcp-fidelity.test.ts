@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 // The MCP SDK's own client, as any MCP client would use it.
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernHttpTransport } from "@modelcontextprotocol/client";
@@ -15,6 +15,8 @@ afterAll(() => temp.cleanup());
 
 /** Natives `fixture.snapshot` (consent holds) and `fixture.revoked` (consent withdrawn), each answering an image. */
 const IMAGE_HOST = path.join(FIXTURES, "image-host.mjs");
+/** The conformance fixture's audio clip, as it sends it. */
+const WAV = "UklGRiQAAABXQVZFZm10IBAAAAABAAEARKwAAIhYAQACABAAZGF0YQAAAAA=";
 const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
 
 type Block = { type: string; text?: string; data?: string; mimeType?: string; resource?: { uri: string; text?: string } };
@@ -59,6 +61,9 @@ async function seeProvider(client: Client): Promise<void> {
     { type: "resource", resource: { uri: "test://mixed-content-resource", mimeType: "application/json", text: '{"test":"data","value":123}' } },
   ]);
   expect(mixed.structuredContent).toBeUndefined();
+  // M7: audio reaches the client as the provider sent it (an attachment, as images are: T4).
+  const audio = (await client.callTool({ name: "conf__test_audio_content", arguments: {} })) as Result;
+  expect(audio.content).toEqual([{ type: "audio", mimeType: "audio/wav", data: WAV }]);
 
   // E2: the provider's progress reaches the client's token. MCP progress must grow: its first figure, 0, is sent as one step.
   expect(await progressOf(client, "conf__test_tool_with_progress")).toEqual([1, 50, 100]);
@@ -157,6 +162,13 @@ describe("serve --mcp serves tools as they are published", () => {
         await see(client);
       } finally {
         await client.close();
+      }
+      // T4: the bytes of images and audio the client was given never reach the journal.
+      const journalFiles = readdirSync(temp.dir).filter((name) => name.startsWith(`stdio-${serves}.db`));
+      expect(journalFiles).toContain(`stdio-${serves}.db`);
+      for (const file of journalFiles) {
+        const stored = readFileSync(path.join(temp.dir, file), "latin1");
+        for (const bytes of [PNG, WAV]) expect(stored, file).not.toContain(bytes);
       }
     });
 

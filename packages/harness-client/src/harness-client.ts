@@ -139,8 +139,8 @@ export class HarnessClient {
   }
 }
 
-/** A call report as the harness sends it: images stay in the harness, only their count travels. */
-export type HarnessCallReport = Omit<CallReport, "images"> & { readonly images: number };
+/** A call report as the harness sends it: images and audio stay in the harness, only their counts travel (audio's when there is some). */
+export type HarnessCallReport = Omit<CallReport, "images" | "audio"> & { readonly images: number; readonly audio?: number };
 
 /** A turn result as the harness sends it. */
 export type HarnessTurnResult = Omit<TurnResult, "calls"> & { readonly calls: readonly HarnessCallReport[] };

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { McpBridge, MCP_ERROR_CODES, safeBaseEnv, toolFingerprint } from "../src/index.js";
 import { specTypeSchemas } from "@modelcontextprotocol/client";
@@ -7,6 +8,9 @@ import { buildCatalog, catalogTool } from "../src/catalog/catalog.js";
 import { providerSecrets, redact } from "../src/redact.js";
 
 const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]).toString("base64");
+
+/** The digest the JSON keeps of an audio clip sent as `base64`. */
+const sha256Of = (base64: string) => `sha256:${createHash("sha256").update(Buffer.from(base64, "base64")).digest("hex")}`;
 
 describe("result normalization (E3, T4)", () => {
   it("T4 decodes images into bytes and leaves only a placeholder in the JSON", () => {
@@ -47,9 +51,10 @@ describe("result normalization (E3, T4)", () => {
     const settled = normalizeCallResult({ content: [{ type: "text", text: JSON.stringify(structuredContent) }], structuredContent });
     expect(settled.outcome).toBe("succeeded");
     expect(settled.output?.images.map((image) => image.mimeType)).toEqual(["image/png"]);
+    expect(settled.output?.audio?.map((clip) => [clip.mimeType, Buffer.from(clip.data).toString("base64")])).toEqual([["audio/wav", "UklGRiQAAABXQVZF"]]);
     expect(settled.output?.json).toEqual({
       frame: { type: "image", mimeType: "image/png", image: 0 },
-      clips: [{ type: "audio", mimeType: "audio/wav", bytes: 12, delivered: false }],
+      clips: [{ type: "audio", mimeType: "audio/wav", bytes: 12, audio: 0, sha256: sha256Of("UklGRiQAAABXQVZF") }],
       file: { type: "resource", resource: { uri: "file:///x.bin", bytes: 6, delivered: false } },
       note: "kept",
     });
@@ -96,7 +101,7 @@ describe("result normalization (E3, T4)", () => {
         "[resource <file:///notes.txt> (text/plain)]",
         "launch on friday",
         "[resource link report.pdf <file:///report.pdf> (application/pdf): Q3 report]",
-        "[audio audio/wav, 3 bytes: not delivered; audio does not reach the model]",
+        "[audio audio/wav, 3 bytes: not given to the model]",
         "[resource <file:///x.bin>, 3 bytes: not delivered; binary resources do not reach the model]",
       ].join("\n"),
     );
@@ -118,6 +123,24 @@ describe("result normalization (E3, T4)", () => {
     expect(many).toMatchObject({ outcome: "limit_exceeded", breach: { limit: "resultBytes" } });
   });
 
+  it("M7 T4 keeps audio as attachments for a host, at most 8 per call of 5 MiB each, the same bytes once; the JSON keeps size and digest", () => {
+    const clip = (data: string) => ({ type: "audio" as const, mimeType: "audio/ogg", data });
+    const clips = Array.from({ length: 9 }, (_, index) => clip(Buffer.from(`clip ${index}`).toString("base64")));
+    const big = clip(Buffer.alloc(5 * 1024 * 1024 + 1).toString("base64"));
+    const settled = normalizeCallResult({ content: [clips[0]!, clips[0]!, big, ...clips.slice(1)] });
+    expect(settled.outcome).toBe("succeeded");
+    expect(settled.output?.audio?.map((kept) => Buffer.from(kept.data).toString())).toEqual(Array.from({ length: 8 }, (_, index) => `clip ${index}`));
+    const json = (settled.output?.json as { content: Record<string, unknown>[] }).content;
+    expect(json[0]).toEqual({ type: "audio", mimeType: "audio/ogg", bytes: 6, audio: 0, sha256: sha256Of(clips[0]!.data) });
+    expect(json[1]).toEqual(json[0]);
+    expect(json[2]).toEqual({ type: "audio", mimeType: "audio/ogg", bytes: 5 * 1024 * 1024 + 1, delivered: false });
+    expect(json[10]).toEqual({ type: "audio", mimeType: "audio/ogg", bytes: 6, delivered: false });
+    expect(settled.output?.text.split("\n")[2]).toBe(
+      `[audio audio/ogg, ${5 * 1024 * 1024 + 1} bytes: not given to the model; over the bounds of audio kept per call]`,
+    );
+    expect(JSON.stringify(json)).not.toContain(clips[0]!.data);
+  });
+
   it("E3 keeps audio and binary resources out of the JSON, with their size", () => {
     const settled = normalizeCallResult({
       content: [
@@ -128,7 +151,7 @@ describe("result normalization (E3, T4)", () => {
     });
     expect(settled.output?.json).toEqual({
       content: [
-        { type: "audio", mimeType: "audio/wav", bytes: 3, delivered: false },
+        { type: "audio", mimeType: "audio/wav", bytes: 3, audio: 0, sha256: sha256Of("AAAA") },
         { type: "resource", resource: { uri: "file:///a.bin", mimeType: "application/octet-stream", bytes: 4, delivered: false } },
         { type: "resource", resource: { uri: "file:///a.txt", text: "inline" } },
       ],

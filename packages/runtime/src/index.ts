@@ -1,5 +1,5 @@
 // Anything exported here is public API of @openworker/runtime.
-export type { CallApproval, CallReport } from "./call/pipeline.js";
+export type { CallApproval, CallAudio, CallReport } from "./call/pipeline.js";
 export type { PendingImage, ReleasedImage } from "./call/images.js";
 export { RUNTIME_ERROR_CODES } from "./errors.js";
 export type { RuntimeEvent, RuntimeEventListener } from "./events.js";

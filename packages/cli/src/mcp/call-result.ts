@@ -1,5 +1,5 @@
 import type { ResolvedTool } from "@openworker/bundle-resolver";
-import type { CallReport, ReleasedImage } from "@openworker/runtime";
+import type { CallAudio, CallReport, ReleasedImage } from "@openworker/runtime";
 import type { JsonValue } from "@openworker/tools-sdk";
 
 /** One MCP content block as `serve --mcp` answers it. */
@@ -19,19 +19,22 @@ export interface ServedResult {
  * it, a withheld one as the note that says so.
  *
  * An MCP tool's result without structured content (the bridge keeps it as
- * `{ content: [...] }`) is answered block by block: text, images, embedded text resources
- * and resource links as the provider sent them, annotations kept; what the bridge does not
- * keep the bytes of (audio, binary resources, images of a type no model is given) as the
- * bridge's note. Structured output (a native tool's JSON, an MCP tool's
- * `structuredContent`) is `structuredContent` when it is an object, beside its text and its
- * images. A failure is an `isError` result whose text starts `Error CODE:`.
+ * `{ content: [...] }`) is answered block by block: text, images, audio, embedded text
+ * resources and resource links as the provider sent them, annotations kept; what the
+ * bridge does not keep the bytes of (binary resources, images of a type no model is given,
+ * audio past its bounds) as the bridge's note. Structured output (a native tool's JSON, an
+ * MCP tool's `structuredContent`) is `structuredContent` when it is an object, beside its
+ * text, its images and its audio. A failure is an `isError` result whose text starts
+ * `Error CODE:`.
  */
 export function servedResult(tool: ResolvedTool, report: CallReport, images: readonly ReleasedImage[]): ServedResult {
   if (report.isError) return { isError: true, content: [{ type: "text", text: report.modelText }] };
   const blocks = contentOnly(tool, report.json);
-  if (blocks !== undefined) return { isError: false, content: blocks.map((block) => served(block, images)) };
+  const audio = report.audio ?? [];
+  if (blocks !== undefined) return { isError: false, content: blocks.map((block) => served(block, images, audio)) };
   const content: ContentBlock[] = [{ type: "text", text: report.modelText }];
   for (const image of images) content.push(imageBlock(image, undefined));
+  for (const clip of audio) content.push(audioBlock(clip, undefined));
   return isObject(report.json) ? { isError: false, content, structuredContent: report.json } : { isError: false, content };
 }
 
@@ -46,21 +49,34 @@ function contentOnly(tool: ResolvedTool, json: JsonValue | undefined): readonly 
 }
 
 /** One block as the bridge kept it, back as MCP content. */
-function served(block: { readonly [key: string]: JsonValue }, images: readonly ReleasedImage[]): ContentBlock {
+function served(block: { readonly [key: string]: JsonValue }, images: readonly ReleasedImage[], audio: readonly CallAudio[]): ContentBlock {
   const annotations = isObject(block.annotations) ? { annotations: block.annotations } : {};
   if (block.delivered === false) return { type: "text", text: notDelivered(block), ...annotations };
   if (block.type === "image" && typeof block.image === "number") {
     const released = images[block.image];
     return released === undefined ? { type: "text", text: "[image missing from the call's result]" } : imageBlock(released, block.annotations);
   }
+  if (block.type === "audio" && typeof block.audio === "number") {
+    const clip = audio[block.audio];
+    return clip === undefined ? { type: "text", text: "[audio missing from the call's result]" } : audioBlock(clip, block.annotations);
+  }
   return block as ContentBlock;
+}
+
+function audioBlock(clip: CallAudio, annotations: JsonValue | undefined): ContentBlock {
+  const { mimeType, data } = clip;
+  return { type: "audio", mimeType, data: base64(data), ...(isObject(annotations) ? { annotations } : {}) };
+}
+
+function base64(data: Uint8Array): string {
+  return Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString("base64");
 }
 
 function imageBlock(released: ReleasedImage, annotations: JsonValue | undefined): ContentBlock {
   const kept = isObject(annotations) ? { annotations } : {};
   if ("withheld" in released) return { type: "text", text: released.withheld, ...kept };
   const { mimeType, data } = released.image;
-  return { type: "image", mimeType, data: Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString("base64"), ...kept };
+  return { type: "image", mimeType, data: base64(data), ...kept };
 }
 
 /** What stands for a block whose bytes the bridge does not keep. */

@@ -1,9 +1,11 @@
+import { hash } from "node:crypto";
 import type { CallToolResult } from "@modelcontextprotocol/client";
 import { IMAGE_MIME_TYPES, LIMITS, utf8Bytes, type JsonObject, type JsonValue, type ToolImage } from "@openworker/tools-sdk";
 import {
   boundErrorMessage,
   FAULT_CODES,
   normalizeToolOutput,
+  type AudioAttachment,
   type CallError,
   type CallOutcome,
   type LimitBreach,
@@ -51,7 +53,7 @@ export function normalizeCallResult(result: CallToolResult): SettledCall {
   const lines: (string | undefined)[] = [];
   // Where in `lines` each text block stands, for the ones the JSON may already hold.
   const textLines: number[] = [];
-  const media: Media = { images: [], indexOf: new Map() };
+  const media: Media = { images: [], indexOf: new Map(), audio: [], audioIndexOf: new Map() };
   const images = media.images;
   const blocks: JsonValue[] = [];
   for (const block of content) {
@@ -74,7 +76,7 @@ export function normalizeCallResult(result: CallToolResult): SettledCall {
       error: { code: MCP_ERROR_CODES.resultInvalid, message: unusableResult(normalized.invalid.message, structured !== undefined) },
     };
   }
-  const output = normalized.output;
+  const output = media.audio.length === 0 ? normalized.output : { ...normalized.output, audio: media.audio };
   if (lines.length === 0) return { outcome: "succeeded", output };
   let text: string;
   if (structured === undefined) text = lines.join("\n");
@@ -102,6 +104,8 @@ export function normalizeCallResult(result: CallToolResult): SettledCall {
     });
   }
   // Not `{ ...output, text }`: a spread followed by a property is slow in this V8 (~2 µs).
+  if (output.audio !== undefined)
+    return { outcome: "succeeded", output: { json: output.json, text, bytes: output.bytes, images: output.images, audio: output.audio } };
   return { outcome: "succeeded", output: { json: output.json, text, bytes: output.bytes, images: output.images } };
 }
 
@@ -200,6 +204,24 @@ function breachOf(breach: LimitBreach): SettledCall {
 interface Media {
   readonly images: ToolImage[];
   readonly indexOf: Map<string, number>;
+  /** Audio clips kept for a host that delivers them, in order (the same bytes kept once). */
+  readonly audio: AudioAttachment[];
+  readonly audioIndexOf: Map<string, number>;
+}
+
+/** At most this many audio clips of one result are kept, each at most {@link AUDIO_BYTES} (the image bounds, T4). */
+const AUDIO_PER_CALL = LIMITS.imagesPerCall;
+const AUDIO_BYTES = LIMITS.imageBytes;
+
+/** The index of an audio clip to keep, added the first time its bytes are seen; undefined past the bounds. */
+function keepAudio(media: Media, mimeType: string, data: string, bytes: number): number | undefined {
+  const key = `${mimeType} ${data}`;
+  const seen = media.audioIndexOf.get(key);
+  if (seen !== undefined) return seen;
+  if (bytes > AUDIO_BYTES || media.audio.length >= AUDIO_PER_CALL) return undefined;
+  media.audio.push({ mimeType, data: decodeBase64(data) });
+  media.audioIndexOf.set(key, media.audio.length - 1);
+  return media.audio.length - 1;
 }
 
 /** The index of an image to deliver, added the first time its bytes are seen. */
@@ -258,11 +280,15 @@ function withoutMediaBytes(value: unknown, media: Media, depth: number): unknown
 function convertMediaBlock(type: "image" | "audio", mimeType: string, data: string, lines: string[] | undefined, media: Media): JsonObject {
   if (type === "image" && IMAGE_MIME_TYPES.includes(mimeType)) return { type: "image", mimeType, image: deliverImage(media, mimeType, data) };
   const bytes = base64Bytes(data);
-  lines?.push(
-    type === "image"
-      ? `[image ${mimeType}, ${bytes} bytes: not delivered; only ${IMAGE_MIME_TYPES.join(", ")} images reach the model]`
-      : `[audio ${mimeType}, ${bytes} bytes: not delivered; audio does not reach the model]`,
-  );
+  if (type === "audio") {
+    // Kept for a host that delivers audio (serve --mcp's client); the model gets a note, the JSON a reference.
+    const audio = keepAudio(media, mimeType, data, bytes);
+    lines?.push(`[audio ${mimeType}, ${bytes} bytes: not given to the model${audio === undefined ? "; over the bounds of audio kept per call" : ""}]`);
+    return audio === undefined
+      ? { type, mimeType, bytes, delivered: false }
+      : { type, mimeType, bytes, audio, sha256: `sha256:${hash("sha256", media.audio[audio]!.data, "hex")}` };
+  }
+  lines?.push(`[image ${mimeType}, ${bytes} bytes: not delivered; only ${IMAGE_MIME_TYPES.join(", ")} images reach the model]`);
   return { type, mimeType, bytes, delivered: false };
 }
 

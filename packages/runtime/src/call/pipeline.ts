@@ -59,6 +59,12 @@ export interface CallApproval {
   readonly reason?: string;
 }
 
+/** The bytes of one audio clip of a call's result. */
+export interface CallAudio {
+  readonly mimeType: string;
+  readonly data: Uint8Array;
+}
+
 /** How one call ended, for the model, the host and the turn loop. */
 export interface CallReport {
   readonly callId: string;
@@ -75,6 +81,12 @@ export interface CallReport {
   readonly isError: boolean;
   /** Images awaiting their consent recheck and delivery (T4). */
   readonly images: readonly PendingImage[];
+  /**
+   * Audio clips an MCP result carried (M7), for a host that delivers them (`serve --mcp`
+   * to its client): never given to the model nor journaled (T4), where the JSON keeps each
+   * clip's reference (`{ type: "audio", audio: index, bytes, sha256 }`). Absent when there are none.
+   */
+  readonly audio?: readonly CallAudio[];
   /** A fault (E4): the turn stops and nothing is replayed. */
   readonly stopsTurn: boolean;
   /**
@@ -311,7 +323,16 @@ function finish(
   emitFinished(environment, request, resolved, result.outcome, errorCode, result.breach?.limit, json);
   if (result.outcome === "succeeded") {
     const text = redactor.text(result.output!.text);
-    return report(request, resolved, { outcome: "succeeded", json: json!, modelText: text, isError: false, images, ...(approval ? { approval } : {}) });
+    const succeeded = report(request, resolved, {
+      outcome: "succeeded",
+      json: json!,
+      modelText: text,
+      isError: false,
+      images,
+      ...(approval ? { approval } : {}),
+    });
+    const audio = result.output!.audio;
+    return audio === undefined || audio.length === 0 ? succeeded : { ...succeeded, audio };
   }
   const stopsTurn = FAULTS.has(result.outcome);
   const code = errorCode ?? result.outcome.toUpperCase();

@@ -15,5 +15,5 @@ export {
 export { executeTool, FAULT_CODES, type ExecuteOptions, type ExecutionResult } from "./execute.js";
 export { gatherModelContext, type ModelContextFacts } from "./model-context.js";
 export { boundErrorMessage, normalizeToolOutput, type Normalization } from "./normalize.js";
-export type { CallError, CallOutcome, LimitBreach, LimitName, NormalizedOutput } from "./outcome.js";
+export type { AudioAttachment, CallError, CallOutcome, LimitBreach, LimitName, NormalizedOutput } from "./outcome.js";
 export { createBoundedProgress, withProgressLimit, type BoundedProgress, type ProgressStats, type SettledFields } from "./progress.js";

@@ -23,6 +23,18 @@ export interface NormalizedOutput {
   /** UTF-8 bytes of the serialized JSON. */
   readonly bytes: number;
   readonly images: readonly ToolImage[];
+  /**
+   * Audio clips an MCP result carried (M7): ephemeral attachments like images (T4), never
+   * given to the model nor journaled; the JSON keeps a reference, size and digest of each.
+   * Absent for native tools.
+   */
+  readonly audio?: readonly AudioAttachment[];
+}
+
+/** The bytes of one audio clip of a result, for a host that delivers them (never the model). */
+export interface AudioAttachment {
+  readonly mimeType: string;
+  readonly data: Uint8Array;
 }
 
 /** A coded error as the journal and the model see it. */
