@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import { createRequire } from "node:module";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 // The MCP SDK's own client, as any MCP client would use it.
@@ -8,7 +9,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, describe, expect, it } from "vitest";
-import { FIXTURES, tempDir, withHttpServer, writeBundle } from "./helpers.js";
+import { FIXTURES, runEntry, tempDir, withHttpServer, writeBundle } from "./helpers.js";
 
 const temp = tempDir("mcp-fidelity");
 afterAll(() => temp.cleanup());
@@ -144,7 +145,46 @@ async function wireOfCall(args: readonly string[], name: string): Promise<string
   }
 }
 
+/** The MCP inspector's CLI (`mcp-inspector --cli`), as a developer runs it against a server. */
+const inspectorPackage = createRequire(import.meta.url).resolve("@modelcontextprotocol/inspector/package.json");
+const INSPECTOR = path.join(
+  path.dirname(inspectorPackage),
+  (JSON.parse(readFileSync(inspectorPackage, "utf8")) as { bin: Record<string, string> }).bin["mcp-inspector"]!,
+);
+
+/** What the inspector's CLI prints (JSON) for `target` and its method arguments. */
+async function inspect(target: readonly string[], method: readonly string[]): Promise<{ tools?: Record<string, unknown>[] } & Result> {
+  const ran = await runEntry(INSPECTOR, ["--cli", ...target, ...method], { env: { ...process.env, HOME: temp.dir, NO_COLOR: "1" } });
+  expect(ran.code, ran.stderr).toBe(0);
+  return JSON.parse(ran.stdout);
+}
+
+/** The inspector sees, over one transport, what the SDK clients see: metadata and every content kind. */
+async function inspectProvider(target: readonly string[]): Promise<Record<string, unknown>[]> {
+  const { tools } = await inspect(target, ["--method", "tools/list"]);
+  expect(tools?.find((tool) => tool.name === "conf__forecast")).toMatchObject({
+    title: "Weather forecast",
+    outputSchema: { type: "object", properties: { city: { type: "string" }, celsius: { type: "number" } }, required: ["city", "celsius"] },
+    annotations: { readOnlyHint: true, openWorldHint: false },
+    icons: [{ src: `data:image/png;base64,${PNG}`, mimeType: "image/png", sizes: ["1x1"] }],
+  });
+  const call = (name: string, ...args: string[]) =>
+    inspect(target, ["--method", "tools/call", "--tool-name", name, ...(args.length ? ["--tool-arg", ...args] : [])]);
+  expect((await call("conf__forecast", "city=Oslo")).structuredContent).toEqual({ city: "Oslo", celsius: 21.5 });
+  expect((await call("conf__test_audio_content")).content).toEqual([{ type: "audio", mimeType: "audio/wav", data: WAV }]);
+  expect((await call("conf__test_image_content")).content).toEqual([{ type: "image", mimeType: "image/png", data: PNG }]);
+  expect((await call("conf__test_multiple_content_types")).content.map((block) => block.type)).toEqual(["text", "image", "resource"]);
+  return tools!;
+}
+
 describe("serve --mcp serves tools as they are published", () => {
+  it("M11 the MCP inspector's CLI sees the same metadata and content over stdio and HTTP", async () => {
+    const overStdio = await inspectProvider([process.execPath, IMAGE_HOST, "serve", "--mcp", ...setup("inspector-stdio", "provider")]);
+    await withHttpServer(IMAGE_HOST, setup("inspector-http", "provider"), async ({ port }) => {
+      expect(await inspectProvider([`http://127.0.0.1:${port}/mcp`])).toEqual(overStdio);
+    });
+  });
+
   it("M11 E2 over stdio every progress event of a native tool reported back to back is written before the call's answer", async () => {
     for (let round = 0; round < 5; round++) {
       expect(await wireOfCall(setup(`wire-${round}`, "natives"), "fixture__snapshot")).toEqual(["progress 1", "progress 2", "answer"]);
