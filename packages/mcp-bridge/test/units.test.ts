@@ -130,7 +130,7 @@ describe("result normalization (E3, T4)", () => {
     const settled = normalizeCallResult({ content: [clips[0]!, clips[0]!, big, ...clips.slice(1)] });
     expect(settled.outcome).toBe("succeeded");
     expect(settled.output?.audio?.map((kept) => Buffer.from(kept.data).toString())).toEqual(Array.from({ length: 8 }, (_, index) => `clip ${index}`));
-    const json = (settled.output?.json as { content: Record<string, unknown>[] }).content;
+    const json = (settled.output!.json as { content: Record<string, unknown>[] }).content;
     expect(json[0]).toEqual({ type: "audio", mimeType: "audio/ogg", bytes: 6, audio: 0, sha256: sha256Of(clips[0]!.data) });
     expect(json[1]).toEqual(json[0]);
     expect(json[2]).toEqual({ type: "audio", mimeType: "audio/ogg", bytes: 5 * 1024 * 1024 + 1, delivered: false });
