@@ -8,7 +8,7 @@ export {
   type SelectedTool,
 } from "./identity.js";
 export { hostExecutableDigest } from "./host.js";
-export type { ApprovalFilter, ApprovalGrant, ApprovalKey, ApprovalRecord } from "./approvals.js";
+export type { ApprovalFilter, ApprovalGrant, ApprovalKey, ApprovalRecord } from "./store/approvals.js";
 export type {
   ApprovalDecidedInput,
   CallFinishedInput,
@@ -19,10 +19,9 @@ export type {
   SessionOpenedInput,
   TurnFinishedInput,
   TurnPreparedInput,
-} from "./inputs.js";
-export type { CommitThreadMode } from "./group-commit.js";
+} from "./records/inputs.js";
 export { Journal, type Durability, type JournalOptions } from "./journal.js";
-export type { CallSummary, SessionSummary } from "./reader.js";
+export type { CallSummary, SessionSummary } from "./read/reader.js";
 export {
   CALL_OUTCOMES,
   RECORD_KINDS,
@@ -34,8 +33,8 @@ export {
   type RecordContent,
   type RecordEnvelope,
   type RecordKind,
-} from "./records.js";
-export type { InterruptedCall } from "./recovery.js";
-export { SCHEMA_VERSION } from "./schema.js";
-export type { ChainBreak, VerifyReport } from "./verify.js";
+} from "./records/records.js";
+export type { InterruptedCall } from "./write/recovery.js";
+export { SCHEMA_VERSION } from "./store/schema.js";
+export type { ChainBreak, VerifyReport } from "./verify/verify.js";
 export type { JournalWarning, JournalWarningKind } from "./warnings.js";

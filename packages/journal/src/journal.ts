@@ -1,8 +1,9 @@
 import type Database from "better-sqlite3";
 import path from "node:path";
-import { type ApprovalFilter, type ApprovalGrant, type ApprovalKey, type ApprovalRecord, ApprovalStore } from "./approvals.js";
+import type { ApprovalFilter, ApprovalGrant, ApprovalKey, ApprovalRecord } from "./store/approvals.js";
+import { OpenWorkerError } from "@openworker/tools-sdk";
 import { JOURNAL_ERRORS, journalError } from "./errors.js";
-import { type CommitThreadMode, GroupCommit, THREAD_AFTER_COMMIT_SHARE } from "./group-commit.js";
+import { GroupCommit } from "./write/group-commit.js";
 import type {
   ApprovalDecidedInput,
   CallFinishedInput,
@@ -13,28 +14,27 @@ import type {
   SessionOpenedInput,
   TurnFinishedInput,
   TurnPreparedInput,
-} from "./inputs.js";
-import { refuseNonRegularFile } from "./journal-path.js";
-import { LiveState } from "./live-state.js";
-import { type CallSummary, JournalReader, type SessionSummary } from "./reader.js";
-import type { JournalRecord } from "./records.js";
-import { type InterruptedCall, recoverInterruptedCalls } from "./recovery.js";
-import { openDatabase, openFailure } from "./schema.js";
-import { TailLog } from "./tail-log.js";
-import { replayTailLog } from "./tail-replay.js";
-import { verifyChains, type VerifyReport } from "./verify.js";
+} from "./records/inputs.js";
+import { refuseNonRegularFile } from "./store/journal-path.js";
+import { LiveState } from "./write/live-state.js";
+import { type CallSummary, JournalReader, type SessionSummary } from "./read/reader.js";
+import type { JournalRecord } from "./records/records.js";
+import { type InterruptedCall, recoverInterruptedCalls } from "./write/recovery.js";
+import { openDatabase, openFailure } from "./store/schema.js";
+import { SqliteStore } from "./store/sqlite-store.js";
+import { removeLegacyTail, replayLegacyTail } from "./write/legacy-tail.js";
+import { verifyChains, type VerifyReport } from "./verify/verify.js";
 import type { JournalWarning } from "./warnings.js";
-import { WriterLock } from "./writer-lock.js";
-import { JournalWriter } from "./writer.js";
+import { WriterLock } from "./store/writer-lock.js";
+import { JournalWriter } from "./write/writer.js";
 
 /**
- * How hard each group commit holds on (see the package README for the full contract):
- * - `grouped` (default): a start is made durable by one `write()` of the queued records
- *   to the tail log (`<path>-tail`); groups commit to a WAL with `synchronous=NORMAL`
- *   within 10 ms. Every acknowledged start and everything committed survives a process
- *   crash (kill -9; the tail log is replayed at the next open); on power loss the last
- *   records before the WAL was synced may be lost, never torn.
- * - `strict`: WAL with `synchronous=FULL`: each group commit is fsynced before it is
+ * How hard a commit holds on (the package README states the contract in full):
+ * - `grouped` (default): WAL with `synchronous=NORMAL`. Records queued in one turn of the
+ *   event loop commit in one transaction; `callStarted` resolves once that transaction
+ *   committed. Everything committed survives kill -9 of the process; on power loss the
+ *   newest commits may be lost, never torn.
+ * - `strict`: WAL with `synchronous=FULL`: each commit is fsynced before it is
  *   acknowledged, so nothing acknowledged is lost even on power loss.
  *
  * @example
@@ -58,30 +58,17 @@ export interface JournalOptions {
   readonly durability?: Durability;
   /** Open as a reader beside a running writer (another process or this one): no recovery, no writes. */
   readonly readonly?: boolean;
-  /**
-   * Where a writer's group commits run (see the README, "Commit thread"): `"auto"`
-   * (default) on its own thread until it is busy, then on a commit thread (grouped
-   * durability only: under strict, each start waits for its commit anyway); `"always"` on
-   * a commit thread from the start (`JOURNAL_OPEN_FAILED` if it cannot start); `"never"`
-   * on its own thread.
-   */
-  readonly commitThread?: CommitThreadMode;
-  /**
-   * Under `commitThread: "auto"`, the share of the writer's time spent building and
-   * committing groups (in two of three 100 ms windows, while its event loop is busy at
-   * least 90 % of the time) at which the thread starts. Default 0.2; between 0 and 1.
-   * A lower value starts it sooner (tests use it to start the thread under any load).
-   */
-  readonly commitThreadShare?: number;
 }
 
 /**
  * The durable record of every session, approval and call (A3), with the approval store
  * (A2, M3). One process writes a journal file; any number of readers may open it beside
- * the writer. Writes are synchronous to queue, hashed onto their session's chain at
- * once, and committed together in groups; `callStarted` resolves once its record is
- * durable (written to the tail log under `grouped`, committed under `strict`), so the
- * runtime awaits it before running the tool.
+ * the writer. Writes are synchronous: each record is checked, hashed onto its
+ * session's chain and queued at once; everything queued in one turn of the event loop
+ * commits in one SQLite transaction. `callStarted` resolves once the transaction holding
+ * its record committed (see {@link Durability}), so the runtime awaits it before running
+ * the tool: a start the runtime was told about survives kill -9, and under `strict`
+ * power loss.
  *
  * Model-context facts (L2) have no method here: they are never journaled.
  *
@@ -104,15 +91,15 @@ export class Journal {
   readonly recovered: readonly InterruptedCall[];
   /**
    * What opening as the writer found and could not put right (empty for a reader, and for
-   * a file only this package wrote): tail-log records that could not be replayed (a lost
-   * `-wal`), a head row claiming an open call its chain contradicts (dropped, nothing
+   * a file only this package wrote): records of a legacy tail log that could not be
+   * replayed, a head row claiming an open call its chain contradicts (dropped, nothing
    * appended), a head row that cannot be read. See {@link JournalWarning}.
    */
   readonly warnings: readonly JournalWarning[];
   private closed = false;
 
   private constructor(
-    private readonly db: Database.Database,
+    private readonly store: SqliteStore,
     options: {
       path: string;
       durability: Durability;
@@ -121,8 +108,7 @@ export class Journal {
       warnings: readonly JournalWarning[];
     },
     private readonly reader: JournalReader,
-    private readonly approvalStore: ApprovalStore,
-    private readonly writer: { writer: JournalWriter; commit: GroupCommit; tail: TailLog | undefined; lock: WriterLock } | undefined,
+    private readonly writer: { writer: JournalWriter; commit: GroupCommit; lock: WriterLock } | undefined,
   ) {
     this.path = options.path;
     this.durability = options.durability;
@@ -132,11 +118,11 @@ export class Journal {
   }
 
   /**
-   * Opens (creating and migrating if needed) a journal. A writer then replays its tail
-   * log and recovers: every call a crash left open is marked `interrupted` and listed in
+   * Opens (creating and migrating if needed) a journal. A writer then replays a legacy
+   * tail log left beside the file, if any, and recovers: every call a crash left open is marked `interrupted` and listed in
    * {@link recovered}; what it could not put right is in {@link warnings}.
-   * Throws `JOURNAL_OPEN_FAILED` (also for a tail log `<path>-tail` that is a directory or
-   * cannot be read), `JOURNAL_NOT_A_FILE` (the path is a directory, a device
+   * Throws `JOURNAL_OPEN_FAILED` (also for a legacy tail log `<path>-tail` that is a
+   * directory or cannot be read, and when recovery cannot commit, e.g. the disk is full), `JOURNAL_NOT_A_FILE` (the path is a directory, a device
    * such as `/dev/null`, a FIFO), `JOURNAL_NOT_A_JOURNAL`, `JOURNAL_SCHEMA_TOO_NEW`, or for
    * a reader `JOURNAL_NEEDS_MIGRATION` (an older schema), `JOURNAL_EMPTY` (an empty file)
    * and `JOURNAL_FOLDER_READ_ONLY` (SQLite cannot create the `-shm` file it needs beside
@@ -152,15 +138,6 @@ export class Journal {
       );
     }
     const readonly = options.readonly === true;
-    const commitThread = options.commitThread ?? "auto";
-    const threadShare = commitThreadShareOf(options.commitThreadShare, options.path);
-    if (commitThread !== "auto" && commitThread !== "always" && commitThread !== "never") {
-      throw journalError(
-        JOURNAL_ERRORS.INVALID_RECORD,
-        `journal ${JSON.stringify(options.path)}: commitThread must be "auto", "always" or "never", got ${JSON.stringify(commitThread)}`,
-        { field: "commitThread" },
-      );
-    }
     refuseNonRegularFile(options.path);
     // A writer takes the lock (making the journal's folder) before it migrates, replays or
     // recovers anything.
@@ -174,45 +151,28 @@ export class Journal {
       throw error;
     }
     try {
+      const store = new SqliteStore(db, !readonly);
       const reader = new JournalReader(db);
-      const approvals = new ApprovalStore(db, !readonly);
-      if (readonly) {
-        return new Journal(db, { path: options.path, durability, readonly, recovered: [], warnings: [] }, reader, approvals, undefined);
-      }
-      const commit = new GroupCommit(db, options.path, synchronous, commitThread, threadShare);
-      const state = new LiveState(db, (read) => commit.lookup(read), () => commit.commitNow());
-      commit.storedHead = (session) => state.storedHead(session);
+      if (readonly) return new Journal(store, { path: options.path, durability, readonly, recovered: [], warnings: [] }, reader, undefined);
+      const commit = new GroupCommit(store, options.path);
+      const state = new LiveState(store, (read) => commit.lookup(read), () => commit.commitNow());
       const writer = new JournalWriter(commit, state);
-      // What a crash left only in the tail log is committed first, so recovery sees it.
-      // Absolute: the commit thread opens it too, and the host may change its working folder.
-      const tailFile = `${path.resolve(options.path)}-tail`;
-      const replayWarnings = replayTailLog(writer, tailFile);
-      commit.commitNow();
-      const { recovered, warnings } = recoverInterruptedCalls(db, state, writer, commit);
-      const tail = durability === "grouped" ? TailLog.open(tailFile) : undefined;
-      if (tail !== undefined) commit.useTail(tail);
-      else TailLog.remove(tailFile);
-      if (commitThread === "always") {
-        try {
-          commit.startThreadNow();
-        } catch (error) {
-          // Everything is committed: the (empty) tail log goes with the refused open.
-          tail?.close(true);
-          throw error;
-        }
-      }
-      return new Journal(
-        db,
-        { path: options.path, durability, readonly, recovered, warnings: [...replayWarnings, ...warnings] },
-        reader,
-        approvals,
-        { writer, commit, tail, lock: lock! },
-      );
+      // Absolute: the host may change its working folder later.
+      const tailFile = path.resolve(options.path);
+      const { recovered, warnings } = recoverOrExplain(options.path, () => {
+        // What a crash left only in a legacy tail log is committed first, so recovery sees it.
+        const replayWarnings = replayLegacyTail(writer, tailFile);
+        commit.commitNow();
+        const found = recoverInterruptedCalls(store, state, writer, commit);
+        return { recovered: found.recovered, warnings: [...replayWarnings, ...found.warnings] };
+      });
+      removeLegacyTail(tailFile);
+      return new Journal(store, { path: options.path, durability, readonly, recovered, warnings }, reader, { writer, commit, lock: lock! });
     } catch (error) {
       db.close();
       lock?.release();
-      // Reading the file (its tables, its sessions, its tail log) can meet a damaged
-      // database: SQLite's error becomes the journal's, like one met while opening it.
+      // Reading the file (its tables, its sessions) can meet a damaged database: SQLite's
+      // error becomes the journal's, like one met while opening it.
       throw openFailure(options.path, error);
     }
   }
@@ -271,15 +231,6 @@ export class Journal {
     this.write().sessionClosed(record);
   }
 
-  /**
-   * Where this writer's group commits run now: `"inline"` (its own thread), `"thread"`
-   * (the commit thread) or `"starting"` (its own thread while the commit thread starts);
-   * `"inline"` for a reader.
-   */
-  get commits(): "inline" | "starting" | "thread" {
-    return this.writer?.commit.where ?? "inline";
-  }
-
   /** Resolves once everything queued so far is committed. */
   flush(): Promise<void> {
     if (this.closed || this.writer === undefined) return Promise.resolve();
@@ -290,15 +241,10 @@ export class Journal {
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    let committed = false;
     try {
       this.writer?.commit.commitNow();
-      committed = true;
     } finally {
-      this.writer?.commit.stop();
-      // Emptied only once everything is committed: after a failed commit the next open replays it.
-      this.writer?.tail?.close(committed);
-      this.db.close();
+      this.store.close();
       this.writer?.lock.release();
     }
   }
@@ -308,14 +254,14 @@ export class Journal {
     if (this.closed) throw closedError(this.path);
     // Hot path: approvals are stored at once, never queued, so there is nothing to
     // commit first; the lookup joins the group's transaction instead of paying for its own.
-    return this.writer === undefined ? this.approvalStore.find(key) : this.writer.commit.lookup(() => this.approvalStore.find(key));
+    return this.writer === undefined ? this.store.approvals.find(key) : this.writer.commit.lookup(() => this.store.approvals.find(key));
   }
 
   /** Like {@link findApproval}, but a `once` approval is used up by the lookup. */
   consumeApproval(key: ApprovalKey): ApprovalRecord | undefined {
     this.write();
     this.writer?.commit.commitNow();
-    return this.approvalStore.consume(key);
+    return this.store.approvals.consume(key);
   }
 
   /**
@@ -325,7 +271,7 @@ export class Journal {
   storeApproval(key: ApprovalKey, record: ApprovalGrant): void {
     this.write();
     this.writer?.commit.commitNow();
-    this.approvalStore.store(key, record);
+    this.store.approvals.store(key, record);
   }
 
   /**
@@ -335,7 +281,7 @@ export class Journal {
    */
   approvals(filter: ApprovalFilter = {}): ApprovalRecord[] {
     this.read();
-    return this.approvalStore.list(filter);
+    return this.store.approvals.list(filter);
   }
 
   /**
@@ -346,7 +292,7 @@ export class Journal {
   revokeApprovals(filter: ApprovalFilter): number {
     this.write();
     this.writer?.commit.commitNow();
-    return this.approvalStore.revoke(filter);
+    return this.store.approvals.revoke(filter);
   }
 
   sessions(): SessionSummary[] {
@@ -397,7 +343,7 @@ export class Journal {
    */
   verify(sessionId?: string): VerifyReport {
     this.read();
-    return verifyChains(this.db, sessionId);
+    return verifyChains(this.store.database, sessionId);
   }
 
   private write(): JournalWriter {
@@ -423,10 +369,22 @@ function closedError(file: string) {
   return journalError(JOURNAL_ERRORS.CLOSED, `journal ${JSON.stringify(file)} is closed; open it again to use it`, { path: file });
 }
 
-function commitThreadShareOf(share: number | undefined, file: string): number {
-  if (share === undefined) return THREAD_AFTER_COMMIT_SHARE;
-  if (typeof share !== "number" || !(share > 0 && share <= 1)) {
-    throw journalError(JOURNAL_ERRORS.OPEN_FAILED, `journal ${JSON.stringify(file)}: commitThreadShare must be a number above 0 and at most 1, got ${String(share)}`, { path: file });
+/**
+ * Runs what opening as the writer writes (replay, recovery). A commit that fails there
+ * (the disk is full, the folder read-only) lost nothing: the file holds everything it
+ * held, and the next open tries again.
+ */
+function recoverOrExplain<T>(file: string, recover: () => T): T {
+  try {
+    return recover();
+  } catch (error) {
+    if (!OpenWorkerError.hasCode(error, JOURNAL_ERRORS.WRITE_FAILED)) throw error;
+    const cause = (error as { cause?: unknown }).cause;
+    throw journalError(
+      JOURNAL_ERRORS.OPEN_FAILED,
+      `journal ${JSON.stringify(file)}: recovery could not commit its records (${cause instanceof Error ? cause.message : String(cause)}); nothing in the file was lost: free disk space (or fix what stops writing) and open it again`,
+      { path: file },
+      cause,
+    );
   }
-  return share;
 }

@@ -123,7 +123,8 @@ describe("verify names the first missing record (A3)", () => {
 
   it("A3 a frame relinked to another session's frame is reported at its first seq", () => {
     const frames = framesOf("open");
-    tamper("UPDATE frames SET prev_frame = ? WHERE id = ?", framesOf("closed")[1]!.id, frames[2]!.id);
+    const other = framesOf("closed").filter((frame) => frame.id < frames[2]!.id).at(-1)!;
+    tamper("UPDATE frames SET prev_frame = ? WHERE id = ?", other.id, frames[2]!.id);
     expect(verify("open").firstBreak).toMatchObject({ seq: frames[2]!.first_seq, problem: expect.stringContaining("another session") });
   });
 
@@ -132,10 +133,13 @@ describe("verify names the first missing record (A3)", () => {
     expect(verify("open")).toMatchObject({ ok: false, records: 25, firstBreak: { seq: 26, problem: expect.stringContaining("no head row") } });
     // A record altered before the end is still the first break.
     const frames = framesOf("open");
-    tamper("UPDATE frames SET body = replace(body, '\"ok\":true', '\"ok\":false') WHERE id = ?", frames[1]!.id);
+    const db = new Database(file, { readonly: true });
+    const altered = frames.findIndex((frame, index) => index > 0 && (db.prepare("SELECT body FROM frames WHERE id = ?").pluck().get(frame.id) as string).includes('"ok":true'));
+    db.close();
+    tamper("UPDATE frames SET body = replace(body, '\"ok\":true', '\"ok\":false') WHERE id = ?", frames[altered]!.id);
     expect(verify("open").firstBreak).toMatchObject({ problem: expect.stringContaining("altered record") });
-    expect(verify("open").firstBreak!.seq).toBeGreaterThanOrEqual(frames[1]!.first_seq);
-    expect(verify("open").firstBreak!.seq).toBeLessThan(frames[2]!.first_seq);
+    expect(verify("open").firstBreak!.seq).toBeGreaterThanOrEqual(frames[altered]!.first_seq);
+    expect(verify("open").firstBreak!.seq).toBeLessThan(frames[altered + 1]!.first_seq);
   });
 
   it("A3 an inserted frame no chain reaches is reported at the seq it claims", () => {

@@ -5,7 +5,7 @@ import Database from "better-sqlite3";
 import { OpenWorkerError } from "@openworker/tools-sdk";
 import { beforeEach, describe, expect, it } from "vitest";
 import { Journal, JOURNAL_ERRORS } from "../src/index.js";
-import { refuseReadOnlyConnection } from "../src/schema.js";
+import { refuseReadOnlyConnection } from "../src/store/schema.js";
 import { completeCall, openSession, request, temporaryFolderPerTest } from "./helpers.js";
 
 // Files the journal cannot use as they are: one this process may not write, and one
@@ -23,7 +23,7 @@ let file: string;
 // few large frames, stored on overflow pages behind one leaf).
 beforeEach(async () => {
   file = folder.file("journal.db");
-  const journal = Journal.open({ path: file, commitThread: "never" });
+  const journal = Journal.open({ path: file });
   for (const sessionId of ["s1", "s2", "s3"]) {
     openSession(journal, sessionId);
     for (let call = 0; call < 40; call++) {
@@ -137,7 +137,7 @@ describe("a damaged journal file (A3)", () => {
     expect(leaves.length).toBeGreaterThan(1);
     breakPage(leaves[0]!.pageno);
     for (const readonly of [false, true]) {
-      const journal = Journal.open({ path: file, readonly, commitThread: "never" });
+      const journal = Journal.open({ path: file, readonly });
       try {
         const report = journal.verify();
         expect(report).toMatchObject({ ok: false, firstBreak: { problem: expect.stringContaining("unreadable: database disk image is malformed") } });

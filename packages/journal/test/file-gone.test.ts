@@ -6,7 +6,7 @@ import { approve, openSession, request, temporaryFolder } from "./helpers.js";
 describe("a journal whose file disappears while it is open (A3)", () => {
   it("A3 the folder deleted under a writer fails the journal (JOURNAL_WRITE_FAILED) instead of dropping every later record silently", async () => {
     const folder = temporaryFolder();
-    const journal = Journal.open({ path: folder.file("journal.db"), commitThread: "never" });
+    const journal = Journal.open({ path: folder.file("journal.db") });
     try {
       openSession(journal, "s");
       request(journal, "s", "c1");

@@ -1,9 +1,9 @@
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { canonicalJson, OpenWorkerError } from "@openworker/tools-sdk";
 import { sha256Hex } from "@openworker/tools-sdk/internal/validation";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { MAX_QUEUED_CHARS } from "../src/group-commit.js";
+import { MAX_QUEUED_CHARS } from "../src/write/group-commit.js";
 import { argumentsDigest, Journal, JOURNAL_ERRORS, RECORD_KINDS } from "../src/index.js";
 import { approve, codeOf, completeCall, openSession, request, startCall, temporaryFolder } from "./helpers.js";
 
@@ -72,7 +72,7 @@ describe("writing records (A3)", () => {
     // 20 progress records of about 300,000 characters in one synchronous run: far below
     // a group's record bound, far above its character bound, so groups commit inline.
     journal.close();
-    journal = Journal.open({ path: journal.path, commitThread: "never" });
+    journal = Journal.open({ path: journal.path });
     await startCall(journal, "s1", "big");
     await journal.flush();
     const event = { blob: "x".repeat(300_000) };
@@ -95,10 +95,8 @@ describe("writing records (A3)", () => {
   it("A3 a caller that never yields gets bounded groups: full groups commit at once, each consistent with its head rows", () => {
     // 400 calls (667 records) in one synchronous run: more than a group holds (512), so a
     // group commits inline; every third call stays open. A reader sees only whole commits.
-    // (Commits on the writer's own thread: a commit thread would take the full group
-    // without waiting, and a reader would see it a moment later; see commit-thread.test.ts.)
     journal.close();
-    journal = Journal.open({ path: journal.path, commitThread: "never" });
+    journal = Journal.open({ path: journal.path });
     for (let index = 0; index < 400; index += 1) {
       request(journal, "s1", `c${index}`);
       if (index % 3 !== 0) journal.callFinished({ sessionId: "s1", callId: `c${index}`, outcome: "cancelled" });
@@ -116,33 +114,37 @@ describe("writing records (A3)", () => {
     }
   });
 
-  it("A3 grouped: callStarted resolves once its record (with the call's earlier ones) is written to the tail log; the commit follows", async () => {
+  it("A3 grouped: callStarted resolves only once the transaction holding its record (with the call's earlier ones) committed: another connection sees it", async () => {
     request(journal, "s1", "c1");
     approve(journal, "s1", "c1");
-    const tail = `${journal.path}-tail`;
-    expect(readFileSync(tail, "utf8")).not.toContain('"kind":"call_started"');
-    await journal.callStarted({ sessionId: "s1", callId: "c1" });
-    const logged = readFileSync(tail, "utf8");
-    for (const kind of ["call_requested", "approval_decided", "call_started"]) expect(logged).toContain(`"kind":"${kind}"`);
-    await journal.flush();
-    expect(journal.calls("s1")[0]).toMatchObject({ callId: "c1", started: true });
+    const started = journal.callStarted({ sessionId: "s1", callId: "c1" });
+    const other = new Database(journal.path, { readonly: true });
+    try {
+      const kinds = () => (other.prepare("SELECT coalesce(group_concat(body, char(10)), '') AS text FROM frames").get() as { text: string }).text;
+      expect(kinds()).not.toContain('"kind":"call_started"');
+      await started;
+      for (const kind of ["call_requested", "approval_decided", "call_started"]) expect(kinds()).toContain(`"kind":"${kind}"`);
+    } finally {
+      other.close();
+    }
+    // The writer keeps no file beside the journal but SQLite's own.
+    expect(existsSync(`${journal.path}-tail`)).toBe(false);
   });
 
-  it("A3 grouped: concurrent starts share one tail-log write, and callers that never wait for I/O still let the event loop turn", async () => {
+  it("A3 grouped: concurrent starts share one commit, and callers that never wait for I/O still let the event loop turn", async () => {
     const sessions = ["s1", "w2", "w3", "w4"];
     for (const sessionId of sessions.slice(1)) openSession(journal, sessionId);
-    const tail = `${journal.path}-tail`;
-    // Four writers reach their starts in the same microtask storm: one write holds all four.
+    await journal.flush();
+    const frames = () => (new Database(journal.path, { readonly: true }).prepare("SELECT count(*) AS n FROM frames").get() as { n: number }).n;
+    const before = frames();
+    // Four writers reach their starts in the same turn of the event loop: one commit holds all four.
     const starts = sessions.map((sessionId) => {
       request(journal, sessionId, "first");
       approve(journal, sessionId, "first");
       return journal.callStarted({ sessionId, callId: "first" });
     });
-    expect(readFileSync(tail, "utf8")).toBe("");
     await Promise.all(starts);
-    expect(readFileSync(tail, "utf8").match(/"kind":"call_started"/g)).toHaveLength(4);
-    // Writers whose "tools" return at once would run as one endless microtask storm; the
-    // journal makes them wait for a turn of the event loop now and then.
+    expect(frames() - before).toBe(4);
     let turned = false;
     setImmediate(() => (turned = true));
     let calls = 0;

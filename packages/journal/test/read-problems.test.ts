@@ -5,7 +5,7 @@ import path from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { Journal, JOURNAL_ERRORS } from "../src/index.js";
-import { unsupportedNode } from "../src/schema.js";
+import { unsupportedNode } from "../src/store/schema.js";
 import { codeOf, completeCall, openSession } from "./helpers.js";
 
 // What a reader (the CLI's `journal sessions|show|verify|export`) meets on odd paths:

@@ -1,8 +1,11 @@
 import { spawn } from "node:child_process";
-import { existsSync, rmSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
+import { crc32 } from "node:zlib";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { Journal } from "../src/index.js";
+import { chainHash } from "../src/records/chain.js";
+import { encodeRecord } from "../src/records/encode.js";
 import { approve, completeCall, openSession, request, runUntilKilled, temporaryFolderPerTest } from "./helpers.js";
 
 const child = path.resolve(import.meta.dirname, "fixtures/writer-child.mjs");
@@ -58,11 +61,11 @@ describe("recovery (A3, E4)", () => {
     again.close();
   });
 
-  it("A3 E4 a start acknowledged through the tail log survives a SIGKILL before any commit, and ends interrupted", async () => {
+  it("A3 E4 a start survives a SIGKILL right after it was acknowledged, and ends interrupted; what was queued after it is not there", async () => {
     expect(existsSync(dist), "build the package first (the child imports dist/)").toBe(true);
     const file = folder.file("tail/journal.db");
-    // Everything up to the kill runs in one turn of the event loop: no group commit runs,
-    // so the session and its call exist only in the tail log when the process dies.
+    // The start resolves once its commit is done; the progress queued after it would
+    // commit in the next turn of the event loop, which the kill never lets come.
     const script = `
       import { Journal } from ${JSON.stringify(dist)};
       const journal = Journal.open({ path: ${JSON.stringify(file)} });
@@ -79,7 +82,7 @@ describe("recovery (A3, E4)", () => {
     const output = await runUntilKilled(script);
     expect(output).toBe("acked\n");
     const before = Journal.open({ path: file, readonly: true });
-    expect(before.session("s1")).toBeUndefined(); // not committed: only the tail log has it
+    expect(before.session("s1")).toMatchObject({ records: 4, openCalls: 1 }); // committed when the start resolved
     before.close();
 
     const journal = Journal.open({ path: file });
@@ -87,8 +90,8 @@ describe("recovery (A3, E4)", () => {
       expect(journal.recovered).toEqual([
         { sessionId: "s1", callId: "c1", turnId: "t1", qualifiedName: "demo.run", alias: "demo__run", started: true },
       ]);
-      // The progress record was queued after the start was made durable and never reached
-      // the tail: it is lost, as documented; the start is not.
+      // The progress record was queued after the start was acknowledged and never
+      // committed: it is lost, as documented; the start is not.
       expect(journal.timeline({ sessionId: "s1", callId: "c1" }).map((record) => record.kind)).toEqual([
         "call_requested",
         "approval_decided",
@@ -100,27 +103,24 @@ describe("recovery (A3, E4)", () => {
     } finally {
       journal.close();
     }
-    // Replay is idempotent: the tail was emptied, and a second open finds nothing to do.
+    // Recovery is done once: a second open finds nothing to do.
     const again = Journal.open({ path: file });
     expect(again.recovered).toEqual([]);
     expect(again.verify()).toEqual({ ok: true, sessions: 1, records: 5 });
     again.close();
   });
 
-  it("A3 E4 survives SIGKILL at random moments under load (with and without the commit thread): chain intact, acknowledged starts kept, every started call terminal", async () => {
+  it("A3 E4 survives SIGKILL at random moments under load (grouped and strict): chain intact, acknowledged starts kept, every started call terminal", async () => {
     expect(existsSync(dist), "build the package first (the child imports dist/)").toBe(true);
     const file = folder.file("crash/journal.db");
     const rounds = 10;
     let totalRecovered = 0;
     for (let round = 0; round < rounds; round += 1) {
       const sessionId = `round-${round}`;
-      // Both durabilities, with commits on the writer's thread and on the commit thread.
       const durability = round % 3 === 2 ? "strict" : "grouped";
-      const commitThread = round % 2 === 0 ? "always" : "never";
-      const acked = await runAndKill(file, sessionId, durability, commitThread, 5 + Math.floor(Math.random() * 120));
+      const acked = await runAndKill(file, sessionId, durability, 5 + Math.floor(Math.random() * 120));
 
-      // As the crash left it, the database is consistent; acknowledged starts not yet
-      // committed there are in the tail log (grouped durability), which a writer replays.
+      // As the crash left it, the database is consistent and holds every acknowledged start.
       const before = Journal.open({ path: file, readonly: true });
       expect(before.verify().ok).toBe(true);
       before.close();
@@ -135,7 +135,7 @@ describe("recovery (A3, E4)", () => {
         totalRecovered += journal.recovered.length;
         const report = journal.verify();
         expect(report, JSON.stringify(report.firstBreak)).toMatchObject({ ok: true });
-        // A crash alone loses nothing replay could not put back.
+        // A crash alone loses nothing acknowledged, and nothing needs a warning.
         expect(journal.warnings).toEqual([]);
         for (const session of journal.sessions()) {
           expect(session.openCalls).toBe(0);
@@ -151,58 +151,57 @@ describe("recovery (A3, E4)", () => {
     expect(totalRecovered).toBeGreaterThan(0);
   });
 
-  it("A3 a -wal lost after a crash: tail-log records past the gap are not replayed, and opening says so (warnings) instead of dropping them silently", async () => {
-    expect(existsSync(dist), "build the package first (the child imports dist/)").toBe(true);
-    const file = folder.file("lost-wal/journal.db");
-    // c1's start reaches the tail log (seq 1-4); its finish (5) is committed without it;
-    // c2's start reaches the tail log (6-8); then the process dies before any checkpoint.
-    const script = `
-      import { Journal } from ${JSON.stringify(dist)};
-      const journal = Journal.open({ path: ${JSON.stringify(file)}, commitThread: "never" });
-      await journal.flush();
-      journal.sessionOpened({ sessionId: "s1", executionIdentity: "owid3:tail", identityInputs: {}, workspace: "/w" });
-      for (const callId of ["c1", "c2"]) {
-        journal.callRequested({ sessionId: "s1", turnId: "t1", callId, alias: "demo__run", qualifiedName: "demo.run", args: {} });
-        journal.approvalDecided({ sessionId: "s1", callId, decision: "approved", by: "bypass", scope: "once", key: "k" });
-        await journal.callStarted({ sessionId: "s1", callId });
-        if (callId === "c1") {
-          journal.callFinished({ sessionId: "s1", callId, outcome: "succeeded" });
-          await journal.flush();
-        }
-      }
-      process.stdout.write("acked\\n");
-      process.kill(process.pid, "SIGKILL");
-    `;
-    const output = await runUntilKilled(script);
-    expect(output).toBe("acked\n");
-    // The committed records were only in the WAL.
-    rmSync(`${file}-wal`);
-    rmSync(`${file}-shm`, { force: true });
+  it("A3 a legacy tail log beside the journal is replayed: its records the file lacks are committed, those it cannot replay (a gap, a flipped byte) are reported, and the files go", async () => {
+    const file = folder.file("legacy/journal.db");
+    const writer = Journal.open({ path: file });
+    openSession(writer, "s1");
+    for (const callId of ["c1", "c2"]) {
+      request(writer, "s1", callId);
+      approve(writer, "s1", callId);
+    }
+    writer.close();
+    const reader = Journal.open({ path: file, readonly: true });
+    const head = [...reader.records("s1")].at(-1)!;
+    reader.close();
+    // What an older writer left in its tail log: c1's start (seq 6), then, in a second
+    // write, c2's start with a flipped byte (seq 7), then a record past a gap (seq 9).
+    const at = "2026-01-01T00:00:00.000Z";
+    const started = (callId: string, seq: number) => encodeRecord({ at, callId, kind: "call_started", seq, sessionId: "s1" });
+    const first = started("c1", 6);
+    const firstHash = chainHash(head.hash, first);
+    const second = started("c2", 7).replace('"c2"', '"c3"');
+    const gap = started("c2", 9);
+    const write = (lines: string[]) => {
+      const bytes = Buffer.from(lines.map((line) => `${line}\n`).join(""));
+      return Buffer.concat([bytes, Buffer.from(`#${crc32(bytes).toString(16).padStart(8, "0")}\n`)]);
+    };
+    writeFileSync(`${file}-tail`, Buffer.concat([write([`${firstHash} ${first}`]), write([`${chainHash(firstHash, started("c2", 7))} ${second}`])]));
+    writeFileSync(`${file}-tail.1`, write([`${"0".repeat(64)} ${gap}`]));
 
     const journal = Journal.open({ path: file });
     try {
       expect(journal.warnings).toEqual([
-        {
-          kind: "tail-records-lost",
-          sessionId: "s1",
-          message: expect.stringContaining(
-            'session "s1": the tail log holds 3 record(s) from seq 6 that cannot be replayed: its chain in the database ends at seq 4, and record 5 is in neither. They are lost',
-          ),
-        },
+        { kind: "tail-records-lost", sessionId: "s1", message: expect.stringContaining('session "s1": the tail log holds 2 record(s) from seq 7 that cannot be replayed') },
       ]);
-      // What the tail log could restore is back: c1 up to its start, so it ends interrupted.
-      expect(journal.recovered.map((call) => [call.callId, call.started])).toEqual([["c1", true]]);
+      expect(journal.timeline({ sessionId: "s1", callId: "c1" }).map((record) => record.kind)).toEqual(["call_requested", "approval_decided", "call_started", "call_finished"]);
+      expect(journal.timeline({ sessionId: "s1", callId: "c1" })[2]).toMatchObject({ at, hash: firstHash });
+      expect(journal.recovered.map((call) => [call.callId, call.started])).toEqual([
+        ["c1", true],
+        ["c2", false],
+      ]);
       expect(journal.verify()).toMatchObject({ ok: true });
     } finally {
       journal.close();
     }
+    expect(existsSync(`${file}-tail`)).toBe(false);
+    expect(existsSync(`${file}-tail.1`)).toBe(false);
   });
 });
 
 /** Runs the writer child until `ready`, lets it write for `delayMs`, SIGKILLs it; returns the acknowledged starts. */
-function runAndKill(file: string, sessionId: string, durability: string, commitThread: string, delayMs: number): Promise<string[]> {
+function runAndKill(file: string, sessionId: string, durability: string, delayMs: number): Promise<string[]> {
   return new Promise((resolve, reject) => {
-    const writer = spawn(process.execPath, [child, file, sessionId, durability, commitThread], { stdio: ["ignore", "pipe", "pipe"] });
+    const writer = spawn(process.execPath, [child, file, sessionId, durability], { stdio: ["ignore", "pipe", "pipe"] });
     const acked: string[] = [];
     let buffer = "";
     let stderr = "";

@@ -4,7 +4,7 @@ import path from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { Journal } from "../src/index.js";
-import { verifyChains } from "../src/verify.js";
+import { verifyChains } from "../src/verify/verify.js";
 import { approve, completeCall, openSession, request, temporaryFolderPerTest, untilReady } from "./helpers.js";
 
 // verify() beside a live writer reads in short transactions, so the writer's checkpoints
@@ -19,7 +19,7 @@ const folder = temporaryFolderPerTest();
  * done and one waiting), "closed-0".."closed-3" (closed).
  */
 async function busyJournal(file: string): Promise<Journal> {
-  const writer = Journal.open({ path: file, commitThread: "never" });
+  const writer = Journal.open({ path: file });
   openSession(writer, "long");
   for (let call = 0; call < 30; call += 1) {
     await completeCall(writer, "long", `l${call}`);

@@ -1,11 +1,10 @@
 import { canonicalJson } from "@openworker/tools-sdk";
 import type Database from "better-sqlite3";
-import { parseOpenCalls } from "./call-tally.js";
-import { damagedError, readContent } from "./damage.js";
-import { exportLine } from "./export-line.js";
-import { type ChainHead, FrameReader, type StoredRecord } from "./frames.js";
-import type { CallRef } from "./inputs.js";
-import type { ApprovalDecider, CallOutcome, JournalRecord } from "./records.js";
+import { type CallPhase, nextPhase, parseOpenCalls, stepOf } from "../records/call-phase.js";
+import { damagedError, readContent } from "../store/damage.js";
+import { type ChainHead, FrameReader, type StoredRecord } from "../store/frames.js";
+import type { CallRef } from "../records/inputs.js";
+import type { ApprovalDecider, CallOutcome, JournalRecord } from "../records/records.js";
 
 /**
  * One session as the journal knows it.
@@ -102,34 +101,31 @@ export class JournalReader {
   }
 
   calls(sessionId: string): CallSummary[] {
-    const calls = new Map<string, MutableCall>();
+    const calls = new Map<string, { summary: MutableCall; phase: CallPhase | undefined }>();
     for (const record of this.records(sessionId)) {
-      if (!("callId" in record)) continue;
+      const step = stepOf(record.kind);
+      if (step === undefined || !("callId" in record)) continue;
+      const call = calls.get(record.callId);
+      // The call-phase reducer decides which records count: one that cannot follow its call's phase changes nothing.
+      const phase = nextPhase(call?.phase, step, record.kind === "approval_decided" && record.decision === "denied");
+      if (phase === undefined) continue;
       if (record.kind === "call_requested") {
-        calls.set(record.callId, {
-          callId: record.callId,
-          sessionId,
-          turnId: record.turnId,
-          alias: record.alias,
-          qualifiedName: record.qualifiedName,
-          argsDigest: record.argsDigest,
-          requestedSeq: record.seq,
-          started: false,
-        });
+        const { callId, turnId, alias, qualifiedName, argsDigest, seq: requestedSeq } = record;
+        calls.set(callId, { phase, summary: { callId, sessionId, turnId, alias, qualifiedName, argsDigest, requestedSeq, started: false } });
         continue;
       }
-      const call = calls.get(record.callId);
-      if (call === undefined) continue;
+      const summary = call!.summary;
+      call!.phase = phase;
       if (record.kind === "approval_decided") {
-        call.decision = record.decision;
-        call.decidedBy = record.by;
-      } else if (record.kind === "call_started") call.started = true;
+        summary.decision = record.decision;
+        summary.decidedBy = record.by;
+      } else if (record.kind === "call_started") summary.started = true;
       else if (record.kind === "call_finished") {
-        call.outcome = record.outcome;
-        if (record.code !== undefined) call.code = record.code;
+        summary.outcome = record.outcome;
+        if (record.code !== undefined) summary.code = record.code;
       }
     }
-    return [...calls.values()];
+    return Array.from(calls.values(), (call) => call.summary);
   }
 
   /** Every record of one call of a session, in order. */
@@ -161,7 +157,7 @@ export class JournalReader {
     if (row === undefined) return;
     for (const stored of this.frames.records(headOf(row))) {
       const content = readContent(stored.data, sessionId, stored.seq);
-      yield exportLine(stored.data, stored.prevHash, stored.hash) ?? canonicalJson({ ...content, prevHash: stored.prevHash, hash: stored.hash });
+      yield canonicalJson({ ...content, prevHash: stored.prevHash, hash: stored.hash });
     }
   }
 }

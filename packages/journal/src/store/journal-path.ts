@@ -1,7 +1,7 @@
 import { accessSync, constants, existsSync, realpathSync, type Stats, statSync } from "node:fs";
 import path from "node:path";
 import type { OpenWorkerError } from "@openworker/tools-sdk";
-import { JOURNAL_ERRORS, journalError } from "./errors.js";
+import { JOURNAL_ERRORS, journalError } from "../errors.js";
 
 /**
  * Refuses a journal path that exists and is not a regular file (symbolic links are

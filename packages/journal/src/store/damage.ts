@@ -1,4 +1,4 @@
-import { JOURNAL_ERRORS, journalError } from "./errors.js";
+import { JOURNAL_ERRORS, journalError } from "../errors.js";
 
 /**
  * What a reader says about a cell or record that is not what the journal writes (a frame

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { closeSync, fstatSync, linkSync, mkdirSync, openSync, readSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
 import path from "node:path";
-import { JOURNAL_ERRORS, journalError } from "./errors.js";
+import { JOURNAL_ERRORS, journalError } from "../errors.js";
 
 /**
  * The one-writer rule, enforced: a writer holds `<journal>-lock`, a file holding its pid,

@@ -1,5 +1,5 @@
 import type Database from "better-sqlite3";
-import { GENESIS_HASH, HASH_LENGTH, isBareLine } from "./chain.js";
+import { GENESIS_HASH, HASH_LENGTH } from "../records/chain.js";
 import { damagedError, describeCell } from "./damage.js";
 
 /**
@@ -65,14 +65,6 @@ export function frameLine(hash: string, data: string): string {
 export function parseFrameLine(line: string): { hash: string; data: string } | undefined {
   if (line.length < HASH_LENGTH + 1 || line.charCodeAt(HASH_LENGTH) !== 32) return undefined;
   return { hash: line.slice(0, HASH_LENGTH), data: line.slice(HASH_LENGTH + 1) };
-}
-
-/**
- * Splits a tail-log line: a frame line, or a record queued without its hash (bare
- * canonical JSON, `hash` undefined: the commit thread was to hash it).
- */
-export function parseTailLine(line: string): { hash: string | undefined; data: string } | undefined {
-  return isBareLine(line) ? { hash: undefined, data: line } : parseFrameLine(line);
 }
 
 /**

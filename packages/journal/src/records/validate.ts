@@ -1,4 +1,4 @@
-import { JOURNAL_ERRORS, journalError } from "./errors.js";
+import { JOURNAL_ERRORS, journalError } from "../errors.js";
 
 /**
  * Where a record came from, for error messages (`callFinished of call "c1"`): written out

@@ -1,6 +1,6 @@
 import type Database from "better-sqlite3";
-import { type FrameLink, FrameReader, type RawFrame, type ReadStep } from "./frames.js";
-import { ReadWindow } from "./read-window.js";
+import { type FrameLink, FrameReader, type RawFrame, type ReadStep } from "../store/frames.js";
+import { ReadWindow } from "../read/read-window.js";
 import { ChainWalk, type VerifiedSessionRow } from "./verify-chain.js";
 
 /**

@@ -1,11 +1,11 @@
 import { statSync } from "node:fs";
 import Database from "better-sqlite3";
 import { OpenWorkerError } from "@openworker/tools-sdk";
-import { JOURNAL_ERRORS, journalError } from "./errors.js";
-import { writerPragmas } from "./group-writes.js";
+import { JOURNAL_ERRORS, journalError } from "../errors.js";
+import { writerPragmas } from "./sqlite-store.js";
 import { folderReadOnlyError } from "./journal-path.js";
-import type { CallPhase, OpenCallEntry } from "./live-state.js";
-import type { ApprovalDecider } from "./records.js";
+import { type CallPhase, CallTally, type OpenCallEntry } from "../records/call-phase.js";
+import type { ApprovalDecider } from "../records/records.js";
 
 /**
  * The schema version this package writes (`PRAGMA user_version`).
@@ -363,14 +363,8 @@ function errorText(error: unknown): string {
 
 /** The phase (and decider) of an open v1 call, from its records in order. */
 function progressOf(records: readonly { kind: string; data: string }[]): { phase: CallPhase; decidedBy?: ApprovalDecider } {
-  let phase: CallPhase = "requested";
-  let decidedBy: ApprovalDecider | undefined;
-  for (const record of records) {
-    if (record.kind === "approval_decided") {
-      const decision = JSON.parse(record.data) as { decision: string; by: ApprovalDecider };
-      phase = decision.decision === "denied" ? "denied" : "approved";
-      decidedBy = decision.by;
-    } else if (record.kind === "call_started") phase = "started";
-  }
+  const tally = new CallTally();
+  for (const record of records) tally.add({ ...(JSON.parse(record.data) as Record<string, unknown>), kind: record.kind, callId: "call" });
+  const [phase = "requested", decidedBy] = tally.open.get("call") ?? [];
   return decidedBy === undefined ? { phase } : { phase, decidedBy };
 }

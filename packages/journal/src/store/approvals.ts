@@ -1,7 +1,7 @@
 import type Database from "better-sqlite3";
-import { JOURNAL_ERRORS, journalError } from "./errors.js";
-import type { ApprovalDecider, ApprovalScope } from "./records.js";
-import { optionalText, requireOneOf, requireText } from "./validate.js";
+import { JOURNAL_ERRORS, journalError } from "../errors.js";
+import type { ApprovalDecider, ApprovalScope } from "../records/records.js";
+import { optionalText, requireOneOf, requireText } from "../records/validate.js";
 
 /**
  * What an approval is bound to (A2, M3): the session's execution identity, the tool and

@@ -1,7 +1,7 @@
-import { CallTally, openCallsProblem } from "./call-tally.js";
-import { chainHash, GENESIS_HASH } from "./chain.js";
-import { describeCell, parseContent } from "./damage.js";
-import { parseFrameLine, type RawFrame } from "./frames.js";
+import { CallTally, openCallsProblem } from "../records/call-phase.js";
+import { chainHash, GENESIS_HASH } from "../records/chain.js";
+import { describeCell, parseContent } from "../store/damage.js";
+import { parseFrameLine, type RawFrame } from "../store/frames.js";
 
 /**
  * A session as `verify()` reads it: its row and, while it is open, its head row. The

@@ -1,0 +1,149 @@
+import type Database from "better-sqlite3";
+import { ApprovalStore } from "./approvals.js";
+import { type ChainHead, FrameReader } from "./frames.js";
+import type { GroupWrites, JournalStore, StoredSession } from "./store.js";
+
+/**
+ * The writer's connection settings. WAL with `synchronous=NORMAL` (grouped): a commit
+ * has reached the OS when it returns, so it survives kill -9 of the process; `FULL`
+ * (strict) fsyncs the WAL at every commit, so it survives power loss too. SQLite
+ * checkpoints the WAL itself every {@link WAL_CHECKPOINT_PAGES} pages.
+ */
+export function writerPragmas(synchronous: "NORMAL" | "FULL"): readonly string[] {
+  return [`synchronous = ${synchronous}`, `wal_autocheckpoint = ${WAL_CHECKPOINT_PAGES}`, "cache_size = -16384", "temp_store = memory"];
+}
+
+/** About 40 MB of 16 KB pages: fewer, larger checkpoints than SQLite's default of 1,000. */
+export const WAL_CHECKPOINT_PAGES = 2500;
+
+const FRAME_COLUMNS = 5;
+const HEAD_COLUMNS = 6;
+/** Rows per multi-row insert: a group of a few hundred frames takes a handful of statements. */
+const CHUNKS = [32, 8, 2, 1] as const;
+
+interface SessionRow {
+  ref: number;
+  execution_identity: string;
+  closed_at: string | null;
+  head_frame: number | null;
+  seq: number | null;
+  hash: string | null;
+  calls: number | null;
+  open_calls: unknown;
+}
+
+/** The embedded store: one SQLite file in WAL mode (schema in `schema.ts`). */
+export class SqliteStore implements JournalStore {
+  readonly approvals: ApprovalStore;
+  private readonly frames: FrameReader;
+  private readonly frameInserts: ReadonlyMap<number, Database.Statement>;
+  private readonly headUpserts: ReadonlyMap<number, Database.Statement>;
+  private readonly sql;
+
+  constructor(private readonly db: Database.Database, writable: boolean) {
+    this.approvals = new ApprovalStore(db, writable);
+    this.frames = new FrameReader(db);
+    this.frameInserts = multiRow(db, "INSERT INTO frames (id, session_ref, first_seq, prev_frame, body)", FRAME_COLUMNS);
+    this.headUpserts = multiRow(db, "INSERT OR REPLACE INTO live_sessions (ref, head_frame, seq, hash, calls, open_calls)", HEAD_COLUMNS);
+    this.sql = {
+      begin: db.prepare("BEGIN"),
+      end: db.prepare("COMMIT"),
+      rollback: db.prepare("ROLLBACK"),
+      session: db.prepare<[string], SessionRow>(
+        `SELECT s.ref, s.execution_identity, s.closed_at, l.head_frame, l.seq, l.hash, l.calls, l.open_calls
+           FROM sessions s LEFT JOIN live_sessions l ON l.ref = s.ref WHERE s.session_id = ?`,
+      ),
+      open: db.prepare<[], { session_id: string }>(
+        "SELECT s.session_id FROM live_sessions l JOIN sessions s ON s.ref = l.ref WHERE l.open_calls <> '{}' ORDER BY l.ref",
+      ),
+      maxRef: db.prepare<[], { id: number | null }>("SELECT max(ref) AS id FROM sessions"),
+      maxFrame: db.prepare<[], { id: number | null }>("SELECT max(id) AS id FROM frames"),
+      insertSession: db.prepare("INSERT INTO sessions (ref, session_id, execution_identity, workspace, bundle_dir, opened_at) VALUES (?, ?, ?, ?, ?, ?)"),
+      close: db.prepare("UPDATE sessions SET closed_at = ?, final_seq = ?, final_hash = ?, final_frame = ?, final_calls = ? WHERE ref = ?"),
+      dropHead: db.prepare("DELETE FROM live_sessions WHERE ref = ?"),
+    };
+  }
+
+  /** The connection, for the SQLite-specific readers (`JournalReader`, `verify()`). */
+  get database(): Database.Database {
+    return this.db;
+  }
+
+  get inTransaction(): boolean {
+    return this.db.inTransaction;
+  }
+
+  session(sessionId: string): StoredSession | undefined {
+    const row = this.sql.session.get(sessionId);
+    if (row === undefined) return undefined;
+    return {
+      ref: row.ref,
+      executionIdentity: row.execution_identity,
+      closed: row.closed_at !== null,
+      headFrame: row.head_frame,
+      seq: row.seq,
+      hash: row.hash,
+      calls: row.calls,
+      openCalls: row.open_calls,
+    };
+  }
+
+  lastRef(): number {
+    return this.sql.maxRef.get()?.id ?? 0;
+  }
+
+  lastFrame(): number {
+    return this.sql.maxFrame.get()?.id ?? 0;
+  }
+
+  sessionsWithOpenCalls(): string[] {
+    return this.sql.open.all().map((row) => row.session_id);
+  }
+
+  newestFirst(head: ChainHead): Iterable<string> {
+    return this.frames.newestFirst(head);
+  }
+
+  commit(group: GroupWrites): void {
+    if (!this.db.inTransaction) this.sql.begin.run();
+    try {
+      insertChunks(this.frameInserts, group.frames, FRAME_COLUMNS);
+      insertChunks(this.headUpserts, group.heads, HEAD_COLUMNS);
+      for (const op of group.ops) {
+        if (op[0] === "session") this.sql.insertSession.run(op.slice(1));
+        else if (op[0] === "close") this.sql.close.run(op.slice(1));
+        else this.sql.dropHead.run(op[1]);
+      }
+      this.sql.end.run();
+    } catch (error) {
+      if (this.db.inTransaction) this.sql.rollback.run();
+      throw error;
+    }
+  }
+
+  beginRead(): void {
+    this.sql.begin.run();
+  }
+
+  endRead(): void {
+    if (this.db.inTransaction) this.sql.end.run();
+  }
+
+  close(): void {
+    this.db.close();
+  }
+}
+
+function multiRow(db: Database.Database, head: string, columns: number): ReadonlyMap<number, Database.Statement> {
+  const row = `(${Array.from({ length: columns }, () => "?").join(", ")})`;
+  return new Map(CHUNKS.map((size) => [size, db.prepare(`${head} VALUES ${Array.from({ length: size }, () => row).join(", ")}`)]));
+}
+
+function insertChunks(inserts: ReadonlyMap<number, Database.Statement>, values: readonly unknown[], columns: number): void {
+  let offset = 0;
+  let left = values.length / columns;
+  for (const size of CHUNKS) {
+    const insert = inserts.get(size)!;
+    for (; left >= size; left -= size, offset += size * columns) insert.run(values.slice(offset, offset + size * columns));
+  }
+}

@@ -1,0 +1,57 @@
+import type { ApprovalStore } from "./approvals.js";
+import type { ChainHead } from "./frames.js";
+
+/**
+ * One group commit as plain rows: `frames` flattened five values a frame (id, session
+ * ref, first seq, previous frame, body), `heads` six a live session (ref, head frame,
+ * seq, hash, calls, open calls), and the other writes of the group.
+ */
+export interface GroupWrites {
+  readonly frames: (string | number | null)[];
+  readonly heads: (string | number | null)[];
+  readonly ops: GroupOp[];
+}
+
+/** A write beside the frames: a session opened, closed, or its head row dropped once closed. */
+export type GroupOp =
+  | readonly [op: "session", ref: number, sessionId: string, identity: string, workspace: string, bundleDir: string | null, openedAt: string]
+  | readonly [op: "close", closedAt: string, seq: number, hash: string, finalFrame: number | null, calls: number, ref: number]
+  | readonly [op: "drop", ref: number];
+
+/** A session as the store holds it: its row, and its head row while it is open. */
+export interface StoredSession {
+  readonly ref: number;
+  readonly executionIdentity: string;
+  readonly closed: boolean;
+  readonly headFrame: number | null;
+  readonly seq: number | null;
+  readonly hash: string | null;
+  readonly calls: number | null;
+  readonly openCalls: unknown;
+}
+
+/**
+ * What the write path needs from storage: the seam a second store (a PostgreSQL adapter)
+ * implements. SQLite (`SqliteStore`) is the embedded default. A commit is atomic and
+ * durable as the store's durability mode says when `commit` returns; reads see every
+ * commit before them.
+ */
+export interface JournalStore {
+  /** The session's rows, or `undefined` if it was never opened. */
+  session(sessionId: string): StoredSession | undefined;
+  /** The largest session ref and frame id in use (0 for none). */
+  lastRef(): number;
+  lastFrame(): number;
+  /** The ids of live sessions whose head row lists open calls, oldest first: what recovery visits. */
+  sessionsWithOpenCalls(): string[];
+  /** The data of a session's committed records, newest first (recovery reads only as far as it needs). */
+  newestFirst(head: ChainHead): Iterable<string>;
+  /** Commits one group in one transaction. */
+  commit(group: GroupWrites): void;
+  /** Whether a read transaction is open (the next commit ends it). */
+  readonly inTransaction: boolean;
+  beginRead(): void;
+  endRead(): void;
+  readonly approvals: ApprovalStore;
+  close(): void;
+}

@@ -1,0 +1,201 @@
+import { readFileSync, rmSync, statSync } from "node:fs";
+import { crc32 } from "node:zlib";
+import { OpenWorkerError } from "@openworker/tools-sdk";
+import { JOURNAL_ERRORS, journalError } from "../errors.js";
+import { chainHash, GENESIS_HASH, HASH_LENGTH } from "../records/chain.js";
+import type { RecordContent } from "../records/records.js";
+import { kindOf } from "../store/journal-path.js";
+import type { JournalWarning } from "../warnings.js";
+import type { SessionState } from "./live-state.js";
+import type { JournalWriter } from "./writer.js";
+
+/**
+ * Tail logs (`<journal>-tail`, `<journal>-tail.1`) are files an older writer of this
+ * package kept beside the journal: records written there before their group commit. This
+ * package writes none, but a writer opening a journal with one beside it replays the
+ * records the database lacks (rebuilt through the writer, byte for byte: each must come
+ * out with its stored hash), reports those it cannot replay as `tail-records-lost`
+ * warnings, and removes the files once everything is committed.
+ *
+ * A line is `hash + " " + canonical JSON`, or canonical JSON alone; each write ends with
+ * `#` and the hex CRC-32 of its bytes. A line without its hash counts only inside a write
+ * whose checksum holds.
+ */
+export function replayLegacyTail(writer: JournalWriter, file: string): JournalWarning[] {
+  const lines = legacyFiles(file).flatMap(completeLines);
+  if (lines.length === 0) return [];
+  const keyed = lines.map((line, index) => ({ line, index, seq: seqOf(line) }));
+  keyed.sort((a, b) => a.seq - b.seq || a.index - b.index);
+  const lost = new Map<string, { first: LostLine; count: number }>();
+  for (const { line } of keyed) {
+    const result = replayLine(writer, line);
+    if (result === undefined) continue;
+    const known = lost.get(result.sessionId);
+    if (known === undefined) lost.set(result.sessionId, { first: result, count: 1 });
+    else known.count += 1;
+  }
+  return [...lost.values()].map(({ first, count }) => ({ kind: "tail-records-lost", sessionId: first.sessionId, message: lostMessage(first, count) }));
+}
+
+/** Removes the legacy tail-log files, once what they held is committed. */
+export function removeLegacyTail(file: string): void {
+  for (const name of legacyFiles(file)) rmSync(name, { force: true });
+}
+
+interface LostLine {
+  readonly sessionId: string;
+  readonly seq: number;
+  /** Where the session's chain in the database ends; `undefined` when its head row cannot be read. */
+  readonly chainSeq: number | undefined;
+}
+
+/** Replays one line; a {@link LostLine} for a record the database lacks that cannot be applied. */
+function replayLine(writer: JournalWriter, line: string): LostLine | undefined {
+  const hashed = line.charCodeAt(0) !== OPEN_BRACE;
+  const data = hashed ? line.slice(HASH_LENGTH + 1) : line;
+  let content: { sessionId?: unknown; seq?: unknown; at?: unknown; kind?: unknown };
+  try {
+    content = JSON.parse(data) as typeof content;
+  } catch {
+    return undefined;
+  }
+  if (typeof content !== "object" || content === null || typeof content.sessionId !== "string" || typeof content.seq !== "number") return undefined;
+  const { sessionId, seq } = content as { sessionId: string; seq: number };
+  let session: SessionState | undefined;
+  try {
+    session = writer.state.session(sessionId);
+  } catch (error) {
+    if (OpenWorkerError.hasCode(error, JOURNAL_ERRORS.DAMAGED)) return { sessionId, seq, chainSeq: undefined };
+    throw error;
+  }
+  const next = session === undefined ? 1 : session.seq + 1;
+  if (session?.closed === true || seq < next) return undefined;
+  const lost = { sessionId, seq, chainSeq: next - 1 };
+  if (seq > next || (session === undefined) !== (content.kind === "session_opened")) return lost;
+  const expected = chainHash(session?.head ?? GENESIS_HASH, data);
+  if (hashed && line.slice(0, HASH_LENGTH) !== expected) return lost;
+  writer.pinnedAt = typeof content.at === "string" ? content.at : undefined;
+  try {
+    replayInto(writer, content as RecordContent);
+  } catch {
+    return lost;
+  } finally {
+    writer.pinnedAt = undefined;
+  }
+  if (writer.state.session(sessionId)?.head !== expected) {
+    throw journalError(
+      JOURNAL_ERRORS.DAMAGED,
+      `journal tail log: record ${seq} of session ${JSON.stringify(sessionId)} did not rebuild to its stored hash; keep the -tail file and report this`,
+      { sessionId, seq },
+    );
+  }
+  return undefined;
+}
+
+/** Calls the writer method that made a record of this kind, with the record's own fields (checked again there). */
+function replayInto(writer: JournalWriter, content: RecordContent): void {
+  switch (content.kind) {
+    case "session_opened":
+      return writer.sessionOpened(content);
+    case "turn_prepared":
+      return writer.turnPrepared(content);
+    case "call_requested":
+      return writer.callRequested(content);
+    case "approval_decided":
+      return writer.approvalDecided(content);
+    case "call_started":
+      return void writer.callStarted(content).catch(() => undefined);
+    case "call_progress":
+      return writer.callProgress(content);
+    case "call_finished":
+      return writer.callFinished(content);
+    case "revoked":
+      return writer.revoked(content);
+    case "turn_finished":
+      return writer.turnFinished(content);
+    case "session_closed":
+      return writer.sessionClosed(content);
+  }
+}
+
+function legacyFiles(file: string): [string, string] {
+  return [`${file}-tail`, `${file}-tail.1`];
+}
+
+const NEWLINE = 0x0a;
+const OPEN_BRACE = 0x7b;
+const SPACE = 0x20;
+const CHECKSUM_MARK = 0x23;
+
+/**
+ * A file's lines that may be replayed: every line of a write whose checksum holds, and,
+ * outside those, lines shaped as frame lines (replay checks their hash against the chain).
+ */
+function completeLines(file: string): string[] {
+  let bytes: Buffer;
+  try {
+    const stats = statSync(file, { throwIfNoEntry: false });
+    if (stats === undefined) return [];
+    // Checked before reading: a FIFO's read would wait for ever.
+    if (!stats.isFile()) {
+      throw journalError(
+        JOURNAL_ERRORS.OPEN_FAILED,
+        `journal tail log ${JSON.stringify(file)} is ${kindOf(stats)}, not a file: the writer reads a tail log left at that path before it opens, and the journal never puts anything else there: move it out of the way, then open the journal again`,
+        { path: file, kind: kindOf(stats) },
+      );
+    }
+    bytes = readFileSync(file);
+  } catch (cause) {
+    if (OpenWorkerError.isInstance(cause)) throw cause;
+    throw journalError(
+      JOURNAL_ERRORS.OPEN_FAILED,
+      `journal tail log ${JSON.stringify(file)}: cannot read it (${cause instanceof Error ? cause.message : String(cause)}); check its permissions, then open the journal again`,
+      { path: file },
+      cause,
+    );
+  }
+  const lines: string[] = [];
+  let writeStart = 0;
+  let unchecked: number[] = [];
+  const keepHashed = () => {
+    for (let index = 0; index < unchecked.length; index += 2) {
+      const start = unchecked[index]!;
+      if (bytes[start + HASH_LENGTH] === SPACE && bytes[start + HASH_LENGTH + 1] === OPEN_BRACE) lines.push(bytes.toString("utf8", start, unchecked[index + 1]));
+    }
+    unchecked = [];
+  };
+  for (let start = 0, end = bytes.indexOf(NEWLINE); end !== -1; start = end + 1, end = bytes.indexOf(NEWLINE, start)) {
+    if (bytes[start] !== CHECKSUM_MARK) {
+      unchecked.push(start, end);
+      continue;
+    }
+    const sum = `#${crc32(bytes.subarray(writeStart, start)).toString(16).padStart(8, "0")}\n`;
+    if (bytes.toString("latin1", start, end + 1) === sum) {
+      for (let index = 0; index < unchecked.length; index += 2) lines.push(bytes.toString("utf8", unchecked[index], unchecked[index + 1]));
+      unchecked = [];
+    } else keepHashed();
+    writeStart = end + 1;
+  }
+  keepHashed();
+  return lines;
+}
+
+function seqOf(line: string): number {
+  try {
+    const json = line.charCodeAt(0) === OPEN_BRACE ? line : line.slice(line.indexOf(" ") + 1);
+    const seq: unknown = (JSON.parse(json) as { seq?: unknown }).seq;
+    return typeof seq === "number" ? seq : Number.POSITIVE_INFINITY;
+  } catch {
+    return Number.POSITIVE_INFINITY;
+  }
+}
+
+function lostMessage(first: LostLine, count: number): string {
+  const head = `session ${JSON.stringify(first.sessionId)}: the tail log holds ${count} record(s) from seq ${first.seq} that cannot be replayed`;
+  if (first.chainSeq === undefined) return `${head}: the session's head row is damaged`;
+  const end = first.chainSeq === 0 ? "the database holds no record of the session" : `its chain in the database ends at seq ${first.chainSeq}`;
+  const missing = first.seq - first.chainSeq - 1;
+  const gap =
+    missing === 0 ? " and the record there does not continue it" : missing === 1 ? `, and record ${first.chainSeq + 1} is in neither` : `, and records ${first.chainSeq + 1} to ${first.seq - 1} are in neither`;
+  return `${head}: ${end}${gap}. They are lost; a -wal file lost or damaged since the last checkpoint loses committed records this way`;
+}
