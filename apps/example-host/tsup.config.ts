@@ -6,9 +6,6 @@ import { defineConfig, type Options } from "tsup";
 type Plugin = NonNullable<Options["esbuildPlugins"]>[number];
 
 const outDir = path.resolve("dist");
-// The journal comes with the CLI: its built workers are found from the CLI's own dependencies.
-const fromCli = createRequire(createRequire(import.meta.url).resolve("@openworker/cli/package.json"));
-const journalDist = path.join(path.dirname(fromCli.resolve("@openworker/journal/package.json")), "dist");
 // Native addons cannot be bundled: they stay outside host.js, imported by a path relative
 // to it, so the built host runs from any clone without a hoisted node_modules.
 const NATIVE = ["better-sqlite3"];
@@ -39,14 +36,7 @@ const nativeBeside: Plugin = {
 // their pure-JS dependencies are all inside it. Heavy parts (MCP SDK, SQLite, OpenAI) are
 // only evaluated when a command needs them (the CLI imports them dynamically).
 export default defineConfig({
-  // The journal's commit thread and its checkpoint thread run their own files, found
-  // beside the bundle (see the journal README, "Commit thread"): they are bundled too,
-  // from the journal's build.
-  entry: {
-    host: "src/host.ts",
-    "journal-commit-worker": path.join(journalDist, "journal-commit-worker.js"),
-    "journal-checkpoint-worker": path.join(journalDist, "journal-checkpoint-worker.js"),
-  },
+  entry: { host: "src/host.ts" },
   format: ["esm"],
   dts: false,
   clean: true,

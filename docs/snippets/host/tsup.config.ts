@@ -9,10 +9,6 @@ const outDir = path.resolve("dist");
 // Every program in src/ (the host, and any script beside it) becomes one file in dist/;
 // registry.ts is the module they share.
 const programs = readdirSync("src").filter((file) => file.endsWith(".ts") && file !== "registry.ts");
-// The journal's commit thread and its checkpoint thread run their own files, found beside
-// the bundle: build them from the journal package the CLI depends on.
-const fromCli = createRequire(createRequire(import.meta.url).resolve("@openworker/cli/package.json"));
-const journalDist = path.join(path.dirname(fromCli.resolve("@openworker/journal/package.json")), "dist");
 
 /** Native addons cannot be bundled: import better-sqlite3 by its path from dist/, where its importer found it. */
 const nativeBeside: Plugin = {
@@ -28,11 +24,7 @@ const nativeBeside: Plugin = {
 // One file per program: its bytes are the "host executable" of each session's execution
 // identity, so the partner packages and OpenWorker's own code must be inside it.
 export default defineConfig({
-  entry: {
-    ...Object.fromEntries(programs.map((file) => [path.basename(file, ".ts"), `src/${file}`])),
-    "journal-commit-worker": path.join(journalDist, "journal-commit-worker.js"),
-    "journal-checkpoint-worker": path.join(journalDist, "journal-checkpoint-worker.js"),
-  },
+  entry: Object.fromEntries(programs.map((file) => [path.basename(file, ".ts"), `src/${file}`])),
   format: ["esm"],
   target: "node22",
   platform: "node",

@@ -227,7 +227,7 @@ describe("run", () => {
 describe("what opening the journal found (A3)", () => {
   it("A3 a command that opens a journal a crash left tells which calls were interrupted, and that none was run again", async () => {
     const journal = path.join(temp.dir, "crashed.db");
-    // A writer killed with a call started: its lock, tail log and open call are left behind.
+    // A writer killed with a call started: its lock and open call are left behind.
     const crash = spawnSync(
       process.execPath,
       [

@@ -136,7 +136,7 @@ const turn = (session, name) => async () => {
   succeeded(name, result.completed && result.calls.length === 1 && result.calls[0].outcome === "succeeded", result);
 };
 
-// Untimed first: compilation, and the journal's commit thread deciding whether to start.
+// Untimed first: compilation.
 await measure(Math.ceil(CALLS / 5), hostCall(off, "warm-up off"));
 await measure(Math.ceil(CALLS / 5), hostCall(on, "warm-up on"));
 await measure(Math.ceil(CALLS / 5), hostCall(noop, "warm-up no-op"));

@@ -18,12 +18,7 @@ const bundle = writeBundle("native", ["bench.noop"]);
 const mcpBundle = writeBundle("mcp", ["mut.status_get"]);
 
 const noop = {
-  descriptor: () => ({
-    name: "bench.noop",
-    description: "Does nothing.",
-    version: "1",
-    inputSchema: { type: "object", properties: { n: { type: "integer" } } },
-  }),
+  descriptor: () => ({ name: "bench.noop", description: "Does nothing.", version: "1", inputSchema: { type: "object", properties: { n: { type: "integer" } } } }),
   call: async () => ({ json: { ok: true } }),
 };
 const server = mutableServer;
@@ -41,9 +36,8 @@ const threadTicks = () => new Map([...threadStats()].map(([tid, fields]) => [tid
 // CPU ticks (1/100 s) of this process's child processes (the MCP servers).
 // The side not being measured is idle, so its server adds nothing to the other's figure.
 const childTicks = () => childStats().reduce((sum, fields) => sum + ticksOf(fields), 0);
-// "main thread 0.95 cores, other threads 0.47 (the busiest 0.36, 0.08, 0.02)" over
-// `seconds`. Node names no thread, but the busiest other one is the journal's commit
-// thread when it runs, the next its checkpoint thread; the collector's helpers follow.
+// "main thread 0.95 cores, other threads 0.12 (the busiest 0.08, 0.02, 0.01)" over
+// `seconds`. Node names no thread; the busiest others are the collector's helpers.
 const threadShares = (before, after, seconds) => {
   if (after.size === 0) return "";
   let main = 0;
@@ -55,10 +49,7 @@ const threadShares = (before, after, seconds) => {
   }
   others.sort((a, b) => b - a);
   const total = others.reduce((sum, used) => sum + used, 0);
-  return `; main thread ${main.toFixed(2)} cores, other threads ${total.toFixed(2)} (the busiest ${others
-    .slice(0, 3)
-    .map((used) => used.toFixed(2))
-    .join(", ")}: commit thread, checkpoints, collector)`;
+  return `; main thread ${main.toFixed(2)} cores, other threads ${total.toFixed(2)} (the busiest ${others.slice(0, 3).map((used) => used.toFixed(2)).join(", ")})`;
 };
 
 // A call that did not succeed fails the bench: its fast error would pass for speed.
@@ -67,25 +58,19 @@ const succeeded = (label, ok, detail) => {
 };
 
 // Native: 32 concurrent sessions. Calls go first, untimed, in rounds of a fifth as many,
-// for at least WARM_UP_MS (compilation, and the journal's "auto" commit thread deciding
-// whether to start): the figure is the steady state, not the first second. A second of
-// rounds outlasts what "auto" needs (two busy 100 ms windows of three, then 50–100 ms to
-// start the thread), so the thread never starts during the timed run and the figure
-// never mixes the writer-thread rate with the commit-thread rate.
+// for at least WARM_UP_MS (compilation): the figure is the steady state, not the first second.
 const SESSIONS = 32;
 const PER_SESSION = Number(process.env.BENCH_CALLS ?? 3000);
 const WARM_UP = Math.ceil(PER_SESSION / 5);
 const WARM_UP_MS = 1_000;
 const sessions = await Promise.all(Array.from({ length: SESSIONS }, () => runtime.openSession({ bundle, policy })));
 const callEach = (calls) =>
-  Promise.all(
-    sessions.map(async (session) => {
-      for (let i = 0; i < calls; i++) {
-        const report = await session.callTool("bench.noop", { n: i });
-        succeeded("native call", report.outcome === "succeeded", { outcome: report.outcome, code: report.code, message: report.message });
-      }
-    }),
-  );
+  Promise.all(sessions.map(async (session) => {
+    for (let i = 0; i < calls; i++) {
+      const report = await session.callTool("bench.noop", { n: i });
+      succeeded("native call", report.outcome === "succeeded", { outcome: report.outcome, code: report.code, message: report.message });
+    }
+  }));
 const warmStart = performance.now();
 let warmCalls = 0;
 do {
@@ -105,27 +90,19 @@ const cpu = process.cpuUsage(cpuBefore);
 const loop = performance.eventLoopUtilization(loopBefore);
 const shares = threadShares(ticksBefore, threadTicks(), seconds);
 // The main thread, busy all the time, is not always on a CPU: the share of the run it
-// waited in the run queue for one (the commit thread, the collector and the kernel's
-// writeback of the journal's files share the two cores with it).
+// waited in the run queue for one (the collector and the kernel's writeback of the
+// journal's files share the cores with it).
 const scheduleAfter = mainThreadSchedule();
 const diskAfter = diskWrittenKiB();
-// The whole machine's writes to disk (the journal's tail log, WAL and checkpoints, as the
+// The whole machine's writes to disk (the journal's WAL and checkpoints, as the
 // kernel flushes them): a rough figure, since writeback lags the writes.
-const disk =
-  diskBefore !== undefined && diskAfter !== undefined
-    ? `\n  the machine wrote ${Math.round((diskAfter - diskBefore) / 1024 / seconds)} MB/s to disk during the run`
-    : "";
-const queued =
-  scheduleBefore && scheduleAfter
-    ? `; waited for a CPU ${(((scheduleAfter.waiting - scheduleBefore.waiting) / 1e9 / seconds) * 100).toFixed(0)} % of the run`
-    : "";
+const disk = diskBefore !== undefined && diskAfter !== undefined ? `\n  the machine wrote ${Math.round((diskAfter - diskBefore) / 1024 / seconds)} MB/s to disk during the run` : "";
+const queued = scheduleBefore && scheduleAfter ? `; waited for a CPU ${(((scheduleAfter.waiting - scheduleBefore.waiting) / 1e9 / seconds) * 100).toFixed(0)} % of the run` : "";
 const calls = SESSIONS * PER_SESSION;
-console.log(
-  `native governed calls, ${SESSIONS} concurrent sessions: ${fmt(calls / seconds)} calls/s (${calls} calls after ${warmCalls} untimed in ${warmSeconds.toFixed(1)} s)`,
-);
+console.log(`native governed calls, ${SESSIONS} concurrent sessions: ${fmt(calls / seconds)} calls/s (${calls} calls after ${warmCalls} untimed in ${warmSeconds.toFixed(1)} s)`);
 console.log(
   `  process CPU ${((cpu.user + cpu.system) / calls).toFixed(1)} µs a call (${((cpu.user + cpu.system) / 1e6 / seconds).toFixed(2)} cores); ` +
-    `main thread busy ${(loop.utilization * 100).toFixed(0)} %${shares}${queued}; group commits ${runtime.journal.commits === "inline" ? "on the main thread" : "on the commit thread"}${disk}`,
+    `main thread busy ${(loop.utilization * 100).toFixed(0)} %${shares}${queued}${disk}`,
 );
 
 const sequential = [];
@@ -140,9 +117,7 @@ for (let i = 0; i < 5000; i++) {
   own.push(t1 - t0);
   sequential.push(t2 - t1);
 }
-console.log(
-  `native p50 per call: ${(percentile(sequential, 0.5) * 1000).toFixed(1)} µs; tool's own p50 ${(percentile(own, 0.5) * 1000).toFixed(1)} µs; overhead p50 ${((percentile(sequential, 0.5) - percentile(own, 0.5)) * 1000).toFixed(1)} µs`,
-);
+console.log(`native p50 per call: ${(percentile(sequential, 0.5) * 1000).toFixed(1)} µs; tool's own p50 ${(percentile(own, 0.5) * 1000).toFixed(1)} µs; overhead p50 ${((percentile(sequential, 0.5) - percentile(own, 0.5)) * 1000).toFixed(1)} µs`);
 
 // MCP: governed through the runtime beside the raw SDK client on the same server.
 const mcpSession = await runtime.openSession({ bundle: mcpBundle, policy });
@@ -189,11 +164,9 @@ async function compareMcp(label, args, sequential, parallel) {
       const servers = childTicks();
       const client = process.cpuUsage();
       const t0 = performance.now();
-      await Promise.all(
-        Array.from({ length: 32 }, async () => {
-          while (next++ < parallel) await side.call();
-        }),
-      );
+      await Promise.all(Array.from({ length: 32 }, async () => {
+        while (next++ < parallel) await side.call();
+      }));
       side.seconds += (performance.now() - t0) / 1000;
       const used = process.cpuUsage(client);
       side.clientMicros += used.user + used.system;
@@ -202,17 +175,11 @@ async function compareMcp(label, args, sequential, parallel) {
     }
   }
   for (const side of sides) {
-    const cpu =
-      `client CPU ${(side.clientMicros / side.calls).toFixed(1)} µs a call` +
-      (side.serverTicks > 0 ? `, server ${((side.serverTicks * 10_000) / side.calls).toFixed(1)} µs` : "");
-    console.log(
-      `${side.label}: p50 ${(percentile(side.times, 0.5) * 1000).toFixed(0)} µs sequential; ${fmt(side.calls / side.seconds)} calls/s with 32 in flight (${cpu})`,
-    );
+    const cpu = `client CPU ${(side.clientMicros / side.calls).toFixed(1)} µs a call` + (side.serverTicks > 0 ? `, server ${((side.serverTicks * 10_000) / side.calls).toFixed(1)} µs` : "");
+    console.log(`${side.label}: p50 ${(percentile(side.times, 0.5) * 1000).toFixed(0)} µs sequential; ${fmt(side.calls / side.seconds)} calls/s with 32 in flight (${cpu})`);
   }
   const [rawSide, governedSide] = sides;
-  console.log(
-    `${label} governed/raw throughput: ${(governedSide.calls / governedSide.seconds / (rawSide.calls / rawSide.seconds)).toFixed(2)}× (${SLICES} interleaved slices)`,
-  );
+  console.log(`${label} governed/raw throughput: ${(governedSide.calls / governedSide.seconds / (rawSide.calls / rawSide.seconds)).toFixed(2)}× (${SLICES} interleaved slices)`);
 }
 
 // The target's measure: a tool that does nothing, so the figure is all overhead.
@@ -235,8 +202,6 @@ const idleSessions = async (gc) => {
   const mib = (bytes) => (bytes / 1024 / 1024).toFixed(1);
   return `heap +${mib(after.heapUsed - before.heapUsed)} MiB (${((after.heapUsed - before.heapUsed) / 1000 / 1024).toFixed(1)} KiB each); RSS now ${mib(after.rss)} MiB (${after.rss >= before.rss ? "+" : "−"}${mib(Math.abs(after.rss - before.rss))} MiB)`;
 };
-console.log(
-  `1,000 idle sessions: ${typeof global.gc === "function" ? await idleSessions(global.gc) : "not measured (run with node --expose-gc, as pnpm bench does)"}`,
-);
+console.log(`1,000 idle sessions: ${typeof global.gc === "function" ? await idleSessions(global.gc) : "not measured (run with node --expose-gc, as pnpm bench does)"}`);
 
 await runtime.close();

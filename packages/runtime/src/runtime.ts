@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import path from "node:path";
 import { loadBundle, type Bundle } from "@openworker/bundle-resolver";
-import { type CommitThreadMode, hostExecutableDigest, Journal, type Durability } from "@openworker/journal";
+import { hostExecutableDigest, Journal, type Durability } from "@openworker/journal";
 import { McpBridge, type McpBridgeOptions, type McpInventoryRequest, type McpProviderLog, type McpToolInventory } from "@openworker/mcp-bridge";
 import type { ToolRegistry } from "@openworker/registry";
 import { OpenWorkerError } from "@openworker/tools-sdk";
@@ -20,9 +20,9 @@ export interface RuntimeOptions {
   readonly workspace?: string;
   /**
    * An open journal, or where to open one. Default: `<workspace>/.openworker/journal.db`,
-   * grouped durability, commit thread `"auto"` (see the journal's README).
+   * grouped durability (see the journal's README).
    */
-  readonly journal?: Journal | { readonly path: string; readonly durability?: Durability; readonly commitThread?: CommitThreadMode };
+  readonly journal?: Journal | { readonly path: string; readonly durability?: Durability };
   /** Model providers; the first is the default. */
   readonly models?: readonly ModelProvider[];
   /** Asks a person. Without one, tools whose policy says `ask` are denied (fail closed). */
@@ -158,7 +158,6 @@ export class Runtime {
         : Journal.open({
             path: given?.path ?? path.join(workspace, ".openworker", "journal.db"),
             durability: given?.durability ?? "grouped",
-            commitThread: given?.commitThread ?? "auto",
           });
     registry.freeze();
     return new Runtime(registry, journal, !(given instanceof Journal), { ...options, workspace, approvalTimeoutMs }, bridge, redactor, hubs);
@@ -356,7 +355,7 @@ export function isSessionId(value: unknown): boolean {
  * A random session id: `ses_` and 96 random bits in base64url (16 characters, 20 in all).
  * The id is written into every journal record and begins every turn and call id, so it
  * appears about nine times in a governed call's four records: `ses_` and a UUID (40
- * characters) made them about 180 bytes longer, and journaling costs per byte (hashing, the tail log,
+ * characters) made them about 180 bytes longer, and journaling costs per byte (hashing,
  * SQLite's pages): 32 sessions did about 6 % more calls a second with this id. 96 bits
  * keep a collision out of reach (about one in 10^17 for a million sessions), and the
  * journal refuses a repeated id rather than mix two sessions.

@@ -35,10 +35,10 @@ describe("sessions", () => {
     expect(() => registry.register(nativeTool("test.late", async () => ({ json: null })))).toThrow(/frozen/i);
   });
 
-  it("A3 the journal option passes commitThread on: governed calls of concurrent sessions are committed by the commit thread", async () => {
+  it("A3 the journal option passes durability on: governed calls of concurrent sessions are committed under strict durability", async () => {
     const bundle = writeBundle(space.dir, ["test.echo"]);
-    const runtime = await open(space.dir, [echo], { journal: { path: path.join(space.dir, "thread.db"), commitThread: "always" } });
-    expect(runtime.journal.commits).toBe("thread");
+    const runtime = await open(space.dir, [echo], { journal: { path: path.join(space.dir, "strict.db"), durability: "strict" } });
+    expect(runtime.journal.durability).toBe("strict");
     const sessions = await Promise.all(Array.from({ length: 4 }, () => runtime.openSession({ bundle, policy: { mode: "bypass" } })));
     await Promise.all(
       sessions.map(async (session) => {

@@ -3,7 +3,7 @@ import { JOURNAL_ERRORS, journalError } from "../errors.js";
 import { digestOf } from "../identity.js";
 import { type CallPhase, type CallStep, nextPhase } from "../records/call-phase.js";
 import { chainHash } from "../records/chain.js";
-import { encodeRecord } from "../records/encode.js";
+import { CanonicalText, encodeRecord } from "../records/encode.js";
 import type {
   ApprovalDecidedInput,
   CallFinishedInput,
@@ -109,8 +109,8 @@ export class JournalWriter {
         { callId, field: "argsDigest" },
       );
     }
-    const record = { alias, args: input.args, argsDigest, at: this.now(), callId, kind: "call_requested", qualifiedName, seq: session.seq + 1, sessionId: session.sessionId, turnId } as const;
-    this.append(site, session, record);
+    const record = { alias, args: new CanonicalText(argsText), argsDigest, at: this.now(), callId, kind: "call_requested", qualifiedName, seq: session.seq + 1, sessionId: session.sessionId, turnId } as const;
+    this.append(site, session, record as unknown as RecordContent);
     session.openCalls.set(callId, { callId, phase: "requested" });
     session.callCount += 1;
   }
