@@ -1,8 +1,7 @@
 import { OpenWorkerError } from "@openworker/tools-sdk";
 
 /**
- * Every stable error code this package throws. Callers branch on these with
- * `OpenWorkerError.hasCode(error, JOURNAL_ERRORS.TERMINAL_EXISTS)`.
+ * Every stable error code this package throws.
  *
  * @example
  * ```ts
@@ -15,9 +14,9 @@ export const JOURNAL_ERRORS = Object.freeze({
   /** The path exists but is not a regular file (a directory, a device such as `/dev/null`, a FIFO). */
   NOT_A_FILE: "JOURNAL_NOT_A_FILE",
   /**
-   * A reader cannot create the `-shm` (or `-wal`) file SQLite needs beside a WAL-mode
-   * database because the journal's folder is not writable: make it writable, or copy the
-   * file (with its `-wal`, if any) to a writable folder.
+   * A reader cannot create the `-shm` (or `-wal`) file SQLite needs beside a WAL-mode database because the
+   * journal's folder is not writable: make it writable, or copy the file (with its `-wal`, if any) to a
+   * writable folder.
    */
   FOLDER_READ_ONLY: "JOURNAL_FOLDER_READ_ONLY",
   /** A reader met an empty file (0 bytes, or a SQLite database without tables): not a journal until a writer opens it. */
@@ -46,10 +45,7 @@ export const JOURNAL_ERRORS = Object.freeze({
   CALL_EXISTS: "JOURNAL_CALL_EXISTS",
   /** Another writer (a live process) holds the journal's writer lock. */
   LOCKED: "JOURNAL_LOCKED",
-  /**
-   * The file lacks what the journal itself always writes (e.g. a live session's head row):
-   * it was altered. At open: a file SQLite finds malformed, or whose schema lost a column.
-   */
+  /** The file lacks what the journal itself always writes (e.g. a live session's head row): it was altered. */
   DAMAGED: "JOURNAL_DAMAGED",
   /** A second approval decision for one call. */
   DECISION_EXISTS: "JOURNAL_DECISION_EXISTS",
@@ -80,11 +76,6 @@ export const JOURNAL_ERRORS = Object.freeze({
  */
 export type JournalErrorCode = (typeof JOURNAL_ERRORS)[keyof typeof JOURNAL_ERRORS];
 
-export function journalError(
-  code: JournalErrorCode,
-  message: string,
-  details: Readonly<Record<string, unknown>> = {},
-  cause?: unknown,
-): OpenWorkerError {
+export function journalError(code: JournalErrorCode, message: string, details: Readonly<Record<string, unknown>> = {}, cause?: unknown): OpenWorkerError {
   return new OpenWorkerError(code, message, cause === undefined ? { details } : { details, cause });
 }

@@ -3,12 +3,8 @@ import { readFile, stat } from "node:fs/promises";
 import { JOURNAL_ERRORS, journalError } from "./errors.js";
 
 /**
- * "The host executable's bytes" (A2) for a Node host: the SHA-256 of the host's bundled
- * entry file (the one file a host build produces, with its native tools linked in) plus
- * the Node version that runs it. The Node binary itself is represented by its version
- * string rather than hashed (hashing ~100 MB at every start is too slow); code loaded
- * from outside the entry file (an unbundled `node_modules`) is not covered, so hosts
- * should bundle into one file.
+ * "The host executable's bytes" (A2) for a Node host: the SHA-256 of the host's bundled entry file (the one
+ * file a host build produces, with its native tools linked in) plus the Node version that runs it.
  *
  * @example
  * ```ts
@@ -23,12 +19,7 @@ export async function hostExecutableDigest(entryFile: string): Promise<{ executa
     if (!(await stat(entryFile)).isFile()) throw new Error("it is not a regular file");
     bytes = await readFile(entryFile);
   } catch (cause) {
-    throw journalError(
-      JOURNAL_ERRORS.HOST_ENTRY_UNREADABLE,
-      `host entry file ${JSON.stringify(entryFile)} cannot be read (${cause instanceof Error ? cause.message : String(cause)}); pass the path of the bundled host entry (e.g. process.argv[1])`,
-      { path: entryFile },
-      cause,
-    );
+    throw journalError(JOURNAL_ERRORS.HOST_ENTRY_UNREADABLE, `host entry file ${JSON.stringify(entryFile)} cannot be read (${cause instanceof Error ? cause.message : String(cause)}); pass the path of the bundled host entry (e.g. process.argv[1])`, { path: entryFile }, cause);
   }
   return { executableBytesDigest: `sha256:${hash("sha256", bytes, "hex")}`, nodeVersion: process.version };
 }

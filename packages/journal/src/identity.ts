@@ -21,11 +21,7 @@ export interface SelectedTool {
   readonly provider?: string;
   /** The MCP server's raw tool name. */
   readonly remoteName?: string;
-  /**
-   * What a sandbox-placed provider starts under (A4): its placement and sandbox policy,
-   * e.g. `{ placement: "sandbox", sandbox: { read: ["/srv"] } }`. Absent for host-placed
-   * providers and native tools, whose identities therefore stay as they were frozen.
-   */
+  /** What a sandbox-placed provider starts under (A4): its placement and sandbox policy, e.g. */
   readonly launch?: JsonValue;
 }
 
@@ -87,9 +83,7 @@ export interface ExecutionIdentity {
  */
 export function computeExecutionIdentity(inputs: ExecutionIdentityInputs): ExecutionIdentity {
   const { bundle } = inputs;
-  if (bundle.version !== 1 && bundle.version !== 2 && bundle.version !== 3) {
-    throw identityError(`bundle.version must be 1, 2 or 3, got ${JSON.stringify(bundle.version)}`);
-  }
+  if (bundle.version !== 1 && bundle.version !== 2 && bundle.version !== 3) throw identityError(`bundle.version must be 1, 2 or 3, got ${JSON.stringify(bundle.version)}`);
   const base = {
     manifest: digestOf(bundle.manifestBytes),
     toolsJson: digestOf(bundle.toolsJsonBytes),
@@ -110,8 +104,8 @@ export function computeExecutionIdentity(inputs: ExecutionIdentityInputs): Execu
 }
 
 /**
- * The digest of a call's arguments: `sha256:` + hex SHA-256 of their canonical JSON.
- * Once-only approvals are keyed by it; `callRequested` checks it.
+ * The digest of a call's arguments: `sha256:` + hex SHA-256 of their canonical JSON. Once-only approvals are
+ * keyed by it;
  *
  * @example
  * ```ts

@@ -29,12 +29,10 @@ import { WriterLock } from "./store/writer-lock.js";
 import { JournalWriter } from "./write/writer.js";
 
 /**
- * How hard a commit holds on (the package README states the contract in full):
- * - `grouped` (default): WAL with `synchronous=NORMAL`. Records queued in one turn of the
- *   event loop commit in one transaction; `callStarted` resolves once that transaction
- *   committed. Everything committed survives kill -9 of the process; on power loss the
- *   newest commits may be lost, never torn.
- * - `strict`: WAL with `synchronous=FULL`: each commit is fsynced before it is
+ * How hard a commit holds on (the README states the contract):
+ * - `grouped` (default): WAL with `synchronous=NORMAL`. Everything committed survives
+ *   kill -9 of the process; on power loss the newest commits may be lost, never torn.
+ * - `strict`: WAL with `synchronous=FULL`: every commit is fsynced before it is
  *   acknowledged, so nothing acknowledged is lost even on power loss.
  *
  * @example
@@ -61,16 +59,7 @@ export interface JournalOptions {
 }
 
 /**
- * The durable record of every session, approval and call (A3), with the approval store
- * (A2, M3). One process writes a journal file; any number of readers may open it beside
- * the writer. Writes are synchronous: each record is checked, hashed onto its
- * session's chain and queued at once; everything queued in one turn of the event loop
- * commits in one SQLite transaction. `callStarted` resolves once the transaction holding
- * its record committed (see {@link Durability}), so the runtime awaits it before running
- * the tool: a start the runtime was told about survives kill -9, and under `strict`
- * power loss.
- *
- * Model-context facts (L2) have no method here: they are never journaled.
+ * The durable record of every session, approval and call (A3), with the approval store (A2, M3).
  *
  * @example
  * ```ts
@@ -84,68 +73,44 @@ export interface JournalOptions {
  * ```
  */
 export class Journal {
-  readonly path: string;
-  readonly durability: Durability;
-  readonly readonly: boolean;
   /** Calls found without a terminal record at open, now marked `interrupted`; empty for a reader. */
   readonly recovered: readonly InterruptedCall[];
   /**
-   * What opening as the writer found and could not put right (empty for a reader, and for
-   * a file only this package wrote): records of a legacy tail log that could not be
-   * replayed, a head row claiming an open call its chain contradicts (dropped, nothing
-   * appended), a head row that cannot be read. See {@link JournalWarning}.
+   * What opening as the writer found and could not put right (empty for a reader, and for a file only this
+   * package wrote).
    */
   readonly warnings: readonly JournalWarning[];
   private closed = false;
 
   private constructor(
+    readonly path: string,
+    readonly durability: Durability,
     private readonly store: SqliteStore,
-    options: {
-      path: string;
-      durability: Durability;
-      readonly: boolean;
-      recovered: readonly InterruptedCall[];
-      warnings: readonly JournalWarning[];
-    },
     private readonly reader: JournalReader,
     private readonly writer: { writer: JournalWriter; commit: GroupCommit; lock: WriterLock } | undefined,
+    found: { recovered: readonly InterruptedCall[]; warnings: readonly JournalWarning[] } = { recovered: [], warnings: [] },
   ) {
-    this.path = options.path;
-    this.durability = options.durability;
-    this.readonly = options.readonly;
-    this.recovered = Object.freeze([...options.recovered]);
-    this.warnings = Object.freeze([...options.warnings]);
+    this.recovered = Object.freeze([...found.recovered]);
+    this.warnings = Object.freeze([...found.warnings]);
   }
 
-  /**
-   * Opens (creating and migrating if needed) a journal. A writer then replays a legacy
-   * tail log left beside the file, if any, and recovers: every call a crash left open is marked `interrupted` and listed in
-   * {@link recovered}; what it could not put right is in {@link warnings}.
-   * Throws `JOURNAL_OPEN_FAILED` (also for a legacy tail log `<path>-tail` that is a
-   * directory or cannot be read, and when recovery cannot commit, e.g. the disk is full), `JOURNAL_NOT_A_FILE` (the path is a directory, a device
-   * such as `/dev/null`, a FIFO), `JOURNAL_NOT_A_JOURNAL`, `JOURNAL_SCHEMA_TOO_NEW`, or for
-   * a reader `JOURNAL_NEEDS_MIGRATION` (an older schema), `JOURNAL_EMPTY` (an empty file)
-   * and `JOURNAL_FOLDER_READ_ONLY` (SQLite cannot create the `-shm` file it needs beside
-   * the journal).
-   */
+  /** Whether this is a reader (`readonly: true`). */
+  get readonly(): boolean {
+    return this.writer === undefined;
+  }
+
+  /** Opens (creating and migrating if needed) a journal. */
   static open(options: JournalOptions): Journal {
+    const file = options.path;
     const durability = options.durability ?? "grouped";
-    if (durability !== "grouped" && durability !== "strict") {
-      throw journalError(
-        JOURNAL_ERRORS.INVALID_RECORD,
-        `journal ${JSON.stringify(options.path)}: durability must be "grouped" or "strict", got ${JSON.stringify(durability)}`,
-        { field: "durability" },
-      );
-    }
+    if (durability !== "grouped" && durability !== "strict") throw journalError(JOURNAL_ERRORS.INVALID_RECORD, `journal ${JSON.stringify(file)}: durability must be "grouped" or "strict", got ${JSON.stringify(durability)}`, { field: "durability" });
     const readonly = options.readonly === true;
-    refuseNonRegularFile(options.path);
-    // A writer takes the lock (making the journal's folder) before it migrates, replays or
-    // recovers anything.
-    const lock = readonly ? undefined : WriterLock.acquire(options.path);
-    const synchronous = durability === "strict" ? "FULL" : "NORMAL";
+    refuseNonRegularFile(file);
+    // A writer takes the lock (making the journal's folder) before it migrates or recovers anything.
+    const lock = readonly ? undefined : WriterLock.acquire(file);
     let db: Database.Database;
     try {
-      db = openDatabase(options.path, { readonly, synchronous });
+      db = openDatabase(file, { readonly, synchronous: durability === "strict" ? "FULL" : "NORMAL" });
     } catch (error) {
       lock?.release();
       throw error;
@@ -153,27 +118,26 @@ export class Journal {
     try {
       const store = new SqliteStore(db, !readonly);
       const reader = new JournalReader(db);
-      if (readonly) return new Journal(store, { path: options.path, durability, readonly, recovered: [], warnings: [] }, reader, undefined);
-      const commit = new GroupCommit(store, options.path);
+      if (lock === undefined) return new Journal(file, durability, store, reader, undefined);
+      const commit = new GroupCommit(store, file);
       const state = new LiveState(store, (read) => commit.lookup(read), () => commit.commitNow());
       const writer = new JournalWriter(commit, state);
       // Absolute: the host may change its working folder later.
-      const tailFile = path.resolve(options.path);
-      const { recovered, warnings } = recoverOrExplain(options.path, () => {
+      const legacyTail = path.resolve(file);
+      const found = recoverOrExplain(file, () => {
         // What a crash left only in a legacy tail log is committed first, so recovery sees it.
-        const replayWarnings = replayLegacyTail(writer, tailFile);
+        const replayed = replayLegacyTail(writer, legacyTail);
         commit.commitNow();
-        const found = recoverInterruptedCalls(store, state, writer, commit);
-        return { recovered: found.recovered, warnings: [...replayWarnings, ...found.warnings] };
+        const recovery = recoverInterruptedCalls(store, state, writer, commit);
+        return { recovered: recovery.recovered, warnings: [...replayed, ...recovery.warnings] };
       });
-      removeLegacyTail(tailFile);
-      return new Journal(store, { path: options.path, durability, readonly, recovered, warnings }, reader, { writer, commit, lock: lock! });
+      removeLegacyTail(legacyTail);
+      return new Journal(file, durability, store, reader, { writer, commit, lock }, found);
     } catch (error) {
       db.close();
       lock?.release();
-      // Reading the file (its tables, its sessions) can meet a damaged database: SQLite's
-      // error becomes the journal's, like one met while opening it.
-      throw openFailure(options.path, error);
+      // A damaged database met while reading it becomes the journal's error, as when opening it.
+      throw openFailure(file, error);
     }
   }
 
@@ -196,11 +160,7 @@ export class Journal {
     this.write().approvalDecided(record);
   }
 
-  /**
-   * Records that an approved call starts. Resolves once the record is committed (grouped
-   * with concurrent ones); await it before running the tool, so no effect can precede
-   * its journal entry.
-   */
+  /** Records that an approved call starts. */
   callStarted(record: CallRef): Promise<void> {
     try {
       return this.write().callStarted(record);
@@ -264,31 +224,20 @@ export class Journal {
     return this.store.approvals.consume(key);
   }
 
-  /**
-   * Stores an approval, effective at once. Queued records are committed first, so the
-   * `approval_decided` record that explains an approval is never younger than it.
-   */
+  /** Stores an approval, effective at once. */
   storeApproval(key: ApprovalKey, record: ApprovalGrant): void {
     this.write();
     this.writer?.commit.commitNow();
     this.store.approvals.store(key, record);
   }
 
-  /**
-   * The remembered approvals (those stored with `storeApproval`: `session` scope, and
-   * `once` approvals not yet used), oldest first, of one execution identity and/or tool.
-   * Readers may list them beside the writer.
-   */
+  /** The remembered approvals (those stored with `storeApproval`. */
   approvals(filter: ApprovalFilter = {}): ApprovalRecord[] {
     this.read();
     return this.store.approvals.list(filter);
   }
 
-  /**
-   * Forgets remembered approvals, effective at once: the next call of a matching tool
-   * asks again. Returns how many were forgotten. `{}` forgets every one. The journal's
-   * records (the `approval_decided` of past calls) are history and stay.
-   */
+  /** Forgets remembered approvals, effective at once: the next call of a matching tool asks again. */
   revokeApprovals(filter: ApprovalFilter): number {
     this.write();
     this.writer?.commit.commitNow();
@@ -310,10 +259,7 @@ export class Journal {
     return this.reader.calls(sessionId);
   }
 
-  /**
-   * Every record of one call, in order: requested, decision, started, progress, terminal.
-   * Call ids are unique within their session, so the call is named by both.
-   */
+  /** Every record of one call, in order: requested, decision, started, progress, terminal. */
   timeline(call: CallRef): JournalRecord[] {
     this.read();
     return this.reader.timeline(call);
@@ -326,8 +272,8 @@ export class Journal {
   }
 
   /**
-   * The session as JSON lines, one record per line (canonical JSON, with `prevHash` and
-   * `hash`): drop those two keys, canonicalize, and `sha256(prevHash + text)` gives `hash`.
+   * The session as JSON lines, one record per line (canonical JSON, with `prevHash` and `hash`): drop those
+   * two keys, canonicalize, and `sha256(prevHash + text)` gives `hash`.
    */
   exportSession(sessionId: string): Iterable<string> {
     this.read();
@@ -335,11 +281,8 @@ export class Journal {
   }
 
   /**
-   * Checks every chain (or one session's) and reports the first broken or missing link,
-   * or index cell that disagrees with the hashed records. Beside a writer, it reads in
-   * short transactions (the WAL is checkpointed meanwhile) and checks the file as it stood
-   * when it began: what is committed after that is beyond what is checked. Never throws for
-   * what it finds in the file.
+   * Checks every chain (or one session's) and reports the first broken or missing link, or index cell that
+   * disagrees with the hashed records.
    */
   verify(sessionId?: string): VerifyReport {
     this.read();
@@ -348,13 +291,7 @@ export class Journal {
 
   private write(): JournalWriter {
     if (this.closed) throw closedError(this.path);
-    if (this.writer === undefined) {
-      throw journalError(
-        JOURNAL_ERRORS.READ_ONLY,
-        `journal ${JSON.stringify(this.path)} was opened read-only; open it without readonly to write`,
-        { path: this.path },
-      );
-    }
+    if (this.writer === undefined) throw journalError(JOURNAL_ERRORS.READ_ONLY, `journal ${JSON.stringify(this.path)} was opened read-only; open it without readonly to write`, { path: this.path });
     return this.writer.writer;
   }
 
@@ -369,22 +306,13 @@ function closedError(file: string) {
   return journalError(JOURNAL_ERRORS.CLOSED, `journal ${JSON.stringify(file)} is closed; open it again to use it`, { path: file });
 }
 
-/**
- * Runs what opening as the writer writes (replay, recovery). A commit that fails there
- * (the disk is full, the folder read-only) lost nothing: the file holds everything it
- * held, and the next open tries again.
- */
+/** Runs what opening as the writer writes (replay, recovery). */
 function recoverOrExplain<T>(file: string, recover: () => T): T {
   try {
     return recover();
   } catch (error) {
     if (!OpenWorkerError.hasCode(error, JOURNAL_ERRORS.WRITE_FAILED)) throw error;
     const cause = (error as { cause?: unknown }).cause;
-    throw journalError(
-      JOURNAL_ERRORS.OPEN_FAILED,
-      `journal ${JSON.stringify(file)}: recovery could not commit its records (${cause instanceof Error ? cause.message : String(cause)}); nothing in the file was lost: free disk space (or fix what stops writing) and open it again`,
-      { path: file },
-      cause,
-    );
+    throw journalError(JOURNAL_ERRORS.OPEN_FAILED, `journal ${JSON.stringify(file)}: recovery could not commit its records (${cause instanceof Error ? cause.message : String(cause)}); nothing in the file was lost: free disk space (or fix what stops writing) and open it again`, { path: file }, cause);
   }
 }

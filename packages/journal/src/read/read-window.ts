@@ -1,18 +1,6 @@
 import type Database from "better-sqlite3";
 
-/**
- * Read transactions of bounded length for a long read beside a writer (`verify()`).
- *
- * A reader in a WAL database holds, for as long as its read transaction lasts, a mark in
- * the WAL that no checkpoint may copy past, and while any reader holds one the WAL cannot
- * start over from its beginning: it grows by everything the writer commits meanwhile (one
- * verify of 800,000 records in one transaction grew it from 40 MB to 0.8–1.7 GB, and the
- * writer then stalled for seconds checkpointing it). A window opens a transaction at its
- * first read (each statement outside one would pay for its own, ~12 µs), ends it after
- * `maxReads` reads or at {@link release}, and the caller does its own work (hashing)
- * between transactions, holding no mark, so the writer's checkpoints catch up and the
- * WAL restarts.
- */
+/** Read transactions of bounded length for a long read beside a writer (`verify()`). */
 export class ReadWindow {
   private readonly begin: Database.Statement;
   private readonly end: Database.Statement;

@@ -74,11 +74,7 @@ const SESSION_COLUMNS = `s.ref, s.session_id, s.execution_identity, s.workspace,
   s.final_seq, s.final_frame, s.final_calls, l.head_frame, l.seq, l.calls, l.open_calls
   FROM sessions s LEFT JOIN live_sessions l ON l.ref = s.ref`;
 
-/**
- * The query side of a journal. Sessions and their counts come from the session and
- * head rows; a session's records, calls and call timelines from walking its frames
- * (cost proportional to the session, never to the file).
- */
+/** The query side of a journal. */
 export class JournalReader {
   private readonly sql;
   private readonly frames: FrameReader;
@@ -136,10 +132,8 @@ export class JournalReader {
   }
 
   /**
-   * The session's records in chain order, read a frame at a time so a long export never
-   * holds the connection (and so the writer's commits) for its whole length. A record the
-   * journal could not have written (content that is not a JSON object, a frame body that
-   * is not text) throws `JOURNAL_DAMAGED` naming the session.
+   * The session's records in chain order, read a frame at a time so a long export never holds the connection
+   * (and so the writer's commits) for its whole length.
    */
   *records(sessionId: string): Generator<JournalRecord> {
     const row = this.sql.session.get(sessionId);
@@ -147,11 +141,7 @@ export class JournalReader {
     for (const record of this.frames.records(headOf(row))) yield toRecord(record, sessionId);
   }
 
-  /**
-   * The session's records as JSON lines, canonical for records the writer wrote. Each stored text is still parsed (a
-   * damaged one throws `JOURNAL_DAMAGED`, as `records()` does), but not re-serialized: the
-   * chain fields are spliced into the stored canonical text (`exportLine`).
-   */
+  /** The session's records as JSON lines, canonical for records the writer wrote. */
   *exportSession(sessionId: string): Generator<string> {
     const row = this.sql.session.get(sessionId);
     if (row === undefined) return;

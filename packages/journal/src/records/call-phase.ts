@@ -14,10 +14,8 @@ export type OpenCallEntry = readonly [phase: CallPhase, decidedBy?: ApprovalDeci
 const OPEN: ReadonlySet<CallPhase | undefined> = new Set(["requested", "approved", "started"]);
 
 /**
- * The one call-phase reducer: the phase a call reaches when a record of kind `step`
- * follows `phase` (`undefined`: the call has no record yet), or `undefined` when the step
- * cannot follow it. The writer refuses such a step; recovery, the reader and `verify()`
- * read histories through the same function.
+ * The one call-phase reducer: the phase a call reaches when a record of kind `step` follows `phase`
+ * (`undefined`: the call has no record yet), or `undefined` when the step cannot follow it.
  */
 export function nextPhase(phase: CallPhase | undefined, step: CallStep, denied = false): CallPhase | undefined {
   switch (step) {
@@ -47,9 +45,8 @@ export function stepOf(kind: unknown): CallStep | undefined {
 }
 
 /**
- * A session's calls as its records, read oldest first, leave them: how many were
- * requested, and which are open with their phase and decider, as the head row keeps them.
- * Records that cannot follow their call's phase change nothing (verify reports them).
+ * A session's calls as its records, read oldest first, leave them: how many were requested, and which are
+ * open with their phase and decider, as the head row keeps them.
  */
 export class CallTally {
   requested = 0;
@@ -109,17 +106,11 @@ export function openCallsJson(calls: Iterable<{ readonly callId: string; readonl
 /** How a head row's `open_calls` disagrees with what the chain leaves open, if it does. */
 export function openCallsProblem(cell: unknown, chain: CallTally): string | undefined {
   const row = parseOpenCalls(cell);
-  if (row === undefined) {
-    return `altered index: live_sessions.open_calls is ${describeCell(cell)} that is not the JSON object of open calls the journal writes`;
-  }
+  if (row === undefined) return `altered index: live_sessions.open_calls is ${describeCell(cell)} that is not the JSON object of open calls the journal writes`;
   for (const [callId, entry] of row) {
     const open = chain.open.get(callId);
-    if (open === undefined) {
-      return `altered index: live_sessions.open_calls lists call ${JSON.stringify(callId)} as open (${entry[0]}), but the chain has no such open call (never requested, or already ended)`;
-    }
-    if (open[0] !== entry[0] || open[1] !== entry[1]) {
-      return `altered index: live_sessions.open_calls gives call ${JSON.stringify(callId)} as ${JSON.stringify(entry)}, the chain as ${JSON.stringify(open)}`;
-    }
+    if (open === undefined) return `altered index: live_sessions.open_calls lists call ${JSON.stringify(callId)} as open (${entry[0]}), but the chain has no such open call (never requested, or already ended)`;
+    if (open[0] !== entry[0] || open[1] !== entry[1]) return `altered index: live_sessions.open_calls gives call ${JSON.stringify(callId)} as ${JSON.stringify(entry)}, the chain as ${JSON.stringify(open)}`;
   }
   for (const callId of chain.open.keys()) {
     if (!row.has(callId)) return `altered index: live_sessions.open_calls omits call ${JSON.stringify(callId)}, which the chain leaves open`;

@@ -3,10 +3,7 @@ import { hash } from "node:crypto";
 /** The `prevHash` of a session's first record. */
 export const GENESIS_HASH = "0".repeat(64);
 
-/**
- * A record's link in its session's chain: `sha256(prevHash + data)` in hex, where `data`
- * is the record's canonical JSON (`encodeRecord`).
- */
+/** A record's link in its session's chain. */
 export function chainHash(prevHash: string, data: string): string {
   return hash("sha256", prevHash + data, "hex");
 }

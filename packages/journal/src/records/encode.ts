@@ -7,10 +7,8 @@ export class CanonicalText {
 }
 
 /**
- * The one encoder of a record: canonical JSON of its content (keys sorted, no
- * whitespace, absent optional fields left out), exactly `canonicalJson(content)`. The
- * chain hash covers this text. The writer builds records with their keys in order, so
- * only nested values need sorting; content in any other order takes the general path.
+ * The one encoder of a record: canonical JSON of its content (keys sorted, no whitespace, absent optional
+ * fields left out), exactly `canonicalJson(content)`.
  */
 export function encodeRecord(content: RecordContent | Readonly<Record<string, unknown>>): string {
   let text = "{";

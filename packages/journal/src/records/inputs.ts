@@ -35,8 +35,7 @@ export interface TurnPreparedInput {
 }
 
 /**
- * What `callRequested` records. Leave `argsDigest` out and the journal computes it
- * (`argumentsDigest(args)`); a digest that is given must match it.
+ * What `callRequested` records.
  *
  * @example
  * ```ts

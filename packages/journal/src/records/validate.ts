@@ -1,9 +1,8 @@
 import { JOURNAL_ERRORS, journalError } from "../errors.js";
 
 /**
- * Where a record came from, for error messages (`callFinished of call "c1"`): written out
- * only when a message is (`${site}`). Built as text for every record, it cost about 120
- * ns (a `JSON.stringify` of the id), four times a governed call.
+ * Where a record came from, for error messages (`callFinished of call "c1"`): written out only when a message
+ * is (`${site}`).
  */
 export class RecordSite {
   constructor(
@@ -21,13 +20,7 @@ export class RecordSite {
 export type Site = string | RecordSite;
 
 export function requireText(site: Site, field: string, value: unknown): string {
-  if (typeof value !== "string" || value.length === 0) {
-    throw journalError(
-      JOURNAL_ERRORS.INVALID_RECORD,
-      `${site}: field "${field}" must be a non-empty string, got ${describe(value)}`,
-      { field },
-    );
-  }
+  if (typeof value !== "string" || value.length === 0) throw journalError(JOURNAL_ERRORS.INVALID_RECORD, `${site}: field "${field}" must be a non-empty string, got ${describe(value)}`, { field });
   return value;
 }
 
@@ -36,13 +29,7 @@ export function optionalText(site: Site, field: string, value: unknown): string 
 }
 
 export function requireOneOf<T extends string>(site: Site, field: string, value: unknown, allowed: readonly T[]): T {
-  if (typeof value !== "string" || !(allowed as readonly string[]).includes(value)) {
-    throw journalError(
-      JOURNAL_ERRORS.INVALID_RECORD,
-      `${site}: field "${field}" must be one of ${allowed.map((item) => JSON.stringify(item)).join(", ")}, got ${describe(value)}`,
-      { field, allowed },
-    );
-  }
+  if (typeof value !== "string" || !(allowed as readonly string[]).includes(value)) throw journalError(JOURNAL_ERRORS.INVALID_RECORD, `${site}: field "${field}" must be one of ${allowed.map((item) => JSON.stringify(item)).join(", ")}, got ${describe(value)}`, { field, allowed });
   return value as T;
 }
 
@@ -62,23 +49,14 @@ export function requireStringMap(site: Site, field: string, value: unknown): Rea
     });
   }
   for (const [key, item] of Object.entries(value)) {
-    if (typeof item !== "string") {
-      throw journalError(
-        JOURNAL_ERRORS.INVALID_RECORD,
-        `${site}: field "${field}.${key}" must be a string, got ${describe(item)}`,
-        { field: `${field}.${key}` },
-      );
-    }
+    if (typeof item !== "string") throw journalError(JOURNAL_ERRORS.INVALID_RECORD, `${site}: field "${field}.${key}" must be a string, got ${describe(item)}`, { field: `${field}.${key}` });
   }
   return value as Readonly<Record<string, string>>;
 }
 
 const DIGEST = /^(?:sha256:)?[0-9a-f]{64}$/;
 
-/**
- * Image digests only (T4): a lowercase hex SHA-256, optionally `sha256:`-prefixed.
- * Anything else (base64 bytes, a data URL, a path) is refused, never stored.
- */
+/** Image digests only (T4): a lowercase hex SHA-256, optionally `sha256:`-prefixed. */
 export function requireImageDigests(site: Site, value: unknown): readonly string[] | undefined {
   if (value === undefined) return undefined;
   if (!Array.isArray(value)) {
@@ -89,11 +67,7 @@ export function requireImageDigests(site: Site, value: unknown): readonly string
   value.forEach((digest: unknown, index) => {
     if (typeof digest !== "string" || !DIGEST.test(digest)) {
       const shown = typeof digest === "string" ? `${digest.length} characters starting ${JSON.stringify(digest.slice(0, 16))}` : describe(digest);
-      throw journalError(
-        JOURNAL_ERRORS.IMAGE_NOT_DIGEST,
-        `${site}: imageDigests[${index}] is not a SHA-256 digest (${shown}); the journal stores image digests only, never image bytes: pass the digest of each image`,
-        { field: `imageDigests[${index}]` },
-      );
+      throw journalError(JOURNAL_ERRORS.IMAGE_NOT_DIGEST, `${site}: imageDigests[${index}] is not a SHA-256 digest (${shown}); the journal stores image digests only, never image bytes: pass the digest of each image`, { field: `imageDigests[${index}]` });
     }
   });
   return value as readonly string[];

@@ -4,9 +4,8 @@ import type { ApprovalDecider, ApprovalScope } from "../records/records.js";
 import { optionalText, requireOneOf, requireText } from "../records/validate.js";
 
 /**
- * What an approval is bound to (A2, M3): the session's execution identity, the tool and
- * its schema fingerprint. `argsDigest` narrows a once-only approval to the exact
- * arguments. A different identity or a changed schema finds nothing: nothing is inherited.
+ * What an approval is bound to (A2, M3): the session's execution identity, the tool and its schema
+ * fingerprint.
  *
  * @example
  * ```ts
@@ -57,8 +56,8 @@ export interface ApprovalGrant {
 }
 
 /**
- * Which remembered approvals `approvals()` lists and `revokeApprovals()` forgets: those of
- * one execution identity, of one tool, or both. `{}` matches every approval.
+ * Which remembered approvals `approvals()` lists and `revokeApprovals()` forgets: those of one execution
+ * identity, of one tool, or both.
  *
  * @example
  * ```ts
@@ -81,9 +80,7 @@ function filterParameters(filter: ApprovalFilter): FilterParameters {
 
 function filterValue(value: unknown, field: string): string | null {
   if (value === undefined) return null;
-  if (typeof value !== "string" || value.length === 0) {
-    throw journalError(JOURNAL_ERRORS.INVALID_RECORD, `approval filter: ${field} must be a non-empty string when given`, { field });
-  }
+  if (typeof value !== "string" || value.length === 0) throw journalError(JOURNAL_ERRORS.INVALID_RECORD, `approval filter: ${field} must be a non-empty string when given`, { field });
   return value;
 }
 
@@ -102,8 +99,8 @@ interface ApprovalRow {
 const ANY_ARGUMENTS = "";
 
 /**
- * The approval store: one row per (identity, tool, schema fingerprint, argument digest),
- * looked up through the primary key with prepared statements (no scan on the hot path).
+ * The approval store: one row per (identity, tool, schema fingerprint, argument digest), looked up through
+ * the primary key with prepared statements (no scan on the hot path).
  */
 export class ApprovalStore {
   private readonly sql;
@@ -150,9 +147,7 @@ export class ApprovalStore {
   consume(key: ApprovalKey): ApprovalRecord | undefined {
     const row = this.lookup(key);
     if (row === undefined) return undefined;
-    if (row.scope === "once") {
-      this.sql.remove?.run(row.execution_identity, row.qualified_name, row.schema_fingerprint, row.args_digest);
-    }
+    if (row.scope === "once") this.sql.remove?.run(row.execution_identity, row.qualified_name, row.schema_fingerprint, row.args_digest);
     return toRecord(row);
   }
 
@@ -162,13 +157,7 @@ export class ApprovalStore {
     const scope = requireOneOf(site, "scope", grant.scope, ["once", "session"] as const);
     const by = requireOneOf(site, "by", grant.by, ["person", "policy", "bypass"] as const);
     const who = optionalText(site, "who", grant.who);
-    if (scope === "once" && key.argsDigest === undefined) {
-      throw journalError(
-        JOURNAL_ERRORS.INVALID_RECORD,
-        `${site}: a "once" approval needs key.argsDigest (argumentsDigest of the call's arguments)`,
-        { field: "argsDigest" },
-      );
-    }
+    if (scope === "once" && key.argsDigest === undefined) throw journalError(JOURNAL_ERRORS.INVALID_RECORD, `${site}: a "once" approval needs key.argsDigest (argumentsDigest of the call's arguments)`, { field: "argsDigest" });
     const digest = scope === "once" ? requireText(site, "argsDigest", key.argsDigest) : ANY_ARGUMENTS;
     this.sql.store?.run(
       checked.executionIdentity,

@@ -1,18 +1,12 @@
 import { JOURNAL_ERRORS, journalError } from "../errors.js";
 
 /**
- * What a reader says about a cell or record that is not what the journal writes (a frame
- * body stored as a blob, a record whose content is not a JSON object, a head row's open
- * calls that are not JSON): the file was altered or damaged outside the journal. Readers
- * throw `JOURNAL_DAMAGED` naming the session, never a `TypeError`; `verify()` reports the
- * same facts as a break.
+ * What a reader says about a cell or record that is not what the journal writes (a frame body stored as a
+ * blob, a record whose content is not a JSON object, a head row's open calls that are not JSON): the file was
+ * altered or damaged outside the journal.
  */
 export function damagedError(sessionId: string, what: string) {
-  return journalError(
-    JOURNAL_ERRORS.DAMAGED,
-    `session ${JSON.stringify(sessionId)}: ${what}; the journal file was altered or damaged: run verify() to find the first break`,
-    { sessionId },
-  );
+  return journalError(JOURNAL_ERRORS.DAMAGED, `session ${JSON.stringify(sessionId)}: ${what}; the journal file was altered or damaged: run verify() to find the first break`, { sessionId });
 }
 
 /** How a SQLite cell that should be text or a number is described in a problem: "a blob", "NULL", "an integer". */
@@ -33,9 +27,7 @@ export function parseContent(data: string): Record<string, unknown> | string {
   } catch {
     return "torn record: its content is not JSON";
   }
-  if (typeof content !== "object" || content === null || Array.isArray(content)) {
-    return `altered record: its content is ${content === null ? "null" : Array.isArray(content) ? "an array" : typeof content}, not a JSON object`;
-  }
+  if (typeof content !== "object" || content === null || Array.isArray(content)) return `altered record: its content is ${content === null ? "null" : Array.isArray(content) ? "an array" : typeof content}, not a JSON object`;
   return content as Record<string, unknown>;
 }
 

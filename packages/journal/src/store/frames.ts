@@ -2,16 +2,7 @@ import type Database from "better-sqlite3";
 import { GENESIS_HASH, HASH_LENGTH } from "../records/chain.js";
 import { damagedError, describeCell } from "./damage.js";
 
-/**
- * Storage of records (schema v2). A group commit writes one *frame* per session it
- * touches (several, consecutive and linked, for a busy session: see `MAX_PIECE`):
- * a row holding that session's new records, one line each, `hash + " " + data`
- * (data is canonical JSON, which never holds a raw newline). Each frame links to the
- * session's previous frame (`prev_frame`), and the session's head frame is kept in
- * `live_sessions` (open) or `sessions.final_frame` (closed). No per-record or
- * per-session index exists: a commit appends at the table's end and rewrites one small
- * head row per session, which is what makes grouped appends cheap.
- */
+/** Storage of records (schema v2). */
 
 /** One stored record as read back, with the link it continues. */
 export interface StoredRecord {
@@ -28,11 +19,7 @@ export interface FrameLink {
   readonly prevFrame: number | null;
 }
 
-/**
- * A session's chain read from its first frame forward: `ids`, oldest first, as far as the
- * links hold, and `next`, the session's first frame past them (where the chain resumes
- * after a gap), if there is one.
- */
+/** A session's chain read from its first frame forward. */
 export interface ChainStart {
   readonly ids: number[];
   readonly next?: FrameLink;
@@ -67,11 +54,7 @@ export function parseFrameLine(line: string): { hash: string; data: string } | u
   return { hash: line.slice(0, HASH_LENGTH), data: line.slice(HASH_LENGTH + 1) };
 }
 
-/**
- * Reads a session's frames by following `prev_frame` links back from its head. Links
- * only point to older frames (a frame's id is larger than its predecessor's), so a
- * damaged file cannot make the walk loop.
- */
+/** Reads a session's frames by following `prev_frame` links back from its head. */
 export class FrameReader {
   private readonly link;
   private readonly body;
@@ -92,9 +75,8 @@ export class FrameReader {
   }
 
   /**
-   * The frame ids of a session's chain, oldest first, and what stopped the walk early
-   * (a missing frame, a link to another session or forward in time), if anything. Each
-   * link is read through `read`.
+   * The frame ids of a session's chain, oldest first, and what stopped the walk early (a missing frame, a
+   * link to another session or forward in time), if anything.
    */
   chain(head: ChainHead, read: ReadStep = direct): { ids: number[]; problem?: string } {
     const ids: number[] = [];
@@ -103,24 +85,18 @@ export class FrameReader {
       const at = id;
       const row = read(() => this.link.get(at));
       if (row === undefined) return { ids: ids.reverse(), problem: `missing record: frame ${id} of the chain is gone` };
-      if (row.session_ref !== head.ref) {
-        return { ids: ids.reverse(), problem: `broken link: frame ${id} belongs to another session (ref ${row.session_ref})` };
-      }
+      if (row.session_ref !== head.ref) return { ids: ids.reverse(), problem: `broken link: frame ${id} belongs to another session (ref ${row.session_ref})` };
       ids.push(id);
-      if (row.prev_frame !== null && row.prev_frame >= id) {
-        return { ids: ids.reverse(), problem: `broken link: frame ${id} links forward to frame ${row.prev_frame}` };
-      }
+      if (row.prev_frame !== null && row.prev_frame >= id) return { ids: ids.reverse(), problem: `broken link: frame ${id} links forward to frame ${row.prev_frame}` };
       id = row.prev_frame;
     }
     return { ids: ids.reverse() };
   }
 
   /**
-   * The session's chain from its first frame forward, for a chain the walk back from its
-   * head could not finish (a frame gone, a link to another session): the frames before
-   * the break, and the frame the chain resumes at. Frames link only backwards, so this
-   * reads the link of every frame of the session, a scan of the table (there is no
-   * per-session index): only a damaged chain pays for it.
+   * The session's chain from its first frame forward, for a chain the walk back from its head could not
+   * finish (a frame gone, a link to another session): the frames before the break, and the frame the chain
+   * resumes at.
    */
   fromStart(ref: number): ChainStart {
     const frames = this.sessionFrames(ref);
@@ -156,11 +132,8 @@ export class FrameReader {
   }
 
   /**
-   * The session's records in chain order, a frame at a time (frames are immutable once
-   * written, so a writer committing meanwhile cannot tear the walk). For readers: a
-   * damaged chain ends the walk where it breaks (the records before a missing frame, not
-   * those after it, whose links cannot be checked); `verify()` says why. A frame whose
-   * body is not text throws `JOURNAL_DAMAGED` naming the session and the frame.
+   * The session's records in chain order, a frame at a time (frames are immutable once written, so a writer
+   * committing meanwhile cannot tear the walk).
    */
   *records(head: ChainHead): Generator<StoredRecord> {
     const chain = this.chain(head);
@@ -181,8 +154,8 @@ export class FrameReader {
   }
 
   /**
-   * The data of the session's records, newest first: what recovery reads to describe the
-   * calls a crash left open, which are among the newest. Stops where the chain breaks.
+   * The data of the session's records, newest first: what recovery reads to describe the calls a crash left
+   * open, which are among the newest.
    */
   *newestFirst(head: ChainHead): Generator<string> {
     let id = head.headFrame;

@@ -4,10 +4,8 @@ import type { OpenWorkerError } from "@openworker/tools-sdk";
 import { JOURNAL_ERRORS, journalError } from "../errors.js";
 
 /**
- * Refuses a journal path that exists and is not a regular file (symbolic links are
- * followed), and any path on a kernel pseudo file system. Checked before anything is created beside the path: SQLite "opens" a device
- * such as `/dev/null` or a FIFO and then makes its rollback journal `<path>-journal`
- * beside it (a stray `/dev/null-journal`), and a writer would add `<path>-lock` there.
+ * Refuses a journal path that exists and is not a regular file (symbolic links are followed), and any path on
+ * a kernel pseudo file system.
  */
 export function refuseNonRegularFile(file: string): void {
   let stats: Stats | undefined;
@@ -22,21 +20,15 @@ export function refuseNonRegularFile(file: string): void {
     refusePseudoFileSystem(file);
     return;
   }
-  throw journalError(
-    JOURNAL_ERRORS.NOT_A_FILE,
-    `journal ${JSON.stringify(file)}: the path is ${kindOf(stats)}, not a journal file; give the path of a journal file (a writer creates it if it does not exist)`,
-    { path: file, kind: kindOf(stats) },
-  );
+  throw journalError(JOURNAL_ERRORS.NOT_A_FILE, `journal ${JSON.stringify(file)}: the path is ${kindOf(stats)}, not a journal file; give the path of a journal file (a writer creates it if it does not exist)`, { path: file, kind: kindOf(stats) });
 }
 
 /** Kernel pseudo file systems: no journal belongs there, and `mkdirSync(…, { recursive: true })` under `/proc` never returns. */
 const PSEUDO_FILE_SYSTEMS = ["/proc", "/sys", "/dev"] as const;
 
 /**
- * Refuses a journal path on a kernel pseudo file system (`/proc`, `/sys`, `/dev`), also
- * through a symbolic link, before any folder is created for it: Node's recursive
- * `mkdirSync` loops for ever on a missing folder under `/proc`, at full CPU and deaf to
- * signals. Linux paths only; elsewhere these folders do not exist or hold no such trap.
+ * Refuses a journal path on a kernel pseudo file system (`/proc`, `/sys`, `/dev`), also through a symbolic
+ * link, before any folder is created for it.
  */
 function refusePseudoFileSystem(file: string): void {
   if (process.platform !== "linux") return;
@@ -44,11 +36,7 @@ function refusePseudoFileSystem(file: string): void {
   const root = PSEUDO_FILE_SYSTEMS.find((folder) => resolved === folder || resolved.startsWith(`${folder}/`));
   if (root === undefined) return;
   const shown = resolved === path.resolve(file) ? "" : ` (it leads to ${JSON.stringify(resolved)})`;
-  throw journalError(
-    JOURNAL_ERRORS.NOT_A_FILE,
-    `journal ${JSON.stringify(file)}${shown}: the path is under ${root}, a pseudo file system of the kernel, not a place for a journal file; give a path on a disk, such as ~/.openworker/journal.db`,
-    { path: file, kind: `under ${root}` },
-  );
+  throw journalError(JOURNAL_ERRORS.NOT_A_FILE, `journal ${JSON.stringify(file)}${shown}: the path is under ${root}, a pseudo file system of the kernel, not a place for a journal file; give a path on a disk, such as ~/.openworker/journal.db`, { path: file, kind: `under ${root}` });
 }
 
 /** `absolute` with its longest existing leading part replaced by its real path (symbolic links followed). */
@@ -78,12 +66,8 @@ export function kindOf(stats: Stats): string {
 }
 
 /**
- * The error for a reader that failed because it cannot write the journal's folder, or
- * `undefined` when that is not the reason. A journal is a SQLite database in WAL mode,
- * and SQLite reads one only through its shared-memory index `<file>-shm` and its log
- * `<file>-wal`: a reader must create whichever is missing, even though it writes no
- * record. When both exist (a writer is running, or left them), SQLite reads them without
- * writing, so a read-only folder is then not the problem.
+ * The error for a reader that failed because it cannot write the journal's folder, or `undefined` when that
+ * is not the reason.
  */
 export function folderReadOnlyError(file: string, cause: unknown): OpenWorkerError | undefined {
   // SQLite says SQLITE_READONLY_DIRECTORY when it cannot create a missing -wal, and
@@ -100,12 +84,7 @@ export function folderReadOnlyError(file: string, cause: unknown): OpenWorkerErr
   const copy = hasWal
     ? `copy ${name} together with ${JSON.stringify(path.basename(wal))} (it may hold committed records) to a writable folder and read the copy`
     : `copy ${name} to a writable folder and read the copy`;
-  return journalError(
-    JOURNAL_ERRORS.FOLDER_READ_ONLY,
-    `journal ${JSON.stringify(file)}: cannot be read because its folder ${JSON.stringify(folder)} is not writable by this user: the journal is a SQLite database in WAL mode, and SQLite must create ${missing.map((name) => JSON.stringify(name)).join(" and ")} beside it even to read it. Make the folder writable, or ${copy}`,
-    { path: file, folder, missing },
-    cause,
-  );
+  return journalError(JOURNAL_ERRORS.FOLDER_READ_ONLY, `journal ${JSON.stringify(file)}: cannot be read because its folder ${JSON.stringify(folder)} is not writable by this user: the journal is a SQLite database in WAL mode, and SQLite must create ${missing.map((name) => JSON.stringify(name)).join(" and ")} beside it even to read it. Make the folder writable, or ${copy}`, { path: file, folder, missing }, cause);
 }
 
 function isWritable(folder: string): boolean {

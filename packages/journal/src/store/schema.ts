@@ -17,11 +17,7 @@ import type { ApprovalDecider } from "../records/records.js";
  */
 export const SCHEMA_VERSION = 2;
 
-/**
- * Migrations, index `n` takes a database from version `n` to `n + 1`. Version 0 is an
- * empty file. A released migration never changes: frozen databases in `test/fixtures/`
- * prove every old version still opens.
- */
+/** Migrations, index `n` takes a database from version `n` to `n + 1`. Version 0 is an empty file. */
 const MIGRATIONS: readonly (string | ((db: Database.Database) => void))[] = [
   `
   CREATE TABLE journal_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -79,21 +75,14 @@ const MIGRATIONS: readonly (string | ((db: Database.Database) => void))[] = [
   migrateToFrames,
 ];
 
-/**
- * The page size of a new file. A frame (one session's records of one group commit) is
- * typically 1–4 KB; 16 KB pages hold several, so a commit writes fewer, fuller pages to
- * the WAL (measured: 1.6× the 4 KB default at 32 writers). A file made by schema v1 keeps
- * its 4 KB pages: changing them needs a VACUUM, which a migration must not impose.
- */
+/** The page size of a new file. */
 const FRAME_PAGE_SIZE = 16384;
 
 
 /**
- * Schema v1 → v2: records move into frames (one per record; new commits write one per
- * session per commit), every session gets its chain head (`live_sessions` while open,
- * `final_frame` once closed), and the per-record and per-call tables with their
- * per-session indexes go (they cost most of a commit). Open calls are carried over with
- * the phase their records show, so recovery finds them.
+ * Schema v1 → v2: records move into frames (one per record; new commits write one per session per commit),
+ * every session gets its chain head (`live_sessions` while open, `final_frame` once closed), and the
+ * per-record and per-call tables with their per-session indexes go (they cost most of a commit).
  */
 function migrateToFrames(db: Database.Database): void {
   db.exec(`
@@ -152,17 +141,10 @@ export interface OpenMode {
   readonly synchronous: "NORMAL" | "FULL";
 }
 
-/**
- * Opens (creating the file for a writer, whose lock made its folder) and migrates a
- * journal database.
- * A reader never migrates: it refuses an older schema instead of changing the file
- * under a writer.
- */
+/** Opens (creating the file for a writer, whose lock made its folder) and migrates a journal database. */
 export function openDatabase(file: string, mode: OpenMode): Database.Database {
   const tooOld = unsupportedNode(process.versions.node);
-  if (tooOld !== undefined) {
-    throw journalError(JOURNAL_ERRORS.OPEN_FAILED, `journal ${JSON.stringify(file)}: cannot open the database: ${tooOld}`, { path: file, reason: "node-version" });
-  }
+  if (tooOld !== undefined) throw journalError(JOURNAL_ERRORS.OPEN_FAILED, `journal ${JSON.stringify(file)}: cannot open the database: ${tooOld}`, { path: file, reason: "node-version" });
   let db: Database.Database;
   try {
     db = new Database(file, { readonly: mode.readonly, fileMustExist: mode.readonly });
@@ -174,15 +156,8 @@ export function openDatabase(file: string, mode: OpenMode): Database.Database {
       if (readOnlyFolder !== undefined) throw readOnlyFolder;
     }
     const binding = nativeBindingProblem(cause);
-    if (binding !== undefined) {
-      throw journalError(JOURNAL_ERRORS.OPEN_FAILED, `journal ${JSON.stringify(file)}: cannot open the database: ${binding}`, { path: file, reason: "native-binding" }, cause);
-    }
-    throw journalError(
-      JOURNAL_ERRORS.OPEN_FAILED,
-      `journal ${JSON.stringify(file)}: cannot open the database (${errorText(cause)}); check the path and its permissions`,
-      { path: file },
-      cause,
-    );
+    if (binding !== undefined) throw journalError(JOURNAL_ERRORS.OPEN_FAILED, `journal ${JSON.stringify(file)}: cannot open the database: ${binding}`, { path: file, reason: "native-binding" }, cause);
+    throw journalError(JOURNAL_ERRORS.OPEN_FAILED, `journal ${JSON.stringify(file)}: cannot open the database (${errorText(cause)}); check the path and its permissions`, { path: file }, cause);
   }
   try {
     db.pragma("busy_timeout = 5000");
@@ -192,36 +167,14 @@ export function openDatabase(file: string, mode: OpenMode): Database.Database {
       for (const pragma of writerPragmas(mode.synchronous)) db.pragma(pragma);
     }
     const version = db.pragma("user_version", { simple: true }) as number;
-    if (version > SCHEMA_VERSION) {
-      throw journalError(
-        JOURNAL_ERRORS.SCHEMA_TOO_NEW,
-        `journal ${JSON.stringify(file)}: schema version ${version} was written by a newer @openworker/journal (this one reads up to ${SCHEMA_VERSION}); upgrade the package`,
-        { path: file, version, supported: SCHEMA_VERSION },
-      );
-    }
-    if (version === 0 && hasForeignTables(db)) {
-      throw journalError(
-        JOURNAL_ERRORS.NOT_A_JOURNAL,
-        `journal ${JSON.stringify(file)}: the SQLite file holds other tables and is not a journal; choose another path`,
-        { path: file },
-      );
-    }
+    if (version > SCHEMA_VERSION) throw journalError(JOURNAL_ERRORS.SCHEMA_TOO_NEW, `journal ${JSON.stringify(file)}: schema version ${version} was written by a newer @openworker/journal (this one reads up to ${SCHEMA_VERSION}); upgrade the package`, { path: file, version, supported: SCHEMA_VERSION });
+    if (version === 0 && hasForeignTables(db)) throw journalError(JOURNAL_ERRORS.NOT_A_JOURNAL, `journal ${JSON.stringify(file)}: the SQLite file holds other tables and is not a journal; choose another path`, { path: file });
     if (version === 0 && mode.readonly) {
       const size = statSync(file, { throwIfNoEntry: false })?.size ?? 0;
-      throw journalError(
-        JOURNAL_ERRORS.EMPTY,
-        `journal ${JSON.stringify(file)}: ${size === 0 ? "the file is empty (0 bytes)" : "the file is a SQLite database without tables"}, not a journal yet (a writer opening it would make it one); check the path`,
-        { path: file, bytes: size },
-      );
+      throw journalError(JOURNAL_ERRORS.EMPTY, `journal ${JSON.stringify(file)}: ${size === 0 ? "the file is empty (0 bytes)" : "the file is a SQLite database without tables"}, not a journal yet (a writer opening it would make it one); check the path`, { path: file, bytes: size });
     }
     if (version < SCHEMA_VERSION) {
-      if (mode.readonly) {
-        throw journalError(
-          JOURNAL_ERRORS.NEEDS_MIGRATION,
-          `journal ${JSON.stringify(file)}: schema version ${version} must be migrated to ${SCHEMA_VERSION} by opening it once for writing`,
-          { path: file, version, supported: SCHEMA_VERSION },
-        );
-      }
+      if (mode.readonly) throw journalError(JOURNAL_ERRORS.NEEDS_MIGRATION, `journal ${JSON.stringify(file)}: schema version ${version} must be migrated to ${SCHEMA_VERSION} by opening it once for writing`, { path: file, version, supported: SCHEMA_VERSION });
       migrate(db);
     }
     return db;
@@ -235,16 +188,7 @@ export function openDatabase(file: string, mode: OpenMode): Database.Database {
   }
 }
 
-/**
- * A writer's connection must be able to write. Asked to open a file this process may
- * not write (mode 0444, another user's file), SQLite falls back to reading it and says
- * nothing: the journal would then open, every `callStarted` would resolve on the tail
- * log and its tool would run, and only the group commit after it would fail. So a
- * write is tried (the schema version set to what it is) and rolled back: nothing reaches
- * the file, and a connection SQLite opened read-only refuses it with `SQLITE_READONLY`.
- * (`BEGIN IMMEDIATE` alone is not refused, and better-sqlite3's `db.readonly` only says
- * what was asked.)
- */
+/** A writer's connection must be able to write. */
 export function refuseReadOnlyConnection(db: Database.Database, file: string): void {
   try {
     db.exec("BEGIN IMMEDIATE");
@@ -256,33 +200,16 @@ export function refuseReadOnlyConnection(db: Database.Database, file: string): v
     }
   } catch (error) {
     if (!sqliteCode(error)?.startsWith("SQLITE_READONLY")) throw error;
-    throw journalError(
-      JOURNAL_ERRORS.OPEN_FAILED,
-      `journal ${JSON.stringify(file)}: this process has no write permission on the file (SQLite could open it only read-only); grant write permission on it and on its -wal and -shm files (SQLite gives them the file's mode), or open it with { readonly: true } to read it`,
-      { path: file },
-      error,
-    );
+    throw journalError(JOURNAL_ERRORS.OPEN_FAILED, `journal ${JSON.stringify(file)}: this process has no write permission on the file (SQLite could open it only read-only); grant write permission on it and on its -wal and -shm files (SQLite gives them the file's mode), or open it with { readonly: true } to read it`, { path: file }, error);
   }
 }
 
-/**
- * What opening a journal met, as one of the journal's errors (its own pass as they are).
- * A file SQLite reads as malformed (`SQLITE_CORRUPT`), or whose tables lack a column or
- * table its schema version has, holds what the journal never writes: `JOURNAL_DAMAGED`.
- * Anything else (not a database, I/O, rights) is `JOURNAL_OPEN_FAILED`.
- */
+/** What opening a journal met, as one of the journal's errors (its own pass as they are). */
 export function openFailure(file: string, error: unknown): Error {
   if (OpenWorkerError.isInstance(error)) return error;
   const code = sqliteCode(error);
   const text = errorText(error);
-  if (code?.startsWith("SQLITE_CORRUPT") || (code === "SQLITE_ERROR" && /^no such (column|table)\b/.test(text))) {
-    return journalError(
-      JOURNAL_ERRORS.DAMAGED,
-      `journal ${JSON.stringify(file)}: the database is damaged (${text}); restore it from a backup, or copy what SQLite can still read out of it (sqlite3's .recover) to a new file`,
-      { path: file },
-      error,
-    );
-  }
+  if (code?.startsWith("SQLITE_CORRUPT") || (code === "SQLITE_ERROR" && /^no such (column|table)\b/.test(text))) return journalError(JOURNAL_ERRORS.DAMAGED, `journal ${JSON.stringify(file)}: the database is damaged (${text}); restore it from a backup, or copy what SQLite can still read out of it (sqlite3's .recover) to a new file`, { path: file }, error);
   return journalError(JOURNAL_ERRORS.OPEN_FAILED, `journal ${JSON.stringify(file)}: not a readable journal database (${text})`, { path: file }, error);
 }
 
@@ -320,11 +247,9 @@ function sqliteCode(error: unknown): string | undefined {
 }
 
 /**
- * Why SQLite itself could not load, in words that say what to do: better-sqlite3 has no
- * prebuilt binding for this platform and none was built from source, or the binding it
- * found does not load in this Node.js (a damaged install, or one built by hand for another
- * Node.js). `undefined` for any other failure. Without it the message would send the
- * reader to the journal's path and permissions, which are fine.
+ * Why SQLite itself could not load, in words that say what to do: better-sqlite3 has no prebuilt binding for
+ * this platform and none was built from source, or the binding it found does not load in this Node.js (a
+ * damaged install, or one built by hand for another Node.js).
  */
 export function nativeBindingProblem(cause: unknown): string | undefined {
   const text = errorText(cause);
@@ -346,11 +271,7 @@ export function nativeBindingProblem(cause: unknown): string | undefined {
 /** The oldest Node.js the journal runs on: better-sqlite3's binding crashes the process on older ones. */
 const OLDEST_NODE = [22, 12] as const;
 
-/**
- * Why this Node.js cannot run the journal, or `undefined` when it can. Checked before
- * better-sqlite3 loads its binding, which on Node.js 20 ends the process with a
- * segmentation fault instead of an error.
- */
+/** Why this Node.js cannot run the journal, or `undefined` when it can. */
 export function unsupportedNode(version: string): string | undefined {
   const [major = 0, minor = 0] = version.split(".").map(Number);
   if (major > OLDEST_NODE[0] || (major === OLDEST_NODE[0] && minor >= OLDEST_NODE[1])) return undefined;

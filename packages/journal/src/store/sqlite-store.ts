@@ -3,12 +3,7 @@ import { ApprovalStore } from "./approvals.js";
 import { type ChainHead, FrameReader } from "./frames.js";
 import type { GroupWrites, JournalStore, StoredSession } from "./store.js";
 
-/**
- * The writer's connection settings. WAL with `synchronous=NORMAL` (grouped): a commit
- * has reached the OS when it returns, so it survives kill -9 of the process; `FULL`
- * (strict) fsyncs the WAL at every commit, so it survives power loss too. SQLite
- * checkpoints the WAL itself every {@link WAL_CHECKPOINT_PAGES} pages.
- */
+/** The writer's connection settings. */
 export function writerPragmas(synchronous: "NORMAL" | "FULL"): readonly string[] {
   return [`synchronous = ${synchronous}`, `wal_autocheckpoint = ${WAL_CHECKPOINT_PAGES}`, "cache_size = -16384", "temp_store = memory"];
 }

@@ -1,11 +1,7 @@
 import type { ApprovalStore } from "./approvals.js";
 import type { ChainHead } from "./frames.js";
 
-/**
- * One group commit as plain rows: `frames` flattened five values a frame (id, session
- * ref, first seq, previous frame, body), `heads` six a live session (ref, head frame,
- * seq, hash, calls, open calls), and the other writes of the group.
- */
+/** One group commit as plain rows. */
 export interface GroupWrites {
   readonly frames: (string | number | null)[];
   readonly heads: (string | number | null)[];
@@ -30,12 +26,7 @@ export interface StoredSession {
   readonly openCalls: unknown;
 }
 
-/**
- * What the write path needs from storage: the seam a second store (a PostgreSQL adapter)
- * implements. SQLite (`SqliteStore`) is the embedded default. A commit is atomic and
- * durable as the store's durability mode says when `commit` returns; reads see every
- * commit before them.
- */
+/** What the write path needs from storage: the seam a second store (a PostgreSQL adapter) implements. */
 export interface JournalStore {
   /** The session's rows, or `undefined` if it was never opened. */
   session(sessionId: string): StoredSession | undefined;

@@ -4,24 +4,8 @@ import path from "node:path";
 import { JOURNAL_ERRORS, journalError } from "../errors.js";
 
 /**
- * The one-writer rule, enforced: a writer holds `<journal>-lock`, a file holding its pid,
- * created exclusively at open and removed at close. A second writer (another host on the
- * same workspace, a CLI opening the file for writing) is refused with `JOURNAL_LOCKED`
- * instead of assigning the same frame ids and emptying the first writer's tail log. A
- * lock left by a process that no longer runs (a crash) is taken over.
- *
- * Taking over a stale lock needs the takeover mutex (`<journal>-lock.takeover`, created
- * exclusively): its holder looks at the lock again and removes it only if it is still the
- * dead writer's; nobody else removes a lock but its owner, and nobody can create one
- * while the name is taken, so what the holder saw cannot change under it. Then every
- * starter races to create the lock, and one wins. Starters that find the mutex taken wait
- * for it (up to about 100 ms) and look again. A lock file with no pid yet, or a mutex, that
- * is over two seconds old counts as stale (a writer that crashed right there).
- *
- * Limits, stated in the README: the liveness check is by pid on this machine, so a
- * writer in another pid namespace (another container on a shared volume) is not seen,
- * and a crashed writer's pid reused by an unrelated process keeps the lock until the
- * file is deleted by hand (the error says so).
+ * The one-writer rule, enforced: a writer holds `<journal>-lock`, a file holding its pid, created exclusively
+ * at open and removed at close.
  */
 export class WriterLock {
   private released = false;
@@ -41,30 +25,13 @@ export class WriterLock {
         }
         return new WriterLock(file);
       } catch (cause) {
-        if ((cause as NodeJS.ErrnoException).code !== "EEXIST") {
-          throw journalError(
-            JOURNAL_ERRORS.OPEN_FAILED,
-            `journal ${JSON.stringify(journalFile)}: cannot create its folder or its writer lock ${JSON.stringify(file)} (${cause instanceof Error ? cause.message : String(cause)}); check the folder's permissions`,
-            { path: journalFile },
-            cause,
-          );
-        }
+        if ((cause as NodeJS.ErrnoException).code !== "EEXIST") throw journalError(JOURNAL_ERRORS.OPEN_FAILED, `journal ${JSON.stringify(journalFile)}: cannot create its folder or its writer lock ${JSON.stringify(file)} (${cause instanceof Error ? cause.message : String(cause)}); check the folder's permissions`, { path: journalFile }, cause);
       }
       const holder = holderOf(file);
-      if (holder === undefined && isFresh(file)) {
-        throw journalError(
-          JOURNAL_ERRORS.LOCKED,
-          `journal ${JSON.stringify(journalFile)}: another writer is opening it right now (its lock ${JSON.stringify(file)} is new); one writer at a time`,
-          { path: journalFile, lockFile: file },
-        );
-      }
+      if (holder === undefined && isFresh(file)) throw journalError(JOURNAL_ERRORS.LOCKED, `journal ${JSON.stringify(journalFile)}: another writer is opening it right now (its lock ${JSON.stringify(file)} is new); one writer at a time`, { path: journalFile, lockFile: file });
       if (holder !== undefined && isRunning(holder)) {
         const who = holder === process.pid ? "this process (another Journal instance not closed yet)" : `process ${holder}`;
-        throw journalError(
-          JOURNAL_ERRORS.LOCKED,
-          `journal ${JSON.stringify(journalFile)} is being written by ${who}: one writer at a time. Close or stop it, or open with readonly: true to read beside it; if no such process runs, delete ${JSON.stringify(file)}`,
-          { path: journalFile, lockFile: file, pid: holder },
-        );
+        throw journalError(JOURNAL_ERRORS.LOCKED, `journal ${JSON.stringify(journalFile)} is being written by ${who}: one writer at a time. Close or stop it, or open with readonly: true to read beside it; if no such process runs, delete ${JSON.stringify(file)}`, { path: journalFile, lockFile: file, pid: holder });
       }
       // Left by a writer that no longer runs: take it over. Only the starter holding the
       // takeover mutex removes a lock, and only one it has just seen to be stale: renaming
@@ -72,11 +39,7 @@ export class WriterLock {
       // (two writers then both held "the" lock: 15 rounds in 30, six starters at once).
       if (!takeOver(file, holder)) pause(TAKEOVER_PAUSE_MS);
     }
-    throw journalError(
-      JOURNAL_ERRORS.LOCKED,
-      `journal ${JSON.stringify(journalFile)}: its writer lock ${JSON.stringify(file)} is being taken over, or kept reappearing: another writer is starting; one writer at a time`,
-      { path: journalFile, lockFile: file },
-    );
+    throw journalError(JOURNAL_ERRORS.LOCKED, `journal ${JSON.stringify(journalFile)}: its writer lock ${JSON.stringify(file)} is being taken over, or kept reappearing: another writer is starting; one writer at a time`, { path: journalFile, lockFile: file });
   }
 
   release(): void {
@@ -92,9 +55,8 @@ const STALE_AFTER_MS = 2000;
 const MUTEX_HELD_AT_MOST_MS = 10_000;
 
 /**
- * Removes `file` if it is still the lock of `holder` (a dead writer, or `undefined`: an
- * empty lock over two seconds old), holding the takeover mutex. False when another
- * starter holds the mutex (a mutex over two seconds old is removed: its starter crashed).
+ * Removes `file` if it is still the lock of `holder` (a dead writer, or `undefined`: an empty lock over two
+ * seconds old), holding the takeover mutex.
  */
 function takeOver(file: string, holder: number | undefined): boolean {
   const mutex = `${file}.takeover`;
@@ -124,12 +86,8 @@ function takeOver(file: string, holder: number | undefined): boolean {
 }
 
 /**
- * Removes a takeover mutex whose holder crashed holding it: its pid (written at once) no
- * longer runs, or it has no pid and is over two seconds old. A mutex that is gone is not
- * stale (its holder released it, and another may be creating one). The stale one is
- * renamed away and read again: only when the moved file is still the dead holder's is it
- * removed; a live starter's, moved by mistake in between, is put back. Liveness, not age
- * or inode, decides: a file system reuses a freed inode at once.
+ * Removes a takeover mutex whose holder crashed holding it: its pid (written at once) no longer runs, or it
+ * has no pid and is over two seconds old.
  */
 function clearStaleMutex(mutex: string): void {
   const seen = readLock(mutex);
@@ -152,10 +110,9 @@ function clearStaleMutex(mutex: string): void {
 }
 
 /**
- * A takeover mutex whose holder is gone: its pid does not run, it has none and is over two
- * seconds old, or it is over ten seconds old whoever holds it (a holder keeps it for
- * microseconds; a dead holder's pid since reused by another process must not lock the
- * journal out for ever).
+ * A takeover mutex whose holder is gone: its pid does not run, it has none and is over two seconds old, or it
+ * is over ten seconds old whoever holds it (a holder keeps it for microseconds; a dead holder's pid since
+ * reused by another process must not lock the journal out for ever).
  */
 function isStale(mutex: { pid: number | undefined; ageMs: number }): boolean {
   if (mutex.pid === undefined) return mutex.ageMs >= STALE_AFTER_MS;

@@ -34,10 +34,7 @@ export interface VerifyReport {
   readonly firstBreak?: ChainBreak;
 }
 
-/**
- * How long `verify()`'s read transactions last. Internal: the defaults are what the
- * journal uses; tests shrink them and act between transactions.
- */
+/** How long `verify()`'s read transactions last. */
 export interface VerifyPacing {
   /** Reads per read transaction, and frames fetched before they are checked. */
   readonly readsPerTransaction?: number;
@@ -48,9 +45,8 @@ export interface VerifyPacing {
 /** Reads (session rows, frame links, frame bodies) per read transaction at most. */
 const READS_PER_TRANSACTION = 2048;
 /**
- * Frames fetched before they are checked (and the read transaction ends): the hashing
- * then runs with no transaction open. Few enough that their bodies are still in V8's
- * young generation when they are checked: 2,048 cost 2 s more of garbage collection than 256 over 800,000 records.
+ * Frames fetched before they are checked (and the read transaction ends): the hashing then runs with no
+ * transaction open.
  */
 const FRAMES_PER_CHECK = 256;
 /** Characters of frame bodies fetched before they are checked: bounds memory when records are large. */
@@ -68,26 +64,9 @@ const SESSION_COLUMNS = `${ROW_COLUMNS}, ${HEAD_COLUMNS} FROM sessions s LEFT JO
 type HeadRow = Pick<VerifiedSessionRow, "ref" | "head_frame" | "seq" | "hash" | "calls" | "open_calls">;
 
 /**
- * Walks every session's chain (or one session's) and reports the first break, in read
- * transactions of bounded length: beside a live writer, one transaction for the whole
- * walk pinned the WAL, which then grew by everything committed meanwhile (see
- * `ReadWindow`). The file is checked as it stood when the walk began: a first short
- * transaction notes the last frame, the last session and the head row of every session
- * then open, and each session is checked up to that head (a closed session's row no
- * longer changes). Frames are never changed once written, so a consistent file being
- * written meanwhile never looks broken: records appended, sessions extended, closed or
- * opened since are simply beyond what is checked, and a writer that never stops cannot
- * keep the walk going. A session's frames are fetched a batch at a time inside a
- * transaction and hashed after it ends, with none open; a long session is fetched in
- * several batches, its chain continuing from the last record checked.
- *
- * Per record and per session, see {@link ChainWalk}. The whole-file check also counts
- * every session's frames, so a frame no chain reaches (an orphan, or one whose session
- * row was removed) is reported. It counts only the frames that existed when the walk
- * began (frame ids grow with each commit), exactly those the chains walked reach.
- *
- * Never throws for what it finds in the file: a cell of the wrong type, a record whose
- * content is not a JSON object, or a database SQLite cannot read is a break.
+ * Walks every session's chain (or one session's) and reports the first break, in read transactions of bounded
+ * length: beside a live writer, one transaction for the whole walk pinned the WAL, which then grew by
+ * everything committed meanwhile (see `ReadWindow`).
  */
 export function verifyChains(db: Database.Database, sessionId?: string, pacing: VerifyPacing = {}): VerifyReport {
   let run: Verification;
@@ -213,10 +192,8 @@ class Verification {
   }
 
   /**
-   * Fetches one session's chain (walking back from the head its row names, then its frames
-   * oldest first) and queues it for checking; checks what is queued whenever a batch is
-   * full. Notes, for the orphan check, how many of the frames that existed at the start
-   * its chain reaches.
+   * Fetches one session's chain (walking back from the head its row names, then its frames oldest first) and
+   * queues it for checking; checks what is queued whenever a batch is full.
    */
   private session(row: VerifiedSessionRow, orphans?: { lastFrame: number; reached: Map<number, number> }): Break | undefined {
     const walk = new ChainWalk(row);
@@ -262,18 +239,16 @@ class Verification {
   }
 
   /**
-   * A chain the walk back from its head could not finish (a frame gone, a link to another
-   * session or forward, no head): the records are checked from the session's first frame
-   * forward as far as the links hold, and the break is reported at the first record past
-   * the last good one, whatever part of the chain the walk back did reach.
+   * A chain the walk back from its head could not finish (a frame gone, a link to another session or forward,
+   * no head): the records are checked from the session's first frame forward as far as the links hold, and
+   * the break is reported at the first record past the last good one, whatever part of the chain the walk
+   * back did reach.
    */
   private brokenChain(walk: ChainWalk, headProblem: string): Break {
     const session = walk.session;
     const start = this.read(() => this.frames.fromStart(session.ref));
     for (const id of start.ids) {
-      if (!walk.frame(id, this.read(() => this.frames.rawFrame(id)))) {
-        return { sessionId: session.session_id, ...walk.problem!, records: this.records + walk.last };
-      }
+      if (!walk.frame(id, this.read(() => this.frames.rawFrame(id)))) return { sessionId: session.session_id, ...walk.problem!, records: this.records + walk.last };
     }
     const last = walk.last;
     const held = last === 0 ? "the chain holds no record" : last === 1 ? "the chain holds seq 1" : `the chain holds seq 1 to ${last}`;
@@ -299,9 +274,9 @@ class Verification {
   }
 
   /**
-   * Counts each session's frames among those that existed when the walk began (ids up to
-   * `lastFrame`, a range at a time, each in its own transaction) against those its chain
-   * reached: a frame of a removed session, or one no chain reaches, is a break.
+   * Counts each session's frames among those that existed when the walk began (ids up to `lastFrame`, a range
+   * at a time, each in its own transaction) against those its chain reached: a frame of a removed session, or
+   * one no chain reaches, is a break.
    */
   private orphans(lastFrame: number, reached: ReadonlyMap<number, number>): Break | undefined {
     const counts = new Map<number, { frames: number; first: number }>();

@@ -17,15 +17,9 @@ const MAX_FRAME_CHARS = 64 * 1024;
 const FILE_CHECK_INTERVAL_MS = 200;
 
 /**
- * Group commit on the event loop: records are queued synchronously, and everything queued
- * in one turn of the event loop commits in one transaction (scheduled with
- * `setImmediate`, or at once when the group reaches its size bound). A commit writes one
- * frame per session it touches and that session's head row.
- *
- * A failed commit leaves the in-memory chain heads ahead of the file, so the journal
- * refuses every later write with `JOURNAL_WRITE_FAILED` rather than write a broken
- * chain; the records of that group were never acknowledged (a start waits for its
- * commit), and reopening the file restores a consistent state.
+ * Group commit on the event loop: records are queued synchronously, and everything queued in one turn of the
+ * event loop commits in one transaction (scheduled with `setImmediate`, or at once when the group reaches its
+ * size bound).
  */
 export class GroupCommit {
   private touched: SessionState[] = [];
@@ -161,9 +155,9 @@ export class GroupCommit {
   }
 
   /**
-   * A journal file deleted or replaced while open would take the records committed
-   * since with it, unseen: the writer checks now and then that its path still leads to
-   * the file it opened, and fails (refusing every later write) if not.
+   * A journal file deleted or replaced while open would take the records committed since with it, unseen: the
+   * writer checks now and then that its path still leads to the file it opened, and fails (refusing every
+   * later write) if not.
    */
   private checkFile(): void {
     if (this.failure !== undefined) return;
@@ -185,12 +179,7 @@ export class GroupCommit {
   }
 
   private fail(what: string, cause: unknown): void {
-    this.failure = journalError(
-      JOURNAL_ERRORS.WRITE_FAILED,
-      `journal ${JSON.stringify(this.file)}: ${what} (${cause instanceof Error ? cause.message : String(cause)}); the records of that group were not acknowledged and are not in the file, and the journal accepts no more writes: reopen it`,
-      { path: this.file },
-      cause,
-    );
+    this.failure = journalError(JOURNAL_ERRORS.WRITE_FAILED, `journal ${JSON.stringify(this.file)}: ${what} (${cause instanceof Error ? cause.message : String(cause)}); the records of that group were not acknowledged and are not in the file, and the journal accepts no more writes: reopen it`, { path: this.file }, cause);
   }
 }
 

@@ -10,16 +10,8 @@ import type { SessionState } from "./live-state.js";
 import type { JournalWriter } from "./writer.js";
 
 /**
- * Tail logs (`<journal>-tail`, `<journal>-tail.1`) are files an older writer of this
- * package kept beside the journal: records written there before their group commit. This
- * package writes none, but a writer opening a journal with one beside it replays the
- * records the database lacks (rebuilt through the writer, byte for byte: each must come
- * out with its stored hash), reports those it cannot replay as `tail-records-lost`
- * warnings, and removes the files once everything is committed.
- *
- * A line is `hash + " " + canonical JSON`, or canonical JSON alone; each write ends with
- * `#` and the hex CRC-32 of its bytes. A line without its hash counts only inside a write
- * whose checksum holds.
+ * Tail logs (`<journal>-tail`, `<journal>-tail.1`) are files an older writer of this package kept beside the
+ * journal: records written there before their group commit.
  */
 export function replayLegacyTail(writer: JournalWriter, file: string): JournalWarning[] {
   const lines = legacyFiles(file).flatMap(completeLines);
@@ -82,13 +74,7 @@ function replayLine(writer: JournalWriter, line: string): LostLine | undefined {
   } finally {
     writer.pinnedAt = undefined;
   }
-  if (writer.state.session(sessionId)?.head !== expected) {
-    throw journalError(
-      JOURNAL_ERRORS.DAMAGED,
-      `journal tail log: record ${seq} of session ${JSON.stringify(sessionId)} did not rebuild to its stored hash; keep the -tail file and report this`,
-      { sessionId, seq },
-    );
-  }
+  if (writer.state.session(sessionId)?.head !== expected) throw journalError(JOURNAL_ERRORS.DAMAGED, `journal tail log: record ${seq} of session ${JSON.stringify(sessionId)} did not rebuild to its stored hash; keep the -tail file and report this`, { sessionId, seq });
   return undefined;
 }
 
@@ -128,8 +114,8 @@ const SPACE = 0x20;
 const CHECKSUM_MARK = 0x23;
 
 /**
- * A file's lines that may be replayed: every line of a write whose checksum holds, and,
- * outside those, lines shaped as frame lines (replay checks their hash against the chain).
+ * A file's lines that may be replayed: every line of a write whose checksum holds, and, outside those, lines
+ * shaped as frame lines (replay checks their hash against the chain).
  */
 function completeLines(file: string): string[] {
   let bytes: Buffer;
@@ -137,22 +123,11 @@ function completeLines(file: string): string[] {
     const stats = statSync(file, { throwIfNoEntry: false });
     if (stats === undefined) return [];
     // Checked before reading: a FIFO's read would wait for ever.
-    if (!stats.isFile()) {
-      throw journalError(
-        JOURNAL_ERRORS.OPEN_FAILED,
-        `journal tail log ${JSON.stringify(file)} is ${kindOf(stats)}, not a file: the writer reads a tail log left at that path before it opens, and the journal never puts anything else there: move it out of the way, then open the journal again`,
-        { path: file, kind: kindOf(stats) },
-      );
-    }
+    if (!stats.isFile()) throw journalError(JOURNAL_ERRORS.OPEN_FAILED, `journal tail log ${JSON.stringify(file)} is ${kindOf(stats)}, not a file: the writer reads a tail log left at that path before it opens, and the journal never puts anything else there: move it out of the way, then open the journal again`, { path: file, kind: kindOf(stats) });
     bytes = readFileSync(file);
   } catch (cause) {
     if (OpenWorkerError.isInstance(cause)) throw cause;
-    throw journalError(
-      JOURNAL_ERRORS.OPEN_FAILED,
-      `journal tail log ${JSON.stringify(file)}: cannot read it (${cause instanceof Error ? cause.message : String(cause)}); check its permissions, then open the journal again`,
-      { path: file },
-      cause,
-    );
+    throw journalError(JOURNAL_ERRORS.OPEN_FAILED, `journal tail log ${JSON.stringify(file)}: cannot read it (${cause instanceof Error ? cause.message : String(cause)}); check its permissions, then open the journal again`, { path: file }, cause);
   }
   const lines: string[] = [];
   let writeStart = 0;

@@ -28,11 +28,7 @@ export interface SessionState {
   callCount: number;
   /** Calls requested and neither denied nor finished. */
   readonly openCalls: Map<string, CallState>;
-  /**
-   * How the session's ended calls ended. Complete once `historyLoaded`; a session
-   * reloaded from the file reads its history only when a call id must be checked
-   * against it (a new call, or an unknown id): never during recovery.
-   */
+  /** How the session's ended calls ended. */
   readonly endedCalls: Map<string, "denied" | "finished">;
   historyLoaded: boolean;
   /** Frame lines queued for the next group commit, and the `seq` of the first. */
@@ -41,10 +37,8 @@ export interface SessionState {
 }
 
 /**
- * The writer's view of live sessions: chain heads (a record is hashed when it is
- * queued) and each open call's phase. A session is loaded from its head row on first use
- * and dropped once its close is committed, so a host that runs for months keeps only
- * live sessions in memory.
+ * The writer's view of live sessions: chain heads (a record is hashed when it is queued) and each open call's
+ * phase.
  */
 export class LiveState {
   private readonly sessions = new Map<string, SessionState>();
@@ -69,13 +63,7 @@ export class LiveState {
     state.closed = row.closed;
     state.historyLoaded = false;
     if (row.closed) return state;
-    if (row.headFrame === null || typeof row.hash !== "string" || typeof row.seq !== "number") {
-      throw journalError(
-        JOURNAL_ERRORS.DAMAGED,
-        `session ${JSON.stringify(sessionId)} has no chain head in the file (live_sessions row missing); the file was altered, run verify()`,
-        { sessionId },
-      );
-    }
+    if (row.headFrame === null || typeof row.hash !== "string" || typeof row.seq !== "number") throw journalError(JOURNAL_ERRORS.DAMAGED, `session ${JSON.stringify(sessionId)} has no chain head in the file (live_sessions row missing); the file was altered, run verify()`, { sessionId });
     const openCalls = parseOpenCalls(row.openCalls);
     // Which calls are open is unknown: nothing may be appended to this session.
     if (openCalls === undefined) throw damagedError(sessionId, "its head row's open_calls is not the JSON object of open calls the journal writes, so its open calls are unknown");

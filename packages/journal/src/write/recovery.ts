@@ -9,8 +9,8 @@ import type { LiveState, SessionState } from "./live-state.js";
 import type { JournalWriter } from "./writer.js";
 
 /**
- * A call a crash left without a terminal record, now marked `interrupted` (A3, E4): it
- * is never replayed, and its effects, if any, are unknown.
+ * A call a crash left without a terminal record, now marked `interrupted` (A3, E4): it is never replayed, and
+ * its effects, if any, are unknown.
  *
  * @example
  * ```ts
@@ -29,12 +29,7 @@ export interface InterruptedCall {
 
 const MESSAGE = "the process ended before this call's terminal record was written; the call was not replayed and its effects, if any, are unknown";
 
-/**
- * Marks every open call `interrupted`. The open calls come from the head rows
- * (`live_sessions.open_calls`); each one's records are read newest first, only back to
- * its `call_requested`: recovery costs what the open calls cost, not what the history
- * costs. A claim its chain contradicts is dropped with a warning, nothing appended.
- */
+/** Marks every open call `interrupted`. */
 export function recoverInterruptedCalls(
   store: JournalStore,
   state: LiveState,

@@ -31,10 +31,9 @@ import type { GroupCommit } from "./group-commit.js";
 import type { CallState, LiveState, SessionState } from "./live-state.js";
 
 /**
- * Turns the runtime's calls into chained records: checks each against the session and
- * call state machine (`nextPhase`), so an impossible history is refused when it is
- * written; builds the record as an object, encodes it once, hashes it onto its
- * session's chain and queues it for the group commit.
+ * Turns the runtime's calls into chained records: checks each against the session and call state machine
+ * (`nextPhase`), so an impossible history is refused when it is written; builds the record as an object,
+ * encodes it once, hashes it onto its session's chain and queues it for the group commit.
  */
 export class JournalWriter {
   private millis = -1;
@@ -54,9 +53,7 @@ export class JournalWriter {
     const workspace = requireText(site, "workspace", input.workspace);
     const bundleDir = optionalText(site, "bundleDir", input.bundleDir);
     this.commit.assertHealthy();
-    if (this.state.session(sessionId) !== undefined) {
-      throw journalError(JOURNAL_ERRORS.SESSION_EXISTS, `${site}: the journal already holds this session; session ids must be unique`, { sessionId });
-    }
+    if (this.state.session(sessionId) !== undefined) throw journalError(JOURNAL_ERRORS.SESSION_EXISTS, `${site}: the journal already holds this session; session ids must be unique`, { sessionId });
     const session = this.state.addSession(sessionId, executionIdentity);
     const at = this.now();
     const record = { at, bundleDir, executionIdentity, identityInputs: input.identityInputs, kind: "session_opened", seq: 1, sessionId, workspace } as const;
@@ -85,13 +82,7 @@ export class JournalWriter {
     const turnId = requireText(site, "turnId", input.turnId);
     const alias = requireText(site, "alias", input.alias);
     const qualifiedName = requireText(site, "qualifiedName", input.qualifiedName);
-    if (this.state.phaseOf(session, callId) !== undefined) {
-      throw journalError(
-        JOURNAL_ERRORS.CALL_EXISTS,
-        `${site}: session ${JSON.stringify(session.sessionId)} already has this call; call ids must be unique within their session`,
-        { callId, sessionId: session.sessionId },
-      );
-    }
+    if (this.state.phaseOf(session, callId) !== undefined) throw journalError(JOURNAL_ERRORS.CALL_EXISTS, `${site}: session ${JSON.stringify(session.sessionId)} already has this call; call ids must be unique within their session`, { callId, sessionId: session.sessionId });
     let argsText: string | undefined;
     try {
       argsText = canonicalJson(input.args) as string | undefined;
@@ -102,13 +93,7 @@ export class JournalWriter {
     const expected = digestOf(argsText);
     // Computed here when the caller leaves it out (the runtime does); a given digest must match.
     const argsDigest = input.argsDigest === undefined ? expected : requireText(site, "argsDigest", input.argsDigest);
-    if (argsDigest !== expected) {
-      throw journalError(
-        JOURNAL_ERRORS.INVALID_RECORD,
-        `${site}: argsDigest ${argsDigest} does not match the arguments (argumentsDigest gives ${expected})`,
-        { callId, field: "argsDigest" },
-      );
-    }
+    if (argsDigest !== expected) throw journalError(JOURNAL_ERRORS.INVALID_RECORD, `${site}: argsDigest ${argsDigest} does not match the arguments (argumentsDigest gives ${expected})`, { callId, field: "argsDigest" });
     const record = { alias, args: new CanonicalText(argsText), argsDigest, at: this.now(), callId, kind: "call_requested", qualifiedName, seq: session.seq + 1, sessionId: session.sessionId, turnId } as const;
     this.append(site, session, record as unknown as RecordContent);
     session.openCalls.set(callId, { callId, phase: "requested" });
@@ -180,11 +165,7 @@ export class JournalWriter {
     const session = this.liveSession(site, input.sessionId);
     if (session.openCalls.size > 0) {
       const open = Array.from(session.openCalls.keys());
-      throw journalError(
-        JOURNAL_ERRORS.CALLS_OPEN,
-        `${site}: ${open.length} call(s) have no terminal record (${open.slice(0, 5).join(", ")}); record callFinished for each (e.g. "cancelled") before closing`,
-        { sessionId: session.sessionId, openCalls: open },
-      );
+      throw journalError(JOURNAL_ERRORS.CALLS_OPEN, `${site}: ${open.length} call(s) have no terminal record (${open.slice(0, 5).join(", ")}); record callFinished for each (e.g. "cancelled") before closing`, { sessionId: session.sessionId, openCalls: open });
     }
     const at = this.now();
     const seq = session.seq + 1;
@@ -236,9 +217,7 @@ export class JournalWriter {
     const id = requireText(site, "sessionId", sessionId);
     this.commit.assertHealthy();
     const session = this.state.session(id);
-    if (session === undefined) {
-      throw journalError(JOURNAL_ERRORS.UNKNOWN_SESSION, `${site}: no session ${JSON.stringify(id)} in this journal; record sessionOpened first`, { sessionId: id });
-    }
+    if (session === undefined) throw journalError(JOURNAL_ERRORS.UNKNOWN_SESSION, `${site}: no session ${JSON.stringify(id)} in this journal; record sessionOpened first`, { sessionId: id });
     if (session.closed) throw journalError(JOURNAL_ERRORS.SESSION_CLOSED, `${site}: session ${JSON.stringify(id)} is closed`, { sessionId: id });
     return session;
   }
@@ -248,13 +227,7 @@ export class JournalWriter {
     const callId = requireText(site, "callId", ref.callId);
     const call = session.openCalls.get(callId);
     const phase = call?.phase ?? this.state.phaseOf(session, callId);
-    if (phase === undefined) {
-      throw journalError(
-        JOURNAL_ERRORS.UNKNOWN_CALL,
-        `${site}: session ${JSON.stringify(session.sessionId)} has no call ${JSON.stringify(callId)}; record callRequested first`,
-        { callId, sessionId: session.sessionId },
-      );
-    }
+    if (phase === undefined) throw journalError(JOURNAL_ERRORS.UNKNOWN_CALL, `${site}: session ${JSON.stringify(session.sessionId)} has no call ${JSON.stringify(callId)}; record callRequested first`, { callId, sessionId: session.sessionId });
     if (call === undefined || nextPhase(phase, step) === undefined) throw phaseError(site, callId, phase, step);
     return { session, call };
   }
@@ -289,18 +262,10 @@ export class JournalWriter {
 function phaseError(site: Site, callId: string, phase: CallPhase, step: CallStep) {
   const call = JSON.stringify(callId);
   const details = { callId, phase };
-  if (phase === "finished") {
-    return journalError(JOURNAL_ERRORS.TERMINAL_EXISTS, `${site}: call ${call} already has its terminal record; a call ends once, so record no more for it`, details);
-  }
+  if (phase === "finished") return journalError(JOURNAL_ERRORS.TERMINAL_EXISTS, `${site}: call ${call} already has its terminal record; a call ends once, so record no more for it`, details);
   if (phase === "denied") return journalError(JOURNAL_ERRORS.CALL_DENIED, `${site}: call ${call} was denied; a denied call never runs`, details);
   if (step === "approval_decided") return journalError(JOURNAL_ERRORS.DECISION_EXISTS, `${site}: call ${call} already has an approval decision`, details);
-  if (step === "call_started" && phase === "requested") {
-    return journalError(
-      JOURNAL_ERRORS.CALL_NOT_APPROVED,
-      `${site}: call ${call} has no approval decision; record approvalDecided (by "bypass" when bypassing) first`,
-      details,
-    );
-  }
+  if (step === "call_started" && phase === "requested") return journalError(JOURNAL_ERRORS.CALL_NOT_APPROVED, `${site}: call ${call} has no approval decision; record approvalDecided (by "bypass" when bypassing) first`, details);
   if (step === "call_started") return journalError(JOURNAL_ERRORS.CALL_ALREADY_STARTED, `${site}: call ${call} has already started`, details);
   return journalError(JOURNAL_ERRORS.CALL_NOT_STARTED, `${site}: call ${call} has not started; record callStarted first`, details);
 }
