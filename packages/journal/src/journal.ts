@@ -4,17 +4,7 @@ import type { ApprovalFilter, ApprovalGrant, ApprovalKey, ApprovalRecord } from 
 import { OpenWorkerError } from "@openworker/tools-sdk";
 import { JOURNAL_ERRORS, journalError } from "./errors.js";
 import { GroupCommit } from "./write/group-commit.js";
-import type {
-  ApprovalDecidedInput,
-  CallFinishedInput,
-  CallProgressInput,
-  CallRef,
-  CallRequestedInput,
-  RevokedInput,
-  SessionOpenedInput,
-  TurnFinishedInput,
-  TurnPreparedInput,
-} from "./records/inputs.js";
+import type { ApprovalDecidedInput, CallFinishedInput, CallProgressInput, CallRef, CallRequestedInput, RevokedInput, SessionOpenedInput, TurnFinishedInput, TurnPreparedInput } from "./records/inputs.js";
 import { refuseNonRegularFile } from "./store/journal-path.js";
 import { LiveState } from "./write/live-state.js";
 import { type CallSummary, JournalReader, type SessionSummary } from "./read/reader.js";

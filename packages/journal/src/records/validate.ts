@@ -79,3 +79,24 @@ function describe(value: unknown): string {
   if (typeof value === "string") return value.length === 0 ? "an empty string" : JSON.stringify(value.slice(0, 40));
   return typeof value;
 }
+
+/** How a record field is checked: a kind of value, or the strings it may be. */
+export type FieldRule = "text" | "text?" | "message" | "boolean" | "strings" | "json" | "digests" | readonly string[];
+
+/** The fields of `input` the rules name, checked, in the rules' order. */
+export function checkFields(site: Site, rules: Readonly<Record<string, FieldRule>>, input: object): Record<string, unknown> {
+  const values: Record<string, unknown> = {};
+  const given = input as Readonly<Record<string, unknown>>;
+  for (const [field, rule] of Object.entries(rules)) {
+    const value = given[field];
+    if (typeof rule !== "string") values[field] = requireOneOf(site, field, value, rule);
+    else if (rule === "text") values[field] = requireText(site, field, value);
+    else if (rule === "text?") values[field] = optionalText(site, field, value);
+    else if (rule === "message") values[field] = typeof value === "string" ? value : undefined;
+    else if (rule === "boolean") values[field] = requireBoolean(site, field, value);
+    else if (rule === "strings") values[field] = requireStringMap(site, field, value);
+    else if (rule === "digests") values[field] = requireImageDigests(site, value);
+    else values[field] = value;
+  }
+  return values;
+}

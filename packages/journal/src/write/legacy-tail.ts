@@ -3,30 +3,30 @@ import { crc32 } from "node:zlib";
 import { OpenWorkerError } from "@openworker/tools-sdk";
 import { JOURNAL_ERRORS, journalError } from "../errors.js";
 import { chainHash, GENESIS_HASH, HASH_LENGTH } from "../records/chain.js";
-import type { RecordContent } from "../records/records.js";
 import { kindOf } from "../store/journal-path.js";
 import type { JournalWarning } from "../warnings.js";
 import type { SessionState } from "./live-state.js";
 import type { JournalWriter } from "./writer.js";
 
 /**
- * Tail logs (`<journal>-tail`, `<journal>-tail.1`) are files an older writer of this package kept beside the
- * journal: records written there before their group commit.
+ * Replays a tail log an older writer of this package left beside the journal
+ * (`<journal>-tail`, `<journal>-tail.1`: records written before their group commit). The
+ * records the database lacks are rebuilt through the writer, byte for byte, each with its
+ * stored hash; those that cannot be are reported as `tail-records-lost`, never dropped
+ * silently. A line is `hash + " " + canonical JSON`, or the JSON alone, which counts only
+ * inside a write whose checksum line (`#` and the CRC-32 of the write) holds.
  */
 export function replayLegacyTail(writer: JournalWriter, file: string): JournalWarning[] {
-  const lines = legacyFiles(file).flatMap(completeLines);
-  if (lines.length === 0) return [];
-  const keyed = lines.map((line, index) => ({ line, index, seq: seqOf(line) }));
-  keyed.sort((a, b) => a.seq - b.seq || a.index - b.index);
+  const lines = legacyFiles(file).flatMap(completeLines).map((line, index) => ({ line, index, seq: seqOf(line) }));
+  lines.sort((a, b) => a.seq - b.seq || a.index - b.index);
   const lost = new Map<string, { first: LostLine; count: number }>();
-  for (const { line } of keyed) {
+  for (const { line } of lines) {
     const result = replayLine(writer, line);
-    if (result === undefined) continue;
-    const known = lost.get(result.sessionId);
-    if (known === undefined) lost.set(result.sessionId, { first: result, count: 1 });
-    else known.count += 1;
+    const known = result === undefined ? undefined : lost.get(result.sessionId);
+    if (known !== undefined) known.count += 1;
+    else if (result !== undefined) lost.set(result.sessionId, { first: result, count: 1 });
   }
-  return [...lost.values()].map(({ first, count }) => ({ kind: "tail-records-lost", sessionId: first.sessionId, message: lostMessage(first, count) }));
+  return Array.from(lost.values(), ({ first, count }) => ({ kind: "tail-records-lost", sessionId: first.sessionId, message: lostMessage(first, count) }));
 }
 
 /** Removes the legacy tail-log files, once what they held is committed. */
@@ -34,14 +34,22 @@ export function removeLegacyTail(file: string): void {
   for (const name of legacyFiles(file)) rmSync(name, { force: true });
 }
 
-interface LostLine {
-  readonly sessionId: string;
-  readonly seq: number;
-  /** Where the session's chain in the database ends; `undefined` when its head row cannot be read. */
-  readonly chainSeq: number | undefined;
-}
+/** A record the database lacks that could not be replayed, and where its session's chain ends (`undefined`: unreadable). */
+type LostLine = { readonly sessionId: string; readonly seq: number; readonly chainSeq: number | undefined };
 
-/** Replays one line; a {@link LostLine} for a record the database lacks that cannot be applied. */
+const WRITE_METHODS = {
+  session_opened: "sessionOpened",
+  turn_prepared: "turnPrepared",
+  call_requested: "callRequested",
+  approval_decided: "approvalDecided",
+  call_started: "callStarted",
+  call_progress: "callProgress",
+  call_finished: "callFinished",
+  revoked: "revoked",
+  turn_finished: "turnFinished",
+  session_closed: "sessionClosed",
+} as const;
+
 function replayLine(writer: JournalWriter, line: string): LostLine | undefined {
   const hashed = line.charCodeAt(0) !== OPEN_BRACE;
   const data = hashed ? line.slice(HASH_LENGTH + 1) : line;
@@ -51,8 +59,8 @@ function replayLine(writer: JournalWriter, line: string): LostLine | undefined {
   } catch {
     return undefined;
   }
-  if (typeof content !== "object" || content === null || typeof content.sessionId !== "string" || typeof content.seq !== "number") return undefined;
   const { sessionId, seq } = content as { sessionId: string; seq: number };
+  if (typeof content !== "object" || content === null || typeof sessionId !== "string" || typeof seq !== "number") return undefined;
   let session: SessionState | undefined;
   try {
     session = writer.state.session(sessionId);
@@ -63,45 +71,27 @@ function replayLine(writer: JournalWriter, line: string): LostLine | undefined {
   const next = session === undefined ? 1 : session.seq + 1;
   if (session?.closed === true || seq < next) return undefined;
   const lost = { sessionId, seq, chainSeq: next - 1 };
-  if (seq > next || (session === undefined) !== (content.kind === "session_opened")) return lost;
+  const method = WRITE_METHODS[content.kind as keyof typeof WRITE_METHODS];
+  if (seq > next || method === undefined || (session === undefined) !== (method === "sessionOpened")) return lost;
   const expected = chainHash(session?.head ?? GENESIS_HASH, data);
   if (hashed && line.slice(0, HASH_LENGTH) !== expected) return lost;
+  // The same method that wrote it, with its own fields (checked again) and its own time.
   writer.pinnedAt = typeof content.at === "string" ? content.at : undefined;
   try {
-    replayInto(writer, content as RecordContent);
+    const done = (writer[method] as (record: unknown) => unknown).call(writer, content);
+    // A replayed start is durable already; its promise settles with the next commit.
+    if (done instanceof Promise) done.catch(() => undefined);
   } catch {
     return lost;
   } finally {
     writer.pinnedAt = undefined;
   }
-  if (writer.state.session(sessionId)?.head !== expected) throw journalError(JOURNAL_ERRORS.DAMAGED, `journal tail log: record ${seq} of session ${JSON.stringify(sessionId)} did not rebuild to its stored hash; keep the -tail file and report this`, { sessionId, seq });
-  return undefined;
-}
-
-/** Calls the writer method that made a record of this kind, with the record's own fields (checked again there). */
-function replayInto(writer: JournalWriter, content: RecordContent): void {
-  switch (content.kind) {
-    case "session_opened":
-      return writer.sessionOpened(content);
-    case "turn_prepared":
-      return writer.turnPrepared(content);
-    case "call_requested":
-      return writer.callRequested(content);
-    case "approval_decided":
-      return writer.approvalDecided(content);
-    case "call_started":
-      return void writer.callStarted(content).catch(() => undefined);
-    case "call_progress":
-      return writer.callProgress(content);
-    case "call_finished":
-      return writer.callFinished(content);
-    case "revoked":
-      return writer.revoked(content);
-    case "turn_finished":
-      return writer.turnFinished(content);
-    case "session_closed":
-      return writer.sessionClosed(content);
-  }
+  if (writer.state.session(sessionId)?.head === expected) return undefined;
+  throw journalError(
+    JOURNAL_ERRORS.DAMAGED,
+    `journal tail log: record ${seq} of session ${JSON.stringify(sessionId)} did not rebuild to its stored hash; keep the -tail file and report this`,
+    { sessionId, seq },
+  );
 }
 
 function legacyFiles(file: string): [string, string] {
@@ -113,29 +103,33 @@ const OPEN_BRACE = 0x7b;
 const SPACE = 0x20;
 const CHECKSUM_MARK = 0x23;
 
-/**
- * A file's lines that may be replayed: every line of a write whose checksum holds, and, outside those, lines
- * shaped as frame lines (replay checks their hash against the chain).
- */
+/** A file's lines that may be replayed: every line of a write whose checksum holds, and, outside those, frame lines. */
 function completeLines(file: string): string[] {
   let bytes: Buffer;
   try {
     const stats = statSync(file, { throwIfNoEntry: false });
     if (stats === undefined) return [];
     // Checked before reading: a FIFO's read would wait for ever.
-    if (!stats.isFile()) throw journalError(JOURNAL_ERRORS.OPEN_FAILED, `journal tail log ${JSON.stringify(file)} is ${kindOf(stats)}, not a file: the writer reads a tail log left at that path before it opens, and the journal never puts anything else there: move it out of the way, then open the journal again`, { path: file, kind: kindOf(stats) });
+    if (!stats.isFile()) {
+      throw journalError(
+        JOURNAL_ERRORS.OPEN_FAILED,
+        `journal tail log ${JSON.stringify(file)} is ${kindOf(stats)}, not a file: the writer reads a tail log left at that path before it opens, and the journal never puts anything else there: move it out of the way, then open the journal again`,
+        { path: file, kind: kindOf(stats) },
+      );
+    }
     bytes = readFileSync(file);
   } catch (cause) {
     if (OpenWorkerError.isInstance(cause)) throw cause;
-    throw journalError(JOURNAL_ERRORS.OPEN_FAILED, `journal tail log ${JSON.stringify(file)}: cannot read it (${cause instanceof Error ? cause.message : String(cause)}); check its permissions, then open the journal again`, { path: file }, cause);
+    const why = cause instanceof Error ? cause.message : String(cause);
+    throw journalError(JOURNAL_ERRORS.OPEN_FAILED, `journal tail log ${JSON.stringify(file)}: cannot read it (${why}); check its permissions, then open the journal again`, { path: file }, cause);
   }
   const lines: string[] = [];
   let writeStart = 0;
   let unchecked: number[] = [];
-  const keepHashed = () => {
+  const keep = (framesOnly: boolean) => {
     for (let index = 0; index < unchecked.length; index += 2) {
       const start = unchecked[index]!;
-      if (bytes[start + HASH_LENGTH] === SPACE && bytes[start + HASH_LENGTH + 1] === OPEN_BRACE) lines.push(bytes.toString("utf8", start, unchecked[index + 1]));
+      if (!framesOnly || (bytes[start + HASH_LENGTH] === SPACE && bytes[start + HASH_LENGTH + 1] === OPEN_BRACE)) lines.push(bytes.toString("utf8", start, unchecked[index + 1]));
     }
     unchecked = [];
   };
@@ -144,21 +138,16 @@ function completeLines(file: string): string[] {
       unchecked.push(start, end);
       continue;
     }
-    const sum = `#${crc32(bytes.subarray(writeStart, start)).toString(16).padStart(8, "0")}\n`;
-    if (bytes.toString("latin1", start, end + 1) === sum) {
-      for (let index = 0; index < unchecked.length; index += 2) lines.push(bytes.toString("utf8", unchecked[index], unchecked[index + 1]));
-      unchecked = [];
-    } else keepHashed();
+    keep(bytes.toString("latin1", start, end + 1) !== `#${crc32(bytes.subarray(writeStart, start)).toString(16).padStart(8, "0")}\n`);
     writeStart = end + 1;
   }
-  keepHashed();
+  keep(true);
   return lines;
 }
 
 function seqOf(line: string): number {
   try {
-    const json = line.charCodeAt(0) === OPEN_BRACE ? line : line.slice(line.indexOf(" ") + 1);
-    const seq: unknown = (JSON.parse(json) as { seq?: unknown }).seq;
+    const seq: unknown = (JSON.parse(line.charCodeAt(0) === OPEN_BRACE ? line : line.slice(HASH_LENGTH + 1)) as { seq?: unknown }).seq;
     return typeof seq === "number" ? seq : Number.POSITIVE_INFINITY;
   } catch {
     return Number.POSITIVE_INFINITY;

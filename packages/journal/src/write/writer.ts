@@ -4,36 +4,41 @@ import { digestOf } from "../identity.js";
 import { type CallPhase, type CallStep, nextPhase } from "../records/call-phase.js";
 import { chainHash } from "../records/chain.js";
 import { CanonicalText, encodeRecord } from "../records/encode.js";
-import type {
-  ApprovalDecidedInput,
-  CallFinishedInput,
-  CallProgressInput,
-  CallRef,
-  CallRequestedInput,
-  RevokedInput,
-  SessionOpenedInput,
-  TurnFinishedInput,
-  TurnPreparedInput,
-} from "../records/inputs.js";
-import { CALL_OUTCOMES, type RecordContent } from "../records/records.js";
+import type { ApprovalDecidedInput, CallFinishedInput, CallProgressInput, CallRef, CallRequestedInput, RevokedInput, SessionOpenedInput, TurnFinishedInput, TurnPreparedInput } from "../records/inputs.js";
+import { CALL_OUTCOMES, type RecordKind } from "../records/records.js";
+import { checkFields, type FieldRule, RecordSite, requireText, type Site } from "../records/validate.js";
 import type { GroupOp } from "../store/store.js";
-import {
-  optionalText,
-  RecordSite,
-  requireBoolean,
-  requireImageDigests,
-  requireOneOf,
-  requireStringMap,
-  requireText,
-  type Site,
-} from "../records/validate.js";
 import type { GroupCommit } from "./group-commit.js";
 import type { CallState, LiveState, SessionState } from "./live-state.js";
 
+/** What each record kind holds beside its envelope (`at`, `kind`, `seq`, `sessionId`, and a call's `callId`), and how it is checked. */
+const FIELDS: Readonly<Record<RecordKind, Readonly<Record<string, FieldRule>>>> = {
+  session_opened: { bundleDir: "text?", executionIdentity: "text", identityInputs: "json", workspace: "text" },
+  turn_prepared: { catalogFingerprints: "strings", selectionFingerprint: "text", turnId: "text" },
+  call_requested: { alias: "text", qualifiedName: "text", turnId: "text" },
+  approval_decided: { by: ["person", "policy", "bypass"], decision: ["approved", "denied"], key: "text", reason: "text?", scope: ["once", "session"], who: "text?" },
+  call_started: {},
+  call_progress: { event: "json" },
+  call_finished: { breach: "json", code: "text?", imageDigests: "digests", message: "message", outcome: CALL_OUTCOMES, result: "json" },
+  revoked: { reason: ["turn", "cancel", "close"], tool: "text" },
+  turn_finished: { completed: "boolean", reason: "text?", turnId: "text" },
+  session_closed: {},
+};
+
+/** Each kind's keys in sorted order: a record built in this order is canonical as it stands (see `encodeRecord`). */
+const KEYS = Object.fromEntries(
+  Object.entries(FIELDS).map(([kind, fields]) => {
+    const call = kind.startsWith("call_") || kind === "approval_decided" ? ["callId"] : [];
+    const args = kind === "call_requested" ? ["args", "argsDigest"] : [];
+    return [kind, [...Object.keys(fields), ...call, ...args, "at", "kind", "seq", "sessionId"].sort()];
+  }),
+) as unknown as Readonly<Record<RecordKind, readonly string[]>>;
+
 /**
- * Turns the runtime's calls into chained records: checks each against the session and call state machine
- * (`nextPhase`), so an impossible history is refused when it is written; builds the record as an object,
- * encodes it once, hashes it onto its session's chain and queues it for the group commit.
+ * Turns the runtime's calls into chained records: checks each against the session and
+ * call state machine (`nextPhase`), so an impossible history is refused when it is
+ * written; builds the record as an object, encodes it once, hashes it onto its session's
+ * chain and queues it for the group commit.
  */
 export class JournalWriter {
   private millis = -1;
@@ -49,16 +54,13 @@ export class JournalWriter {
   sessionOpened(input: SessionOpenedInput): void {
     const sessionId = requireText("sessionOpened", "sessionId", input.sessionId);
     const site = new RecordSite("sessionOpened", "session", sessionId);
-    const executionIdentity = requireText(site, "executionIdentity", input.executionIdentity);
-    const workspace = requireText(site, "workspace", input.workspace);
-    const bundleDir = optionalText(site, "bundleDir", input.bundleDir);
+    const values = checkFields(site, FIELDS.session_opened, input);
     this.commit.assertHealthy();
     if (this.state.session(sessionId) !== undefined) throw journalError(JOURNAL_ERRORS.SESSION_EXISTS, `${site}: the journal already holds this session; session ids must be unique`, { sessionId });
+    const { executionIdentity, workspace, bundleDir } = values as { executionIdentity: string; workspace: string; bundleDir?: string };
     const session = this.state.addSession(sessionId, executionIdentity);
-    const at = this.now();
-    const record = { at, bundleDir, executionIdentity, identityInputs: input.identityInputs, kind: "session_opened", seq: 1, sessionId, workspace } as const;
     try {
-      this.append(site, session, record, () => ["session", session.ref, sessionId, executionIdentity, workspace, bundleDir ?? null, at]);
+      this.append(site, session, "session_opened", values, (at) => ["session", session.ref, sessionId, executionIdentity, workspace, bundleDir ?? null, at]);
     } catch (error) {
       // A refused body (not serializable) must leave no half-made session behind.
       if (session.seq === 0) this.state.dropSession(sessionId);
@@ -67,22 +69,17 @@ export class JournalWriter {
   }
 
   turnPrepared(input: TurnPreparedInput): void {
-    const site = new RecordSite("turnPrepared", "session", input.sessionId);
-    const session = this.liveSession(site, input.sessionId);
-    const turnId = requireText(site, "turnId", input.turnId);
-    const selectionFingerprint = requireText(site, "selectionFingerprint", input.selectionFingerprint);
-    const catalogFingerprints = requireStringMap(site, "catalogFingerprints", input.catalogFingerprints);
-    this.append(site, session, { at: this.now(), catalogFingerprints, kind: "turn_prepared", selectionFingerprint, seq: session.seq + 1, sessionId: session.sessionId, turnId });
+    this.sessionRecord("turnPrepared", "turn_prepared", input);
   }
 
   callRequested(input: CallRequestedInput): void {
     const callId = requireText("callRequested", "callId", input.callId);
     const site = new RecordSite("callRequested", "call", callId);
     const session = this.liveSession(site, input.sessionId);
-    const turnId = requireText(site, "turnId", input.turnId);
-    const alias = requireText(site, "alias", input.alias);
-    const qualifiedName = requireText(site, "qualifiedName", input.qualifiedName);
-    if (this.state.phaseOf(session, callId) !== undefined) throw journalError(JOURNAL_ERRORS.CALL_EXISTS, `${site}: session ${JSON.stringify(session.sessionId)} already has this call; call ids must be unique within their session`, { callId, sessionId: session.sessionId });
+    const values = checkFields(site, FIELDS.call_requested, input);
+    if (this.state.phaseOf(session, callId) !== undefined) {
+      throw journalError(JOURNAL_ERRORS.CALL_EXISTS, `${site}: session ${JSON.stringify(session.sessionId)} already has this call; call ids must be unique within their session`, { callId, sessionId: session.sessionId });
+    }
     let argsText: string | undefined;
     try {
       argsText = canonicalJson(input.args) as string | undefined;
@@ -94,32 +91,20 @@ export class JournalWriter {
     // Computed here when the caller leaves it out (the runtime does); a given digest must match.
     const argsDigest = input.argsDigest === undefined ? expected : requireText(site, "argsDigest", input.argsDigest);
     if (argsDigest !== expected) throw journalError(JOURNAL_ERRORS.INVALID_RECORD, `${site}: argsDigest ${argsDigest} does not match the arguments (argumentsDigest gives ${expected})`, { callId, field: "argsDigest" });
-    const record = { alias, args: new CanonicalText(argsText), argsDigest, at: this.now(), callId, kind: "call_requested", qualifiedName, seq: session.seq + 1, sessionId: session.sessionId, turnId } as const;
-    this.append(site, session, record as unknown as RecordContent);
+    this.append(site, session, "call_requested", { ...values, args: new CanonicalText(argsText), argsDigest, callId });
     session.openCalls.set(callId, { callId, phase: "requested" });
     session.callCount += 1;
   }
 
   approvalDecided(input: ApprovalDecidedInput): void {
-    const site = new RecordSite("approvalDecided", "call", input.callId);
-    const { session, call } = this.liveCall(site, input, "approval_decided");
-    const decision = requireOneOf(site, "decision", input.decision, ["approved", "denied"] as const);
-    const by = requireOneOf(site, "by", input.by, ["person", "policy", "bypass"] as const);
-    const who = optionalText(site, "who", input.who);
-    const scope = requireOneOf(site, "scope", input.scope, ["once", "session"] as const);
-    const key = requireText(site, "key", input.key);
-    const reason = optionalText(site, "reason", input.reason);
-    const record = { at: this.now(), by, callId: call.callId, decision, key, kind: "approval_decided", reason, scope, seq: session.seq + 1, sessionId: session.sessionId, who } as const;
-    this.append(site, session, record);
-    call.decidedBy = by;
-    this.advance(session, call, "approval_decided", decision === "denied");
+    const { session, call, values } = this.callRecord("approvalDecided", "approval_decided", input);
+    call.decidedBy = values.by as CallState["decidedBy"];
+    this.advance(session, call, "approval_decided", values.decision === "denied");
   }
 
   callStarted(input: CallRef): Promise<void> {
     try {
-      const site = new RecordSite("callStarted", "call", input.callId);
-      const { session, call } = this.liveCall(site, input, "call_started");
-      this.append(site, session, { at: this.now(), callId: call.callId, kind: "call_started", seq: session.seq + 1, sessionId: session.sessionId });
+      const { session, call } = this.callRecord("callStarted", "call_started", input);
       this.advance(session, call, "call_started");
       return this.commit.whenCommitted();
     } catch (error) {
@@ -128,36 +113,20 @@ export class JournalWriter {
   }
 
   callProgress(input: CallProgressInput): void {
-    const site = new RecordSite("callProgress", "call", input.callId);
-    const { session, call } = this.liveCall(site, input, "call_progress");
-    this.append(site, session, { at: this.now(), callId: call.callId, event: input.event, kind: "call_progress", seq: session.seq + 1, sessionId: session.sessionId });
+    this.callRecord("callProgress", "call_progress", input);
   }
 
   callFinished(input: CallFinishedInput): void {
-    const site = new RecordSite("callFinished", "call", input.callId);
-    const { session, call } = this.liveCall(site, input, "call_finished");
-    const outcome = requireOneOf(site, "outcome", input.outcome, CALL_OUTCOMES);
-    const code = optionalText(site, "code", input.code);
-    const message = typeof input.message === "string" ? input.message : undefined;
-    const imageDigests = requireImageDigests(site, input.imageDigests);
-    this.finish(site, session, call, { outcome, code, message, imageDigests, result: input.result, breach: input.breach });
+    const { session, call } = this.callRecord("callFinished", "call_finished", input);
+    this.advance(session, call, "call_finished");
   }
 
   revoked(input: RevokedInput): void {
-    const site = new RecordSite("revoked", "session", input.sessionId);
-    const session = this.liveSession(site, input.sessionId);
-    const tool = requireText(site, "tool", input.tool);
-    const reason = requireOneOf(site, "reason", input.reason, ["turn", "cancel", "close"] as const);
-    this.append(site, session, { at: this.now(), kind: "revoked", reason, seq: session.seq + 1, sessionId: session.sessionId, tool });
+    this.sessionRecord("revoked", "revoked", input);
   }
 
   turnFinished(input: TurnFinishedInput): void {
-    const site = new RecordSite("turnFinished", "session", input.sessionId);
-    const session = this.liveSession(site, input.sessionId);
-    const turnId = requireText(site, "turnId", input.turnId);
-    const completed = requireBoolean(site, "completed", input.completed);
-    const reason = optionalText(site, "reason", input.reason);
-    this.append(site, session, { at: this.now(), completed, kind: "turn_finished", reason, seq: session.seq + 1, sessionId: session.sessionId, turnId });
+    this.sessionRecord("turnFinished", "turn_finished", input);
   }
 
   sessionClosed(input: { readonly sessionId: string }): void {
@@ -165,47 +134,37 @@ export class JournalWriter {
     const session = this.liveSession(site, input.sessionId);
     if (session.openCalls.size > 0) {
       const open = Array.from(session.openCalls.keys());
-      throw journalError(JOURNAL_ERRORS.CALLS_OPEN, `${site}: ${open.length} call(s) have no terminal record (${open.slice(0, 5).join(", ")}); record callFinished for each (e.g. "cancelled") before closing`, { sessionId: session.sessionId, openCalls: open });
+      throw journalError(
+        JOURNAL_ERRORS.CALLS_OPEN,
+        `${site}: ${open.length} call(s) have no terminal record (${open.slice(0, 5).join(", ")}); record callFinished for each (e.g. "cancelled") before closing`,
+        { sessionId: session.sessionId, openCalls: open },
+      );
     }
-    const at = this.now();
     const seq = session.seq + 1;
-    this.append(
-      site,
-      session,
-      { at, kind: "session_closed", seq, sessionId: session.sessionId },
-      // Built with the group, after its frames: `headFrame` is then the closing frame.
-      () => ["close", at, seq, session.head, session.headFrame, session.callCount, session.ref],
-      () => this.state.forgetSession(session.sessionId),
-    );
+    // Built with the group, after its frames: `headFrame` is then the closing frame.
+    const close = (at: string): GroupOp => ["close", at, seq, session.head, session.headFrame, session.callCount, session.ref];
+    this.append(site, session, "session_closed", {}, close, () => this.state.forgetSession(session.sessionId));
     session.closed = true;
   }
 
   /** Writes `interrupted` for a call a crash left open (A3); any open phase may have been cut short. */
   interrupt(session: SessionState, call: CallState, message: string): void {
-    this.finish("recovery", session, call, { outcome: "interrupted", code: "JOURNAL_INTERRUPTED", message });
+    this.append("recovery", session, "call_finished", { callId: call.callId, code: "JOURNAL_INTERRUPTED", message, outcome: "interrupted" });
+    this.advance(session, call, "call_finished");
   }
 
-  private finish(
-    site: Site,
-    session: SessionState,
-    call: CallState,
-    end: { outcome: (typeof CALL_OUTCOMES)[number]; code?: string | undefined; message?: string | undefined; imageDigests?: readonly string[] | undefined; result?: unknown; breach?: unknown },
-  ): void {
-    const record = {
-      at: this.now(),
-      breach: end.breach,
-      callId: call.callId,
-      code: end.code,
-      imageDigests: end.imageDigests,
-      kind: "call_finished",
-      message: end.message,
-      outcome: end.outcome,
-      result: end.result,
-      seq: session.seq + 1,
-      sessionId: session.sessionId,
-    };
-    this.append(site, session, record as RecordContent);
-    this.advance(session, call, "call_finished");
+  private sessionRecord(method: string, kind: RecordKind, input: { readonly sessionId: string }): void {
+    const site = new RecordSite(method, "session", input.sessionId);
+    const session = this.liveSession(site, input.sessionId);
+    this.append(site, session, kind, checkFields(site, FIELDS[kind], input));
+  }
+
+  private callRecord(method: string, kind: CallStep, input: CallRef): { session: SessionState; call: CallState; values: Record<string, unknown> } {
+    const site = new RecordSite(method, "call", input.callId);
+    const { session, call } = this.liveCall(site, input, kind);
+    const values = checkFields(site, FIELDS[kind], input);
+    this.append(site, session, kind, { ...values, callId: call.callId });
+    return { session, call, values };
   }
 
   private advance(session: SessionState, call: CallState, step: CallStep, denied = false): void {
@@ -227,13 +186,19 @@ export class JournalWriter {
     const callId = requireText(site, "callId", ref.callId);
     const call = session.openCalls.get(callId);
     const phase = call?.phase ?? this.state.phaseOf(session, callId);
-    if (phase === undefined) throw journalError(JOURNAL_ERRORS.UNKNOWN_CALL, `${site}: session ${JSON.stringify(session.sessionId)} has no call ${JSON.stringify(callId)}; record callRequested first`, { callId, sessionId: session.sessionId });
+    if (phase === undefined) {
+      throw journalError(JOURNAL_ERRORS.UNKNOWN_CALL, `${site}: session ${JSON.stringify(session.sessionId)} has no call ${JSON.stringify(callId)}; record callRequested first`, { callId, sessionId: session.sessionId });
+    }
     if (call === undefined || nextPhase(phase, step) === undefined) throw phaseError(site, callId, phase, step);
     return { session, call };
   }
 
-  /** Encodes a record, hashes it onto its session's chain and queues it, with the other write it implies. */
-  private append(site: Site, session: SessionState, record: RecordContent | Readonly<Record<string, unknown>>, also?: () => GroupOp, after?: () => void): void {
+  /** Builds, encodes and hashes a record onto its session's chain and queues it, with the other write it implies. */
+  private append(site: Site, session: SessionState, kind: RecordKind, values: Record<string, unknown>, also?: (at: string) => GroupOp, after?: () => void): void {
+    const at = this.now();
+    const fields: Record<string, unknown> = { ...values, at, kind, seq: session.seq + 1, sessionId: session.sessionId };
+    const record: Record<string, unknown> = {};
+    for (const key of KEYS[kind]) record[key] = fields[key];
     let data: string;
     try {
       data = encodeRecord(record);
@@ -242,7 +207,7 @@ export class JournalWriter {
     }
     this.commit.makeRoom();
     const hash = chainHash(session.head, data);
-    this.commit.enqueue(session, `${hash} ${data}`, also, after);
+    this.commit.enqueue(session, `${hash} ${data}`, also === undefined ? undefined : () => also(at), after);
     session.head = hash;
     session.seq += 1;
   }
@@ -265,7 +230,9 @@ function phaseError(site: Site, callId: string, phase: CallPhase, step: CallStep
   if (phase === "finished") return journalError(JOURNAL_ERRORS.TERMINAL_EXISTS, `${site}: call ${call} already has its terminal record; a call ends once, so record no more for it`, details);
   if (phase === "denied") return journalError(JOURNAL_ERRORS.CALL_DENIED, `${site}: call ${call} was denied; a denied call never runs`, details);
   if (step === "approval_decided") return journalError(JOURNAL_ERRORS.DECISION_EXISTS, `${site}: call ${call} already has an approval decision`, details);
-  if (step === "call_started" && phase === "requested") return journalError(JOURNAL_ERRORS.CALL_NOT_APPROVED, `${site}: call ${call} has no approval decision; record approvalDecided (by "bypass" when bypassing) first`, details);
+  if (step === "call_started" && phase === "requested") {
+    return journalError(JOURNAL_ERRORS.CALL_NOT_APPROVED, `${site}: call ${call} has no approval decision; record approvalDecided (by "bypass" when bypassing) first`, details);
+  }
   if (step === "call_started") return journalError(JOURNAL_ERRORS.CALL_ALREADY_STARTED, `${site}: call ${call} has already started`, details);
   return journalError(JOURNAL_ERRORS.CALL_NOT_STARTED, `${site}: call ${call} has not started; record callStarted first`, details);
 }
