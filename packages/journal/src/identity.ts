@@ -21,7 +21,7 @@ export interface SelectedTool {
   readonly provider?: string;
   /** The MCP server's raw tool name. */
   readonly remoteName?: string;
-  /** What a sandbox-placed provider starts under (A4): its placement and sandbox policy, e.g. */
+  /** What a sandbox-placed provider starts under (A4), e.g. `{ placement: "sandbox", sandbox: { read: ["/srv"] } }`; absent otherwise. */
   readonly launch?: JsonValue;
 }
 
@@ -139,9 +139,7 @@ function checkNatives(selection: readonly SelectedTool[], descriptors: readonly 
   const described = new Set<string>();
   for (const descriptor of descriptors) {
     if (!selected.has(descriptor.name)) {
-      throw identityError(
-        `native descriptor "${descriptor.name}" is not a selected native tool; pass the descriptors of the selected natives only`,
-      );
+      throw identityError(`native descriptor "${descriptor.name}" is not a selected native tool; pass the descriptors of the selected natives only`);
     }
     if (described.has(descriptor.name)) throw identityError(`native descriptor "${descriptor.name}" is given twice`);
     described.add(descriptor.name);

@@ -89,7 +89,14 @@ export class Journal {
     return this.writer === undefined;
   }
 
-  /** Opens (creating and migrating if needed) a journal. */
+  /**
+   * Opens (creating and migrating if needed) a journal. A writer then recovers: every call
+   * a crash left open is marked `interrupted` and listed in {@link recovered}. Throws
+   * `JOURNAL_OPEN_FAILED` (also when recovery cannot commit, e.g. the disk is full: nothing
+   * in the file is lost), `JOURNAL_LOCKED`, `JOURNAL_NOT_A_FILE`, `JOURNAL_NOT_A_JOURNAL`,
+   * `JOURNAL_DAMAGED`, `JOURNAL_SCHEMA_TOO_NEW`, or for a reader `JOURNAL_NEEDS_MIGRATION`,
+   * `JOURNAL_EMPTY` and `JOURNAL_FOLDER_READ_ONLY`.
+   */
   static open(options: JournalOptions): Journal {
     const file = options.path;
     const durability = options.durability ?? "grouped";
@@ -132,25 +139,17 @@ export class Journal {
   }
 
   /** Records a session's start under its execution identity (A2). */
-  sessionOpened(record: SessionOpenedInput): void {
-    this.write().sessionOpened(record);
-  }
+  sessionOpened(record: SessionOpenedInput): void { this.write().sessionOpened(record); }
 
-  turnPrepared(record: TurnPreparedInput): void {
-    this.write().turnPrepared(record);
-  }
+  turnPrepared(record: TurnPreparedInput): void { this.write().turnPrepared(record); }
 
   /** Records a call the model asked for; `argsDigest` must be `argumentsDigest(args)`. */
-  callRequested(record: CallRequestedInput): void {
-    this.write().callRequested(record);
-  }
+  callRequested(record: CallRequestedInput): void { this.write().callRequested(record); }
 
   /** Records the approval decision of a requested call: exactly one per call (A1). */
-  approvalDecided(record: ApprovalDecidedInput): void {
-    this.write().approvalDecided(record);
-  }
+  approvalDecided(record: ApprovalDecidedInput): void { this.write().approvalDecided(record); }
 
-  /** Records that an approved call starts. */
+  /** Records that an approved call starts; resolves once its record is committed: await it before running the tool. */
   callStarted(record: CallRef): Promise<void> {
     try {
       return this.write().callStarted(record);
@@ -159,27 +158,17 @@ export class Journal {
     }
   }
 
-  callProgress(record: CallProgressInput): void {
-    this.write().callProgress(record);
-  }
+  callProgress(record: CallProgressInput): void { this.write().callProgress(record); }
 
   /** The one terminal record of a call; a second throws `JOURNAL_TERMINAL_EXISTS` (A3). */
-  callFinished(record: CallFinishedInput): void {
-    this.write().callFinished(record);
-  }
+  callFinished(record: CallFinishedInput): void { this.write().callFinished(record); }
 
-  revoked(record: RevokedInput): void {
-    this.write().revoked(record);
-  }
+  revoked(record: RevokedInput): void { this.write().revoked(record); }
 
-  turnFinished(record: TurnFinishedInput): void {
-    this.write().turnFinished(record);
-  }
+  turnFinished(record: TurnFinishedInput): void { this.write().turnFinished(record); }
 
   /** Closes a session; refused with `JOURNAL_CALLS_OPEN` while a call has no terminal record. */
-  sessionClosed(record: { readonly sessionId: string }): void {
-    this.write().sessionClosed(record);
-  }
+  sessionClosed(record: { readonly sessionId: string }): void { this.write().sessionClosed(record); }
 
   /** Resolves once everything queued so far is committed. */
   flush(): Promise<void> {
@@ -209,66 +198,42 @@ export class Journal {
 
   /** Like {@link findApproval}, but a `once` approval is used up by the lookup. */
   consumeApproval(key: ApprovalKey): ApprovalRecord | undefined {
-    this.write();
-    this.writer?.commit.commitNow();
-    return this.store.approvals.consume(key);
+    return this.approvalsToWrite().consume(key);
   }
 
   /** Stores an approval, effective at once. */
   storeApproval(key: ApprovalKey, record: ApprovalGrant): void {
-    this.write();
-    this.writer?.commit.commitNow();
-    this.store.approvals.store(key, record);
+    this.approvalsToWrite().store(key, record);
   }
 
-  /** The remembered approvals (those stored with `storeApproval`. */
+  /** The remembered approvals (`session` scope, and `once` approvals not yet used), oldest first; readers may list them. */
   approvals(filter: ApprovalFilter = {}): ApprovalRecord[] {
     this.read();
     return this.store.approvals.list(filter);
   }
 
-  /** Forgets remembered approvals, effective at once: the next call of a matching tool asks again. */
+  /** Forgets remembered approvals, effective at once, and returns how many; `{}` forgets every one. Records stay. */
   revokeApprovals(filter: ApprovalFilter): number {
-    this.write();
-    this.writer?.commit.commitNow();
-    return this.store.approvals.revoke(filter);
+    return this.approvalsToWrite().revoke(filter);
   }
 
-  sessions(): SessionSummary[] {
-    this.read();
-    return this.reader.sessions();
-  }
+  sessions(): SessionSummary[] { return this.read().sessions(); }
 
-  session(sessionId: string): SessionSummary | undefined {
-    this.read();
-    return this.reader.session(sessionId);
-  }
+  session(sessionId: string): SessionSummary | undefined { return this.read().session(sessionId); }
 
-  calls(sessionId: string): CallSummary[] {
-    this.read();
-    return this.reader.calls(sessionId);
-  }
+  calls(sessionId: string): CallSummary[] { return this.read().calls(sessionId); }
 
   /** Every record of one call, in order: requested, decision, started, progress, terminal. */
-  timeline(call: CallRef): JournalRecord[] {
-    this.read();
-    return this.reader.timeline(call);
-  }
+  timeline(call: CallRef): JournalRecord[] { return this.read().timeline(call); }
 
   /** The session's records in chain order. */
-  records(sessionId: string): Iterable<JournalRecord> {
-    this.read();
-    return this.reader.records(sessionId);
-  }
+  records(sessionId: string): Iterable<JournalRecord> { return this.read().records(sessionId); }
 
   /**
    * The session as JSON lines, one record per line (canonical JSON, with `prevHash` and `hash`): drop those
    * two keys, canonicalize, and `sha256(prevHash + text)` gives `hash`.
    */
-  exportSession(sessionId: string): Iterable<string> {
-    this.read();
-    return this.reader.exportSession(sessionId);
-  }
+  exportSession(sessionId: string): Iterable<string> { return this.read().exportSession(sessionId); }
 
   /**
    * Checks every chain (or one session's) and reports the first broken or missing link, or index cell that
@@ -286,9 +251,17 @@ export class Journal {
   }
 
   // A writer's reads see its own queued records: commit them first.
-  private read(): void {
+  private read(): JournalReader {
     if (this.closed) throw closedError(this.path);
     this.writer?.commit.commitNow();
+    return this.reader;
+  }
+
+  // Queued records are committed first, so the `approval_decided` record that explains an approval is never younger than it.
+  private approvalsToWrite() {
+    this.write();
+    this.writer!.commit.commitNow();
+    return this.store.approvals;
   }
 }
 

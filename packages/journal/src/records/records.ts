@@ -20,15 +20,7 @@ export type CallOutcome = ExecutionOutcome | "interrupted";
  * CALL_OUTCOMES.includes("crashed"); // true
  * ```
  */
-export const CALL_OUTCOMES: readonly CallOutcome[] = Object.freeze([
-  "succeeded",
-  "failed",
-  "timed_out",
-  "cancelled",
-  "limit_exceeded",
-  "crashed",
-  "interrupted",
-]);
+export const CALL_OUTCOMES: readonly CallOutcome[] = Object.freeze(["succeeded", "failed", "timed_out", "cancelled", "limit_exceeded", "crashed", "interrupted"]);
 
 /**
  * Who decided an approval (A1): a person, a policy, or bypass (which skips only the person).

@@ -5,11 +5,7 @@ import { JOURNAL_ERRORS, journalError } from "../errors.js";
  * is (`${site}`).
  */
 export class RecordSite {
-  constructor(
-    private readonly method: string,
-    private readonly of: "call" | "session" | "tool",
-    private readonly id: unknown,
-  ) {}
+  constructor(private readonly method: string, private readonly of: "call" | "session" | "tool", private readonly id: unknown) {}
 
   toString(): string {
     return `${this.method} of ${this.of} ${JSON.stringify(this.id)}`;
@@ -35,18 +31,14 @@ export function requireOneOf<T extends string>(site: Site, field: string, value:
 
 export function requireBoolean(site: Site, field: string, value: unknown): boolean {
   if (typeof value !== "boolean") {
-    throw journalError(JOURNAL_ERRORS.INVALID_RECORD, `${site}: field "${field}" must be a boolean, got ${describe(value)}`, {
-      field,
-    });
+    throw journalError(JOURNAL_ERRORS.INVALID_RECORD, `${site}: field "${field}" must be a boolean, got ${describe(value)}`, { field });
   }
   return value;
 }
 
 export function requireStringMap(site: Site, field: string, value: unknown): Readonly<Record<string, string>> {
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    throw journalError(JOURNAL_ERRORS.INVALID_RECORD, `${site}: field "${field}" must be an object of strings, got ${describe(value)}`, {
-      field,
-    });
+    throw journalError(JOURNAL_ERRORS.INVALID_RECORD, `${site}: field "${field}" must be an object of strings, got ${describe(value)}`, { field });
   }
   for (const [key, item] of Object.entries(value)) {
     if (typeof item !== "string") throw journalError(JOURNAL_ERRORS.INVALID_RECORD, `${site}: field "${field}.${key}" must be a string, got ${describe(item)}`, { field: `${field}.${key}` });
@@ -60,9 +52,7 @@ const DIGEST = /^(?:sha256:)?[0-9a-f]{64}$/;
 export function requireImageDigests(site: Site, value: unknown): readonly string[] | undefined {
   if (value === undefined) return undefined;
   if (!Array.isArray(value)) {
-    throw journalError(JOURNAL_ERRORS.IMAGE_NOT_DIGEST, `${site}: field "imageDigests" must be an array of SHA-256 digests`, {
-      field: "imageDigests",
-    });
+    throw journalError(JOURNAL_ERRORS.IMAGE_NOT_DIGEST, `${site}: field "imageDigests" must be an array of SHA-256 digests`, { field: "imageDigests" });
   }
   value.forEach((digest: unknown, index) => {
     if (typeof digest !== "string" || !DIGEST.test(digest)) {

@@ -159,16 +159,7 @@ export class ApprovalStore {
     const who = optionalText(site, "who", grant.who);
     if (scope === "once" && key.argsDigest === undefined) throw journalError(JOURNAL_ERRORS.INVALID_RECORD, `${site}: a "once" approval needs key.argsDigest (argumentsDigest of the call's arguments)`, { field: "argsDigest" });
     const digest = scope === "once" ? requireText(site, "argsDigest", key.argsDigest) : ANY_ARGUMENTS;
-    this.sql.store?.run(
-      checked.executionIdentity,
-      checked.qualifiedName,
-      checked.schemaFingerprint,
-      digest,
-      scope,
-      by,
-      who ?? null,
-      new Date().toISOString(),
-    );
+    this.sql.store?.run(checked.executionIdentity, checked.qualifiedName, checked.schemaFingerprint, digest, scope, by, who ?? null, new Date().toISOString());
   }
 
   /** The remembered approvals, oldest first, of one identity and/or tool (every one without a filter). */

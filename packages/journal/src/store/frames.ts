@@ -62,16 +62,10 @@ export class FrameReader {
   private readonly links;
 
   constructor(db: Database.Database) {
-    this.link = db.prepare<[number], { session_ref: number; prev_frame: number | null }>(
-      "SELECT session_ref, prev_frame FROM frames WHERE id = ?",
-    );
+    this.link = db.prepare<[number], { session_ref: number; prev_frame: number | null }>("SELECT session_ref, prev_frame FROM frames WHERE id = ?");
     this.body = db.prepare<[number], { first_seq: unknown; body: unknown }>("SELECT first_seq, body FROM frames WHERE id = ?");
-    this.back = db.prepare<[number, number], { prev_frame: number | null; body: unknown }>(
-      "SELECT prev_frame, body FROM frames WHERE id = ? AND session_ref = ?",
-    );
-    this.links = db.prepare<[number], FrameLink>(
-      "SELECT id, first_seq AS firstSeq, prev_frame AS prevFrame FROM frames WHERE session_ref = ? ORDER BY id",
-    );
+    this.back = db.prepare<[number, number], { prev_frame: number | null; body: unknown }>("SELECT prev_frame, body FROM frames WHERE id = ? AND session_ref = ?");
+    this.links = db.prepare<[number], FrameLink>("SELECT id, first_seq AS firstSeq, prev_frame AS prevFrame FROM frames WHERE session_ref = ? ORDER BY id");
   }
 
   /**

@@ -86,21 +86,8 @@ const FRAME_PAGE_SIZE = 16384;
  */
 function migrateToFrames(db: Database.Database): void {
   db.exec(`
-    CREATE TABLE frames (
-      id INTEGER PRIMARY KEY,
-      session_ref INTEGER NOT NULL,
-      first_seq INTEGER NOT NULL,
-      prev_frame INTEGER,
-      body TEXT NOT NULL
-    );
-    CREATE TABLE live_sessions (
-      ref INTEGER PRIMARY KEY,
-      head_frame INTEGER NOT NULL,
-      seq INTEGER NOT NULL,
-      hash TEXT NOT NULL,
-      calls INTEGER NOT NULL,
-      open_calls TEXT NOT NULL
-    );
+    CREATE TABLE frames (id INTEGER PRIMARY KEY, session_ref INTEGER NOT NULL, first_seq INTEGER NOT NULL, prev_frame INTEGER, body TEXT NOT NULL);
+    CREATE TABLE live_sessions (ref INTEGER PRIMARY KEY, head_frame INTEGER NOT NULL, seq INTEGER NOT NULL, hash TEXT NOT NULL, calls INTEGER NOT NULL, open_calls TEXT NOT NULL);
     ALTER TABLE sessions ADD COLUMN final_frame INTEGER;
     ALTER TABLE sessions ADD COLUMN final_calls INTEGER;
     INSERT INTO frames (id, session_ref, first_seq, prev_frame, body)
@@ -222,10 +209,7 @@ function migrate(db: Database.Database): void {
       if (typeof step === "string") db.exec(step);
       else step(db);
     }
-    db.prepare("INSERT OR REPLACE INTO journal_meta (key, value) VALUES (?, ?)").run(
-      `migrated_${current}_to_${SCHEMA_VERSION}`,
-      new Date().toISOString(),
-    );
+    db.prepare("INSERT OR REPLACE INTO journal_meta (key, value) VALUES (?, ?)").run(`migrated_${current}_to_${SCHEMA_VERSION}`, new Date().toISOString());
     db.pragma(`user_version = ${SCHEMA_VERSION}`);
   }).immediate();
 }

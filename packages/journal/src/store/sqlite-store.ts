@@ -3,7 +3,7 @@ import { ApprovalStore } from "./approvals.js";
 import { type ChainHead, FrameReader } from "./frames.js";
 import type { GroupWrites, JournalStore, StoredSession } from "./store.js";
 
-/** The writer's connection settings. */
+/** The writer's connection: WAL, `synchronous` as the durability says (NORMAL survives kill -9, FULL power loss). */
 export function writerPragmas(synchronous: "NORMAL" | "FULL"): readonly string[] {
   return [`synchronous = ${synchronous}`, `wal_autocheckpoint = ${WAL_CHECKPOINT_PAGES}`, "cache_size = -16384", "temp_store = memory"];
 }
@@ -16,16 +16,6 @@ const HEAD_COLUMNS = 6;
 /** Rows per multi-row insert: a group of a few hundred frames takes a handful of statements. */
 const CHUNKS = [32, 8, 2, 1] as const;
 
-interface SessionRow {
-  ref: number;
-  execution_identity: string;
-  closed_at: string | null;
-  head_frame: number | null;
-  seq: number | null;
-  hash: string | null;
-  calls: number | null;
-  open_calls: unknown;
-}
 
 /** The embedded store: one SQLite file in WAL mode (schema in `schema.ts`). */
 export class SqliteStore implements JournalStore {
@@ -44,13 +34,11 @@ export class SqliteStore implements JournalStore {
       begin: db.prepare("BEGIN"),
       end: db.prepare("COMMIT"),
       rollback: db.prepare("ROLLBACK"),
-      session: db.prepare<[string], SessionRow>(
-        `SELECT s.ref, s.execution_identity, s.closed_at, l.head_frame, l.seq, l.hash, l.calls, l.open_calls
+      session: db.prepare<[string], StoredSession>(
+        `SELECT s.ref, s.execution_identity AS executionIdentity, s.closed_at AS closedAt, l.head_frame AS headFrame, l.seq, l.hash, l.calls, l.open_calls AS openCalls
            FROM sessions s LEFT JOIN live_sessions l ON l.ref = s.ref WHERE s.session_id = ?`,
       ),
-      open: db.prepare<[], { session_id: string }>(
-        "SELECT s.session_id FROM live_sessions l JOIN sessions s ON s.ref = l.ref WHERE l.open_calls <> '{}' ORDER BY l.ref",
-      ),
+      open: db.prepare<[], { session_id: string }>("SELECT s.session_id FROM live_sessions l JOIN sessions s ON s.ref = l.ref WHERE l.open_calls <> '{}' ORDER BY l.ref"),
       maxRef: db.prepare<[], { id: number | null }>("SELECT max(ref) AS id FROM sessions"),
       maxFrame: db.prepare<[], { id: number | null }>("SELECT max(id) AS id FROM frames"),
       insertSession: db.prepare("INSERT INTO sessions (ref, session_id, execution_identity, workspace, bundle_dir, opened_at) VALUES (?, ?, ?, ?, ?, ?)"),
@@ -69,19 +57,9 @@ export class SqliteStore implements JournalStore {
   }
 
   session(sessionId: string): StoredSession | undefined {
-    const row = this.sql.session.get(sessionId);
-    if (row === undefined) return undefined;
-    return {
-      ref: row.ref,
-      executionIdentity: row.execution_identity,
-      closed: row.closed_at !== null,
-      headFrame: row.head_frame,
-      seq: row.seq,
-      hash: row.hash,
-      calls: row.calls,
-      openCalls: row.open_calls,
-    };
+    return this.sql.session.get(sessionId);
   }
+
 
   lastRef(): number {
     return this.sql.maxRef.get()?.id ?? 0;

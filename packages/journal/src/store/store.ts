@@ -18,7 +18,7 @@ export type GroupOp =
 export interface StoredSession {
   readonly ref: number;
   readonly executionIdentity: string;
-  readonly closed: boolean;
+  readonly closedAt: string | null;
   readonly headFrame: number | null;
   readonly seq: number | null;
   readonly hash: string | null;

@@ -35,10 +35,7 @@ export class GroupCommit {
   private readonly fileIdentity: { readonly dev: number; readonly ino: number };
   private fileCheckedAt = Date.now();
 
-  constructor(
-    private readonly store: JournalStore,
-    private readonly file: string,
-  ) {
+  constructor(private readonly store: JournalStore, private readonly file: string) {
     // The journal is the file's one writer, so it assigns frame ids itself.
     this.nextFrame = store.lastFrame() + 1;
     // Absolute: a host that changes its working folder later must not look elsewhere.

@@ -45,11 +45,7 @@ export class LiveState {
   private nextRef: number;
 
   /** `lookup` runs a read inside the writer's transaction; `commitQueued` commits what is queued first. */
-  constructor(
-    private readonly store: JournalStore,
-    private readonly lookup: <T>(read: () => T) => T,
-    private readonly commitQueued: () => void,
-  ) {
+  constructor(private readonly store: JournalStore, private readonly lookup: <T>(read: () => T) => T, private readonly commitQueued: () => void) {
     this.nextRef = store.lastRef() + 1;
   }
 
@@ -60,9 +56,9 @@ export class LiveState {
     const row = this.lookup(() => this.store.session(sessionId));
     if (row === undefined) return undefined;
     const state = newSession(sessionId, row.ref, row.executionIdentity);
-    state.closed = row.closed;
+    state.closed = row.closedAt !== null;
     state.historyLoaded = false;
-    if (row.closed) return state;
+    if (state.closed) return state;
     if (row.headFrame === null || typeof row.hash !== "string" || typeof row.seq !== "number") throw journalError(JOURNAL_ERRORS.DAMAGED, `session ${JSON.stringify(sessionId)} has no chain head in the file (live_sessions row missing); the file was altered, run verify()`, { sessionId });
     const openCalls = parseOpenCalls(row.openCalls);
     // Which calls are open is unknown: nothing may be appended to this session.

@@ -46,10 +46,7 @@ export class JournalWriter {
   /** Replaying a legacy tail log only: the `at` of the record being rebuilt. */
   pinnedAt: string | undefined;
 
-  constructor(
-    private readonly commit: GroupCommit,
-    readonly state: LiveState,
-  ) {}
+  constructor(private readonly commit: GroupCommit, readonly state: LiveState) {}
 
   sessionOpened(input: SessionOpenedInput): void {
     const sessionId = requireText("sessionOpened", "sessionId", input.sessionId);
