@@ -14,9 +14,8 @@ export const JOURNAL_ERRORS = Object.freeze({
   /** The path exists but is not a regular file (a directory, a device such as `/dev/null`, a FIFO). */
   NOT_A_FILE: "JOURNAL_NOT_A_FILE",
   /**
-   * A reader cannot create the `-shm` (or `-wal`) file SQLite needs beside a WAL-mode database because the
-   * journal's folder is not writable: make it writable, or copy the file (with its `-wal`, if any) to a
-   * writable folder.
+   * A reader cannot create the `-shm` (or `-wal`) file SQLite needs beside a WAL-mode database because the journal's folder is not writable: make it
+   * writable, or copy the file (with its `-wal`, if any) to a writable folder.
    */
   FOLDER_READ_ONLY: "JOURNAL_FOLDER_READ_ONLY",
   /** A reader met an empty file (0 bytes, or a SQLite database without tables): not a journal until a writer opens it. */

@@ -104,8 +104,7 @@ export function computeExecutionIdentity(inputs: ExecutionIdentityInputs): Execu
 }
 
 /**
- * The digest of a call's arguments: `sha256:` + hex SHA-256 of their canonical JSON. Once-only approvals are
- * keyed by it;
+ * The digest of a call's arguments: `sha256:` + hex SHA-256 of their canonical JSON. Once-only approvals are keyed by it;
  *
  * @example
  * ```ts

@@ -65,10 +65,7 @@ export interface JournalOptions {
 export class Journal {
   /** Calls found without a terminal record at open, now marked `interrupted`; empty for a reader. */
   readonly recovered: readonly InterruptedCall[];
-  /**
-   * What opening as the writer found and could not put right (empty for a reader, and for a file only this
-   * package wrote).
-   */
+  /** What opening as the writer found and could not put right (empty for a reader, and for a file only this package wrote). */
   readonly warnings: readonly JournalWarning[];
   private closed = false;
 
@@ -83,19 +80,15 @@ export class Journal {
     this.recovered = Object.freeze([...found.recovered]);
     this.warnings = Object.freeze([...found.warnings]);
   }
-
   /** Whether this is a reader (`readonly: true`). */
   get readonly(): boolean {
     return this.writer === undefined;
   }
-
   /**
-   * Opens (creating and migrating if needed) a journal. A writer then recovers: every call
-   * a crash left open is marked `interrupted` and listed in {@link recovered}. Throws
-   * `JOURNAL_OPEN_FAILED` (also when recovery cannot commit, e.g. the disk is full: nothing
-   * in the file is lost), `JOURNAL_LOCKED`, `JOURNAL_NOT_A_FILE`, `JOURNAL_NOT_A_JOURNAL`,
-   * `JOURNAL_DAMAGED`, `JOURNAL_SCHEMA_TOO_NEW`, or for a reader `JOURNAL_NEEDS_MIGRATION`,
-   * `JOURNAL_EMPTY` and `JOURNAL_FOLDER_READ_ONLY`.
+   * Opens (creating and migrating if needed) a journal. A writer then recovers: every call a crash left open is marked `interrupted` and listed in
+   * {@link recovered}. Throws `JOURNAL_OPEN_FAILED` (also when recovery cannot commit, e.g. the disk is full: nothing in the file is lost),
+   * `JOURNAL_LOCKED`, `JOURNAL_NOT_A_FILE`, `JOURNAL_NOT_A_JOURNAL`, `JOURNAL_DAMAGED`, `JOURNAL_SCHEMA_TOO_NEW`, or for a reader
+   * `JOURNAL_NEEDS_MIGRATION`, `JOURNAL_EMPTY` and `JOURNAL_FOLDER_READ_ONLY`.
    */
   static open(options: JournalOptions): Journal {
     const file = options.path;
@@ -137,18 +130,14 @@ export class Journal {
       throw openFailure(file, error);
     }
   }
-
   /** Records a session's start under its execution identity (A2). */
   sessionOpened(record: SessionOpenedInput): void { this.write().sessionOpened(record); }
 
   turnPrepared(record: TurnPreparedInput): void { this.write().turnPrepared(record); }
-
   /** Records a call the model asked for; `argsDigest` must be `argumentsDigest(args)`. */
   callRequested(record: CallRequestedInput): void { this.write().callRequested(record); }
-
   /** Records the approval decision of a requested call: exactly one per call (A1). */
   approvalDecided(record: ApprovalDecidedInput): void { this.write().approvalDecided(record); }
-
   /** Records that an approved call starts; resolves once its record is committed: await it before running the tool. */
   callStarted(record: CallRef): Promise<void> {
     try {
@@ -159,23 +148,19 @@ export class Journal {
   }
 
   callProgress(record: CallProgressInput): void { this.write().callProgress(record); }
-
   /** The one terminal record of a call; a second throws `JOURNAL_TERMINAL_EXISTS` (A3). */
   callFinished(record: CallFinishedInput): void { this.write().callFinished(record); }
 
   revoked(record: RevokedInput): void { this.write().revoked(record); }
 
   turnFinished(record: TurnFinishedInput): void { this.write().turnFinished(record); }
-
   /** Closes a session; refused with `JOURNAL_CALLS_OPEN` while a call has no terminal record. */
   sessionClosed(record: { readonly sessionId: string }): void { this.write().sessionClosed(record); }
-
   /** Resolves once everything queued so far is committed. */
   flush(): Promise<void> {
     if (this.closed || this.writer === undefined) return Promise.resolve();
     return this.writer.commit.whenCommitted();
   }
-
   /** Commits what is queued and closes the file. Idempotent. */
   close(): void {
     if (this.closed) return;
@@ -187,7 +172,6 @@ export class Journal {
       this.writer?.lock.release();
     }
   }
-
   /** A session-scope approval for the key, else a `once` approval for its exact `argsDigest` (M3). */
   findApproval(key: ApprovalKey): ApprovalRecord | undefined {
     if (this.closed) throw closedError(this.path);
@@ -195,23 +179,19 @@ export class Journal {
     // commit first; the lookup joins the group's transaction instead of paying for its own.
     return this.writer === undefined ? this.store.approvals.find(key) : this.writer.commit.lookup(() => this.store.approvals.find(key));
   }
-
   /** Like {@link findApproval}, but a `once` approval is used up by the lookup. */
   consumeApproval(key: ApprovalKey): ApprovalRecord | undefined {
     return this.approvalsToWrite().consume(key);
   }
-
   /** Stores an approval, effective at once. */
   storeApproval(key: ApprovalKey, record: ApprovalGrant): void {
     this.approvalsToWrite().store(key, record);
   }
-
   /** The remembered approvals (`session` scope, and `once` approvals not yet used), oldest first; readers may list them. */
   approvals(filter: ApprovalFilter = {}): ApprovalRecord[] {
     this.read();
     return this.store.approvals.list(filter);
   }
-
   /** Forgets remembered approvals, effective at once, and returns how many; `{}` forgets every one. Records stay. */
   revokeApprovals(filter: ApprovalFilter): number {
     return this.approvalsToWrite().revoke(filter);
@@ -222,23 +202,16 @@ export class Journal {
   session(sessionId: string): SessionSummary | undefined { return this.read().session(sessionId); }
 
   calls(sessionId: string): CallSummary[] { return this.read().calls(sessionId); }
-
   /** Every record of one call, in order: requested, decision, started, progress, terminal. */
   timeline(call: CallRef): JournalRecord[] { return this.read().timeline(call); }
-
   /** The session's records in chain order. */
   records(sessionId: string): Iterable<JournalRecord> { return this.read().records(sessionId); }
-
   /**
-   * The session as JSON lines, one record per line (canonical JSON, with `prevHash` and `hash`): drop those
-   * two keys, canonicalize, and `sha256(prevHash + text)` gives `hash`.
+   * The session as JSON lines, one record per line (canonical JSON, with `prevHash` and `hash`): drop those two keys, canonicalize, and
+   * `sha256(prevHash + text)` gives `hash`.
    */
   exportSession(sessionId: string): Iterable<string> { return this.read().exportSession(sessionId); }
-
-  /**
-   * Checks every chain (or one session's) and reports the first broken or missing link, or index cell that
-   * disagrees with the hashed records.
-   */
+  /** Checks every chain (or one session's) and reports the first broken or missing link, or index cell that disagrees with the hashed records. */
   verify(sessionId?: string): VerifyReport {
     this.read();
     return verifyChains(this.store.database, sessionId);

@@ -18,8 +18,8 @@
 export type JournalWarningKind = "open-call-contradicted" | "session-damaged" | "tail-records-lost";
 
 /**
- * Something a writer found while opening the journal (replaying its tail log, recovering) that contradicts
- * the file's own records or cannot be put right; the journal opened anyway.
+ * Something a writer found while opening the journal (replaying its tail log, recovering) that contradicts the file's own records or cannot be put
+ * right; the journal opened anyway.
  *
  * @example
  * ```ts

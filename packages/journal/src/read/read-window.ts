@@ -18,7 +18,6 @@ export class ReadWindow {
     this.begin = db.prepare("BEGIN");
     this.end = db.prepare("COMMIT");
   }
-
   /** Runs `read` inside the current read transaction, opening one if none is open. */
   read<T>(read: () => T): T {
     if (!this.open) {
@@ -35,7 +34,6 @@ export class ReadWindow {
       if (this.reads >= this.maxReads) this.release();
     }
   }
-
   /** Ends the current read transaction, if one is open. */
   release(): void {
     if (!this.open) return;

@@ -123,24 +123,21 @@ export class JournalReader {
     }
     return Array.from(calls.values(), (call) => call.summary);
   }
-
   /** Every record of one call of a session, in order. */
   timeline(ref: CallRef): JournalRecord[] {
     const records: JournalRecord[] = [];
     for (const record of this.records(ref.sessionId)) if ("callId" in record && record.callId === ref.callId) records.push(record);
     return records;
   }
-
   /**
-   * The session's records in chain order, read a frame at a time so a long export never holds the connection
-   * (and so the writer's commits) for its whole length.
+   * The session's records in chain order, read a frame at a time so a long export never holds the connection (and so the writer's commits) for its
+   * whole length.
    */
   *records(sessionId: string): Generator<JournalRecord> {
     const row = this.sql.session.get(sessionId);
     if (row === undefined) return;
     for (const record of this.frames.records(headOf(row))) yield toRecord(record, sessionId);
   }
-
   /** The session's records as JSON lines, canonical for records the writer wrote. */
   *exportSession(sessionId: string): Generator<string> {
     const row = this.sql.session.get(sessionId);

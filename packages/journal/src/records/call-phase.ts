@@ -14,8 +14,8 @@ export type OpenCallEntry = readonly [phase: CallPhase, decidedBy?: ApprovalDeci
 const OPEN: ReadonlySet<CallPhase | undefined> = new Set(["requested", "approved", "started"]);
 
 /**
- * The one call-phase reducer: the phase a call reaches when a record of kind `step` follows `phase`
- * (`undefined`: the call has no record yet), or `undefined` when the step cannot follow it.
+ * The one call-phase reducer: the phase a call reaches when a record of kind `step` follows `phase` (`undefined`: the call has no record yet), or
+ * `undefined` when the step cannot follow it.
  */
 export function nextPhase(phase: CallPhase | undefined, step: CallStep, denied = false): CallPhase | undefined {
   switch (step) {
@@ -45,8 +45,8 @@ export function stepOf(kind: unknown): CallStep | undefined {
 }
 
 /**
- * A session's calls as its records, read oldest first, leave them: how many were requested, and which are
- * open with their phase and decider, as the head row keeps them.
+ * A session's calls as its records, read oldest first, leave them: how many were requested, and which are open with their phase and decider, as the
+ * head row keeps them.
  */
 export class CallTally {
   requested = 0;

@@ -7,8 +7,8 @@ export class CanonicalText {
 }
 
 /**
- * The one encoder of a record: canonical JSON of its content (keys sorted, no whitespace, absent optional
- * fields left out), exactly `canonicalJson(content)`.
+ * The one encoder of a record: canonical JSON of its content (keys sorted, no whitespace, absent optional fields left out), exactly
+ * `canonicalJson(content)`.
  */
 export function encodeRecord(content: RecordContent | Readonly<Record<string, unknown>>): string {
   let text = "{";

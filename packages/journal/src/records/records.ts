@@ -2,8 +2,8 @@ import type { JsonValue } from "@openworker/tools-sdk";
 import type { CallOutcome as ExecutionOutcome } from "@openworker/tools-sdk/internal/execution";
 
 /**
- * How a call ended: one of the outcomes of the call boundary (A3), plus `interrupted`, which only recovery
- * writes for a call a crash left without a terminal record.
+ * How a call ended: one of the outcomes of the call boundary (A3), plus `interrupted`, which only recovery writes for a call a crash left without a
+ * terminal record.
  *
  * @example
  * ```ts
@@ -153,8 +153,7 @@ export type RecordContent = {
 }[RecordKind];
 
 /**
- * One journal record as read back: its content plus its link in the session's chain, `hash = sha256(prevHash
- * + canonicalJson(content))`.
+ * One journal record as read back: its content plus its link in the session's chain, `hash = sha256(prevHash + canonicalJson(content))`.
  *
  * @example
  * ```ts

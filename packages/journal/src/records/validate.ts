@@ -1,9 +1,6 @@
 import { JOURNAL_ERRORS, journalError } from "../errors.js";
 
-/**
- * Where a record came from, for error messages (`callFinished of call "c1"`): written out only when a message
- * is (`${site}`).
- */
+/** Where a record came from, for error messages (`callFinished of call "c1"`): written out only when a message is (`${site}`). */
 export class RecordSite {
   constructor(private readonly method: string, private readonly of: "call" | "session" | "tool", private readonly id: unknown) {}
 

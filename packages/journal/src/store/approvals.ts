@@ -4,8 +4,7 @@ import type { ApprovalDecider, ApprovalScope } from "../records/records.js";
 import { optionalText, requireOneOf, requireText } from "../records/validate.js";
 
 /**
- * What an approval is bound to (A2, M3): the session's execution identity, the tool and its schema
- * fingerprint.
+ * What an approval is bound to (A2, M3): the session's execution identity, the tool and its schema fingerprint.
  *
  * @example
  * ```ts
@@ -56,8 +55,7 @@ export interface ApprovalGrant {
 }
 
 /**
- * Which remembered approvals `approvals()` lists and `revokeApprovals()` forgets: those of one execution
- * identity, of one tool, or both.
+ * Which remembered approvals `approvals()` lists and `revokeApprovals()` forgets: those of one execution identity, of one tool, or both.
  *
  * @example
  * ```ts
@@ -99,8 +97,8 @@ interface ApprovalRow {
 const ANY_ARGUMENTS = "";
 
 /**
- * The approval store: one row per (identity, tool, schema fingerprint, argument digest), looked up through
- * the primary key with prepared statements (no scan on the hot path).
+ * The approval store: one row per (identity, tool, schema fingerprint, argument digest), looked up through the primary key with prepared statements
+ * (no scan on the hot path).
  */
 export class ApprovalStore {
   private readonly sql;
@@ -136,13 +134,11 @@ export class ApprovalStore {
         : undefined,
     };
   }
-
   /** A session-scope approval for the key, else a once-only approval for its exact arguments. */
   find(key: ApprovalKey): ApprovalRecord | undefined {
     const row = this.lookup(key);
     return row === undefined ? undefined : toRecord(row);
   }
-
   /** Like {@link find}, but a `once` approval found is deleted in the same step: it serves one call. */
   consume(key: ApprovalKey): ApprovalRecord | undefined {
     const row = this.lookup(key);
@@ -161,12 +157,10 @@ export class ApprovalStore {
     const digest = scope === "once" ? requireText(site, "argsDigest", key.argsDigest) : ANY_ARGUMENTS;
     this.sql.store?.run(checked.executionIdentity, checked.qualifiedName, checked.schemaFingerprint, digest, scope, by, who ?? null, new Date().toISOString());
   }
-
   /** The remembered approvals, oldest first, of one identity and/or tool (every one without a filter). */
   list(filter: ApprovalFilter): ApprovalRecord[] {
     return this.sql.list.all(filterParameters(filter)).map(toRecord);
   }
-
   /** Forgets the remembered approvals the filter matches; returns how many. */
   revoke(filter: ApprovalFilter): number {
     return this.sql.revoke?.run(filterParameters(filter)).changes ?? 0;

@@ -1,9 +1,8 @@
 import { JOURNAL_ERRORS, journalError } from "../errors.js";
 
 /**
- * What a reader says about a cell or record that is not what the journal writes (a frame body stored as a
- * blob, a record whose content is not a JSON object, a head row's open calls that are not JSON): the file was
- * altered or damaged outside the journal.
+ * What a reader says about a cell or record that is not what the journal writes (a frame body stored as a blob, a record whose content is not a JSON
+ * object, a head row's open calls that are not JSON): the file was altered or damaged outside the journal.
  */
 export function damagedError(sessionId: string, what: string) {
   return journalError(JOURNAL_ERRORS.DAMAGED, `session ${JSON.stringify(sessionId)}: ${what}; the journal file was altered or damaged: run verify() to find the first break`, { sessionId });

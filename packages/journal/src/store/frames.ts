@@ -67,10 +67,9 @@ export class FrameReader {
     this.back = db.prepare<[number, number], { prev_frame: number | null; body: unknown }>("SELECT prev_frame, body FROM frames WHERE id = ? AND session_ref = ?");
     this.links = db.prepare<[number], FrameLink>("SELECT id, first_seq AS firstSeq, prev_frame AS prevFrame FROM frames WHERE session_ref = ? ORDER BY id");
   }
-
   /**
-   * The frame ids of a session's chain, oldest first, and what stopped the walk early (a missing frame, a
-   * link to another session or forward in time), if anything.
+   * The frame ids of a session's chain, oldest first, and what stopped the walk early (a missing frame, a link to another session or forward in
+   * time), if anything.
    */
   chain(head: ChainHead, read: ReadStep = direct): { ids: number[]; problem?: string } {
     const ids: number[] = [];
@@ -86,11 +85,9 @@ export class FrameReader {
     }
     return { ids: ids.reverse() };
   }
-
   /**
-   * The session's chain from its first frame forward, for a chain the walk back from its head could not
-   * finish (a frame gone, a link to another session): the frames before the break, and the frame the chain
-   * resumes at.
+   * The session's chain from its first frame forward, for a chain the walk back from its head could not finish (a frame gone, a link to another
+   * session): the frames before the break, and the frame the chain resumes at.
    */
   fromStart(ref: number): ChainStart {
     const frames = this.sessionFrames(ref);
@@ -107,27 +104,23 @@ export class FrameReader {
     const next = frames.find((frame) => frame.id > last);
     return next === undefined ? { ids } : { ids, next };
   }
-
   /** Every frame of the session, by id (a scan of the table). */
   sessionFrames(ref: number): FrameLink[] {
     return this.links.all(ref);
   }
-
   /** The session a frame belongs to and its link, or `undefined` when no such frame exists. */
   linkOf(id: number): { sessionRef: number; prevFrame: number | null } | undefined {
     const row = this.link.get(id);
     return row === undefined ? undefined : { sessionRef: row.session_ref, prevFrame: row.prev_frame };
   }
-
   /** One frame's first `seq` and body as stored, or `undefined` when no such frame exists. */
   rawFrame(id: number): RawFrame | undefined {
     const row = this.body.get(id);
     return row === undefined ? undefined : { firstSeq: row.first_seq, body: row.body };
   }
-
   /**
-   * The session's records in chain order, a frame at a time (frames are immutable once written, so a writer
-   * committing meanwhile cannot tear the walk).
+   * The session's records in chain order, a frame at a time (frames are immutable once written, so a writer committing meanwhile cannot tear the
+   * walk).
    */
   *records(head: ChainHead): Generator<StoredRecord> {
     const chain = this.chain(head);
@@ -146,11 +139,7 @@ export class FrameReader {
       }
     }
   }
-
-  /**
-   * The data of the session's records, newest first: what recovery reads to describe the calls a crash left
-   * open, which are among the newest.
-   */
+  /** The data of the session's records, newest first: what recovery reads to describe the calls a crash left open, which are among the newest. */
   *newestFirst(head: ChainHead): Generator<string> {
     let id = head.headFrame;
     while (id !== null) {

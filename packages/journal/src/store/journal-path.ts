@@ -3,10 +3,7 @@ import path from "node:path";
 import type { OpenWorkerError } from "@openworker/tools-sdk";
 import { JOURNAL_ERRORS, journalError } from "../errors.js";
 
-/**
- * Refuses a journal path that exists and is not a regular file (symbolic links are followed), and any path on
- * a kernel pseudo file system.
- */
+/** Refuses a journal path that exists and is not a regular file (symbolic links are followed), and any path on a kernel pseudo file system. */
 export function refuseNonRegularFile(file: string): void {
   let stats: Stats | undefined;
   try {
@@ -26,10 +23,7 @@ export function refuseNonRegularFile(file: string): void {
 /** Kernel pseudo file systems: no journal belongs there, and `mkdirSync(…, { recursive: true })` under `/proc` never returns. */
 const PSEUDO_FILE_SYSTEMS = ["/proc", "/sys", "/dev"] as const;
 
-/**
- * Refuses a journal path on a kernel pseudo file system (`/proc`, `/sys`, `/dev`), also through a symbolic
- * link, before any folder is created for it.
- */
+/** Refuses a journal path on a kernel pseudo file system (`/proc`, `/sys`, `/dev`), also through a symbolic link, before any folder is created for it. */
 function refusePseudoFileSystem(file: string): void {
   if (process.platform !== "linux") return;
   const resolved = realPathOfExistingPart(path.resolve(file));
@@ -65,10 +59,7 @@ export function kindOf(stats: Stats): string {
   return "not a regular file";
 }
 
-/**
- * The error for a reader that failed because it cannot write the journal's folder, or `undefined` when that
- * is not the reason.
- */
+/** The error for a reader that failed because it cannot write the journal's folder, or `undefined` when that is not the reason. */
 export function folderReadOnlyError(file: string, cause: unknown): OpenWorkerError | undefined {
   // SQLite says SQLITE_READONLY_DIRECTORY when it cannot create a missing -wal, and
   // SQLITE_CANTOPEN when it cannot create a missing -shm beside an existing -wal.

@@ -80,9 +80,9 @@ const FRAME_PAGE_SIZE = 16384;
 
 
 /**
- * Schema v1 → v2: records move into frames (one per record; new commits write one per session per commit),
- * every session gets its chain head (`live_sessions` while open, `final_frame` once closed), and the
- * per-record and per-call tables with their per-session indexes go (they cost most of a commit).
+ * Schema v1 → v2: records move into frames (one per record; new commits write one per session per commit), every session gets its chain head
+ * (`live_sessions` while open, `final_frame` once closed), and the per-record and per-call tables with their per-session indexes go (they cost most
+ * of a commit).
  */
 function migrateToFrames(db: Database.Database): void {
   db.exec(`
@@ -231,9 +231,8 @@ function sqliteCode(error: unknown): string | undefined {
 }
 
 /**
- * Why SQLite itself could not load, in words that say what to do: better-sqlite3 has no prebuilt binding for
- * this platform and none was built from source, or the binding it found does not load in this Node.js (a
- * damaged install, or one built by hand for another Node.js).
+ * Why SQLite itself could not load, in words that say what to do: better-sqlite3 has no prebuilt binding for this platform and none was built from
+ * source, or the binding it found does not load in this Node.js (a damaged install, or one built by hand for another Node.js).
  */
 export function nativeBindingProblem(cause: unknown): string | undefined {
   const text = errorText(cause);

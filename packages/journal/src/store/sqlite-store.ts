@@ -46,7 +46,6 @@ export class SqliteStore implements JournalStore {
       dropHead: db.prepare("DELETE FROM live_sessions WHERE ref = ?"),
     };
   }
-
   /** The connection, for the SQLite-specific readers (`JournalReader`, `verify()`). */
   get database(): Database.Database {
     return this.db;

@@ -3,10 +3,7 @@ import { closeSync, fstatSync, linkSync, mkdirSync, openSync, readSync, renameSy
 import path from "node:path";
 import { JOURNAL_ERRORS, journalError } from "../errors.js";
 
-/**
- * The one-writer rule, enforced: a writer holds `<journal>-lock`, a file holding its pid, created exclusively
- * at open and removed at close.
- */
+/** The one-writer rule, enforced: a writer holds `<journal>-lock`, a file holding its pid, created exclusively at open and removed at close. */
 export class WriterLock {
   private released = false;
 
@@ -54,10 +51,7 @@ const TAKEOVER_PAUSE_MS = 5;
 const STALE_AFTER_MS = 2000;
 const MUTEX_HELD_AT_MOST_MS = 10_000;
 
-/**
- * Removes `file` if it is still the lock of `holder` (a dead writer, or `undefined`: an empty lock over two
- * seconds old), holding the takeover mutex.
- */
+/** Removes `file` if it is still the lock of `holder` (a dead writer, or `undefined`: an empty lock over two seconds old), holding the takeover mutex. */
 function takeOver(file: string, holder: number | undefined): boolean {
   const mutex = `${file}.takeover`;
   let fd: number;
@@ -85,10 +79,7 @@ function takeOver(file: string, holder: number | undefined): boolean {
   return true;
 }
 
-/**
- * Removes a takeover mutex whose holder crashed holding it: its pid (written at once) no longer runs, or it
- * has no pid and is over two seconds old.
- */
+/** Removes a takeover mutex whose holder crashed holding it: its pid (written at once) no longer runs, or it has no pid and is over two seconds old. */
 function clearStaleMutex(mutex: string): void {
   const seen = readLock(mutex);
   if (seen === undefined || !isStale(seen)) return;
@@ -110,9 +101,8 @@ function clearStaleMutex(mutex: string): void {
 }
 
 /**
- * A takeover mutex whose holder is gone: its pid does not run, it has none and is over two seconds old, or it
- * is over ten seconds old whoever holds it (a holder keeps it for microseconds; a dead holder's pid since
- * reused by another process must not lock the journal out for ever).
+ * A takeover mutex whose holder is gone: its pid does not run, it has none and is over two seconds old, or it is over ten seconds old whoever holds
+ * it (a holder keeps it for microseconds; a dead holder's pid since reused by another process must not lock the journal out for ever).
  */
 function isStale(mutex: { pid: number | undefined; ageMs: number }): boolean {
   if (mutex.pid === undefined) return mutex.ageMs >= STALE_AFTER_MS;

@@ -30,8 +30,8 @@ export interface Problem {
 }
 
 /**
- * One session's chain, checked record by record as its frames arrive (oldest first), and then at its end
- * against the head the file notes and the index columns.
+ * One session's chain, checked record by record as its frames arrive (oldest first), and then at its end against the head the file notes and the
+ * index columns.
  */
 export class ChainWalk {
   private expected = 1;
@@ -43,7 +43,6 @@ export class ChainWalk {
   problem: Problem | undefined;
 
   constructor(readonly session: VerifiedSessionRow) {}
-
   /** The last good `seq` (0 before the first record). */
   get last(): number {
     return this.expected - 1;
@@ -52,7 +51,6 @@ export class ChainWalk {
   get closed(): boolean {
     return this.session.closed_at !== null;
   }
-
   /** Checks one frame's records in order; false (with {@link problem} set) at the first one missing or broken. */
   frame(id: number, frame: RawFrame | undefined): boolean {
     if (frame === undefined) return this.fail(`missing record: frame ${id} of the chain is gone`);
@@ -67,11 +65,10 @@ export class ChainWalk {
     }
     return true;
   }
-
   /**
-   * The checks at the chain's end, once every frame passed: the chain ends exactly at the head the file notes
-   * (the head row of an open session, the final seq and hash of a closed one, so a cut-off tail is a break),
-   * a closed session ends with `session_closed`, and the index columns agree with the chain.
+   * The checks at the chain's end, once every frame passed: the chain ends exactly at the head the file notes (the head row of an open session, the
+   * final seq and hash of a closed one, so a cut-off tail is a break), a closed session ends with `session_closed`, and the index columns agree with
+   * the chain.
    */
   end(): Problem | undefined {
     const session = this.session;
@@ -123,7 +120,6 @@ export class ChainWalk {
     this.expected += 1;
     return undefined;
   }
-
   /** The first record opens the session as its row says. */
   private opening(content: Readonly<Record<string, unknown>>): string | undefined {
     const session = this.session;

@@ -44,10 +44,7 @@ export interface VerifyPacing {
 
 /** Reads (session rows, frame links, frame bodies) per read transaction at most. */
 const READS_PER_TRANSACTION = 2048;
-/**
- * Frames fetched before they are checked (and the read transaction ends): the hashing then runs with no
- * transaction open.
- */
+/** Frames fetched before they are checked (and the read transaction ends): the hashing then runs with no transaction open. */
 const FRAMES_PER_CHECK = 256;
 /** Characters of frame bodies fetched before they are checked: bounds memory when records are large. */
 const CHARS_PER_CHECK = 1 << 20;
@@ -64,9 +61,8 @@ const SESSION_COLUMNS = `${ROW_COLUMNS}, ${HEAD_COLUMNS} FROM sessions s LEFT JO
 type HeadRow = Pick<VerifiedSessionRow, "ref" | "head_frame" | "seq" | "hash" | "calls" | "open_calls">;
 
 /**
- * Walks every session's chain (or one session's) and reports the first break, in read transactions of bounded
- * length: beside a live writer, one transaction for the whole walk pinned the WAL, which then grew by
- * everything committed meanwhile (see `ReadWindow`).
+ * Walks every session's chain (or one session's) and reports the first break, in read transactions of bounded length: beside a live writer, one
+ * transaction for the whole walk pinned the WAL, which then grew by everything committed meanwhile (see `ReadWindow`).
  */
 export function verifyChains(db: Database.Database, sessionId?: string, pacing: VerifyPacing = {}): VerifyReport {
   let run: Verification;
@@ -183,17 +179,15 @@ class Verification {
     }
     return this.report(this.check() ?? this.orphans(lastFrame, reached));
   }
-
   /** A read SQLite refused (a damaged database): a break where the walk stood. */
   unreadable(error: unknown): VerifyReport {
     const walk = this.current;
     const problem = `unreadable: ${error instanceof Error ? error.message : String(error)}`;
     return this.report({ sessionId: walk?.session.session_id ?? "", seq: (walk?.last ?? 0) + 1, problem, records: this.records + (walk?.last ?? 0) });
   }
-
   /**
-   * Fetches one session's chain (walking back from the head its row names, then its frames oldest first) and
-   * queues it for checking; checks what is queued whenever a batch is full.
+   * Fetches one session's chain (walking back from the head its row names, then its frames oldest first) and queues it for checking; checks what is
+   * queued whenever a batch is full.
    */
   private session(row: VerifiedSessionRow, orphans?: { lastFrame: number; reached: Map<number, number> }): Break | undefined {
     const walk = new ChainWalk(row);
@@ -217,7 +211,6 @@ class Verification {
     this.queue.push({ walk, end: true });
     return undefined;
   }
-
   /** Ends the read transaction and checks every queued frame and chain end, in order: the first break, if any. */
   private check(): Break | undefined {
     this.window.release();
@@ -237,12 +230,10 @@ class Verification {
     }
     return undefined;
   }
-
   /**
-   * A chain the walk back from its head could not finish (a frame gone, a link to another session or forward,
-   * no head): the records are checked from the session's first frame forward as far as the links hold, and
-   * the break is reported at the first record past the last good one, whatever part of the chain the walk
-   * back did reach.
+   * A chain the walk back from its head could not finish (a frame gone, a link to another session or forward, no head): the records are checked from
+   * the session's first frame forward as far as the links hold, and the break is reported at the first record past the last good one, whatever part
+   * of the chain the walk back did reach.
    */
   private brokenChain(walk: ChainWalk, headProblem: string): Break {
     const session = walk.session;
@@ -262,7 +253,6 @@ class Verification {
     }
     return { sessionId: session.session_id, seq: last + 1, problem, records: this.records + last };
   }
-
   /** Why the frame the chain resumes at is not linked to the last good frame before it. */
   private linkProblem(ref: number, frame: FrameLink): string {
     if (frame.prevFrame === null) return `broken link: frame ${frame.id} starts a second chain (it links to no earlier frame)`;
@@ -272,11 +262,9 @@ class Verification {
     if (previous.sessionRef !== ref) return `broken link: frame ${frame.id} links to frame ${frame.prevFrame} of another session (ref ${previous.sessionRef})`;
     return `broken link: frame ${frame.id} links to frame ${frame.prevFrame}, which is not the frame before it`;
   }
-
   /**
-   * Counts each session's frames among those that existed when the walk began (ids up to `lastFrame`, a range
-   * at a time, each in its own transaction) against those its chain reached: a frame of a removed session, or
-   * one no chain reaches, is a break.
+   * Counts each session's frames among those that existed when the walk began (ids up to `lastFrame`, a range at a time, each in its own transaction)
+   * against those its chain reached: a frame of a removed session, or one no chain reaches, is a break.
    */
   private orphans(lastFrame: number, reached: ReadonlyMap<number, number>): Break | undefined {
     const counts = new Map<number, { frames: number; first: number }>();
@@ -308,7 +296,6 @@ class Verification {
     }
     return undefined;
   }
-
   /** The session's frame with the lowest `seq` among those (up to `lastFrame`) its intact chain does not reach. */
   private firstOffChain(session: VerifiedSessionRow, lastFrame: number): FrameLink {
     const head = session.closed_at !== null ? session.final_frame : session.head_frame;

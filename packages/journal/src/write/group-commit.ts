@@ -17,9 +17,8 @@ const MAX_FRAME_CHARS = 64 * 1024;
 const FILE_CHECK_INTERVAL_MS = 200;
 
 /**
- * Group commit on the event loop: records are queued synchronously, and everything queued in one turn of the
- * event loop commits in one transaction (scheduled with `setImmediate`, or at once when the group reaches its
- * size bound).
+ * Group commit on the event loop: records are queued synchronously, and everything queued in one turn of the event loop commits in one transaction
+ * (scheduled with `setImmediate`, or at once when the group reaches its size bound).
  */
 export class GroupCommit {
   private touched: SessionState[] = [];
@@ -43,7 +42,6 @@ export class GroupCommit {
     const { dev, ino } = statSync(this.filePath);
     this.fileIdentity = { dev, ino };
   }
-
   /** Runs a read inside the store's open transaction (the next commit ends it), opening one if needed. */
   lookup<T>(read: () => T): T {
     if (!this.store.inTransaction) {
@@ -56,7 +54,6 @@ export class GroupCommit {
   assertHealthy(): void {
     if (this.failure !== undefined) throw this.failure;
   }
-
   /** Queues one frame line of a session, with the other write it implies and what runs once it is committed. */
   enqueue(session: SessionState, line: string, also?: () => GroupOp, after?: () => void): void {
     if (session.pending.length === 0) {
@@ -70,19 +67,16 @@ export class GroupCommit {
     if (after !== undefined) this.afterCommit.push(after);
     this.schedule();
   }
-
   /** Commits the queued group first if it reached its size bound. */
   makeRoom(): void {
     if (this.queuedLines >= MAX_QUEUED_LINES || this.queuedChars >= MAX_QUEUED_CHARS) this.commitNow();
   }
-
   /** Resolves once everything queued so far is committed. */
   whenCommitted(): Promise<void> {
     if (this.failure !== undefined) return Promise.reject(this.failure);
     if (this.touched.length === 0 && this.ops.length === 0) return Promise.resolve();
     return new Promise((resolve, reject) => this.waiters.push({ resolve, reject }));
   }
-
   /** Commits what is queued now. Throws `JOURNAL_WRITE_FAILED` if the commit (or an earlier one) failed. */
   commitNow(): void {
     if (this.failure !== undefined) throw this.failure;
@@ -150,11 +144,9 @@ export class GroupCommit {
       }
     });
   }
-
   /**
-   * A journal file deleted or replaced while open would take the records committed since with it, unseen: the
-   * writer checks now and then that its path still leads to the file it opened, and fails (refusing every
-   * later write) if not.
+   * A journal file deleted or replaced while open would take the records committed since with it, unseen: the writer checks now and then that its
+   * path still leads to the file it opened, and fails (refusing every later write) if not.
    */
   private checkFile(): void {
     if (this.failure !== undefined) return;

@@ -9,12 +9,10 @@ import type { SessionState } from "./live-state.js";
 import type { JournalWriter } from "./writer.js";
 
 /**
- * Replays a tail log an older writer of this package left beside the journal
- * (`<journal>-tail`, `<journal>-tail.1`: records written before their group commit). The
- * records the database lacks are rebuilt through the writer, byte for byte, each with its
- * stored hash; those that cannot be are reported as `tail-records-lost`, never dropped
- * silently. A line is `hash + " " + canonical JSON`, or the JSON alone, which counts only
- * inside a write whose checksum line (`#` and the CRC-32 of the write) holds.
+ * Replays a tail log an older writer of this package left beside the journal (`<journal>-tail`, `<journal>-tail.1`: records written before their
+ * group commit). The records the database lacks are rebuilt through the writer, byte for byte, each with its stored hash; those that cannot be are
+ * reported as `tail-records-lost`, never dropped silently. A line is `hash + " " + canonical JSON`, or the JSON alone, which counts only inside a
+ * write whose checksum line (`#` and the CRC-32 of the write) holds.
  */
 export function replayLegacyTail(writer: JournalWriter, file: string): JournalWarning[] {
   const lines = legacyFiles(file).flatMap(completeLines).map((line, index) => ({ line, index, seq: seqOf(line) }));

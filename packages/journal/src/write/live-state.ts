@@ -36,19 +36,14 @@ export interface SessionState {
   pendingFirstSeq: number;
 }
 
-/**
- * The writer's view of live sessions: chain heads (a record is hashed when it is queued) and each open call's
- * phase.
- */
+/** The writer's view of live sessions: chain heads (a record is hashed when it is queued) and each open call's phase. */
 export class LiveState {
   private readonly sessions = new Map<string, SessionState>();
   private nextRef: number;
-
   /** `lookup` runs a read inside the writer's transaction; `commitQueued` commits what is queued first. */
   constructor(private readonly store: JournalStore, private readonly lookup: <T>(read: () => T) => T, private readonly commitQueued: () => void) {
     this.nextRef = store.lastRef() + 1;
   }
-
   /** The session, from memory or the file; `undefined` if it was never opened. */
   session(sessionId: string): SessionState | undefined {
     const known = this.sessions.get(sessionId);
@@ -73,7 +68,6 @@ export class LiveState {
     this.sessions.set(sessionId, state);
     return state;
   }
-
   /** A new session, held in memory from its `session_opened` record on. */
   addSession(sessionId: string, executionIdentity: string): SessionState {
     const state = newSession(sessionId, this.nextRef, executionIdentity);
@@ -81,17 +75,14 @@ export class LiveState {
     this.sessions.set(sessionId, state);
     return state;
   }
-
   /** Undoes `addSession` when its first record was refused. */
   dropSession(sessionId: string): void {
     this.sessions.delete(sessionId);
   }
-
   /** Drops a closed session once its close is committed. */
   forgetSession(sessionId: string): void {
     if (this.sessions.get(sessionId)?.closed === true) this.sessions.delete(sessionId);
   }
-
   /** The phase of a call of the session (open or ended), or `undefined` when it never had it. */
   phaseOf(session: SessionState, callId: string): CallPhase | undefined {
     const open = session.openCalls.get(callId);
@@ -99,13 +90,11 @@ export class LiveState {
     if (!session.historyLoaded) this.loadHistory(session);
     return session.endedCalls.get(callId);
   }
-
   /** Records that a call ended. */
   endCall(session: SessionState, callId: string, phase: "denied" | "finished"): void {
     session.openCalls.delete(callId);
     if (session.historyLoaded) session.endedCalls.set(callId, phase);
   }
-
   /** The data of the session's committed records, newest first. */
   recentRecords(session: SessionState): Iterable<string> {
     return this.store.newestFirst({ ref: session.ref, sessionId: session.sessionId, headFrame: session.headFrame });

@@ -9,8 +9,7 @@ import type { LiveState, SessionState } from "./live-state.js";
 import type { JournalWriter } from "./writer.js";
 
 /**
- * A call a crash left without a terminal record, now marked `interrupted` (A3, E4): it is never replayed, and
- * its effects, if any, are unknown.
+ * A call a crash left without a terminal record, now marked `interrupted` (A3, E4): it is never replayed, and its effects, if any, are unknown.
  *
  * @example
  * ```ts

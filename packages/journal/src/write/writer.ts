@@ -35,10 +35,8 @@ const KEYS = Object.fromEntries(
 ) as unknown as Readonly<Record<RecordKind, readonly string[]>>;
 
 /**
- * Turns the runtime's calls into chained records: checks each against the session and
- * call state machine (`nextPhase`), so an impossible history is refused when it is
- * written; builds the record as an object, encodes it once, hashes it onto its session's
- * chain and queues it for the group commit.
+ * Turns the runtime's calls into chained records: checks each against the session and call state machine (`nextPhase`), so an impossible history is
+ * refused when it is written; builds the record as an object, encodes it once, hashes it onto its session's chain and queues it for the group commit.
  */
 export class JournalWriter {
   private millis = -1;
@@ -143,7 +141,6 @@ export class JournalWriter {
     this.append(site, session, "session_closed", {}, close, () => this.state.forgetSession(session.sessionId));
     session.closed = true;
   }
-
   /** Writes `interrupted` for a call a crash left open (A3); any open phase may have been cut short. */
   interrupt(session: SessionState, call: CallState, message: string): void {
     this.append("recovery", session, "call_finished", { callId: call.callId, code: "JOURNAL_INTERRUPTED", message, outcome: "interrupted" });
@@ -189,7 +186,6 @@ export class JournalWriter {
     if (call === undefined || nextPhase(phase, step) === undefined) throw phaseError(site, callId, phase, step);
     return { session, call };
   }
-
   /** Builds, encodes and hashes a record onto its session's chain and queues it, with the other write it implies. */
   private append(site: Site, session: SessionState, kind: RecordKind, values: Record<string, unknown>, also?: (at: string) => GroupOp, after?: () => void): void {
     const at = this.now();
@@ -208,7 +204,6 @@ export class JournalWriter {
     session.head = hash;
     session.seq += 1;
   }
-
   /** `new Date().toISOString()`, formatted at most once per millisecond. */
   private now(): string {
     if (this.pinnedAt !== undefined) return this.pinnedAt;
