@@ -18,7 +18,12 @@ const bundle = writeBundle("native", ["bench.noop"]);
 const mcpBundle = writeBundle("mcp", ["mut.status_get"]);
 
 const noop = {
-  descriptor: () => ({ name: "bench.noop", description: "Does nothing.", version: "1", inputSchema: { type: "object", properties: { n: { type: "integer" } } } }),
+  descriptor: () => ({
+    name: "bench.noop",
+    description: "Does nothing.",
+    version: "1",
+    inputSchema: { type: "object", properties: { n: { type: "integer" } } },
+  }),
   call: async () => ({ json: { ok: true } }),
 };
 const server = mutableServer;
@@ -49,7 +54,10 @@ const threadShares = (before, after, seconds) => {
   }
   others.sort((a, b) => b - a);
   const total = others.reduce((sum, used) => sum + used, 0);
-  return `; main thread ${main.toFixed(2)} cores, other threads ${total.toFixed(2)} (the busiest ${others.slice(0, 3).map((used) => used.toFixed(2)).join(", ")})`;
+  return `; main thread ${main.toFixed(2)} cores, other threads ${total.toFixed(2)} (the busiest ${others
+    .slice(0, 3)
+    .map((used) => used.toFixed(2))
+    .join(", ")})`;
 };
 
 // A call that did not succeed fails the bench: its fast error would pass for speed.
@@ -65,12 +73,14 @@ const WARM_UP = Math.ceil(PER_SESSION / 5);
 const WARM_UP_MS = 1_000;
 const sessions = await Promise.all(Array.from({ length: SESSIONS }, () => runtime.openSession({ bundle, policy })));
 const callEach = (calls) =>
-  Promise.all(sessions.map(async (session) => {
-    for (let i = 0; i < calls; i++) {
-      const report = await session.callTool("bench.noop", { n: i });
-      succeeded("native call", report.outcome === "succeeded", { outcome: report.outcome, code: report.code, message: report.message });
-    }
-  }));
+  Promise.all(
+    sessions.map(async (session) => {
+      for (let i = 0; i < calls; i++) {
+        const report = await session.callTool("bench.noop", { n: i });
+        succeeded("native call", report.outcome === "succeeded", { outcome: report.outcome, code: report.code, message: report.message });
+      }
+    }),
+  );
 const warmStart = performance.now();
 let warmCalls = 0;
 do {
@@ -96,10 +106,18 @@ const scheduleAfter = mainThreadSchedule();
 const diskAfter = diskWrittenKiB();
 // The whole machine's writes to disk (the journal's WAL and checkpoints, as the
 // kernel flushes them): a rough figure, since writeback lags the writes.
-const disk = diskBefore !== undefined && diskAfter !== undefined ? `\n  the machine wrote ${Math.round((diskAfter - diskBefore) / 1024 / seconds)} MB/s to disk during the run` : "";
-const queued = scheduleBefore && scheduleAfter ? `; waited for a CPU ${(((scheduleAfter.waiting - scheduleBefore.waiting) / 1e9 / seconds) * 100).toFixed(0)} % of the run` : "";
+const disk =
+  diskBefore !== undefined && diskAfter !== undefined
+    ? `\n  the machine wrote ${Math.round((diskAfter - diskBefore) / 1024 / seconds)} MB/s to disk during the run`
+    : "";
+const queued =
+  scheduleBefore && scheduleAfter
+    ? `; waited for a CPU ${(((scheduleAfter.waiting - scheduleBefore.waiting) / 1e9 / seconds) * 100).toFixed(0)} % of the run`
+    : "";
 const calls = SESSIONS * PER_SESSION;
-console.log(`native governed calls, ${SESSIONS} concurrent sessions: ${fmt(calls / seconds)} calls/s (${calls} calls after ${warmCalls} untimed in ${warmSeconds.toFixed(1)} s)`);
+console.log(
+  `native governed calls, ${SESSIONS} concurrent sessions: ${fmt(calls / seconds)} calls/s (${calls} calls after ${warmCalls} untimed in ${warmSeconds.toFixed(1)} s)`,
+);
 console.log(
   `  process CPU ${((cpu.user + cpu.system) / calls).toFixed(1)} µs a call (${((cpu.user + cpu.system) / 1e6 / seconds).toFixed(2)} cores); ` +
     `main thread busy ${(loop.utilization * 100).toFixed(0)} %${shares}${queued}${disk}`,
@@ -117,7 +135,9 @@ for (let i = 0; i < 5000; i++) {
   own.push(t1 - t0);
   sequential.push(t2 - t1);
 }
-console.log(`native p50 per call: ${(percentile(sequential, 0.5) * 1000).toFixed(1)} µs; tool's own p50 ${(percentile(own, 0.5) * 1000).toFixed(1)} µs; overhead p50 ${((percentile(sequential, 0.5) - percentile(own, 0.5)) * 1000).toFixed(1)} µs`);
+console.log(
+  `native p50 per call: ${(percentile(sequential, 0.5) * 1000).toFixed(1)} µs; tool's own p50 ${(percentile(own, 0.5) * 1000).toFixed(1)} µs; overhead p50 ${((percentile(sequential, 0.5) - percentile(own, 0.5)) * 1000).toFixed(1)} µs`,
+);
 
 // MCP: governed through the runtime beside the raw SDK client on the same server.
 const mcpSession = await runtime.openSession({ bundle: mcpBundle, policy });
@@ -164,9 +184,11 @@ async function compareMcp(label, args, sequential, parallel) {
       const servers = childTicks();
       const client = process.cpuUsage();
       const t0 = performance.now();
-      await Promise.all(Array.from({ length: 32 }, async () => {
-        while (next++ < parallel) await side.call();
-      }));
+      await Promise.all(
+        Array.from({ length: 32 }, async () => {
+          while (next++ < parallel) await side.call();
+        }),
+      );
       side.seconds += (performance.now() - t0) / 1000;
       const used = process.cpuUsage(client);
       side.clientMicros += used.user + used.system;
@@ -175,11 +197,17 @@ async function compareMcp(label, args, sequential, parallel) {
     }
   }
   for (const side of sides) {
-    const cpu = `client CPU ${(side.clientMicros / side.calls).toFixed(1)} µs a call` + (side.serverTicks > 0 ? `, server ${((side.serverTicks * 10_000) / side.calls).toFixed(1)} µs` : "");
-    console.log(`${side.label}: p50 ${(percentile(side.times, 0.5) * 1000).toFixed(0)} µs sequential; ${fmt(side.calls / side.seconds)} calls/s with 32 in flight (${cpu})`);
+    const cpu =
+      `client CPU ${(side.clientMicros / side.calls).toFixed(1)} µs a call` +
+      (side.serverTicks > 0 ? `, server ${((side.serverTicks * 10_000) / side.calls).toFixed(1)} µs` : "");
+    console.log(
+      `${side.label}: p50 ${(percentile(side.times, 0.5) * 1000).toFixed(0)} µs sequential; ${fmt(side.calls / side.seconds)} calls/s with 32 in flight (${cpu})`,
+    );
   }
   const [rawSide, governedSide] = sides;
-  console.log(`${label} governed/raw throughput: ${(governedSide.calls / governedSide.seconds / (rawSide.calls / rawSide.seconds)).toFixed(2)}× (${SLICES} interleaved slices)`);
+  console.log(
+    `${label} governed/raw throughput: ${(governedSide.calls / governedSide.seconds / (rawSide.calls / rawSide.seconds)).toFixed(2)}× (${SLICES} interleaved slices)`,
+  );
 }
 
 // The target's measure: a tool that does nothing, so the figure is all overhead.
@@ -202,6 +230,8 @@ const idleSessions = async (gc) => {
   const mib = (bytes) => (bytes / 1024 / 1024).toFixed(1);
   return `heap +${mib(after.heapUsed - before.heapUsed)} MiB (${((after.heapUsed - before.heapUsed) / 1000 / 1024).toFixed(1)} KiB each); RSS now ${mib(after.rss)} MiB (${after.rss >= before.rss ? "+" : "−"}${mib(Math.abs(after.rss - before.rss))} MiB)`;
 };
-console.log(`1,000 idle sessions: ${typeof global.gc === "function" ? await idleSessions(global.gc) : "not measured (run with node --expose-gc, as pnpm bench does)"}`);
+console.log(
+  `1,000 idle sessions: ${typeof global.gc === "function" ? await idleSessions(global.gc) : "not measured (run with node --expose-gc, as pnpm bench does)"}`,
+);
 
 await runtime.close();

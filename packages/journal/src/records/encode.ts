@@ -7,30 +7,37 @@ export class CanonicalText {
 }
 
 /**
- * The one encoder of a record: canonical JSON of its content (keys sorted, no whitespace, absent optional fields left out), exactly
- * `canonicalJson(content)`.
+ * The one encoder of a record: canonical JSON of its content (keys sorted, no whitespace, absent optional fields left
+ * out), exactly `canonicalJson(content)`. The chain hash covers this text.
  */
 export function encodeRecord(content: RecordContent | Readonly<Record<string, unknown>>): string {
-  let text = "{";
-  let previous = "";
-  const fields = content as Readonly<Record<string, unknown>>;
-  for (const key in fields) {
-    const value = fields[key];
-    if (value === undefined) continue;
-    if (key <= previous) return canonicalJson(content);
-    previous = key;
-    const json =
-      typeof value === "string"
-        ? jsonString(value)
-        : value instanceof CanonicalText
-          ? value.text
-          : typeof value === "object" && value !== null
-            ? canonicalJson(value)
-            : (JSON.stringify(value) as string | undefined);
-    if (json === undefined) continue;
-    text += `${text.length === 1 ? "" : ","}${jsonString(key)}:${json}`;
-  }
-  return `${text}}`;
+  return encoderFor(Object.keys(content))(content as Readonly<Record<string, unknown>>);
+}
+
+/**
+ * `encodeRecord` for records with these keys (any order), made once per record kind: the key text is built once,
+ * and only nested values are sorted.
+ */
+export function encoderFor(keys: readonly string[]): (record: Readonly<Record<string, unknown>>) => string {
+  // The order canonicalJson's sorted objects enumerate in: array-index keys first, then the others sorted.
+  const sorted = Object.keys(Object.fromEntries([...keys].sort().map((key) => [key, 0])));
+  const names = sorted.map((key) => `${jsonString(key)}:`);
+  return (record) => {
+    // Flat records (no nested value: most of a call's) go through JSON.stringify's own key list.
+    let flat = true;
+    for (const key of sorted) if (typeof record[key] === "object" && record[key] !== null) flat = false;
+    if (flat) return JSON.stringify(record, sorted);
+    let text = "{";
+    for (let index = 0; index < sorted.length; index += 1) {
+      const value = record[sorted[index]!];
+      if (value === undefined) continue;
+      const json =
+        value instanceof CanonicalText ? value.text : typeof value === "object" && value !== null ? canonicalJson(value) : (JSON.stringify(value) as string | undefined);
+      if (json === undefined) continue;
+      text += text.length === 1 ? names[index] + json : `,${names[index]}${json}`;
+    }
+    return `${text}}`;
+  };
 }
 
 // oxlint-disable-next-line no-control-regex

@@ -29,7 +29,12 @@ export class SqliteStore implements JournalStore {
     this.approvals = new ApprovalStore(db, writable);
     this.frames = new FrameReader(db);
     this.frameInserts = multiRow(db, "INSERT INTO frames (id, session_ref, first_seq, prev_frame, body)", FRAME_COLUMNS);
-    this.headUpserts = multiRow(db, "INSERT OR REPLACE INTO live_sessions (ref, head_frame, seq, hash, calls, open_calls)", HEAD_COLUMNS);
+    this.headUpserts = multiRow(
+      db,
+      "INSERT INTO live_sessions (ref, head_frame, seq, hash, calls, open_calls)",
+      HEAD_COLUMNS,
+      " ON CONFLICT (ref) DO UPDATE SET head_frame = excluded.head_frame, seq = excluded.seq, hash = excluded.hash, calls = excluded.calls, open_calls = excluded.open_calls",
+    );
     this.sql = {
       begin: db.prepare("BEGIN"),
       end: db.prepare("COMMIT"),
@@ -106,9 +111,9 @@ export class SqliteStore implements JournalStore {
   }
 }
 
-function multiRow(db: Database.Database, head: string, columns: number): ReadonlyMap<number, Database.Statement> {
+function multiRow(db: Database.Database, head: string, columns: number, tail = ""): ReadonlyMap<number, Database.Statement> {
   const row = `(${Array.from({ length: columns }, () => "?").join(", ")})`;
-  return new Map(CHUNKS.map((size) => [size, db.prepare(`${head} VALUES ${Array.from({ length: size }, () => row).join(", ")}`)]));
+  return new Map(CHUNKS.map((size) => [size, db.prepare(`${head} VALUES ${Array.from({ length: size }, () => row).join(", ")}${tail}`)]));
 }
 
 function insertChunks(inserts: ReadonlyMap<number, Database.Statement>, values: readonly unknown[], columns: number): void {

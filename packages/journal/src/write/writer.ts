@@ -3,7 +3,7 @@ import { JOURNAL_ERRORS, journalError } from "../errors.js";
 import { digestOf } from "../identity.js";
 import { type CallPhase, type CallStep, nextPhase } from "../records/call-phase.js";
 import { chainHash } from "../records/chain.js";
-import { CanonicalText, encodeRecord } from "../records/encode.js";
+import { CanonicalText, encoderFor } from "../records/encode.js";
 import type { ApprovalDecidedInput, CallFinishedInput, CallProgressInput, CallRef, CallRequestedInput, RevokedInput, SessionOpenedInput, TurnFinishedInput, TurnPreparedInput } from "../records/inputs.js";
 import { CALL_OUTCOMES, type RecordKind } from "../records/records.js";
 import { checkFields, type FieldRule, RecordSite, requireText, type Site } from "../records/validate.js";
@@ -25,14 +25,14 @@ const FIELDS: Readonly<Record<RecordKind, Readonly<Record<string, FieldRule>>>> 
   session_closed: {},
 };
 
-/** Each kind's keys in sorted order: a record built in this order is canonical as it stands (see `encodeRecord`). */
-const KEYS = Object.fromEntries(
+/** Each kind's encoder, for its fields, its envelope and (for a call's records) `callId`. */
+const ENCODERS = Object.fromEntries(
   Object.entries(FIELDS).map(([kind, fields]) => {
     const call = kind.startsWith("call_") || kind === "approval_decided" ? ["callId"] : [];
     const args = kind === "call_requested" ? ["args", "argsDigest"] : [];
-    return [kind, [...Object.keys(fields), ...call, ...args, "at", "kind", "seq", "sessionId"].sort()];
+    return [kind, encoderFor([...Object.keys(fields), ...call, ...args, "at", "kind", "seq", "sessionId"])];
   }),
-) as unknown as Readonly<Record<RecordKind, readonly string[]>>;
+) as unknown as Readonly<Record<RecordKind, (record: Readonly<Record<string, unknown>>) => string>>;
 
 /**
  * Turns the runtime's calls into chained records: checks each against the session and call state machine (`nextPhase`), so an impossible history is
@@ -157,7 +157,8 @@ export class JournalWriter {
     const site = new RecordSite(method, "call", input.callId);
     const { session, call } = this.liveCall(site, input, kind);
     const values = checkFields(site, FIELDS[kind], input);
-    this.append(site, session, kind, { ...values, callId: call.callId });
+    values.callId = call.callId;
+    this.append(site, session, kind, values);
     return { session, call, values };
   }
 
@@ -189,12 +190,13 @@ export class JournalWriter {
   /** Builds, encodes and hashes a record onto its session's chain and queues it, with the other write it implies. */
   private append(site: Site, session: SessionState, kind: RecordKind, values: Record<string, unknown>, also?: (at: string) => GroupOp, after?: () => void): void {
     const at = this.now();
-    const fields: Record<string, unknown> = { ...values, at, kind, seq: session.seq + 1, sessionId: session.sessionId };
-    const record: Record<string, unknown> = {};
-    for (const key of KEYS[kind]) record[key] = fields[key];
+    values.at = at;
+    values.kind = kind;
+    values.seq = session.seq + 1;
+    values.sessionId = session.sessionId;
     let data: string;
     try {
-      data = encodeRecord(record);
+      data = ENCODERS[kind](values);
     } catch (cause) {
       throw notJson(site, cause);
     }
