@@ -2,7 +2,6 @@ import { OpenWorkerError } from "@openworker/tools-sdk";
 
 /**
  * Every stable error code this package throws.
- *
  * @example
  * ```ts
  * if (OpenWorkerError.hasCode(error, JOURNAL_ERRORS.TERMINAL_EXISTS)) return;
@@ -67,7 +66,6 @@ export const JOURNAL_ERRORS = Object.freeze({
 
 /**
  * One of the codes in {@link JOURNAL_ERRORS}.
- *
  * @example
  * ```ts
  * const code: JournalErrorCode = JOURNAL_ERRORS.CALLS_OPEN;

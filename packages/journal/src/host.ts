@@ -5,7 +5,6 @@ import { JOURNAL_ERRORS, journalError } from "./errors.js";
 /**
  * "The host executable's bytes" (A2) for a Node host: the SHA-256 of the host's bundled entry file (the one file a host build produces, with its
  * native tools linked in) plus the Node version that runs it.
- *
  * @example
  * ```ts
  * const host = await hostExecutableDigest(process.argv[1]!);

@@ -4,7 +4,6 @@ import { JOURNAL_ERRORS, journalError } from "./errors.js";
 
 /**
  * One selected tool as the registry resolved it (B4).
- *
  * @example
  * ```ts
  * const tool: SelectedTool = { qualifiedName: "acer.battery", alias: "acer__battery", kind: "mcp", schemaFingerprint, provider: "acer", remoteName: "battery" };
@@ -24,10 +23,8 @@ export interface SelectedTool {
   /** What a sandbox-placed provider starts under (A4), e.g. `{ placement: "sandbox", sandbox: { read: ["/srv"] } }`; absent otherwise. */
   readonly launch?: JsonValue;
 }
-
 /**
  * Everything a session's execution identity pins (A2).
- *
  * @example
  * ```ts
  * const inputs: ExecutionIdentityInputs = { bundle: { manifestBytes, toolsJsonBytes, version: 3 }, policies, selection, nativeDescriptors, host };
@@ -42,10 +39,8 @@ export interface ExecutionIdentityInputs {
   /** From {@link hostExecutableDigest}. */
   readonly host: { readonly executableBytesDigest: string; readonly nodeVersion: string };
 }
-
 /**
  * A computed execution identity with the per-component digests it was made from.
- *
  * @example
  * ```ts
  * const { identity, components } = computeExecutionIdentity(inputs); // "owid3:…"
@@ -60,21 +55,14 @@ export interface ExecutionIdentity {
   /** `sha256:<hex>` digest of each input, for auditors and for explaining why two identities differ. */
   readonly components: Readonly<Record<string, string>>;
 }
-
 /**
  * The execution identity approvals are bound to (A2, M3). Two schemes, each frozen:
  *
- * - `owid3` (v3 bundles): manifest and tools.json bytes, policies, the whole selection
- *   (name, alias, kind, schema fingerprint, version, provider, remote name, and a
- *   sandbox-placed provider's launch: placement and sandbox policy), the selected
- *   native descriptors (name, description, schema, version) and the host.
- * - `owid-legacy1` (v1/v2 MCP-only bundles, B3): bundle bytes, policies, host and the
- *   MCP part of the selection only, so registering native tools in a host never changes
- *   an existing v1/v2 session's identity.
- *
+ * `owid3` (v3 bundles) covers the manifest and tools.json bytes, policies, the whole selection (with a sandbox-placed
+ * provider's launch), the selected native descriptors and the host; `owid-legacy1` (v1/v2 MCP-only bundles, B3) the
+ * bundle bytes, policies, host and the MCP part of the selection only, so native tools never change a v1/v2 identity.
  * Lists are sorted by qualified name; JSON is canonical (sorted keys). Throws
  * `IDENTITY_INPUT_INVALID` when the native descriptors and the selection disagree.
- *
  * @example
  * ```ts
  * const { identity } = computeExecutionIdentity({ bundle, policies, selection, nativeDescriptors, host });
@@ -102,10 +90,8 @@ export function computeExecutionIdentity(inputs: ExecutionIdentityInputs): Execu
     .sort((left, right) => compare(left.name, right.name));
   return seal("owid3", 3, { ...base, selection: digest(selection), nativeDescriptors: digest(natives) });
 }
-
 /**
  * The digest of a call's arguments: `sha256:` + hex SHA-256 of their canonical JSON. Once-only approvals are keyed by it;
- *
  * @example
  * ```ts
  * argumentsDigest({ b: 1, a: 2 }) === argumentsDigest({ a: 2, b: 1 }); // true
@@ -160,7 +146,6 @@ function compare(left: string, right: string): number {
 function digest(value: unknown): string {
   return digestOf(canonicalJson(value));
 }
-
 /** `sha256:` + hex SHA-256 of bytes, or of a value's canonical JSON when the caller has that text already. */
 export function digestOf(data: string | Uint8Array): string {
   return `sha256:${hash("sha256", data, "hex")}`;

@@ -19,12 +19,8 @@ import { WriterLock } from "./store/writer-lock.js";
 import { JournalWriter } from "./write/writer.js";
 
 /**
- * How hard a commit holds on (the README states the contract):
- * - `grouped` (default): WAL with `synchronous=NORMAL`. Everything committed survives
- *   kill -9 of the process; on power loss the newest commits may be lost, never torn.
- * - `strict`: WAL with `synchronous=FULL`: every commit is fsynced before it is
- *   acknowledged, so nothing acknowledged is lost even on power loss.
- *
+ * How hard a commit holds on: `grouped` (default, WAL with `synchronous=NORMAL`) survives kill -9 of the process, and on power loss may lose
+ * the newest commits, never tear them; `strict` (`synchronous=FULL`) fsyncs every commit before acknowledging it, surviving power loss.
  * @example
  * ```ts
  * const journal = Journal.open({ path, durability: "strict" });
@@ -34,7 +30,6 @@ export type Durability = "grouped" | "strict";
 
 /**
  * How to open a journal.
- *
  * @example
  * ```ts
  * const reader = Journal.open({ path: ".openworker/journal.db", readonly: true });
@@ -47,10 +42,13 @@ export interface JournalOptions {
   /** Open as a reader beside a running writer (another process or this one): no recovery, no writes. */
   readonly readonly?: boolean;
 }
-
 /**
- * The durable record of every session, approval and call (A3), with the approval store (A2, M3).
- *
+ * The durable record of every session, approval and call (A3), with the approval store (A2, M3). One process writes a file; any number of
+ * readers may read it beside the writer. The contract: each write is checked, hashed onto its session's chain and queued at once, and
+ * everything queued in one turn of the event loop commits in one SQLite transaction. `callStarted` resolves once the transaction holding
+ * its record committed, so a start the runtime was told about survives kill -9 (`grouped`: WAL, `synchronous=NORMAL`) and power loss
+ * (`strict`: `synchronous=FULL`). A record queued after it and not yet committed may be lost by a crash; its call is then marked
+ * `interrupted` at the next open, never replayed.
  * @example
  * ```ts
  * const journal = Journal.open({ path: ".openworker/journal.db" });
@@ -106,7 +104,7 @@ export class Journal {
       throw error;
     }
     try {
-      const store = new SqliteStore(db, !readonly);
+      const store = new SqliteStore(db);
       const reader = new JournalReader(db);
       if (lock === undefined) return new Journal(file, durability, store, reader, undefined);
       const commit = new GroupCommit(store, file);
@@ -146,7 +144,6 @@ export class Journal {
       return Promise.reject(error);
     }
   }
-
   callProgress(record: CallProgressInput): void { this.write().callProgress(record); }
   /** The one terminal record of a call; a second throws `JOURNAL_TERMINAL_EXISTS` (A3). */
   callFinished(record: CallFinishedInput): void { this.write().callFinished(record); }
@@ -196,7 +193,6 @@ export class Journal {
   revokeApprovals(filter: ApprovalFilter): number {
     return this.approvalsToWrite().revoke(filter);
   }
-
   sessions(): SessionSummary[] { return this.read().sessions(); }
 
   session(sessionId: string): SessionSummary | undefined { return this.read().session(sessionId); }
@@ -216,20 +212,17 @@ export class Journal {
     this.read();
     return verifyChains(this.store.database, sessionId);
   }
-
   private write(): JournalWriter {
     if (this.closed) throw closedError(this.path);
     if (this.writer === undefined) throw journalError(JOURNAL_ERRORS.READ_ONLY, `journal ${JSON.stringify(this.path)} was opened read-only; open it without readonly to write`, { path: this.path });
     return this.writer.writer;
   }
-
   // A writer's reads see its own queued records: commit them first.
   private read(): JournalReader {
     if (this.closed) throw closedError(this.path);
     this.writer?.commit.commitNow();
     return this.reader;
   }
-
   // Queued records are committed first, so the `approval_decided` record that explains an approval is never younger than it.
   private approvalsToWrite() {
     this.write();
@@ -241,7 +234,6 @@ export class Journal {
 function closedError(file: string) {
   return journalError(JOURNAL_ERRORS.CLOSED, `journal ${JSON.stringify(file)} is closed; open it again to use it`, { path: file });
 }
-
 /** Runs what opening as the writer writes (replay, recovery). */
 function recoverOrExplain<T>(file: string, recover: () => T): T {
   try {

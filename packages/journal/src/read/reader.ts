@@ -28,7 +28,6 @@ export interface SessionSummary {
   /** Calls with no terminal record and no denial yet. */
   readonly openCalls: number;
 }
-
 /**
  * One call as the journal knows it.
  *
@@ -86,16 +85,13 @@ export class JournalReader {
     };
     this.frames = new FrameReader(db);
   }
-
   sessions(): SessionSummary[] {
     return this.sql.sessions.all().map(toSession);
   }
-
   session(sessionId: string): SessionSummary | undefined {
     const row = this.sql.session.get(sessionId);
     return row === undefined ? undefined : toSession(row);
   }
-
   calls(sessionId: string): CallSummary[] {
     const calls = new Map<string, { summary: MutableCall; phase: CallPhase | undefined }>();
     for (const record of this.records(sessionId)) {
@@ -129,10 +125,7 @@ export class JournalReader {
     for (const record of this.records(ref.sessionId)) if ("callId" in record && record.callId === ref.callId) records.push(record);
     return records;
   }
-  /**
-   * The session's records in chain order, read a frame at a time so a long export never holds the connection (and so the writer's commits) for its
-   * whole length.
-   */
+  /** The session's records in chain order, read a frame at a time so a long export never holds the connection (and so the writer's commits) for its whole length. */
   *records(sessionId: string): Generator<JournalRecord> {
     const row = this.sql.session.get(sessionId);
     if (row === undefined) return;

@@ -14,8 +14,8 @@ export type OpenCallEntry = readonly [phase: CallPhase, decidedBy?: ApprovalDeci
 const OPEN: ReadonlySet<CallPhase | undefined> = new Set(["requested", "approved", "started"]);
 
 /**
- * The one call-phase reducer: the phase a call reaches when a record of kind `step` follows `phase` (`undefined`: the call has no record yet), or
- * `undefined` when the step cannot follow it.
+ * The one call-phase reducer: the phase a call reaches when a record of kind `step` follows `phase` (`undefined`: the call has no record yet), or `undefined` when the
+ * step cannot follow it.
  */
 export function nextPhase(phase: CallPhase | undefined, step: CallStep, denied = false): CallPhase | undefined {
   switch (step) {
@@ -31,22 +31,19 @@ export function nextPhase(phase: CallPhase | undefined, step: CallStep, denied =
       return OPEN.has(phase) ? "finished" : undefined;
   }
 }
-
 /** Whether a call in this phase still owes its terminal record. */
 export function isOpen(phase: CallPhase | undefined): boolean {
   return OPEN.has(phase);
 }
-
 /** The step a record's kind is, or `undefined` for a record that names no call. */
 export function stepOf(kind: unknown): CallStep | undefined {
   return kind === "call_requested" || kind === "approval_decided" || kind === "call_started" || kind === "call_progress" || kind === "call_finished"
     ? kind
     : undefined;
 }
-
 /**
- * A session's calls as its records, read oldest first, leave them: how many were requested, and which are open with their phase and decider, as the
- * head row keeps them.
+ * A session's calls as its records, read oldest first, leave them: how many were requested, and which are open with their phase and decider, as the head row keeps
+ * them.
  */
 export class CallTally {
   requested = 0;
@@ -92,7 +89,6 @@ export function parseOpenCalls(cell: unknown): Map<string, OpenCallEntry> | unde
   }
   return calls;
 }
-
 /** The head row's `open_calls` text for these open calls: `{"<callId>":["<phase>","<decidedBy>"]}`. */
 export function openCallsJson(calls: Iterable<{ readonly callId: string; readonly phase: CallPhase; readonly decidedBy?: ApprovalDecider | undefined }>): string {
   let text = "{";
@@ -102,7 +98,6 @@ export function openCallsJson(calls: Iterable<{ readonly callId: string; readonl
   }
   return `${text}}`;
 }
-
 /** How a head row's `open_calls` disagrees with what the chain leaves open, if it does. */
 export function openCallsProblem(cell: unknown, chain: CallTally): string | undefined {
   const row = parseOpenCalls(cell);

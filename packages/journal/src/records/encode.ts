@@ -5,19 +5,11 @@ import type { RecordContent } from "./records.js";
 export class CanonicalText {
   constructor(readonly text: string) {}
 }
-
-/**
- * The one encoder of a record: canonical JSON of its content (keys sorted, no whitespace, absent optional fields left
- * out), exactly `canonicalJson(content)`. The chain hash covers this text.
- */
+/** The one encoder of a record: canonical JSON of its content (keys sorted, no whitespace, absent optional fields left out), exactly `canonicalJson(content)`. */
 export function encodeRecord(content: RecordContent | Readonly<Record<string, unknown>>): string {
   return encoderFor(Object.keys(content))(content as Readonly<Record<string, unknown>>);
 }
-
-/**
- * `encodeRecord` for records with these keys (any order), made once per record kind: the key text is built once,
- * and only nested values are sorted.
- */
+/** `encodeRecord` for records with these keys (any order), made once per record kind: the key text is built once, and only nested values are sorted. */
 export function encoderFor(keys: readonly string[]): (record: Readonly<Record<string, unknown>>) => string {
   // The order canonicalJson's sorted objects enumerate in: array-index keys first, then the others sorted.
   const sorted = Object.keys(Object.fromEntries([...keys].sort().map((key) => [key, 0])));

@@ -3,7 +3,6 @@ import type { ApprovalDecider, ApprovalScope, CallOutcome } from "./records.js";
 
 /**
  * What `sessionOpened` records: the session's execution identity and the inputs that made it (A2).
- *
  * @example
  * ```ts
  * journal.sessionOpened({ sessionId, executionIdentity: identity.identity, identityInputs: identity.components, workspace });
@@ -17,10 +16,8 @@ export interface SessionOpenedInput {
   readonly workspace: string;
   readonly bundleDir?: string;
 }
-
 /**
  * What `turnPrepared` records: the fingerprints of what the model was shown this turn (M2, M3).
- *
  * @example
  * ```ts
  * journal.turnPrepared({ sessionId, turnId, selectionFingerprint, catalogFingerprints: { acer: "sha256:…" } });
@@ -33,10 +30,8 @@ export interface TurnPreparedInput {
   /** Catalog fingerprint per MCP provider namespace. */
   readonly catalogFingerprints: Readonly<Record<string, string>>;
 }
-
 /**
  * What `callRequested` records.
- *
  * @example
  * ```ts
  * journal.callRequested({ sessionId, turnId, callId, alias, qualifiedName, args });
@@ -51,10 +46,8 @@ export interface CallRequestedInput {
   readonly args: JsonValue;
   readonly argsDigest?: string;
 }
-
 /**
  * What `approvalDecided` records: the decision, who made it, and the key it was decided under (A1).
- *
  * @example
  * ```ts
  * journal.approvalDecided({ sessionId, callId, decision: "approved", by: "bypass", scope: "once", key });
@@ -72,35 +65,26 @@ export interface ApprovalDecidedInput {
   readonly key: string;
   readonly reason?: string;
 }
-
 /**
  * Identifies one call of one session.
- *
  * @example
  * ```ts
  * await journal.callStarted({ sessionId, callId });
  * ```
  */
-export interface CallRef {
-  readonly sessionId: string;
-  readonly callId: string;
-}
+export interface CallRef { readonly sessionId: string; readonly callId: string; }
 
 /**
  * What `callProgress` records: one event, already bounded by the runtime (E2).
- *
  * @example
  * ```ts
  * journal.callProgress({ sessionId, callId, event: { message: "indexing", fraction: 0.4 } });
  * ```
  */
-export interface CallProgressInput extends CallRef {
-  readonly event: JsonValue;
-}
+export interface CallProgressInput extends CallRef { readonly event: JsonValue; }
 
 /**
  * What `callFinished` records: the one terminal record of a call (A3). Images as digests only (T4).
- *
  * @example
  * ```ts
  * journal.callFinished({ sessionId, callId, outcome: "timed_out", code: "TOOL_TIMEOUT", message: "no answer in 75 s" });
@@ -114,32 +98,20 @@ export interface CallFinishedInput extends CallRef {
   readonly imageDigests?: readonly string[];
   readonly breach?: JsonValue;
 }
-
 /**
  * What `revoked` records: a tool's access revoked at turn end, cancellation or close (T5).
- *
  * @example
  * ```ts
  * journal.revoked({ sessionId, tool: "example.web_search", reason: "cancel" });
  * ```
  */
-export interface RevokedInput {
-  readonly sessionId: string;
-  readonly tool: string;
-  readonly reason: "turn" | "cancel" | "close";
-}
+export interface RevokedInput { readonly sessionId: string; readonly tool: string; readonly reason: "turn" | "cancel" | "close"; }
 
 /**
  * What `turnFinished` records.
- *
  * @example
  * ```ts
  * journal.turnFinished({ sessionId, turnId, completed: false, reason: "limit" });
  * ```
  */
-export interface TurnFinishedInput {
-  readonly sessionId: string;
-  readonly turnId: string;
-  readonly completed: boolean;
-  readonly reason?: string;
-}
+export interface TurnFinishedInput { readonly sessionId: string; readonly turnId: string; readonly completed: boolean; readonly reason?: string; }

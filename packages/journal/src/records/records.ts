@@ -4,7 +4,6 @@ import type { CallOutcome as ExecutionOutcome } from "@openworker/tools-sdk/inte
 /**
  * How a call ended: one of the outcomes of the call boundary (A3), plus `interrupted`, which only recovery writes for a call a crash left without a
  * terminal record.
- *
  * @example
  * ```ts
  * const outcome: CallOutcome = "interrupted";
@@ -14,7 +13,6 @@ export type CallOutcome = ExecutionOutcome | "interrupted";
 
 /**
  * Every outcome a terminal record may carry, in a stable order.
- *
  * @example
  * ```ts
  * CALL_OUTCOMES.includes("crashed"); // true
@@ -24,7 +22,6 @@ export const CALL_OUTCOMES: readonly CallOutcome[] = Object.freeze(["succeeded",
 
 /**
  * Who decided an approval (A1): a person, a policy, or bypass (which skips only the person).
- *
  * @example
  * ```ts
  * const by: ApprovalDecider = "policy";
@@ -33,7 +30,6 @@ export const CALL_OUTCOMES: readonly CallOutcome[] = Object.freeze(["succeeded",
 export type ApprovalDecider = "person" | "policy" | "bypass";
 /**
  * How far an approval reaches: this call's exact arguments, or the whole execution identity.
- *
  * @example
  * ```ts
  * const scope: ApprovalScope = "once";
@@ -43,7 +39,6 @@ export type ApprovalScope = "once" | "session";
 
 /**
  * The payload of each record kind.
- *
  * @example
  * ```ts
  * type Finished = RecordBodies["call_finished"]; // { callId, outcome, code?, … }
@@ -93,10 +88,8 @@ export interface RecordBodies {
   turn_finished: { turnId: string; completed: boolean; reason?: string };
   session_closed: Record<string, never>;
 }
-
 /**
  * The kind of a journal record.
- *
  * @example
  * ```ts
  * const kind: RecordKind = "call_started";
@@ -106,28 +99,18 @@ export type RecordKind = keyof RecordBodies;
 
 /**
  * Every record kind, in the order a session meets them.
- *
  * @example
  * ```ts
  * RECORD_KINDS.length; // 10
  * ```
  */
-export const RECORD_KINDS: readonly RecordKind[] = Object.freeze([
-  "session_opened",
-  "turn_prepared",
-  "call_requested",
-  "approval_decided",
-  "call_started",
-  "call_progress",
-  "call_finished",
-  "revoked",
-  "turn_finished",
-  "session_closed",
+export const RECORD_KINDS: readonly RecordKind[] = Object.freeze<RecordKind[]>([
+  "session_opened", "turn_prepared", "call_requested", "approval_decided", "call_started",
+  "call_progress", "call_finished", "revoked", "turn_finished", "session_closed",
 ]);
 
 /**
  * The fields every record shares; `seq` counts from 1 within a session.
- *
  * @example
  * ```ts
  * const { seq, at } = journal.timeline({ sessionId: "ses_1", callId })[0]!;
@@ -139,10 +122,8 @@ export interface RecordEnvelope {
   /** ISO-8601 UTC time the record was appended. */
   readonly at: string;
 }
-
 /**
  * The part of a record the chain hash covers: envelope, kind and payload.
- *
  * @example
  * ```ts
  * const { hash, prevHash, ...content } = record; // content is a RecordContent
@@ -154,7 +135,6 @@ export type RecordContent = {
 
 /**
  * One journal record as read back: its content plus its link in the session's chain, `hash = sha256(prevHash + canonicalJson(content))`.
- *
  * @example
  * ```ts
  * for (const record of journal.timeline({ sessionId: "ses_1", callId: "call-1" })) console.log(record.seq, record.kind);

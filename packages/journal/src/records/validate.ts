@@ -8,7 +8,6 @@ export class RecordSite {
     return `${this.method} of ${this.of} ${JSON.stringify(this.id)}`;
   }
 }
-
 /** A site as text, or one written out when a message needs it. */
 export type Site = string | RecordSite;
 
@@ -66,7 +65,6 @@ function describe(value: unknown): string {
   if (typeof value === "string") return value.length === 0 ? "an empty string" : JSON.stringify(value.slice(0, 40));
   return typeof value;
 }
-
 /** How a record field is checked: a kind of value, or the strings it may be. */
 export type FieldRule = "text" | "text?" | "message" | "boolean" | "strings" | "json" | "digests" | readonly string[];
 

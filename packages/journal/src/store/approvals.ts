@@ -18,7 +18,6 @@ export interface ApprovalKey {
   /** `argumentsDigest(args)`; required to store or find a `once` approval. */
   readonly argsDigest?: string;
 }
-
 /**
  * A stored approval.
  *
@@ -39,7 +38,6 @@ export interface ApprovalRecord {
   /** ISO-8601 UTC. */
   readonly decidedAt: string;
 }
-
 /**
  * What `Journal.storeApproval` records besides the key.
  *
@@ -48,11 +46,7 @@ export interface ApprovalRecord {
  * journal.storeApproval(key, { scope: "session", by: "person", who: "ana" });
  * ```
  */
-export interface ApprovalGrant {
-  readonly scope: ApprovalScope;
-  readonly by: ApprovalDecider;
-  readonly who?: string;
-}
+export interface ApprovalGrant { readonly scope: ApprovalScope; readonly by: ApprovalDecider; readonly who?: string; }
 
 /**
  * Which remembered approvals `approvals()` lists and `revokeApprovals()` forgets: those of one execution identity, of one tool, or both.
@@ -62,15 +56,9 @@ export interface ApprovalGrant {
  * const filter: ApprovalFilter = { qualifiedName: "example.web_search" };
  * ```
  */
-export interface ApprovalFilter {
-  readonly executionIdentity?: string;
-  readonly qualifiedName?: string;
-}
+export interface ApprovalFilter { readonly executionIdentity?: string; readonly qualifiedName?: string; }
 
-interface FilterParameters {
-  identity: string | null;
-  tool: string | null;
-}
+interface FilterParameters { identity: string | null; tool: string | null; }
 
 function filterParameters(filter: ApprovalFilter): FilterParameters {
   return { identity: filterValue(filter.executionIdentity, "executionIdentity"), tool: filterValue(filter.qualifiedName, "qualifiedName") };
@@ -97,41 +85,23 @@ interface ApprovalRow {
 const ANY_ARGUMENTS = "";
 
 /**
- * The approval store: one row per (identity, tool, schema fingerprint, argument digest), looked up through the primary key with prepared statements
- * (no scan on the hot path).
+ * The approval store: one row per (identity, tool, schema fingerprint, argument digest), looked up through the primary key with prepared statements (no scan on the hot
+ * path).
  */
 export class ApprovalStore {
   private readonly sql;
 
-  constructor(db: Database.Database, writable: boolean) {
-    const find = db.prepare<[string, string, string, string], ApprovalRow>(
-      `SELECT * FROM approvals
-        WHERE execution_identity = ? AND qualified_name = ? AND schema_fingerprint = ? AND args_digest = ?`,
-    );
+  constructor(db: Database.Database) {
+    const where = "execution_identity = ? AND qualified_name = ? AND schema_fingerprint = ? AND args_digest = ?";
+    const matching = "(@identity IS NULL OR execution_identity = @identity) AND (@tool IS NULL OR qualified_name = @tool)";
     this.sql = {
-      find,
-      list: db.prepare<[FilterParameters], ApprovalRow>(
-        `SELECT * FROM approvals
-          WHERE (@identity IS NULL OR execution_identity = @identity) AND (@tool IS NULL OR qualified_name = @tool)
-          ORDER BY decided_at, qualified_name`,
+      find: db.prepare<[string, string, string, string], ApprovalRow>(`SELECT * FROM approvals WHERE ${where}`),
+      list: db.prepare<[FilterParameters], ApprovalRow>(`SELECT * FROM approvals WHERE ${matching} ORDER BY decided_at, qualified_name`),
+      revoke: db.prepare<[FilterParameters]>(`DELETE FROM approvals WHERE ${matching}`),
+      store: db.prepare(
+        "INSERT OR REPLACE INTO approvals (execution_identity, qualified_name, schema_fingerprint, args_digest, scope, decided_by, who, decided_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
       ),
-      revoke: writable
-        ? db.prepare<[FilterParameters]>(
-            "DELETE FROM approvals WHERE (@identity IS NULL OR execution_identity = @identity) AND (@tool IS NULL OR qualified_name = @tool)",
-          )
-        : undefined,
-      store: writable
-        ? db.prepare(
-            `INSERT OR REPLACE INTO approvals
-               (execution_identity, qualified_name, schema_fingerprint, args_digest, scope, decided_by, who, decided_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-          )
-        : undefined,
-      remove: writable
-        ? db.prepare(
-            "DELETE FROM approvals WHERE execution_identity = ? AND qualified_name = ? AND schema_fingerprint = ? AND args_digest = ?",
-          )
-        : undefined,
+      remove: db.prepare(`DELETE FROM approvals WHERE ${where}`),
     };
   }
   /** A session-scope approval for the key, else a once-only approval for its exact arguments. */
@@ -143,10 +113,9 @@ export class ApprovalStore {
   consume(key: ApprovalKey): ApprovalRecord | undefined {
     const row = this.lookup(key);
     if (row === undefined) return undefined;
-    if (row.scope === "once") this.sql.remove?.run(row.execution_identity, row.qualified_name, row.schema_fingerprint, row.args_digest);
+    if (row.scope === "once") this.sql.remove.run(row.execution_identity, row.qualified_name, row.schema_fingerprint, row.args_digest);
     return toRecord(row);
   }
-
   store(key: ApprovalKey, grant: ApprovalGrant): void {
     const site = `storeApproval of tool ${JSON.stringify(key.qualifiedName)}`;
     const checked = checkKey(site, key);
@@ -155,7 +124,7 @@ export class ApprovalStore {
     const who = optionalText(site, "who", grant.who);
     if (scope === "once" && key.argsDigest === undefined) throw journalError(JOURNAL_ERRORS.INVALID_RECORD, `${site}: a "once" approval needs key.argsDigest (argumentsDigest of the call's arguments)`, { field: "argsDigest" });
     const digest = scope === "once" ? requireText(site, "argsDigest", key.argsDigest) : ANY_ARGUMENTS;
-    this.sql.store?.run(checked.executionIdentity, checked.qualifiedName, checked.schemaFingerprint, digest, scope, by, who ?? null, new Date().toISOString());
+    this.sql.store.run(checked.executionIdentity, checked.qualifiedName, checked.schemaFingerprint, digest, scope, by, who ?? null, new Date().toISOString());
   }
   /** The remembered approvals, oldest first, of one identity and/or tool (every one without a filter). */
   list(filter: ApprovalFilter): ApprovalRecord[] {
@@ -163,9 +132,8 @@ export class ApprovalStore {
   }
   /** Forgets the remembered approvals the filter matches; returns how many. */
   revoke(filter: ApprovalFilter): number {
-    return this.sql.revoke?.run(filterParameters(filter)).changes ?? 0;
+    return this.sql.revoke.run(filterParameters(filter)).changes;
   }
-
   private lookup(key: ApprovalKey): ApprovalRow | undefined {
     const { executionIdentity, qualifiedName, schemaFingerprint } = checkKey("findApproval", key);
     const session = this.sql.find.get(executionIdentity, qualifiedName, schemaFingerprint, ANY_ARGUMENTS);

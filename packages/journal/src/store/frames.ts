@@ -2,58 +2,31 @@ import type Database from "better-sqlite3";
 import { GENESIS_HASH, HASH_LENGTH } from "../records/chain.js";
 import { damagedError, describeCell } from "./damage.js";
 
-/** Storage of records (schema v2). */
-
 /** One stored record as read back, with the link it continues. */
-export interface StoredRecord {
-  readonly seq: number;
-  readonly prevHash: string;
-  readonly hash: string;
-  readonly data: string;
-}
+export interface StoredRecord { readonly seq: number; readonly prevHash: string; readonly hash: string; readonly data: string; }
 
 /** One frame's place in its session: what the walk from a session's first frame reads. */
-export interface FrameLink {
-  readonly id: number;
-  readonly firstSeq: number;
-  readonly prevFrame: number | null;
-}
+export interface FrameLink { readonly id: number; readonly firstSeq: number; readonly prevFrame: number | null; }
 
 /** A session's chain read from its first frame forward. */
-export interface ChainStart {
-  readonly ids: number[];
-  readonly next?: FrameLink;
-}
+export interface ChainStart { readonly ids: number[]; readonly next?: FrameLink; }
 
 /** Where a session's chain stands: its head frame (and the session's id, for messages). */
-export interface ChainHead {
-  readonly ref: number;
-  readonly sessionId: string;
-  readonly headFrame: number | null;
-}
+export interface ChainHead { readonly ref: number; readonly sessionId: string; readonly headFrame: number | null; }
 
 /** A frame's cells as stored, unchecked: what `verify()` reads (a damaged file may hold any type in them). */
-export interface RawFrame {
-  readonly firstSeq: unknown;
-  readonly body: unknown;
-}
+export interface RawFrame { readonly firstSeq: unknown; readonly body: unknown; }
 
 /** Runs one read; `verify()` passes one that bounds its read transactions (see `ReadWindow`). */
 export type ReadStep = <T>(read: () => T) => T;
 
 const direct: ReadStep = (read) => read();
 
-/** Encodes one record as a frame line. */
-export function frameLine(hash: string, data: string): string {
-  return `${hash} ${data}`;
-}
-
 /** Splits a frame line into its hash and data; `undefined` when the line is not one. */
 export function parseFrameLine(line: string): { hash: string; data: string } | undefined {
   if (line.length < HASH_LENGTH + 1 || line.charCodeAt(HASH_LENGTH) !== 32) return undefined;
   return { hash: line.slice(0, HASH_LENGTH), data: line.slice(HASH_LENGTH + 1) };
 }
-
 /** Reads a session's frames by following `prev_frame` links back from its head. */
 export class FrameReader {
   private readonly link;
@@ -67,10 +40,7 @@ export class FrameReader {
     this.back = db.prepare<[number, number], { prev_frame: number | null; body: unknown }>("SELECT prev_frame, body FROM frames WHERE id = ? AND session_ref = ?");
     this.links = db.prepare<[number], FrameLink>("SELECT id, first_seq AS firstSeq, prev_frame AS prevFrame FROM frames WHERE session_ref = ? ORDER BY id");
   }
-  /**
-   * The frame ids of a session's chain, oldest first, and what stopped the walk early (a missing frame, a link to another session or forward in
-   * time), if anything.
-   */
+  /** The frame ids of a session's chain, oldest first, and what stopped the walk early (a missing frame, a link to another session or forward in time), if anything. */
   chain(head: ChainHead, read: ReadStep = direct): { ids: number[]; problem?: string } {
     const ids: number[] = [];
     let id = head.headFrame;
@@ -86,8 +56,8 @@ export class FrameReader {
     return { ids: ids.reverse() };
   }
   /**
-   * The session's chain from its first frame forward, for a chain the walk back from its head could not finish (a frame gone, a link to another
-   * session): the frames before the break, and the frame the chain resumes at.
+   * The session's chain from its first frame forward, for a chain the walk back from its head could not finish (a frame gone, a link to another session): the frames
+   * before the break, and the frame the chain resumes at.
    */
   fromStart(ref: number): ChainStart {
     const frames = this.sessionFrames(ref);
@@ -118,10 +88,7 @@ export class FrameReader {
     const row = this.body.get(id);
     return row === undefined ? undefined : { firstSeq: row.first_seq, body: row.body };
   }
-  /**
-   * The session's records in chain order, a frame at a time (frames are immutable once written, so a writer committing meanwhile cannot tear the
-   * walk).
-   */
+  /** The session's records in chain order, a frame at a time (frames are immutable once written, so a writer committing meanwhile cannot tear the walk). */
   *records(head: ChainHead): Generator<StoredRecord> {
     const chain = this.chain(head);
     const ids = chain.problem === undefined ? chain.ids : this.fromStart(head.ref).ids;
@@ -156,7 +123,6 @@ export class FrameReader {
     }
   }
 }
-
 /** A frame body's lines; `JOURNAL_DAMAGED` when the body is not the text the journal writes. */
 function linesOf(body: unknown, id: number, sessionId: string): string[] {
   if (typeof body !== "string") throw damagedError(sessionId, `frame ${id} holds ${describeCell(body)} where the journal writes its records as text`);

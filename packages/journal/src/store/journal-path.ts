@@ -19,7 +19,6 @@ export function refuseNonRegularFile(file: string): void {
   }
   throw journalError(JOURNAL_ERRORS.NOT_A_FILE, `journal ${JSON.stringify(file)}: the path is ${kindOf(stats)}, not a journal file; give the path of a journal file (a writer creates it if it does not exist)`, { path: file, kind: kindOf(stats) });
 }
-
 /** Kernel pseudo file systems: no journal belongs there, and `mkdirSync(…, { recursive: true })` under `/proc` never returns. */
 const PSEUDO_FILE_SYSTEMS = ["/proc", "/sys", "/dev"] as const;
 
@@ -32,7 +31,6 @@ function refusePseudoFileSystem(file: string): void {
   const shown = resolved === path.resolve(file) ? "" : ` (it leads to ${JSON.stringify(resolved)})`;
   throw journalError(JOURNAL_ERRORS.NOT_A_FILE, `journal ${JSON.stringify(file)}${shown}: the path is under ${root}, a pseudo file system of the kernel, not a place for a journal file; give a path on a disk, such as ~/.openworker/journal.db`, { path: file, kind: `under ${root}` });
 }
-
 /** `absolute` with its longest existing leading part replaced by its real path (symbolic links followed). */
 function realPathOfExistingPart(absolute: string): string {
   let existing = absolute;
@@ -48,7 +46,6 @@ function realPathOfExistingPart(absolute: string): string {
     }
   }
 }
-
 /** What a path that is not a regular file is, as messages say it: "a directory", "a named pipe (FIFO)". */
 export function kindOf(stats: Stats): string {
   if (stats.isDirectory()) return "a directory";
@@ -58,7 +55,6 @@ export function kindOf(stats: Stats): string {
   if (stats.isSocket()) return "a socket";
   return "not a regular file";
 }
-
 /** The error for a reader that failed because it cannot write the journal's folder, or `undefined` when that is not the reason. */
 export function folderReadOnlyError(file: string, cause: unknown): OpenWorkerError | undefined {
   // SQLite says SQLITE_READONLY_DIRECTORY when it cannot create a missing -wal, and

@@ -80,9 +80,8 @@ const FRAME_PAGE_SIZE = 16384;
 
 
 /**
- * Schema v1 → v2: records move into frames (one per record; new commits write one per session per commit), every session gets its chain head
- * (`live_sessions` while open, `final_frame` once closed), and the per-record and per-call tables with their per-session indexes go (they cost most
- * of a commit).
+ * Schema v1 → v2: records move into frames (one per record; new commits write one per session per commit), every session gets its chain head (`live_sessions` while
+ * open, `final_frame` once closed), and the per-record and per-call tables with their per-session indexes go (they cost most of a commit).
  */
 function migrateToFrames(db: Database.Database): void {
   db.exec(`
@@ -121,15 +120,8 @@ function migrateToFrames(db: Database.Database): void {
   }
   db.exec("DROP TABLE records; DROP TABLE calls;");
 }
-
-/** How a database is opened: as the one writer, or as a reader beside it. */
-export interface OpenMode {
-  readonly readonly: boolean;
-  readonly synchronous: "NORMAL" | "FULL";
-}
-
 /** Opens (creating the file for a writer, whose lock made its folder) and migrates a journal database. */
-export function openDatabase(file: string, mode: OpenMode): Database.Database {
+export function openDatabase(file: string, mode: { readonly readonly: boolean; readonly synchronous: "NORMAL" | "FULL" }): Database.Database {
   const tooOld = unsupportedNode(process.versions.node);
   if (tooOld !== undefined) throw journalError(JOURNAL_ERRORS.OPEN_FAILED, `journal ${JSON.stringify(file)}: cannot open the database: ${tooOld}`, { path: file, reason: "node-version" });
   let db: Database.Database;
@@ -174,7 +166,6 @@ export function openDatabase(file: string, mode: OpenMode): Database.Database {
     throw openFailure(file, error);
   }
 }
-
 /** A writer's connection must be able to write. */
 export function refuseReadOnlyConnection(db: Database.Database, file: string): void {
   try {
@@ -190,7 +181,6 @@ export function refuseReadOnlyConnection(db: Database.Database, file: string): v
     throw journalError(JOURNAL_ERRORS.OPEN_FAILED, `journal ${JSON.stringify(file)}: this process has no write permission on the file (SQLite could open it only read-only); grant write permission on it and on its -wal and -shm files (SQLite gives them the file's mode), or open it with { readonly: true } to read it`, { path: file }, error);
   }
 }
-
 /** What opening a journal met, as one of the journal's errors (its own pass as they are). */
 export function openFailure(file: string, error: unknown): Error {
   if (OpenWorkerError.isInstance(error)) return error;
@@ -215,24 +205,21 @@ function migrate(db: Database.Database): void {
 }
 
 function hasForeignTables(db: Database.Database): boolean {
-  const row = db.prepare("SELECT count(*) AS n FROM sqlite_schema WHERE type = 'table'").get() as { n: number };
-  return row.n > 0;
+  return (db.prepare("SELECT count(*) AS n FROM sqlite_schema WHERE type = 'table'").get() as { n: number }).n > 0;
 }
 
 function isSqliteError(error: unknown): boolean {
   return error instanceof Error && error.name === "SqliteError";
 }
-
 /** A SqliteError's code (`SQLITE_CORRUPT`, `SQLITE_READONLY_…`), or `undefined` for any other error. */
 function sqliteCode(error: unknown): string | undefined {
   if (!isSqliteError(error)) return undefined;
   const code = (error as { code?: unknown }).code;
   return typeof code === "string" ? code : undefined;
 }
-
 /**
- * Why SQLite itself could not load, in words that say what to do: better-sqlite3 has no prebuilt binding for this platform and none was built from
- * source, or the binding it found does not load in this Node.js (a damaged install, or one built by hand for another Node.js).
+ * Why SQLite itself could not load, in words that say what to do: better-sqlite3 has no prebuilt binding for this platform and none was built from source, or the
+ * binding it found does not load in this Node.js (a damaged install, or one built by hand for another Node.js).
  */
 export function nativeBindingProblem(cause: unknown): string | undefined {
   const text = errorText(cause);
@@ -250,7 +237,6 @@ export function nativeBindingProblem(cause: unknown): string | undefined {
   }
   return undefined;
 }
-
 /** The oldest Node.js the journal runs on: better-sqlite3's binding crashes the process on older ones. */
 const OLDEST_NODE = [22, 12] as const;
 
@@ -264,7 +250,6 @@ export function unsupportedNode(version: string): string | undefined {
 function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
-
 /** The phase (and decider) of an open v1 call, from its records in order. */
 function progressOf(records: readonly { kind: string; data: string }[]): { phase: CallPhase; decidedBy?: ApprovalDecider } {
   const tally = new CallTally();

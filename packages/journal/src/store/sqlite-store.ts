@@ -7,7 +7,6 @@ import type { GroupWrites, JournalStore, StoredSession } from "./store.js";
 export function writerPragmas(synchronous: "NORMAL" | "FULL"): readonly string[] {
   return [`synchronous = ${synchronous}`, `wal_autocheckpoint = ${WAL_CHECKPOINT_PAGES}`, "cache_size = -16384", "temp_store = memory"];
 }
-
 /** About 40 MB of 16 KB pages: fewer, larger checkpoints than SQLite's default of 1,000. */
 export const WAL_CHECKPOINT_PAGES = 2500;
 
@@ -25,8 +24,8 @@ export class SqliteStore implements JournalStore {
   private readonly headUpserts: ReadonlyMap<number, Database.Statement>;
   private readonly sql;
 
-  constructor(private readonly db: Database.Database, writable: boolean) {
-    this.approvals = new ApprovalStore(db, writable);
+  constructor(private readonly db: Database.Database) {
+    this.approvals = new ApprovalStore(db);
     this.frames = new FrameReader(db);
     this.frameInserts = multiRow(db, "INSERT INTO frames (id, session_ref, first_seq, prev_frame, body)", FRAME_COLUMNS);
     this.headUpserts = multiRow(
@@ -55,11 +54,9 @@ export class SqliteStore implements JournalStore {
   get database(): Database.Database {
     return this.db;
   }
-
   get inTransaction(): boolean {
     return this.db.inTransaction;
   }
-
   session(sessionId: string): StoredSession | undefined {
     return this.sql.session.get(sessionId);
   }
@@ -68,19 +65,15 @@ export class SqliteStore implements JournalStore {
   lastRef(): number {
     return this.sql.maxRef.get()?.id ?? 0;
   }
-
   lastFrame(): number {
     return this.sql.maxFrame.get()?.id ?? 0;
   }
-
   sessionsWithOpenCalls(): string[] {
     return this.sql.open.all().map((row) => row.session_id);
   }
-
   newestFirst(head: ChainHead): Iterable<string> {
     return this.frames.newestFirst(head);
   }
-
   commit(group: GroupWrites): void {
     if (!this.db.inTransaction) this.sql.begin.run();
     try {
@@ -97,15 +90,12 @@ export class SqliteStore implements JournalStore {
       throw error;
     }
   }
-
   beginRead(): void {
     this.sql.begin.run();
   }
-
   endRead(): void {
     if (this.db.inTransaction) this.sql.end.run();
   }
-
   close(): void {
     this.db.close();
   }

@@ -2,11 +2,7 @@ import type { ApprovalStore } from "./approvals.js";
 import type { ChainHead } from "./frames.js";
 
 /** One group commit as plain rows. */
-export interface GroupWrites {
-  readonly frames: (string | number | null)[];
-  readonly heads: (string | number | null)[];
-  readonly ops: GroupOp[];
-}
+export interface GroupWrites { readonly frames: (string | number | null)[]; readonly heads: (string | number | null)[]; readonly ops: GroupOp[]; }
 
 /** A write beside the frames: a session opened, closed, or its head row dropped once closed. */
 export type GroupOp =
@@ -19,14 +15,17 @@ export interface StoredSession {
   readonly ref: number;
   readonly executionIdentity: string;
   readonly closedAt: string | null;
+  /** The head row's columns; `null` for a closed session. */
   readonly headFrame: number | null;
   readonly seq: number | null;
   readonly hash: string | null;
   readonly calls: number | null;
   readonly openCalls: unknown;
 }
-
-/** What the write path needs from storage: the seam a second store (a PostgreSQL adapter) implements. */
+/**
+ * What the write path needs from storage: the seam a second store (a PostgreSQL adapter) implements. `commit` is atomic, and durable as the
+ * store's durability mode says when it returns; reads see every commit before them.
+ */
 export interface JournalStore {
   /** The session's rows, or `undefined` if it was never opened. */
   session(sessionId: string): StoredSession | undefined;

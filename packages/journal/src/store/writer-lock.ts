@@ -38,7 +38,6 @@ export class WriterLock {
     }
     throw journalError(JOURNAL_ERRORS.LOCKED, `journal ${JSON.stringify(journalFile)}: its writer lock ${JSON.stringify(file)} is being taken over, or kept reappearing: another writer is starting; one writer at a time`, { path: journalFile, lockFile: file });
   }
-
   release(): void {
     if (this.released) return;
     this.released = true;
@@ -78,7 +77,6 @@ function takeOver(file: string, holder: number | undefined): boolean {
   }
   return true;
 }
-
 /** Removes a takeover mutex whose holder crashed holding it: its pid (written at once) no longer runs, or it has no pid and is over two seconds old. */
 function clearStaleMutex(mutex: string): void {
   const seen = readLock(mutex);
@@ -99,16 +97,14 @@ function clearStaleMutex(mutex: string): void {
   }
   rmSync(moved, { force: true });
 }
-
 /**
- * A takeover mutex whose holder is gone: its pid does not run, it has none and is over two seconds old, or it is over ten seconds old whoever holds
- * it (a holder keeps it for microseconds; a dead holder's pid since reused by another process must not lock the journal out for ever).
+ * A takeover mutex whose holder is gone: its pid does not run, it has none and is over two seconds old, or it is over ten seconds old whoever holds it (a holder keeps
+ * it for microseconds; a dead holder's pid since reused by another process must not lock the journal out for ever).
  */
 function isStale(mutex: { pid: number | undefined; ageMs: number }): boolean {
   if (mutex.pid === undefined) return mutex.ageMs >= STALE_AFTER_MS;
   return !isRunning(mutex.pid) || mutex.ageMs >= MUTEX_HELD_AT_MOST_MS;
 }
-
 /** Waits `ms` without returning to the event loop (opening a journal is synchronous). */
 function pause(ms: number): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
@@ -117,7 +113,6 @@ function pause(ms: number): void {
 function holderOf(file: string): number | undefined {
   return readLock(file)?.pid;
 }
-
 /** The lock's pid (undefined: none written yet) and age, read from one open file; undefined when there is no lock. */
 function readLock(file: string): { pid: number | undefined; ageMs: number } | undefined {
   let fd: number;
@@ -137,7 +132,6 @@ function readLock(file: string): { pid: number | undefined; ageMs: number } | un
     closeSync(fd);
   }
 }
-
 /** A lock file without a pid yet, made in the last two seconds: its writer is still writing it. */
 function isFresh(file: string): boolean {
   try {

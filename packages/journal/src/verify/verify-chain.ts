@@ -22,17 +22,10 @@ export interface VerifiedSessionRow {
   calls: unknown;
   open_calls: unknown;
 }
-
 /** A break: the `seq` at fault and what is wrong there. */
-export interface Problem {
-  readonly seq: number;
-  readonly problem: string;
-}
+export interface Problem { readonly seq: number; readonly problem: string; }
 
-/**
- * One session's chain, checked record by record as its frames arrive (oldest first), and then at its end against the head the file notes and the
- * index columns.
- */
+/** One session's chain, checked record by record as its frames arrive (oldest first), and then at its end against the head the file notes and the index columns. */
 export class ChainWalk {
   private expected = 1;
   private previous = GENESIS_HASH;
@@ -47,7 +40,6 @@ export class ChainWalk {
   get last(): number {
     return this.expected - 1;
   }
-
   get closed(): boolean {
     return this.session.closed_at !== null;
   }
@@ -66,9 +58,8 @@ export class ChainWalk {
     return true;
   }
   /**
-   * The checks at the chain's end, once every frame passed: the chain ends exactly at the head the file notes (the head row of an open session, the
-   * final seq and hash of a closed one, so a cut-off tail is a break), a closed session ends with `session_closed`, and the index columns agree with
-   * the chain.
+   * The checks at the chain's end, once every frame passed: the chain ends exactly at the head the file notes (the head row of an open session, the final seq and hash
+   * of a closed one, so a cut-off tail is a break), a closed session ends with `session_closed`, and the index columns agree with the chain.
    */
   end(): Problem | undefined {
     const session = this.session;
@@ -96,12 +87,10 @@ export class ChainWalk {
     }
     return undefined;
   }
-
   private fail(problem: string): false {
     this.problem = { seq: this.expected, problem };
     return false;
   }
-
   private record(line: string): string | undefined {
     const parsed = parseFrameLine(line);
     if (parsed === undefined) return "torn record: the stored line is not a hash and content";
@@ -136,7 +125,6 @@ export class ChainWalk {
 function indexProblem(column: string, cell: unknown, record: string, value: unknown): string {
   return `altered index: ${column} is ${shown(cell)}, but ${record} ${value === undefined ? "has none" : `says ${shown(value)}`}`;
 }
-
 /** A cell or field as a problem shows it: JSON text for strings (cut at 80 characters), else its kind. */
 function shown(value: unknown): string {
   if (typeof value === "string") return JSON.stringify(value.length > 80 ? `${value.slice(0, 80)}…` : value);

@@ -11,11 +11,7 @@ import { ChainWalk, type VerifiedSessionRow } from "./verify-chain.js";
  * const where = journal.verify().firstBreak; // { sessionId, seq, problem } | undefined
  * ```
  */
-export interface ChainBreak {
-  readonly sessionId: string;
-  readonly seq: number;
-  readonly problem: string;
-}
+export interface ChainBreak { readonly sessionId: string; readonly seq: number; readonly problem: string; }
 
 /**
  * The result of `Journal.verify()`.
@@ -33,7 +29,6 @@ export interface VerifyReport {
   readonly records: number;
   readonly firstBreak?: ChainBreak;
 }
-
 /** How long `verify()`'s read transactions last. */
 export interface VerifyPacing {
   /** Reads per read transaction, and frames fetched before they are checked. */
@@ -42,15 +37,12 @@ export interface VerifyPacing {
   readonly betweenTransactions?: () => void;
 }
 
-/** Reads (session rows, frame links, frame bodies) per read transaction at most. */
+// Reads per read transaction; frames (and characters) fetched before they are checked with no transaction open;
+// session rows read at a time; frame ids counted per query by the whole-file orphan check.
 const READS_PER_TRANSACTION = 2048;
-/** Frames fetched before they are checked (and the read transaction ends): the hashing then runs with no transaction open. */
 const FRAMES_PER_CHECK = 256;
-/** Characters of frame bodies fetched before they are checked: bounds memory when records are large. */
 const CHARS_PER_CHECK = 1 << 20;
-/** Session rows read at a time. */
 const SESSIONS_PER_PAGE = 256;
-/** Frame ids counted per query (and transaction) by the whole-file orphan check. */
 const FRAME_IDS_PER_COUNT = 16_384;
 
 const ROW_COLUMNS = `s.ref, s.session_id, s.execution_identity, s.workspace, s.bundle_dir, s.opened_at, s.closed_at,
@@ -60,10 +52,7 @@ const SESSION_COLUMNS = `${ROW_COLUMNS}, ${HEAD_COLUMNS} FROM sessions s LEFT JO
 
 type HeadRow = Pick<VerifiedSessionRow, "ref" | "head_frame" | "seq" | "hash" | "calls" | "open_calls">;
 
-/**
- * Walks every session's chain (or one session's) and reports the first break, in read transactions of bounded length: beside a live writer, one
- * transaction for the whole walk pinned the WAL, which then grew by everything committed meanwhile (see `ReadWindow`).
- */
+/** Walks every session's chain (or one session's) and reports the first break, in read transactions of bounded length (see `ReadWindow`). */
 export function verifyChains(db: Database.Database, sessionId?: string, pacing: VerifyPacing = {}): VerifyReport {
   let run: Verification;
   try {
@@ -87,7 +76,6 @@ export function verifyChains(db: Database.Database, sessionId?: string, pacing: 
   }
   return report;
 }
-
 /** A break that no session or record can be blamed for: the file itself could not be read. */
 function unreadableFile(error: unknown, checked?: VerifyReport): VerifyReport {
   const problem = `unreadable: ${error instanceof Error ? error.message : String(error)}`;
@@ -98,7 +86,6 @@ interface Break extends ChainBreak {
   /** Records checked before it. */
   readonly records: number;
 }
-
 /** A fetched frame waiting for its checks, or the end of a session's chain. */
 type Queued = { readonly walk: ChainWalk; readonly id: number; readonly frame: RawFrame | undefined } | { readonly walk: ChainWalk; readonly end: true };
 
@@ -139,14 +126,12 @@ class Verification {
       ),
     };
   }
-
   one(sessionId: string): VerifyReport {
     const row = this.read(() => this.sql.one.get(sessionId));
     if (row === undefined) return { ok: true, sessions: 0, records: 0 };
     this.sessions = 1;
     return this.report(this.session(row) ?? this.check());
   }
-
   file(): VerifyReport {
     // The file as it stands now, in one read: what the walk checks.
     const start = this.read(() => {
@@ -186,8 +171,8 @@ class Verification {
     return this.report({ sessionId: walk?.session.session_id ?? "", seq: (walk?.last ?? 0) + 1, problem, records: this.records + (walk?.last ?? 0) });
   }
   /**
-   * Fetches one session's chain (walking back from the head its row names, then its frames oldest first) and queues it for checking; checks what is
-   * queued whenever a batch is full.
+   * Fetches one session's chain (walking back from the head its row names, then its frames oldest first) and queues it for checking; checks what is queued whenever a
+   * batch is full.
    */
   private session(row: VerifiedSessionRow, orphans?: { lastFrame: number; reached: Map<number, number> }): Break | undefined {
     const walk = new ChainWalk(row);
@@ -231,9 +216,9 @@ class Verification {
     return undefined;
   }
   /**
-   * A chain the walk back from its head could not finish (a frame gone, a link to another session or forward, no head): the records are checked from
-   * the session's first frame forward as far as the links hold, and the break is reported at the first record past the last good one, whatever part
-   * of the chain the walk back did reach.
+   * A chain the walk back from its head could not finish (a frame gone, a link to another session or forward, no head): the records are checked from the session's
+   * first frame forward as far as the links hold, and the break is reported at the first record past the last good one, whatever part of the chain the walk back did
+   * reach.
    */
   private brokenChain(walk: ChainWalk, headProblem: string): Break {
     const session = walk.session;
@@ -263,8 +248,8 @@ class Verification {
     return `broken link: frame ${frame.id} links to frame ${frame.prevFrame}, which is not the frame before it`;
   }
   /**
-   * Counts each session's frames among those that existed when the walk began (ids up to `lastFrame`, a range at a time, each in its own transaction)
-   * against those its chain reached: a frame of a removed session, or one no chain reaches, is a break.
+   * Counts each session's frames among those that existed when the walk began (ids up to `lastFrame`, a range at a time, each in its own transaction) against those its
+   * chain reached: a frame of a removed session, or one no chain reaches, is a break.
    */
   private orphans(lastFrame: number, reached: ReadonlyMap<number, number>): Break | undefined {
     const counts = new Map<number, { frames: number; first: number }>();
@@ -306,7 +291,6 @@ class Verification {
     }
     return first!;
   }
-
   private report(broken: Break | undefined): VerifyReport {
     if (broken === undefined) return { ok: true, sessions: this.sessions, records: this.records };
     const { records, ...firstBreak } = broken;

@@ -17,8 +17,8 @@ const MAX_FRAME_CHARS = 64 * 1024;
 const FILE_CHECK_INTERVAL_MS = 200;
 
 /**
- * Group commit on the event loop: records are queued synchronously, and everything queued in one turn of the event loop commits in one transaction
- * (scheduled with `setImmediate`, or at once when the group reaches its size bound).
+ * Group commit on the event loop: records are queued synchronously, and everything queued in one turn of the event loop commits in one transaction (scheduled with
+ * `setImmediate`, or at once when the group reaches its size bound).
  */
 export class GroupCommit {
   private touched: SessionState[] = [];
@@ -50,7 +50,6 @@ export class GroupCommit {
     }
     return read();
   }
-
   assertHealthy(): void {
     if (this.failure !== undefined) throw this.failure;
   }
@@ -104,7 +103,6 @@ export class GroupCommit {
     }
     settle(after, waiters);
   }
-
   private build(): GroupWrites {
     const frames: (string | number | null)[] = [];
     const heads: (string | number | null)[] = [];
@@ -130,7 +128,6 @@ export class GroupCommit {
     for (const op of this.ops) ops.push(op());
     return { frames, heads, ops };
   }
-
   private schedule(): void {
     if (this.scheduled) return;
     this.scheduled = true;
@@ -145,8 +142,8 @@ export class GroupCommit {
     });
   }
   /**
-   * A journal file deleted or replaced while open would take the records committed since with it, unseen: the writer checks now and then that its
-   * path still leads to the file it opened, and fails (refusing every later write) if not.
+   * A journal file deleted or replaced while open would take the records committed since with it, unseen: the writer checks now and then that its path still leads to
+   * the file it opened, and fails (refusing every later write) if not.
    */
   private checkFile(): void {
     if (this.failure !== undefined) return;
@@ -166,7 +163,6 @@ export class GroupCommit {
     this.waiters = [];
     for (const waiter of waiters) waiter.reject(this.failure);
   }
-
   private fail(what: string, cause: unknown): void {
     this.failure = journalError(JOURNAL_ERRORS.WRITE_FAILED, `journal ${JSON.stringify(this.file)}: ${what} (${cause instanceof Error ? cause.message : String(cause)}); the records of that group were not acknowledged and are not in the file, and the journal accepts no more writes: reopen it`, { path: this.file }, cause);
   }

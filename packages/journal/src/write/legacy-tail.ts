@@ -8,12 +8,7 @@ import type { JournalWarning } from "../warnings.js";
 import type { SessionState } from "./live-state.js";
 import type { JournalWriter } from "./writer.js";
 
-/**
- * Replays a tail log an older writer of this package left beside the journal (`<journal>-tail`, `<journal>-tail.1`: records written before their
- * group commit). The records the database lacks are rebuilt through the writer, byte for byte, each with its stored hash; those that cannot be are
- * reported as `tail-records-lost`, never dropped silently. A line is `hash + " " + canonical JSON`, or the JSON alone, which counts only inside a
- * write whose checksum line (`#` and the CRC-32 of the write) holds.
- */
+/** Replays a tail log an older writer of this package left beside the journal (`<journal>-tail`, `<journal>-tail.1`: records written before their group commit). */
 export function replayLegacyTail(writer: JournalWriter, file: string): JournalWarning[] {
   const lines = legacyFiles(file).flatMap(completeLines).map((line, index) => ({ line, index, seq: seqOf(line) }));
   lines.sort((a, b) => a.seq - b.seq || a.index - b.index);
@@ -26,12 +21,10 @@ export function replayLegacyTail(writer: JournalWriter, file: string): JournalWa
   }
   return Array.from(lost.values(), ({ first, count }) => ({ kind: "tail-records-lost", sessionId: first.sessionId, message: lostMessage(first, count) }));
 }
-
 /** Removes the legacy tail-log files, once what they held is committed. */
 export function removeLegacyTail(file: string): void {
   for (const name of legacyFiles(file)) rmSync(name, { force: true });
 }
-
 /** A record the database lacks that could not be replayed, and where its session's chain ends (`undefined`: unreadable). */
 type LostLine = { readonly sessionId: string; readonly seq: number; readonly chainSeq: number | undefined };
 

@@ -1,21 +1,14 @@
 import { GENESIS_HASH } from "../records/chain.js";
 import { type CallPhase, parseOpenCalls, stepOf } from "../records/call-phase.js";
-import { jsonString } from "../records/encode.js";
 import type { ApprovalDecider } from "../records/records.js";
 import { damagedError, parseContent } from "../store/damage.js";
 import type { JournalStore } from "../store/store.js";
 import { JOURNAL_ERRORS, journalError } from "../errors.js";
 
-export interface CallState {
-  readonly callId: string;
-  phase: CallPhase;
-  decidedBy?: ApprovalDecider;
-}
+export interface CallState { readonly callId: string; phase: CallPhase; decidedBy?: ApprovalDecider; }
 
 export interface SessionState {
   readonly sessionId: string;
-  /** `sessionId` as JSON text, made once: every record of the session carries it. */
-  readonly idText: string;
   readonly ref: number;
   readonly executionIdentity: string;
   seq: number;
@@ -35,7 +28,6 @@ export interface SessionState {
   pending: string[];
   pendingFirstSeq: number;
 }
-
 /** The writer's view of live sessions: chain heads (a record is hashed when it is queued) and each open call's phase. */
 export class LiveState {
   private readonly sessions = new Map<string, SessionState>();
@@ -99,7 +91,6 @@ export class LiveState {
   recentRecords(session: SessionState): Iterable<string> {
     return this.store.newestFirst({ ref: session.ref, sessionId: session.sessionId, headFrame: session.headFrame });
   }
-
   private loadHistory(session: SessionState): void {
     this.commitQueued();
     const phases = new Map<string, "denied" | "finished">();
@@ -119,20 +110,6 @@ export class LiveState {
 }
 
 function newSession(sessionId: string, ref: number, executionIdentity: string): SessionState {
-  return {
-    sessionId,
-    idText: jsonString(sessionId),
-    ref,
-    executionIdentity,
-    seq: 0,
-    head: GENESIS_HASH,
-    closed: false,
-    headFrame: null,
-    callCount: 0,
-    openCalls: new Map(),
-    endedCalls: new Map(),
-    historyLoaded: true,
-    pending: [],
-    pendingFirstSeq: 0,
-  };
+  const calls = { callCount: 0, openCalls: new Map<string, CallState>(), endedCalls: new Map<string, "denied" | "finished">(), historyLoaded: true };
+  return { sessionId, ref, executionIdentity, seq: 0, head: GENESIS_HASH, closed: false, headFrame: null, ...calls, pending: [], pendingFirstSeq: 0 };
 }

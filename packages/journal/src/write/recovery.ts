@@ -10,7 +10,6 @@ import type { JournalWriter } from "./writer.js";
 
 /**
  * A call a crash left without a terminal record, now marked `interrupted` (A3, E4): it is never replayed, and its effects, if any, are unknown.
- *
  * @example
  * ```ts
  * for (const call of journal.recovered) console.warn(`${call.qualifiedName} was interrupted${call.started ? " after it started" : ""}`);
@@ -28,13 +27,8 @@ export interface InterruptedCall {
 
 const MESSAGE = "the process ended before this call's terminal record was written; the call was not replayed and its effects, if any, are unknown";
 
-/** Marks every open call `interrupted`. */
-export function recoverInterruptedCalls(
-  store: JournalStore,
-  state: LiveState,
-  writer: JournalWriter,
-  commit: GroupCommit,
-): { recovered: InterruptedCall[]; warnings: JournalWarning[] } {
+/** Marks every open call `interrupted`: the head rows name them, and each one's records are read newest first only back to its request. */
+export function recoverInterruptedCalls(store: JournalStore, state: LiveState, writer: JournalWriter, commit: GroupCommit): { recovered: InterruptedCall[]; warnings: JournalWarning[] } {
   const recovered: InterruptedCall[] = [];
   const warnings: JournalWarning[] = [];
   for (const sessionId of store.sessionsWithOpenCalls()) {
@@ -78,18 +72,8 @@ export function recoverInterruptedCalls(
 
 type Request = { turnId: string; qualifiedName: string; alias: string };
 type Content = Record<string, unknown>;
-
-interface ChainCall {
-  phase?: CallPhase | undefined;
-  ended?: string;
-  request?: Request;
-}
-
-interface Claims {
-  readonly calls: Map<string, ChainCall>;
-  readonly complete: boolean;
-  readonly damage?: string;
-}
+interface ChainCall { phase?: CallPhase | undefined; ended?: string; request?: Request; }
+interface Claims { readonly calls: Map<string, ChainCall>; readonly complete: boolean; readonly damage?: string; }
 
 /** Each claimed call as its own records (read newest first, folded oldest first) leave it. */
 function readClaims(state: LiveState, session: SessionState, callIds: ReadonlySet<string>): Claims {
@@ -100,12 +84,9 @@ function readClaims(state: LiveState, session: SessionState, callIds: ReadonlySe
   try {
     for (const data of state.recentRecords(session)) {
       const content = parseContent(data);
-      if (typeof content === "string") {
-        damage = content;
-        break;
-      }
-      if (content.kind === "session_opened") {
-        complete = true;
+      if (typeof content === "string" || content.kind === "session_opened") {
+        if (typeof content === "string") damage = content;
+        else complete = true;
         break;
       }
       const callId = content.callId;

@@ -24,7 +24,6 @@ const FIELDS: Readonly<Record<RecordKind, Readonly<Record<string, FieldRule>>>> 
   turn_finished: { completed: "boolean", reason: "text?", turnId: "text" },
   session_closed: {},
 };
-
 /** Each kind's encoder, for its fields, its envelope and (for a call's records) `callId`. */
 const ENCODERS = Object.fromEntries(
   Object.entries(FIELDS).map(([kind, fields]) => {
@@ -35,8 +34,8 @@ const ENCODERS = Object.fromEntries(
 ) as unknown as Readonly<Record<RecordKind, (record: Readonly<Record<string, unknown>>) => string>>;
 
 /**
- * Turns the runtime's calls into chained records: checks each against the session and call state machine (`nextPhase`), so an impossible history is
- * refused when it is written; builds the record as an object, encodes it once, hashes it onto its session's chain and queues it for the group commit.
+ * Turns the runtime's calls into chained records: checks each against the session and call state machine (`nextPhase`), so an impossible history is refused when it is
+ * written; builds the record as an object, encodes it once, hashes it onto its session's chain and queues it for the group commit.
  */
 export class JournalWriter {
   private millis = -1;
@@ -62,11 +61,9 @@ export class JournalWriter {
       throw error;
     }
   }
-
   turnPrepared(input: TurnPreparedInput): void {
     this.sessionRecord("turnPrepared", "turn_prepared", input);
   }
-
   callRequested(input: CallRequestedInput): void {
     const callId = requireText("callRequested", "callId", input.callId);
     const site = new RecordSite("callRequested", "call", callId);
@@ -90,13 +87,11 @@ export class JournalWriter {
     session.openCalls.set(callId, { callId, phase: "requested" });
     session.callCount += 1;
   }
-
   approvalDecided(input: ApprovalDecidedInput): void {
     const { session, call, values } = this.callRecord("approvalDecided", "approval_decided", input);
     call.decidedBy = values.by as CallState["decidedBy"];
     this.advance(session, call, "approval_decided", values.decision === "denied");
   }
-
   callStarted(input: CallRef): Promise<void> {
     try {
       const { session, call } = this.callRecord("callStarted", "call_started", input);
@@ -106,24 +101,19 @@ export class JournalWriter {
       return Promise.reject(error);
     }
   }
-
   callProgress(input: CallProgressInput): void {
     this.callRecord("callProgress", "call_progress", input);
   }
-
   callFinished(input: CallFinishedInput): void {
     const { session, call } = this.callRecord("callFinished", "call_finished", input);
     this.advance(session, call, "call_finished");
   }
-
   revoked(input: RevokedInput): void {
     this.sessionRecord("revoked", "revoked", input);
   }
-
   turnFinished(input: TurnFinishedInput): void {
     this.sessionRecord("turnFinished", "turn_finished", input);
   }
-
   sessionClosed(input: { readonly sessionId: string }): void {
     const site = new RecordSite("sessionClosed", "session", input.sessionId);
     const session = this.liveSession(site, input.sessionId);
@@ -146,13 +136,11 @@ export class JournalWriter {
     this.append("recovery", session, "call_finished", { callId: call.callId, code: "JOURNAL_INTERRUPTED", message, outcome: "interrupted" });
     this.advance(session, call, "call_finished");
   }
-
   private sessionRecord(method: string, kind: RecordKind, input: { readonly sessionId: string }): void {
     const site = new RecordSite(method, "session", input.sessionId);
     const session = this.liveSession(site, input.sessionId);
     this.append(site, session, kind, checkFields(site, FIELDS[kind], input));
   }
-
   private callRecord(method: string, kind: CallStep, input: CallRef): { session: SessionState; call: CallState; values: Record<string, unknown> } {
     const site = new RecordSite(method, "call", input.callId);
     const { session, call } = this.liveCall(site, input, kind);
@@ -161,12 +149,10 @@ export class JournalWriter {
     this.append(site, session, kind, values);
     return { session, call, values };
   }
-
   private advance(session: SessionState, call: CallState, step: CallStep, denied = false): void {
     call.phase = nextPhase(call.phase, step, denied) ?? "finished";
     if (call.phase === "denied" || call.phase === "finished") this.state.endCall(session, call.callId, call.phase);
   }
-
   private liveSession(site: Site, sessionId: unknown): SessionState {
     const id = requireText(site, "sessionId", sessionId);
     this.commit.assertHealthy();
@@ -175,7 +161,6 @@ export class JournalWriter {
     if (session.closed) throw journalError(JOURNAL_ERRORS.SESSION_CLOSED, `${site}: session ${JSON.stringify(id)} is closed`, { sessionId: id });
     return session;
   }
-
   private liveCall(site: Site, ref: CallRef, step: CallStep): { session: SessionState; call: CallState } {
     const session = this.liveSession(site, ref.sessionId);
     const callId = requireText(site, "callId", ref.callId);
