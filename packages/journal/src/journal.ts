@@ -210,7 +210,7 @@ export class Journal {
   /** Checks every chain (or one session's) and reports the first broken or missing link, or index cell that disagrees with the hashed records. */
   verify(sessionId?: string): VerifyReport {
     this.read();
-    return verifyChains(this.store.database, sessionId);
+    return verifyChains(this.store.db, sessionId);
   }
   private write(): JournalWriter {
     if (this.closed) throw closedError(this.path);

@@ -143,7 +143,7 @@ export function openDatabase(file: string, mode: { readonly readonly: boolean; r
     if (!mode.readonly) {
       refuseReadOnlyConnection(db, file);
       db.pragma("journal_mode = WAL");
-      for (const pragma of writerPragmas(mode.synchronous)) db.pragma(pragma);
+      for (const pragma of writerPragmas(mode.synchronous, db.pragma("page_size", { simple: true }) as number)) db.pragma(pragma);
     }
     const version = db.pragma("user_version", { simple: true }) as number;
     if (version > SCHEMA_VERSION) throw journalError(JOURNAL_ERRORS.SCHEMA_TOO_NEW, `journal ${JSON.stringify(file)}: schema version ${version} was written by a newer @openworker/journal (this one reads up to ${SCHEMA_VERSION}); upgrade the package`, { path: file, version, supported: SCHEMA_VERSION });

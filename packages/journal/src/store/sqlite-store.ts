@@ -4,11 +4,12 @@ import { type ChainHead, FrameReader } from "./frames.js";
 import type { GroupWrites, JournalStore, StoredSession } from "./store.js";
 
 /** The writer's connection: WAL, `synchronous` as the durability says (NORMAL survives kill -9, FULL power loss). */
-export function writerPragmas(synchronous: "NORMAL" | "FULL"): readonly string[] {
-  return [`synchronous = ${synchronous}`, `wal_autocheckpoint = ${WAL_CHECKPOINT_PAGES}`, "cache_size = -16384", "temp_store = memory"];
+export function writerPragmas(synchronous: "NORMAL" | "FULL", pageSize: number): readonly string[] {
+  return [`synchronous = ${synchronous}`, `wal_autocheckpoint = ${Math.ceil(WAL_CHECKPOINT_BYTES / pageSize)}`, "cache_size = -16384", "temp_store = memory"];
 }
-/** About 40 MB of 16 KB pages: fewer, larger checkpoints than SQLite's default of 1,000. */
-export const WAL_CHECKPOINT_PAGES = 2500;
+/** SQLite checkpoints the WAL itself past about 160 MB; the store does first, every 8 Mi characters of records committed. */
+export const WAL_CHECKPOINT_BYTES = 160 * 1024 * 1024;
+const CHECKPOINT_AFTER_CHARS = 8 * 1024 * 1024;
 
 const FRAME_COLUMNS = 5;
 const HEAD_COLUMNS = 6;
@@ -23,8 +24,11 @@ export class SqliteStore implements JournalStore {
   private readonly frameInserts: ReadonlyMap<number, Database.Statement>;
   private readonly headUpserts: ReadonlyMap<number, Database.Statement>;
   private readonly sql;
+  private sinceCheckpoint = 0;
+  private checkpointQueued = false;
 
-  constructor(private readonly db: Database.Database) {
+  /** `db`: the connection, for the SQLite-specific readers (`JournalReader`, `verify()`). */
+  constructor(readonly db: Database.Database) {
     this.approvals = new ApprovalStore(db);
     this.frames = new FrameReader(db);
     this.frameInserts = multiRow(db, "INSERT INTO frames (id, session_ref, first_seq, prev_frame, body)", FRAME_COLUMNS);
@@ -49,10 +53,6 @@ export class SqliteStore implements JournalStore {
       close: db.prepare("UPDATE sessions SET closed_at = ?, final_seq = ?, final_hash = ?, final_frame = ?, final_calls = ? WHERE ref = ?"),
       dropHead: db.prepare("DELETE FROM live_sessions WHERE ref = ?"),
     };
-  }
-  /** The connection, for the SQLite-specific readers (`JournalReader`, `verify()`). */
-  get database(): Database.Database {
-    return this.db;
   }
   get inTransaction(): boolean {
     return this.db.inTransaction;
@@ -89,6 +89,20 @@ export class SqliteStore implements JournalStore {
       if (this.db.inTransaction) this.sql.rollback.run();
       throw error;
     }
+    for (let index = FRAME_COLUMNS - 1; index < group.frames.length; index += FRAME_COLUMNS) this.sinceCheckpoint += (group.frames[index] as string).length;
+    // A checkpoint runs in a turn of its own, once the starts this commit acknowledged went on their way. One that cannot write now (a full
+    // disk) loses nothing: the WAL keeps the pages, and the next commit that fails says so.
+    if (this.sinceCheckpoint < CHECKPOINT_AFTER_CHARS || this.checkpointQueued) return;
+    this.checkpointQueued = true;
+    setImmediate(() => {
+      this.checkpointQueued = false;
+      this.sinceCheckpoint = 0;
+      try {
+        if (this.db.open && !this.db.inTransaction) this.db.pragma("wal_checkpoint(PASSIVE)");
+      } catch {
+        // See above: the WAL keeps the pages.
+      }
+    });
   }
   beginRead(): void {
     this.sql.begin.run();

@@ -7,13 +7,11 @@ import type { SessionState } from "./live-state.js";
 
 type Waiter = { resolve: () => void; reject: (error: unknown) => void };
 
-/** Queued records at which a group commits at once: a caller that never yields still gets bounded memory. */
+// A group commits at once at 512 records or 4 Mi characters (a result may be 256 KB, E3): a caller that never yields
+// still gets bounded memory. A frame holds about 64 K characters at most; the file is checked at most every 200 ms.
 const MAX_QUEUED_LINES = 512;
-/** Queued characters at which a group commits at once (a result may be 256 KB, E3). */
 export const MAX_QUEUED_CHARS = 4 * 1024 * 1024;
-/** A frame holds at most about this many characters; a busy session's group writes several. */
 const MAX_FRAME_CHARS = 64 * 1024;
-/** How often, at most, a writer checks that its file is still at its path. */
 const FILE_CHECK_INTERVAL_MS = 200;
 
 /**
@@ -66,11 +64,9 @@ export class GroupCommit {
     if (after !== undefined) this.afterCommit.push(after);
     this.schedule();
   }
-  /** Commits the queued group first if it reached its size bound. */
   makeRoom(): void {
     if (this.queuedLines >= MAX_QUEUED_LINES || this.queuedChars >= MAX_QUEUED_CHARS) this.commitNow();
   }
-  /** Resolves once everything queued so far is committed. */
   whenCommitted(): Promise<void> {
     if (this.failure !== undefined) return Promise.reject(this.failure);
     if (this.touched.length === 0 && this.ops.length === 0) return Promise.resolve();

@@ -29,16 +29,9 @@ export function removeLegacyTail(file: string): void {
 type LostLine = { readonly sessionId: string; readonly seq: number; readonly chainSeq: number | undefined };
 
 const WRITE_METHODS = {
-  session_opened: "sessionOpened",
-  turn_prepared: "turnPrepared",
-  call_requested: "callRequested",
-  approval_decided: "approvalDecided",
-  call_started: "callStarted",
-  call_progress: "callProgress",
-  call_finished: "callFinished",
-  revoked: "revoked",
-  turn_finished: "turnFinished",
-  session_closed: "sessionClosed",
+  ...{ session_opened: "sessionOpened", turn_prepared: "turnPrepared", call_requested: "callRequested", approval_decided: "approvalDecided" },
+  ...{ call_started: "callStarted", call_progress: "callProgress", call_finished: "callFinished", revoked: "revoked" },
+  ...{ turn_finished: "turnFinished", session_closed: "sessionClosed" },
 } as const;
 
 function replayLine(writer: JournalWriter, line: string): LostLine | undefined {
@@ -62,14 +55,14 @@ function replayLine(writer: JournalWriter, line: string): LostLine | undefined {
   const next = session === undefined ? 1 : session.seq + 1;
   if (session?.closed === true || seq < next) return undefined;
   const lost = { sessionId, seq, chainSeq: next - 1 };
-  const method = WRITE_METHODS[content.kind as keyof typeof WRITE_METHODS];
+  const method = Object.hasOwn(WRITE_METHODS, String(content.kind)) ? WRITE_METHODS[content.kind as keyof typeof WRITE_METHODS] : undefined;
   if (seq > next || method === undefined || (session === undefined) !== (method === "sessionOpened")) return lost;
   const expected = chainHash(session?.head ?? GENESIS_HASH, data);
   if (hashed && line.slice(0, HASH_LENGTH) !== expected) return lost;
   // The same method that wrote it, with its own fields (checked again) and its own time.
   writer.pinnedAt = typeof content.at === "string" ? content.at : undefined;
   try {
-    const done = (writer[method] as (record: unknown) => unknown).call(writer, content);
+    const done = (writer[method as "sessionOpened"] as (record: unknown) => unknown).call(writer, content);
     // A replayed start is durable already; its promise settles with the next commit.
     if (done instanceof Promise) done.catch(() => undefined);
   } catch {

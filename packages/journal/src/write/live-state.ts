@@ -7,21 +7,20 @@ import { JOURNAL_ERRORS, journalError } from "../errors.js";
 
 export interface CallState { readonly callId: string; phase: CallPhase; decidedBy?: ApprovalDecider; }
 
+/** A live session: `head` is the hash of its newest record (queued or committed), `headFrame` its last frame in the file (`null` before its first commit). */
 export interface SessionState {
   readonly sessionId: string;
   readonly ref: number;
   readonly executionIdentity: string;
   seq: number;
-  /** The hash of the session's newest record (queued or committed). */
   head: string;
   closed: boolean;
-  /** The session's last frame in the file; `null` before its first commit. */
   headFrame: number | null;
   /** Calls requested in the session, ever. */
   callCount: number;
   /** Calls requested and neither denied nor finished. */
   readonly openCalls: Map<string, CallState>;
-  /** How the session's ended calls ended. */
+  /** How ended calls ended; complete once `historyLoaded` (a session reloaded from the file reads its history when an id needs it). */
   readonly endedCalls: Map<string, "denied" | "finished">;
   historyLoaded: boolean;
   /** Frame lines queued for the next group commit, and the `seq` of the first. */
@@ -60,18 +59,15 @@ export class LiveState {
     this.sessions.set(sessionId, state);
     return state;
   }
-  /** A new session, held in memory from its `session_opened` record on. */
   addSession(sessionId: string, executionIdentity: string): SessionState {
     const state = newSession(sessionId, this.nextRef, executionIdentity);
     this.nextRef += 1;
     this.sessions.set(sessionId, state);
     return state;
   }
-  /** Undoes `addSession` when its first record was refused. */
   dropSession(sessionId: string): void {
     this.sessions.delete(sessionId);
   }
-  /** Drops a closed session once its close is committed. */
   forgetSession(sessionId: string): void {
     if (this.sessions.get(sessionId)?.closed === true) this.sessions.delete(sessionId);
   }
@@ -82,12 +78,10 @@ export class LiveState {
     if (!session.historyLoaded) this.loadHistory(session);
     return session.endedCalls.get(callId);
   }
-  /** Records that a call ended. */
   endCall(session: SessionState, callId: string, phase: "denied" | "finished"): void {
     session.openCalls.delete(callId);
     if (session.historyLoaded) session.endedCalls.set(callId, phase);
   }
-  /** The data of the session's committed records, newest first. */
   recentRecords(session: SessionState): Iterable<string> {
     return this.store.newestFirst({ ref: session.ref, sessionId: session.sessionId, headFrame: session.headFrame });
   }

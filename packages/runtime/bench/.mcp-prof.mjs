@@ -1,0 +1,17 @@
+import path from "node:path";
+import { ToolRegistry } from "@openworker/registry";
+import { Runtime } from "../dist/index.js";
+import { benchWorkspace, mutableServer } from "./workspace.mjs";
+const { dir, hostEntry, bundle: writeBundle } = benchWorkspace("mcp-prof");
+const mcpBundle = writeBundle("mcp", ["mut.status_get"]);
+const registry = new ToolRegistry();
+registry.registerMcp({ namespace: "mut", program: process.execPath, args: [mutableServer] });
+const runtime = await Runtime.openWithRegistry(registry, { workspace: dir, journal: { path: path.join(dir, "journal.db") }, hostEntry });
+const session = await runtime.openSession({ bundle: mcpBundle, policy: { mode: "bypass" } });
+await session.callTool("mut.status_get", {});
+let next = 0; const N = 30000;
+const t0 = performance.now(); const cpu = process.cpuUsage();
+await Promise.all(Array.from({ length: 32 }, async () => { while (next++ < N) await session.callTool("mut.status_get", {}); }));
+const s = (performance.now() - t0) / 1000; const c = process.cpuUsage(cpu);
+console.log(`${Math.round(N / s)} calls/s, client CPU ${((c.user + c.system) / N).toFixed(1)} us a call`);
+await runtime.close(); process.exit(0);
