@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { canonicalJson, OpenWorkerError } from "@openworker/tools-sdk";
 import { sha256Hex } from "@openworker/tools-sdk/internal/validation";
 import Database from "better-sqlite3";

@@ -29,9 +29,9 @@ export function removeLegacyTail(file: string): void {
 type LostLine = { readonly sessionId: string; readonly seq: number; readonly chainSeq: number | undefined };
 
 const WRITE_METHODS = {
-  ...{ session_opened: "sessionOpened", turn_prepared: "turnPrepared", call_requested: "callRequested", approval_decided: "approvalDecided" },
-  ...{ call_started: "callStarted", call_progress: "callProgress", call_finished: "callFinished", revoked: "revoked" },
-  ...{ turn_finished: "turnFinished", session_closed: "sessionClosed" },
+  session_opened: "sessionOpened", turn_prepared: "turnPrepared", call_requested: "callRequested", approval_decided: "approvalDecided",
+  call_started: "callStarted", call_progress: "callProgress", call_finished: "callFinished", revoked: "revoked",
+  turn_finished: "turnFinished", session_closed: "sessionClosed",
 } as const;
 
 function replayLine(writer: JournalWriter, line: string): LostLine | undefined {
