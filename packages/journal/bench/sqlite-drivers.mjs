@@ -58,7 +58,7 @@ function run(name, synchronous) {
     }
     const writeMs = performance.now() - started;
     const readStarted = performance.now();
-    for (let n = 0; n < 50_000; n++) read.get((n * 7919) % id + 1);
+    for (let n = 0; n < 50_000; n++) read.get(((n * 7919) % id) + 1);
     const readMs = performance.now() - readStarted;
     db.close();
     return { rowsPerSecond: (id / writeMs) * 1000, readsPerSecond: (50_000 / readMs) * 1000, openMs };
@@ -67,18 +67,23 @@ function run(name, synchronous) {
   }
 }
 
-console.log(`Node.js ${process.version}; ${GROUPS} commits of ${SESSIONS} frames (${BODY.length} B) and ${SESSIONS} head upserts; best of ${ROUNDS} interleaved rounds`);
+console.log(
+  `Node.js ${process.version}; ${GROUPS} commits of ${SESSIONS} frames (${BODY.length} B) and ${SESSIONS} head upserts; best of ${ROUNDS} interleaved rounds`,
+);
 for (const synchronous of ["NORMAL", "FULL"]) {
   const best = {};
   for (let round = 0; round < ROUNDS; round++) {
     for (const name of Object.keys(drivers)) {
       const figures = run(name, synchronous);
       const seen = best[name];
-      best[name] = seen === undefined ? figures : {
-        rowsPerSecond: Math.max(seen.rowsPerSecond, figures.rowsPerSecond),
-        readsPerSecond: Math.max(seen.readsPerSecond, figures.readsPerSecond),
-        openMs: Math.min(seen.openMs, figures.openMs),
-      };
+      best[name] =
+        seen === undefined
+          ? figures
+          : {
+              rowsPerSecond: Math.max(seen.rowsPerSecond, figures.rowsPerSecond),
+              readsPerSecond: Math.max(seen.readsPerSecond, figures.readsPerSecond),
+              openMs: Math.min(seen.openMs, figures.openMs),
+            };
     }
   }
   for (const [name, figures] of Object.entries(best)) {

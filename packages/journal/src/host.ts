@@ -18,7 +18,12 @@ export async function hostExecutableDigest(entryFile: string): Promise<{ executa
     if (!(await stat(entryFile)).isFile()) throw new Error("it is not a regular file");
     bytes = await readFile(entryFile);
   } catch (cause) {
-    throw journalError(JOURNAL_ERRORS.HOST_ENTRY_UNREADABLE, `host entry file ${JSON.stringify(entryFile)} cannot be read (${cause instanceof Error ? cause.message : String(cause)}); pass the path of the bundled host entry (e.g. process.argv[1])`, { path: entryFile }, cause);
+    throw journalError(
+      JOURNAL_ERRORS.HOST_ENTRY_UNREADABLE,
+      `host entry file ${JSON.stringify(entryFile)} cannot be read (${cause instanceof Error ? cause.message : String(cause)}); pass the path of the bundled host entry (e.g. process.argv[1])`,
+      { path: entryFile },
+      cause,
+    );
   }
   return { executableBytesDigest: `sha256:${hash("sha256", bytes, "hex")}`, nodeVersion: process.version };
 }

@@ -71,7 +71,8 @@ export interface ExecutionIdentity {
  */
 export function computeExecutionIdentity(inputs: ExecutionIdentityInputs): ExecutionIdentity {
   const { bundle } = inputs;
-  if (bundle.version !== 1 && bundle.version !== 2 && bundle.version !== 3) throw identityError(`bundle.version must be 1, 2 or 3, got ${JSON.stringify(bundle.version)}`);
+  if (bundle.version !== 1 && bundle.version !== 2 && bundle.version !== 3)
+    throw identityError(`bundle.version must be 1, 2 or 3, got ${JSON.stringify(bundle.version)}`);
   const base = {
     manifest: digestOf(bundle.manifestBytes),
     toolsJson: digestOf(bundle.toolsJsonBytes),

@@ -3,10 +3,31 @@ export { JOURNAL_ERRORS, type JournalErrorCode } from "./errors.js";
 export { argumentsDigest, computeExecutionIdentity, type ExecutionIdentity, type ExecutionIdentityInputs, type SelectedTool } from "./identity.js";
 export { hostExecutableDigest } from "./host.js";
 export type { ApprovalFilter, ApprovalGrant, ApprovalKey, ApprovalRecord } from "./store/approvals.js";
-export type { ApprovalDecidedInput, CallFinishedInput, CallProgressInput, CallRef, CallRequestedInput, RevokedInput, SessionOpenedInput, TurnFinishedInput, TurnPreparedInput } from "./records/inputs.js";
+export type {
+  ApprovalDecidedInput,
+  CallFinishedInput,
+  CallProgressInput,
+  CallRef,
+  CallRequestedInput,
+  RevokedInput,
+  SessionOpenedInput,
+  TurnFinishedInput,
+  TurnPreparedInput,
+} from "./records/inputs.js";
 export { Journal, type Durability, type JournalOptions } from "./journal.js";
 export type { CallSummary, SessionSummary } from "./read/reader.js";
-export { CALL_OUTCOMES, RECORD_KINDS, type ApprovalDecider, type ApprovalScope, type CallOutcome, type JournalRecord, type RecordBodies, type RecordContent, type RecordEnvelope, type RecordKind } from "./records/records.js";
+export {
+  CALL_OUTCOMES,
+  RECORD_KINDS,
+  type ApprovalDecider,
+  type ApprovalScope,
+  type CallOutcome,
+  type JournalRecord,
+  type RecordBodies,
+  type RecordContent,
+  type RecordEnvelope,
+  type RecordKind,
+} from "./records/records.js";
 export type { InterruptedCall } from "./write/recovery.js";
 export { SCHEMA_VERSION } from "./store/schema.js";
 export type { ChainBreak, VerifyReport } from "./verify/verify.js";

@@ -4,7 +4,17 @@ import type { ApprovalFilter, ApprovalGrant, ApprovalKey, ApprovalRecord } from 
 import { OpenWorkerError } from "@openworker/tools-sdk";
 import { JOURNAL_ERRORS, journalError } from "./errors.js";
 import { GroupCommit } from "./write/group-commit.js";
-import type { ApprovalDecidedInput, CallFinishedInput, CallProgressInput, CallRef, CallRequestedInput, RevokedInput, SessionOpenedInput, TurnFinishedInput, TurnPreparedInput } from "./records/inputs.js";
+import type {
+  ApprovalDecidedInput,
+  CallFinishedInput,
+  CallProgressInput,
+  CallRef,
+  CallRequestedInput,
+  RevokedInput,
+  SessionOpenedInput,
+  TurnFinishedInput,
+  TurnPreparedInput,
+} from "./records/inputs.js";
 import { refuseNonRegularFile } from "./store/journal-path.js";
 import { LiveState } from "./write/live-state.js";
 import { type CallSummary, JournalReader, type SessionSummary } from "./read/reader.js";
@@ -91,7 +101,12 @@ export class Journal {
   static open(options: JournalOptions): Journal {
     const file = options.path;
     const durability = options.durability ?? "grouped";
-    if (durability !== "grouped" && durability !== "strict") throw journalError(JOURNAL_ERRORS.INVALID_RECORD, `journal ${JSON.stringify(file)}: durability must be "grouped" or "strict", got ${JSON.stringify(durability)}`, { field: "durability" });
+    if (durability !== "grouped" && durability !== "strict")
+      throw journalError(
+        JOURNAL_ERRORS.INVALID_RECORD,
+        `journal ${JSON.stringify(file)}: durability must be "grouped" or "strict", got ${JSON.stringify(durability)}`,
+        { field: "durability" },
+      );
     const readonly = options.readonly === true;
     refuseNonRegularFile(file);
     // A writer takes the lock (making the journal's folder) before it migrates or recovers anything.
@@ -108,7 +123,11 @@ export class Journal {
       const reader = new JournalReader(db);
       if (lock === undefined) return new Journal(file, durability, store, reader, undefined);
       const commit = new GroupCommit(store, file);
-      const state = new LiveState(store, (read) => commit.lookup(read), () => commit.commitNow());
+      const state = new LiveState(
+        store,
+        (read) => commit.lookup(read),
+        () => commit.commitNow(),
+      );
       const writer = new JournalWriter(commit, state);
       // Absolute: the host may change its working folder later.
       const legacyTail = path.resolve(file);
@@ -129,13 +148,21 @@ export class Journal {
     }
   }
   /** Records a session's start under its execution identity (A2). */
-  sessionOpened(record: SessionOpenedInput): void { this.write().sessionOpened(record); }
+  sessionOpened(record: SessionOpenedInput): void {
+    this.write().sessionOpened(record);
+  }
 
-  turnPrepared(record: TurnPreparedInput): void { this.write().turnPrepared(record); }
+  turnPrepared(record: TurnPreparedInput): void {
+    this.write().turnPrepared(record);
+  }
   /** Records a call the model asked for; `argsDigest` must be `argumentsDigest(args)`. */
-  callRequested(record: CallRequestedInput): void { this.write().callRequested(record); }
+  callRequested(record: CallRequestedInput): void {
+    this.write().callRequested(record);
+  }
   /** Records the approval decision of a requested call: exactly one per call (A1). */
-  approvalDecided(record: ApprovalDecidedInput): void { this.write().approvalDecided(record); }
+  approvalDecided(record: ApprovalDecidedInput): void {
+    this.write().approvalDecided(record);
+  }
   /** Records that an approved call starts; resolves once its record is committed: await it before running the tool. */
   callStarted(record: CallRef): Promise<void> {
     try {
@@ -144,15 +171,25 @@ export class Journal {
       return Promise.reject(error);
     }
   }
-  callProgress(record: CallProgressInput): void { this.write().callProgress(record); }
+  callProgress(record: CallProgressInput): void {
+    this.write().callProgress(record);
+  }
   /** The one terminal record of a call; a second throws `JOURNAL_TERMINAL_EXISTS` (A3). */
-  callFinished(record: CallFinishedInput): void { this.write().callFinished(record); }
+  callFinished(record: CallFinishedInput): void {
+    this.write().callFinished(record);
+  }
 
-  revoked(record: RevokedInput): void { this.write().revoked(record); }
+  revoked(record: RevokedInput): void {
+    this.write().revoked(record);
+  }
 
-  turnFinished(record: TurnFinishedInput): void { this.write().turnFinished(record); }
+  turnFinished(record: TurnFinishedInput): void {
+    this.write().turnFinished(record);
+  }
   /** Closes a session; refused with `JOURNAL_CALLS_OPEN` while a call has no terminal record. */
-  sessionClosed(record: { readonly sessionId: string }): void { this.write().sessionClosed(record); }
+  sessionClosed(record: { readonly sessionId: string }): void {
+    this.write().sessionClosed(record);
+  }
   /** Resolves once everything queued so far is committed. */
   flush(): Promise<void> {
     if (this.closed || this.writer === undefined) return Promise.resolve();
@@ -193,20 +230,32 @@ export class Journal {
   revokeApprovals(filter: ApprovalFilter): number {
     return this.approvalsToWrite().revoke(filter);
   }
-  sessions(): SessionSummary[] { return this.read().sessions(); }
+  sessions(): SessionSummary[] {
+    return this.read().sessions();
+  }
 
-  session(sessionId: string): SessionSummary | undefined { return this.read().session(sessionId); }
+  session(sessionId: string): SessionSummary | undefined {
+    return this.read().session(sessionId);
+  }
 
-  calls(sessionId: string): CallSummary[] { return this.read().calls(sessionId); }
+  calls(sessionId: string): CallSummary[] {
+    return this.read().calls(sessionId);
+  }
   /** Every record of one call, in order: requested, decision, started, progress, terminal. */
-  timeline(call: CallRef): JournalRecord[] { return this.read().timeline(call); }
+  timeline(call: CallRef): JournalRecord[] {
+    return this.read().timeline(call);
+  }
   /** The session's records in chain order. */
-  records(sessionId: string): Iterable<JournalRecord> { return this.read().records(sessionId); }
+  records(sessionId: string): Iterable<JournalRecord> {
+    return this.read().records(sessionId);
+  }
   /**
    * The session as JSON lines, one record per line (canonical JSON, with `prevHash` and `hash`): drop those two keys, canonicalize, and
    * `sha256(prevHash + text)` gives `hash`.
    */
-  exportSession(sessionId: string): Iterable<string> { return this.read().exportSession(sessionId); }
+  exportSession(sessionId: string): Iterable<string> {
+    return this.read().exportSession(sessionId);
+  }
   /** Checks every chain (or one session's) and reports the first broken or missing link, or index cell that disagrees with the hashed records. */
   verify(sessionId?: string): VerifyReport {
     this.read();
@@ -214,7 +263,10 @@ export class Journal {
   }
   private write(): JournalWriter {
     if (this.closed) throw closedError(this.path);
-    if (this.writer === undefined) throw journalError(JOURNAL_ERRORS.READ_ONLY, `journal ${JSON.stringify(this.path)} was opened read-only; open it without readonly to write`, { path: this.path });
+    if (this.writer === undefined)
+      throw journalError(JOURNAL_ERRORS.READ_ONLY, `journal ${JSON.stringify(this.path)} was opened read-only; open it without readonly to write`, {
+        path: this.path,
+      });
     return this.writer.writer;
   }
   // A writer's reads see its own queued records: commit them first.
@@ -241,6 +293,11 @@ function recoverOrExplain<T>(file: string, recover: () => T): T {
   } catch (error) {
     if (!OpenWorkerError.hasCode(error, JOURNAL_ERRORS.WRITE_FAILED)) throw error;
     const cause = (error as { cause?: unknown }).cause;
-    throw journalError(JOURNAL_ERRORS.OPEN_FAILED, `journal ${JSON.stringify(file)}: recovery could not commit its records (${cause instanceof Error ? cause.message : String(cause)}); nothing in the file was lost: free disk space (or fix what stops writing) and open it again`, { path: file }, cause);
+    throw journalError(
+      JOURNAL_ERRORS.OPEN_FAILED,
+      `journal ${JSON.stringify(file)}: recovery could not commit its records (${cause instanceof Error ? cause.message : String(cause)}); nothing in the file was lost: free disk space (or fix what stops writing) and open it again`,
+      { path: file },
+      cause,
+    );
   }
 }

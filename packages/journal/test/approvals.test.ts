@@ -78,7 +78,12 @@ describe("listing and revoking remembered approvals (A1, A2)", () => {
     writer.storeApproval(key("owid3:a", "demo.pay"), { scope: "session", by: "person", who: "ana" });
     writer.storeApproval(key("owid3:a", "demo.read"), { scope: "session", by: "person" });
     writer.storeApproval(key("owid3:b", "demo.pay"), { scope: "session", by: "person" });
-    expect(writer.approvals().map((row) => `${row.executionIdentity} ${row.qualifiedName}`).sort()).toEqual(["owid3:a demo.pay", "owid3:a demo.read", "owid3:b demo.pay"]);
+    expect(
+      writer
+        .approvals()
+        .map((row) => `${row.executionIdentity} ${row.qualifiedName}`)
+        .sort(),
+    ).toEqual(["owid3:a demo.pay", "owid3:a demo.read", "owid3:b demo.pay"]);
     expect(writer.approvals({ qualifiedName: "demo.pay" })).toHaveLength(2);
     expect(writer.approvals({ executionIdentity: "owid3:a", qualifiedName: "demo.pay" })).toEqual([expect.objectContaining({ who: "ana", scope: "session" })]);
     expect(writer.revokeApprovals({ qualifiedName: "demo.pay" })).toBe(2);

@@ -102,7 +102,11 @@ describe("verify names the first missing record (A3)", () => {
     expect(verify("open")).toMatchObject({
       ok: false,
       records: last.first_seq - 1,
-      firstBreak: { sessionId: "open", seq: last.first_seq, problem: expect.stringMatching(new RegExp(`frame ${last.id} of the chain is gone.*head row says seq 25`)) },
+      firstBreak: {
+        sessionId: "open",
+        seq: last.first_seq,
+        problem: expect.stringMatching(new RegExp(`frame ${last.id} of the chain is gone.*head row says seq 25`)),
+      },
     });
   });
 
@@ -118,12 +122,17 @@ describe("verify names the first missing record (A3)", () => {
   it("A3 two gaps: the older one is reported", () => {
     const frames = framesOf("open");
     tamper("DELETE FROM frames WHERE id IN (?, ?)", frames[1]!.id, frames[3]!.id);
-    expect(verify("open").firstBreak).toMatchObject({ seq: frames[1]!.first_seq, problem: expect.stringContaining(`frame ${frames[1]!.id} of the chain is gone`) });
+    expect(verify("open").firstBreak).toMatchObject({
+      seq: frames[1]!.first_seq,
+      problem: expect.stringContaining(`frame ${frames[1]!.id} of the chain is gone`),
+    });
   });
 
   it("A3 a frame relinked to another session's frame is reported at its first seq", () => {
     const frames = framesOf("open");
-    const other = framesOf("closed").filter((frame) => frame.id < frames[2]!.id).at(-1)!;
+    const other = framesOf("closed")
+      .filter((frame) => frame.id < frames[2]!.id)
+      .at(-1)!;
     tamper("UPDATE frames SET prev_frame = ? WHERE id = ?", other.id, frames[2]!.id);
     expect(verify("open").firstBreak).toMatchObject({ seq: frames[2]!.first_seq, problem: expect.stringContaining("another session") });
   });
@@ -134,7 +143,9 @@ describe("verify names the first missing record (A3)", () => {
     // A record altered before the end is still the first break.
     const frames = framesOf("open");
     const db = new Database(file, { readonly: true });
-    const altered = frames.findIndex((frame, index) => index > 0 && (db.prepare("SELECT body FROM frames WHERE id = ?").pluck().get(frame.id) as string).includes('"ok":true'));
+    const altered = frames.findIndex(
+      (frame, index) => index > 0 && (db.prepare("SELECT body FROM frames WHERE id = ?").pluck().get(frame.id) as string).includes('"ok":true'),
+    );
     db.close();
     tamper("UPDATE frames SET body = replace(body, '\"ok\":true', '\"ok\":false') WHERE id = ?", frames[altered]!.id);
     expect(verify("open").firstBreak).toMatchObject({ problem: expect.stringContaining("altered record") });
@@ -148,7 +159,10 @@ describe("verify names the first missing record (A3)", () => {
       "INSERT INTO frames (session_ref, first_seq, prev_frame, body) SELECT session_ref, first_seq, prev_frame, body FROM frames WHERE id = ?",
       frames[2]!.id,
     );
-    expect(verify()).toMatchObject({ ok: false, firstBreak: { sessionId: "open", seq: frames[2]!.first_seq, problem: expect.stringContaining("not on its chain") } });
+    expect(verify()).toMatchObject({
+      ok: false,
+      firstBreak: { sessionId: "open", seq: frames[2]!.first_seq, problem: expect.stringContaining("not on its chain") },
+    });
   });
 
   it("A3 records and export of a chain with a missing frame end where it breaks", () => {

@@ -69,9 +69,18 @@ describe("cells of the wrong type (A3)", () => {
     try {
       expect(journal.verify()).toMatchObject({
         ok: false,
-        firstBreak: { sessionId: "s1", seq: frame.first_seq, problem: `damaged frame: frame ${frame.id} holds a blob where the journal writes its records as text` },
+        firstBreak: {
+          sessionId: "s1",
+          seq: frame.first_seq,
+          problem: `damaged frame: frame ${frame.id} holds a blob where the journal writes its records as text`,
+        },
       });
-      for (const read of [() => [...journal.records("s1")], () => journal.calls("s1"), () => [...journal.exportSession("s1")], () => journal.timeline({ sessionId: "s1", callId: "c2" })]) {
+      for (const read of [
+        () => [...journal.records("s1")],
+        () => journal.calls("s1"),
+        () => [...journal.exportSession("s1")],
+        () => journal.timeline({ sessionId: "s1", callId: "c2" }),
+      ]) {
         const error = await damagedError(read);
         expect(error.code).toBe(JOURNAL_ERRORS.DAMAGED);
         expect(error.message).toContain(`session "s1": frame ${frame.id} holds a blob where the journal writes its records as text`);
@@ -88,13 +97,23 @@ describe("cells of the wrong type (A3)", () => {
       const frame = frameOf(db, 7);
       const lines = frame.body.split("\n");
       const at = 7 - frame.first_seq;
-      const previous = at === 0 ? frameOf(db, frame.first_seq - 1).body.split("\n").at(-1)!.slice(0, 64) : lines[at - 1]!.slice(0, 64);
+      const previous =
+        at === 0
+          ? frameOf(db, frame.first_seq - 1)
+              .body.split("\n")
+              .at(-1)!
+              .slice(0, 64)
+          : lines[at - 1]!.slice(0, 64);
       lines[at] = `${createHash("sha256").update(`${previous}null`).digest("hex")} null`;
       db.prepare("UPDATE frames SET body = ? WHERE id = ?").run(lines.join("\n"), frame.id);
     });
     const journal = reader();
     try {
-      expect(journal.verify()).toMatchObject({ ok: false, records: 6, firstBreak: { sessionId: "s1", seq: 7, problem: "altered record: its content is null, not a JSON object" } });
+      expect(journal.verify()).toMatchObject({
+        ok: false,
+        records: 6,
+        firstBreak: { sessionId: "s1", seq: 7, problem: "altered record: its content is null, not a JSON object" },
+      });
       const error = await damagedError(() => journal.calls("s1"));
       expect(error.code).toBe(JOURNAL_ERRORS.DAMAGED);
       expect(error.message).toContain('session "s1": record 7: altered record: its content is null, not a JSON object');
@@ -107,7 +126,10 @@ describe("cells of the wrong type (A3)", () => {
     withFile((db) => db.prepare("UPDATE live_sessions SET open_calls = '{bad' WHERE ref = (SELECT ref FROM sessions WHERE session_id = 's2')").run());
     const journal = reader();
     try {
-      expect(journal.verify().firstBreak).toMatchObject({ sessionId: "s2", problem: expect.stringContaining("live_sessions.open_calls is text that is not the JSON") });
+      expect(journal.verify().firstBreak).toMatchObject({
+        sessionId: "s2",
+        problem: expect.stringContaining("live_sessions.open_calls is text that is not the JSON"),
+      });
       for (const read of [() => journal.sessions(), () => journal.session("s2")]) {
         const error = await damagedError(read);
         expect(error.code).toBe(JOURNAL_ERRORS.DAMAGED);
@@ -126,8 +148,17 @@ describe("cells of the wrong type (A3)", () => {
     });
     const journal = reader();
     try {
-      expect(journal.verify()).toMatchObject({ ok: false, firstBreak: { sessionId: "s1", seq: 2, problem: "missing record: expected seq 2, found seq a blob" } });
-      expect(journal.verify("s2")).toMatchObject({ ok: false, firstBreak: { sessionId: "s2", problem: "altered index: live_sessions.open_calls is a blob that is not the JSON object of open calls the journal writes" } });
+      expect(journal.verify()).toMatchObject({
+        ok: false,
+        firstBreak: { sessionId: "s1", seq: 2, problem: "missing record: expected seq 2, found seq a blob" },
+      });
+      expect(journal.verify("s2")).toMatchObject({
+        ok: false,
+        firstBreak: {
+          sessionId: "s2",
+          problem: "altered index: live_sessions.open_calls is a blob that is not the JSON object of open calls the journal writes",
+        },
+      });
     } finally {
       journal.close();
     }

@@ -100,7 +100,9 @@ describe("a journal file this process may not write (A3)", () => {
     ].join("\n");
     // Root writes any file whatever its mode: the open runs as "nobody" when this is root.
     const root = process.getuid?.() === 0;
-    const command = root ? ["setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", process.execPath, "--input-type=module", "-e", script]] : [process.execPath, ["--input-type=module", "-e", script]];
+    const command = root
+      ? ["setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", process.execPath, "--input-type=module", "-e", script]]
+      : [process.execPath, ["--input-type=module", "-e", script]];
     const child = spawnSync(command[0] as string, command[1] as string[], { encoding: "utf8" });
     if (root && child.error !== undefined) return; // no setpriv here: the test above covers the check
     expect(child.stdout).toMatch(/^JOURNAL_OPEN_FAILED .*no write permission/);
@@ -116,7 +118,12 @@ describe("a damaged journal file (A3)", () => {
     expect((error as Error).message).toContain(JSON.stringify(file));
     expect((error as Error).message).toContain("malformed");
     // The refused open let go of the lock: the same process gets the same answer, not JOURNAL_LOCKED.
-    expect(OpenWorkerError.hasCode(failureOf(() => Journal.open({ path: file })), JOURNAL_ERRORS.DAMAGED)).toBe(true);
+    expect(
+      OpenWorkerError.hasCode(
+        failureOf(() => Journal.open({ path: file })),
+        JOURNAL_ERRORS.DAMAGED,
+      ),
+    ).toBe(true);
   });
 
   it("A3 a schema that lost a column (its text altered) is JOURNAL_DAMAGED for a writer and a reader", () => {

@@ -69,7 +69,12 @@ describe.runIf(process.platform === "linux")("a full disk (A3)", () => {
 
     const journal = Journal.open({ path: file });
     try {
-      const started = new Set(journal.calls("full").filter((call) => call.started).map((call) => call.callId));
+      const started = new Set(
+        journal
+          .calls("full")
+          .filter((call) => call.started)
+          .map((call) => call.callId),
+      );
       for (const callId of acked) expect(started.has(callId), `acknowledged start of ${callId}`).toBe(true);
       expect(journal.verify()).toMatchObject({ ok: true });
       expect(journal.session("full")?.openCalls).toBe(0);

@@ -30,13 +30,7 @@ describe("writing records (A3)", () => {
     journal.callFinished({ sessionId: "s1", callId: "c1", outcome: "failed", code: "NOT_FOUND", message: "no such file" });
 
     const timeline = journal.timeline({ sessionId: "s1", callId: "c1" });
-    expect(timeline.map((record) => record.kind)).toEqual([
-      "call_requested",
-      "approval_decided",
-      "call_started",
-      "call_progress",
-      "call_finished",
-    ]);
+    expect(timeline.map((record) => record.kind)).toEqual(["call_requested", "approval_decided", "call_started", "call_progress", "call_finished"]);
     expect(timeline[0]).toMatchObject({ sessionId: "s1", seq: 2, qualifiedName: "demo.run", args: { path: "/tmp/a", recursive: true } });
     expect(timeline[1]).toMatchObject({ decision: "approved", by: "person", who: "ana", scope: "once", key: "k1" });
     expect(timeline[4]).toMatchObject({ outcome: "failed", code: "NOT_FOUND", message: "no such file" });
@@ -56,7 +50,7 @@ describe("writing records (A3)", () => {
       const started = strict.callStarted({ sessionId: "s1", callId: "c1" });
       const other = new Database(strict.path, { readonly: true });
       try {
-        const count = () => (other.prepare("SELECT count(*) AS n FROM frames WHERE body LIKE '%\"kind\":\"call_started\"%'").get() as { n: number }).n;
+        const count = () => (other.prepare('SELECT count(*) AS n FROM frames WHERE body LIKE \'%"kind":"call_started"%\'').get() as { n: number }).n;
         expect(count()).toBe(0);
         await started;
         expect(count()).toBe(1);
@@ -218,7 +212,16 @@ describe("writing records (A3)", () => {
 
   it("A1 a denied call never starts, has no progress and closes without a terminal record", async () => {
     request(journal, "s1", "c1");
-    journal.approvalDecided({ sessionId: "s1", callId: "c1", decision: "denied", by: "policy", who: "read-only", scope: "once", key: "k", reason: "writes are off" });
+    journal.approvalDecided({
+      sessionId: "s1",
+      callId: "c1",
+      decision: "denied",
+      by: "policy",
+      who: "read-only",
+      scope: "once",
+      key: "k",
+      reason: "writes are off",
+    });
     expect(await codeOf(() => journal.callStarted({ sessionId: "s1", callId: "c1" }))).toBe(JOURNAL_ERRORS.CALL_DENIED);
     expect(await codeOf(() => journal.callFinished({ sessionId: "s1", callId: "c1", outcome: "succeeded" }))).toBe(JOURNAL_ERRORS.CALL_DENIED);
     expect(journal.calls("s1")[0]).toMatchObject({ decision: "denied", decidedBy: "policy", started: false });
@@ -279,7 +282,15 @@ describe("writing records (A3)", () => {
 
   it("E5 refuses an argsDigest that does not match the arguments, and changes nothing", async () => {
     const bad = () =>
-      journal.callRequested({ sessionId: "s1", turnId: "t1", callId: "c1", alias: "a__b", qualifiedName: "a.b", args: { a: 1 }, argsDigest: argumentsDigest({ a: 2 }) });
+      journal.callRequested({
+        sessionId: "s1",
+        turnId: "t1",
+        callId: "c1",
+        alias: "a__b",
+        qualifiedName: "a.b",
+        args: { a: 1 },
+        argsDigest: argumentsDigest({ a: 2 }),
+      });
     expect(await codeOf(bad)).toBe(JOURNAL_ERRORS.INVALID_RECORD);
     expect(journal.calls("s1")).toEqual([]);
     request(journal, "s1", "c1");
@@ -294,12 +305,12 @@ describe("writing records (A3)", () => {
 
   it("refuses unknown outcomes, deciders and scopes, and unserializable payloads, leaving the chain intact", async () => {
     request(journal, "s1", "c1");
-    expect(await codeOf(() => journal.approvalDecided({ sessionId: "s1", callId: "c1", decision: "approved", by: "robot" as never, scope: "once", key: "k" }))).toBe(
-      JOURNAL_ERRORS.INVALID_RECORD,
-    );
-    expect(await codeOf(() => journal.approvalDecided({ sessionId: "s1", callId: "c1", decision: "approved", by: "person", scope: "forever" as never, key: "k" }))).toBe(
-      JOURNAL_ERRORS.INVALID_RECORD,
-    );
+    expect(
+      await codeOf(() => journal.approvalDecided({ sessionId: "s1", callId: "c1", decision: "approved", by: "robot" as never, scope: "once", key: "k" })),
+    ).toBe(JOURNAL_ERRORS.INVALID_RECORD);
+    expect(
+      await codeOf(() => journal.approvalDecided({ sessionId: "s1", callId: "c1", decision: "approved", by: "person", scope: "forever" as never, key: "k" })),
+    ).toBe(JOURNAL_ERRORS.INVALID_RECORD);
     approve(journal, "s1", "c1");
     await journal.callStarted({ sessionId: "s1", callId: "c1" });
     const cyclic: Record<string, unknown> = {};
@@ -307,7 +318,13 @@ describe("writing records (A3)", () => {
     expect(await codeOf(() => journal.callProgress({ sessionId: "s1", callId: "c1", event: cyclic as never }))).toBe(JOURNAL_ERRORS.INVALID_RECORD);
     expect(await codeOf(() => journal.callFinished({ sessionId: "s1", callId: "c1", outcome: "done" as never }))).toBe(JOURNAL_ERRORS.INVALID_RECORD);
     expect(await codeOf(() => openSession(journal, ""))).toBe(JOURNAL_ERRORS.INVALID_RECORD);
-    journal.callFinished({ sessionId: "s1", callId: "c1", outcome: "limit_exceeded", code: "RESULT_TOO_LARGE", breach: { limit: "resultBytes", actual: 300000, max: 262144 } });
+    journal.callFinished({
+      sessionId: "s1",
+      callId: "c1",
+      outcome: "limit_exceeded",
+      code: "RESULT_TOO_LARGE",
+      breach: { limit: "resultBytes", actual: 300000, max: 262144 },
+    });
     expect(journal.verify()).toMatchObject({ ok: true, records: 5 });
   });
 

@@ -102,7 +102,10 @@ describe("one writer at a time (A3)", () => {
       const overlapping = held.some(([from, to], index) => held.some(([otherFrom, otherTo], other) => other !== index && from < otherTo && otherFrom < to));
       expect(overlapping, `round ${round}: ${outputs.join(", ")}`).toBe(false);
       expect(held.length, `round ${round}: ${outputs.join(", ")}`).toBeGreaterThanOrEqual(1);
-      expect(outputs.filter((output) => !output.startsWith("OPEN ")).every((output) => output === `REFUSED ${JOURNAL_ERRORS.LOCKED}`), outputs.join(", ")).toBe(true);
+      expect(
+        outputs.filter((output) => !output.startsWith("OPEN ")).every((output) => output === `REFUSED ${JOURNAL_ERRORS.LOCKED}`),
+        outputs.join(", "),
+      ).toBe(true);
     }
   });
 

@@ -53,7 +53,11 @@ describe("schema versions and frozen databases", () => {
       ]);
       expect(journal.timeline({ sessionId: "closed-1", callId: "call-ok" }).at(-1)).toMatchObject({ imageDigests: [`sha256:${"ab".repeat(32)}`] });
       expect(
-        journal.findApproval({ executionIdentity: "owid3:0f0e0d0c0b0a09080706050403020100", qualifiedName: "acer.battery", schemaFingerprint: "sha256:schema" }),
+        journal.findApproval({
+          executionIdentity: "owid3:0f0e0d0c0b0a09080706050403020100",
+          qualifiedName: "acer.battery",
+          schemaFingerprint: "sha256:schema",
+        }),
       ).toMatchObject({ scope: "session", by: "person", who: "ana" });
       expect(
         journal.findApproval({
@@ -64,7 +68,15 @@ describe("schema versions and frozen databases", () => {
         }),
       ).toMatchObject({ scope: "once" });
       // And it keeps working: new records chain onto the old heads.
-      journal.callRequested({ sessionId: "open-2", turnId: "t2", callId: "new", alias: "demo__run", qualifiedName: "demo.run", args: {}, argsDigest: argumentsDigest({}) });
+      journal.callRequested({
+        sessionId: "open-2",
+        turnId: "t2",
+        callId: "new",
+        alias: "demo__run",
+        qualifiedName: "demo.run",
+        args: {},
+        argsDigest: argumentsDigest({}),
+      });
       journal.callFinished({ sessionId: "open-2", callId: "new", outcome: "cancelled" });
       journal.sessionClosed({ sessionId: "open-2" });
       expect(journal.verify()).toEqual({ ok: true, sessions: 2, records: 22 });
@@ -82,7 +94,9 @@ describe("schema versions and frozen databases", () => {
       expect(journal.recovered).toEqual([
         { sessionId: "tail-3", callId: "call-tail", turnId: "t1", qualifiedName: "demo.run", alias: "demo__run", started: true },
       ]);
-      expect(journal.sessions().map((session) => [session.sessionId, session.records, session.calls, session.openCalls, session.closedAt !== undefined])).toEqual([
+      expect(
+        journal.sessions().map((session) => [session.sessionId, session.records, session.calls, session.openCalls, session.closedAt !== undefined]),
+      ).toEqual([
         ["closed-1", 9, 1, 0, true],
         ["open-2", 4, 1, 0, false],
         ["tail-3", 5, 1, 0, false],
@@ -92,7 +106,9 @@ describe("schema versions and frozen databases", () => {
       // The frozen chain head: the v2 record format and hashing are unchanged.
       expect(closed.at(-1)?.hash).toBe("35b422ebdde63246f458e3c4cb94e453e69ea97ed938199f40893787b3048490");
       expect(journal.calls("open-2").map((call) => [call.callId, call.outcome])).toEqual([["call-approved", "interrupted"]]);
-      expect(journal.findApproval({ executionIdentity: "owid3:0f0e", qualifiedName: "acer.battery", schemaFingerprint: "sha256:schema" })).toMatchObject({ who: "ana" });
+      expect(journal.findApproval({ executionIdentity: "owid3:0f0e", qualifiedName: "acer.battery", schemaFingerprint: "sha256:schema" })).toMatchObject({
+        who: "ana",
+      });
       journal.callRequested({ sessionId: "tail-3", turnId: "t2", callId: "new", alias: "demo__run", qualifiedName: "demo.run", args: {} });
       journal.callFinished({ sessionId: "tail-3", callId: "new", outcome: "cancelled" });
       expect(journal.verify()).toEqual({ ok: true, sessions: 3, records: 20 });

@@ -236,8 +236,16 @@ async function errorOf(run: () => unknown): Promise<{ code?: string; message: st
 describe("SQLite's native part that cannot load", () => {
   const child = path.resolve(import.meta.dirname, "fixtures/no-binding-child.mjs");
   it.each([
-    ["missing", "none for this platform", /native binding is not there for \w+-\w+ \(it ships prebuilt bindings .*\): reinstall it, or build it from source .*`npm run build-release`/],
-    ["mismatch", "built for another Node.js", /native binding does not load in Node\.js v\d+\.\d+\.\d+ \(The module '.*' was compiled against .* NODE_MODULE_VERSION 115\.\); reinstall it, or build it from source .*`npm run build-release`/],
+    [
+      "missing",
+      "none for this platform",
+      /native binding is not there for \w+-\w+ \(it ships prebuilt bindings .*\): reinstall it, or build it from source .*`npm run build-release`/,
+    ],
+    [
+      "mismatch",
+      "built for another Node.js",
+      /native binding does not load in Node\.js v\d+\.\d+\.\d+ \(The module '.*' was compiled against .* NODE_MODULE_VERSION 115\.\); reinstall it, or build it from source .*`npm run build-release`/,
+    ],
   ] as const)("A3 a native binding %s (%s) fails JOURNAL_OPEN_FAILED saying what to rebuild, not to check the journal's path", (how, _words, expected) => {
     const run = spawnSync(process.execPath, [child, how, path.join(dir, "journal.db")], { encoding: "utf8" });
     const answer = JSON.parse(run.stdout.trim()) as { code: string; message: string; details: { reason?: string } };
@@ -262,4 +270,3 @@ describe("SQLite's native part that cannot load", () => {
     for (const version of ["20.20.2", "22.11.0", "18.0.0"]) expect(unsupportedNode(version), version).toMatch(/needs Node\.js 22\.12 or later/);
   });
 });
-

@@ -74,7 +74,12 @@ describe("recovery confirms the head row's open calls against the chain (A3)", (
     try {
       expect(journal.recovered.map((call) => call.callId)).toEqual(["running", "waiting"]);
       expect(journal.warnings).toEqual([
-        expect.objectContaining({ kind: "open-call-contradicted", sessionId: "s2", callId: "ghost", message: expect.stringContaining("its chain holds no call_requested record for it") }),
+        expect.objectContaining({
+          kind: "open-call-contradicted",
+          sessionId: "s2",
+          callId: "ghost",
+          message: expect.stringContaining("its chain holds no call_requested record for it"),
+        }),
       ]);
       expect(journal.timeline({ sessionId: "s2", callId: "ghost" })).toEqual([]);
       expect(journal.calls("s2").map((call) => call.callId)).toEqual(["waiting"]);
@@ -116,7 +121,11 @@ describe("recovery confirms the head row's open calls against the chain (A3)", (
     try {
       expect(journal.recovered.map((call) => [call.sessionId, call.callId])).toEqual([["s1", "running"]]);
       expect(journal.warnings).toEqual([
-        expect.objectContaining({ kind: "session-damaged", sessionId: "s2", message: expect.stringContaining('session "s2": its head row\'s open_calls is not the JSON') }),
+        expect.objectContaining({
+          kind: "session-damaged",
+          sessionId: "s2",
+          message: expect.stringContaining('session "s2": its head row\'s open_calls is not the JSON'),
+        }),
       ]);
       expect(await codeOf(() => request(journal, "s2", "another"))).toBe(JOURNAL_ERRORS.DAMAGED);
       await completeCall(journal, "s1", "after");

@@ -87,9 +87,7 @@ describe("recovery (A3, E4)", () => {
 
     const journal = Journal.open({ path: file });
     try {
-      expect(journal.recovered).toEqual([
-        { sessionId: "s1", callId: "c1", turnId: "t1", qualifiedName: "demo.run", alias: "demo__run", started: true },
-      ]);
+      expect(journal.recovered).toEqual([{ sessionId: "s1", callId: "c1", turnId: "t1", qualifiedName: "demo.run", alias: "demo__run", started: true }]);
       // The progress record was queued after the start was acknowledged and never
       // committed: it is lost, as documented; the start is not.
       expect(journal.timeline({ sessionId: "s1", callId: "c1" }).map((record) => record.kind)).toEqual([
@@ -131,7 +129,12 @@ describe("recovery (A3, E4)", () => {
         const started = new Set(calls.filter((call) => call.started).map((call) => call.callId));
         for (const callId of acked) expect(started.has(callId), `acknowledged start of ${callId} survived`).toBe(true);
         const interrupted = calls.filter((call) => call.outcome === "interrupted").map((call) => call.callId);
-        expect(journal.recovered.filter((call) => call.sessionId === sessionId).map((call) => call.callId).sort()).toEqual(interrupted.sort());
+        expect(
+          journal.recovered
+            .filter((call) => call.sessionId === sessionId)
+            .map((call) => call.callId)
+            .sort(),
+        ).toEqual(interrupted.sort());
         totalRecovered += journal.recovered.length;
         const report = journal.verify();
         expect(report, JSON.stringify(report.firstBreak)).toMatchObject({ ok: true });
@@ -181,9 +184,18 @@ describe("recovery (A3, E4)", () => {
     const journal = Journal.open({ path: file });
     try {
       expect(journal.warnings).toEqual([
-        { kind: "tail-records-lost", sessionId: "s1", message: expect.stringContaining('session "s1": the tail log holds 2 record(s) from seq 7 that cannot be replayed') },
+        {
+          kind: "tail-records-lost",
+          sessionId: "s1",
+          message: expect.stringContaining('session "s1": the tail log holds 2 record(s) from seq 7 that cannot be replayed'),
+        },
       ]);
-      expect(journal.timeline({ sessionId: "s1", callId: "c1" }).map((record) => record.kind)).toEqual(["call_requested", "approval_decided", "call_started", "call_finished"]);
+      expect(journal.timeline({ sessionId: "s1", callId: "c1" }).map((record) => record.kind)).toEqual([
+        "call_requested",
+        "approval_decided",
+        "call_started",
+        "call_finished",
+      ]);
       expect(journal.timeline({ sessionId: "s1", callId: "c1" })[2]).toMatchObject({ at, hash: firstHash });
       expect(journal.recovered.map((call) => [call.callId, call.started])).toEqual([
         ["c1", true],

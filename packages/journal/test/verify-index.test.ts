@@ -56,11 +56,31 @@ const OPEN = "ref = (SELECT ref FROM sessions WHERE session_id = 'open')";
 
 describe("verify holds the index columns to the chain (A3)", () => {
   const opening: [string, string, string][] = [
-    ["sessions.workspace", `UPDATE sessions SET workspace = '/elsewhere' WHERE ${CLOSED}`, 'sessions.workspace is "/elsewhere", but the session_opened record says "/work"'],
-    ["sessions.bundle_dir", `UPDATE sessions SET bundle_dir = '/bundles/two' WHERE ${CLOSED}`, 'sessions.bundle_dir is "/bundles/two", but the session_opened record says "/bundles/one"'],
-    ["sessions.bundle_dir (removed)", `UPDATE sessions SET bundle_dir = NULL WHERE ${CLOSED}`, 'sessions.bundle_dir is NULL, but the session_opened record says "/bundles/one"'],
-    ["sessions.bundle_dir (added)", `UPDATE sessions SET bundle_dir = '/bundles/two' WHERE ${OPEN}`, 'sessions.bundle_dir is "/bundles/two", but the session_opened record has none'],
-    ["sessions.opened_at", `UPDATE sessions SET opened_at = '2020-01-01T00:00:00.000Z' WHERE ${CLOSED}`, 'sessions.opened_at is "2020-01-01T00:00:00.000Z", but the session_opened record says "'],
+    [
+      "sessions.workspace",
+      `UPDATE sessions SET workspace = '/elsewhere' WHERE ${CLOSED}`,
+      'sessions.workspace is "/elsewhere", but the session_opened record says "/work"',
+    ],
+    [
+      "sessions.bundle_dir",
+      `UPDATE sessions SET bundle_dir = '/bundles/two' WHERE ${CLOSED}`,
+      'sessions.bundle_dir is "/bundles/two", but the session_opened record says "/bundles/one"',
+    ],
+    [
+      "sessions.bundle_dir (removed)",
+      `UPDATE sessions SET bundle_dir = NULL WHERE ${CLOSED}`,
+      'sessions.bundle_dir is NULL, but the session_opened record says "/bundles/one"',
+    ],
+    [
+      "sessions.bundle_dir (added)",
+      `UPDATE sessions SET bundle_dir = '/bundles/two' WHERE ${OPEN}`,
+      'sessions.bundle_dir is "/bundles/two", but the session_opened record has none',
+    ],
+    [
+      "sessions.opened_at",
+      `UPDATE sessions SET opened_at = '2020-01-01T00:00:00.000Z' WHERE ${CLOSED}`,
+      'sessions.opened_at is "2020-01-01T00:00:00.000Z", but the session_opened record says "',
+    ],
   ];
   it.each(opening)("A3 an edited %s is a break at the session_opened record, naming the column", (_column, sql, problem) => {
     tamper(sql);
@@ -116,7 +136,11 @@ describe("verify holds the index columns to the chain (A3)", () => {
       '{"waiting":["requested"],"approved":["approved","policy"],"running":["started","person"],"ghost":["started","bypass"]}',
       'live_sessions.open_calls lists call "ghost" as open (started)',
     ],
-    ["an open call left out", '{"waiting":["requested"],"running":["started","person"]}', 'live_sessions.open_calls omits call "approved", which the chain leaves open'],
+    [
+      "an open call left out",
+      '{"waiting":["requested"],"running":["started","person"]}',
+      'live_sessions.open_calls omits call "approved", which the chain leaves open',
+    ],
     [
       "an open call in another phase",
       '{"waiting":["requested"],"approved":["started","policy"],"running":["started","person"]}',
@@ -132,16 +156,26 @@ describe("verify holds the index columns to the chain (A3)", () => {
   });
 
   it("A3 the same open calls in another order are no break; another decider among them is", () => {
-    tamper(`UPDATE live_sessions SET open_calls = ? WHERE ${OPEN}`, '{"running":["started","person"],"waiting":["requested"],"approved":["approved","policy"]}');
+    tamper(
+      `UPDATE live_sessions SET open_calls = ? WHERE ${OPEN}`,
+      '{"running":["started","person"],"waiting":["requested"],"approved":["approved","policy"]}',
+    );
     expect(verify()).toMatchObject({ ok: true });
-    tamper(`UPDATE live_sessions SET open_calls = ? WHERE ${OPEN}`, '{"running":["started","bypass"],"waiting":["requested"],"approved":["approved","policy"]}');
-    expect(verify().firstBreak?.problem).toBe('altered index: live_sessions.open_calls gives call "running" as ["started","bypass"], the chain as ["started","person"]');
+    tamper(
+      `UPDATE live_sessions SET open_calls = ? WHERE ${OPEN}`,
+      '{"running":["started","bypass"],"waiting":["requested"],"approved":["approved","policy"]}',
+    );
+    expect(verify().firstBreak?.problem).toBe(
+      'altered index: live_sessions.open_calls gives call "running" as ["started","bypass"], the chain as ["started","person"]',
+    );
   });
 
   it("A3 a closed session cut short with its final seq and hash moved back (closed_at kept) is a break: its chain no longer ends with session_closed", () => {
     const db = new Database(file);
     try {
-      const last = db.prepare(`SELECT id, first_seq, body FROM frames WHERE session_ref = (SELECT ${CLOSED.replace("ref = ", "")}) ORDER BY id DESC LIMIT 1`).get() as {
+      const last = db
+        .prepare(`SELECT id, first_seq, body FROM frames WHERE session_ref = (SELECT ${CLOSED.replace("ref = ", "")}) ORDER BY id DESC LIMIT 1`)
+        .get() as {
         id: number;
         first_seq: number;
         body: string;

@@ -90,7 +90,9 @@ export function parseOpenCalls(cell: unknown): Map<string, OpenCallEntry> | unde
   return calls;
 }
 /** The head row's `open_calls` text for these open calls: `{"<callId>":["<phase>","<decidedBy>"]}`. */
-export function openCallsJson(calls: Iterable<{ readonly callId: string; readonly phase: CallPhase; readonly decidedBy?: ApprovalDecider | undefined }>): string {
+export function openCallsJson(
+  calls: Iterable<{ readonly callId: string; readonly phase: CallPhase; readonly decidedBy?: ApprovalDecider | undefined }>,
+): string {
   let text = "{";
   for (const call of calls) {
     if (text.length > 1) text += ",";
@@ -104,8 +106,10 @@ export function openCallsProblem(cell: unknown, chain: CallTally): string | unde
   if (row === undefined) return `altered index: live_sessions.open_calls is ${describeCell(cell)} that is not the JSON object of open calls the journal writes`;
   for (const [callId, entry] of row) {
     const open = chain.open.get(callId);
-    if (open === undefined) return `altered index: live_sessions.open_calls lists call ${JSON.stringify(callId)} as open (${entry[0]}), but the chain has no such open call (never requested, or already ended)`;
-    if (open[0] !== entry[0] || open[1] !== entry[1]) return `altered index: live_sessions.open_calls gives call ${JSON.stringify(callId)} as ${JSON.stringify(entry)}, the chain as ${JSON.stringify(open)}`;
+    if (open === undefined)
+      return `altered index: live_sessions.open_calls lists call ${JSON.stringify(callId)} as open (${entry[0]}), but the chain has no such open call (never requested, or already ended)`;
+    if (open[0] !== entry[0] || open[1] !== entry[1])
+      return `altered index: live_sessions.open_calls gives call ${JSON.stringify(callId)} as ${JSON.stringify(entry)}, the chain as ${JSON.stringify(open)}`;
   }
   for (const callId of chain.open.keys()) {
     if (!row.has(callId)) return `altered index: live_sessions.open_calls omits call ${JSON.stringify(callId)}, which the chain leaves open`;

@@ -24,7 +24,11 @@ export function encoderFor(keys: readonly string[]): (record: Readonly<Record<st
       const value = record[sorted[index]!];
       if (value === undefined) continue;
       const json =
-        value instanceof CanonicalText ? value.text : typeof value === "object" && value !== null ? canonicalJson(value) : (JSON.stringify(value) as string | undefined);
+        value instanceof CanonicalText
+          ? value.text
+          : typeof value === "object" && value !== null
+            ? canonicalJson(value)
+            : (JSON.stringify(value) as string | undefined);
       if (json === undefined) continue;
       text += text.length === 1 ? names[index] + json : `,${names[index]}${json}`;
     }

@@ -72,7 +72,10 @@ export interface ApprovalDecidedInput {
  * await journal.callStarted({ sessionId, callId });
  * ```
  */
-export interface CallRef { readonly sessionId: string; readonly callId: string; }
+export interface CallRef {
+  readonly sessionId: string;
+  readonly callId: string;
+}
 
 /**
  * What `callProgress` records: one event, already bounded by the runtime (E2).
@@ -81,7 +84,9 @@ export interface CallRef { readonly sessionId: string; readonly callId: string; 
  * journal.callProgress({ sessionId, callId, event: { message: "indexing", fraction: 0.4 } });
  * ```
  */
-export interface CallProgressInput extends CallRef { readonly event: JsonValue; }
+export interface CallProgressInput extends CallRef {
+  readonly event: JsonValue;
+}
 
 /**
  * What `callFinished` records: the one terminal record of a call (A3). Images as digests only (T4).
@@ -105,7 +110,11 @@ export interface CallFinishedInput extends CallRef {
  * journal.revoked({ sessionId, tool: "example.web_search", reason: "cancel" });
  * ```
  */
-export interface RevokedInput { readonly sessionId: string; readonly tool: string; readonly reason: "turn" | "cancel" | "close"; }
+export interface RevokedInput {
+  readonly sessionId: string;
+  readonly tool: string;
+  readonly reason: "turn" | "cancel" | "close";
+}
 
 /**
  * What `turnFinished` records.
@@ -114,4 +123,9 @@ export interface RevokedInput { readonly sessionId: string; readonly tool: strin
  * journal.turnFinished({ sessionId, turnId, completed: false, reason: "limit" });
  * ```
  */
-export interface TurnFinishedInput { readonly sessionId: string; readonly turnId: string; readonly completed: boolean; readonly reason?: string; }
+export interface TurnFinishedInput {
+  readonly sessionId: string;
+  readonly turnId: string;
+  readonly completed: boolean;
+  readonly reason?: string;
+}

@@ -18,7 +18,15 @@ export type CallOutcome = ExecutionOutcome | "interrupted";
  * CALL_OUTCOMES.includes("crashed"); // true
  * ```
  */
-export const CALL_OUTCOMES: readonly CallOutcome[] = Object.freeze(["succeeded", "failed", "timed_out", "cancelled", "limit_exceeded", "crashed", "interrupted"]);
+export const CALL_OUTCOMES: readonly CallOutcome[] = Object.freeze([
+  "succeeded",
+  "failed",
+  "timed_out",
+  "cancelled",
+  "limit_exceeded",
+  "crashed",
+  "interrupted",
+]);
 
 /**
  * Who decided an approval (A1): a person, a policy, or bypass (which skips only the person).
@@ -105,8 +113,16 @@ export type RecordKind = keyof RecordBodies;
  * ```
  */
 export const RECORD_KINDS: readonly RecordKind[] = Object.freeze<RecordKind[]>([
-  "session_opened", "turn_prepared", "call_requested", "approval_decided", "call_started",
-  "call_progress", "call_finished", "revoked", "turn_finished", "session_closed",
+  "session_opened",
+  "turn_prepared",
+  "call_requested",
+  "approval_decided",
+  "call_started",
+  "call_progress",
+  "call_finished",
+  "revoked",
+  "turn_finished",
+  "session_closed",
 ]);
 
 /**

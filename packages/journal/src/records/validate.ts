@@ -2,7 +2,11 @@ import { JOURNAL_ERRORS, journalError } from "../errors.js";
 
 /** Where a record came from, for error messages (`callFinished of call "c1"`): written out only when a message is (`${site}`). */
 export class RecordSite {
-  constructor(private readonly method: string, private readonly of: "call" | "session" | "tool", private readonly id: unknown) {}
+  constructor(
+    private readonly method: string,
+    private readonly of: "call" | "session" | "tool",
+    private readonly id: unknown,
+  ) {}
 
   toString(): string {
     return `${this.method} of ${this.of} ${JSON.stringify(this.id)}`;
@@ -12,7 +16,8 @@ export class RecordSite {
 export type Site = string | RecordSite;
 
 export function requireText(site: Site, field: string, value: unknown): string {
-  if (typeof value !== "string" || value.length === 0) throw journalError(JOURNAL_ERRORS.INVALID_RECORD, `${site}: field "${field}" must be a non-empty string, got ${describe(value)}`, { field });
+  if (typeof value !== "string" || value.length === 0)
+    throw journalError(JOURNAL_ERRORS.INVALID_RECORD, `${site}: field "${field}" must be a non-empty string, got ${describe(value)}`, { field });
   return value;
 }
 
@@ -21,7 +26,12 @@ export function optionalText(site: Site, field: string, value: unknown): string 
 }
 
 export function requireOneOf<T extends string>(site: Site, field: string, value: unknown, allowed: readonly T[]): T {
-  if (typeof value !== "string" || !(allowed as readonly string[]).includes(value)) throw journalError(JOURNAL_ERRORS.INVALID_RECORD, `${site}: field "${field}" must be one of ${allowed.map((item) => JSON.stringify(item)).join(", ")}, got ${describe(value)}`, { field, allowed });
+  if (typeof value !== "string" || !(allowed as readonly string[]).includes(value))
+    throw journalError(
+      JOURNAL_ERRORS.INVALID_RECORD,
+      `${site}: field "${field}" must be one of ${allowed.map((item) => JSON.stringify(item)).join(", ")}, got ${describe(value)}`,
+      { field, allowed },
+    );
   return value as T;
 }
 
@@ -37,7 +47,10 @@ export function requireStringMap(site: Site, field: string, value: unknown): Rea
     throw journalError(JOURNAL_ERRORS.INVALID_RECORD, `${site}: field "${field}" must be an object of strings, got ${describe(value)}`, { field });
   }
   for (const [key, item] of Object.entries(value)) {
-    if (typeof item !== "string") throw journalError(JOURNAL_ERRORS.INVALID_RECORD, `${site}: field "${field}.${key}" must be a string, got ${describe(item)}`, { field: `${field}.${key}` });
+    if (typeof item !== "string")
+      throw journalError(JOURNAL_ERRORS.INVALID_RECORD, `${site}: field "${field}.${key}" must be a string, got ${describe(item)}`, {
+        field: `${field}.${key}`,
+      });
   }
   return value as Readonly<Record<string, string>>;
 }
@@ -53,7 +66,11 @@ export function requireImageDigests(site: Site, value: unknown): readonly string
   value.forEach((digest: unknown, index) => {
     if (typeof digest !== "string" || !DIGEST.test(digest)) {
       const shown = typeof digest === "string" ? `${digest.length} characters starting ${JSON.stringify(digest.slice(0, 16))}` : describe(digest);
-      throw journalError(JOURNAL_ERRORS.IMAGE_NOT_DIGEST, `${site}: imageDigests[${index}] is not a SHA-256 digest (${shown}); the journal stores image digests only, never image bytes: pass the digest of each image`, { field: `imageDigests[${index}]` });
+      throw journalError(
+        JOURNAL_ERRORS.IMAGE_NOT_DIGEST,
+        `${site}: imageDigests[${index}] is not a SHA-256 digest (${shown}); the journal stores image digests only, never image bytes: pass the digest of each image`,
+        { field: `imageDigests[${index}]` },
+      );
     }
   });
   return value as readonly string[];

@@ -46,7 +46,11 @@ export interface ApprovalRecord {
  * journal.storeApproval(key, { scope: "session", by: "person", who: "ana" });
  * ```
  */
-export interface ApprovalGrant { readonly scope: ApprovalScope; readonly by: ApprovalDecider; readonly who?: string; }
+export interface ApprovalGrant {
+  readonly scope: ApprovalScope;
+  readonly by: ApprovalDecider;
+  readonly who?: string;
+}
 
 /**
  * Which remembered approvals `approvals()` lists and `revokeApprovals()` forgets: those of one execution identity, of one tool, or both.
@@ -56,9 +60,15 @@ export interface ApprovalGrant { readonly scope: ApprovalScope; readonly by: App
  * const filter: ApprovalFilter = { qualifiedName: "example.web_search" };
  * ```
  */
-export interface ApprovalFilter { readonly executionIdentity?: string; readonly qualifiedName?: string; }
+export interface ApprovalFilter {
+  readonly executionIdentity?: string;
+  readonly qualifiedName?: string;
+}
 
-interface FilterParameters { identity: string | null; tool: string | null; }
+interface FilterParameters {
+  identity: string | null;
+  tool: string | null;
+}
 
 function filterParameters(filter: ApprovalFilter): FilterParameters {
   return { identity: filterValue(filter.executionIdentity, "executionIdentity"), tool: filterValue(filter.qualifiedName, "qualifiedName") };
@@ -66,7 +76,8 @@ function filterParameters(filter: ApprovalFilter): FilterParameters {
 
 function filterValue(value: unknown, field: string): string | null {
   if (value === undefined) return null;
-  if (typeof value !== "string" || value.length === 0) throw journalError(JOURNAL_ERRORS.INVALID_RECORD, `approval filter: ${field} must be a non-empty string when given`, { field });
+  if (typeof value !== "string" || value.length === 0)
+    throw journalError(JOURNAL_ERRORS.INVALID_RECORD, `approval filter: ${field} must be a non-empty string when given`, { field });
   return value;
 }
 
@@ -122,7 +133,10 @@ export class ApprovalStore {
     const scope = requireOneOf(site, "scope", grant.scope, ["once", "session"] as const);
     const by = requireOneOf(site, "by", grant.by, ["person", "policy", "bypass"] as const);
     const who = optionalText(site, "who", grant.who);
-    if (scope === "once" && key.argsDigest === undefined) throw journalError(JOURNAL_ERRORS.INVALID_RECORD, `${site}: a "once" approval needs key.argsDigest (argumentsDigest of the call's arguments)`, { field: "argsDigest" });
+    if (scope === "once" && key.argsDigest === undefined)
+      throw journalError(JOURNAL_ERRORS.INVALID_RECORD, `${site}: a "once" approval needs key.argsDigest (argumentsDigest of the call's arguments)`, {
+        field: "argsDigest",
+      });
     const digest = scope === "once" ? requireText(site, "argsDigest", key.argsDigest) : ANY_ARGUMENTS;
     this.sql.store.run(checked.executionIdentity, checked.qualifiedName, checked.schemaFingerprint, digest, scope, by, who ?? null, new Date().toISOString());
   }

@@ -5,7 +5,11 @@ import { JOURNAL_ERRORS, journalError } from "../errors.js";
  * row's open calls that are not JSON): the file was altered or damaged outside the journal.
  */
 export function damagedError(sessionId: string, what: string) {
-  return journalError(JOURNAL_ERRORS.DAMAGED, `session ${JSON.stringify(sessionId)}: ${what}; the journal file was altered or damaged: run verify() to find the first break`, { sessionId });
+  return journalError(
+    JOURNAL_ERRORS.DAMAGED,
+    `session ${JSON.stringify(sessionId)}: ${what}; the journal file was altered or damaged: run verify() to find the first break`,
+    { sessionId },
+  );
 }
 /** How a SQLite cell that should be text or a number is described in a problem: "a blob", "NULL", "an integer". */
 export function describeCell(value: unknown): string {
@@ -24,7 +28,8 @@ export function parseContent(data: string): Record<string, unknown> | string {
   } catch {
     return "torn record: its content is not JSON";
   }
-  if (typeof content !== "object" || content === null || Array.isArray(content)) return `altered record: its content is ${content === null ? "null" : Array.isArray(content) ? "an array" : typeof content}, not a JSON object`;
+  if (typeof content !== "object" || content === null || Array.isArray(content))
+    return `altered record: its content is ${content === null ? "null" : Array.isArray(content) ? "an array" : typeof content}, not a JSON object`;
   return content as Record<string, unknown>;
 }
 /** A record's content for a reader: the object, or `JOURNAL_DAMAGED` naming the session and `seq`. */

@@ -3,19 +3,38 @@ import { GENESIS_HASH, HASH_LENGTH } from "../records/chain.js";
 import { damagedError, describeCell } from "./damage.js";
 
 /** One stored record as read back, with the link it continues. */
-export interface StoredRecord { readonly seq: number; readonly prevHash: string; readonly hash: string; readonly data: string; }
+export interface StoredRecord {
+  readonly seq: number;
+  readonly prevHash: string;
+  readonly hash: string;
+  readonly data: string;
+}
 
 /** One frame's place in its session: what the walk from a session's first frame reads. */
-export interface FrameLink { readonly id: number; readonly firstSeq: number; readonly prevFrame: number | null; }
+export interface FrameLink {
+  readonly id: number;
+  readonly firstSeq: number;
+  readonly prevFrame: number | null;
+}
 
 /** A session's chain read from its first frame forward. */
-export interface ChainStart { readonly ids: number[]; readonly next?: FrameLink; }
+export interface ChainStart {
+  readonly ids: number[];
+  readonly next?: FrameLink;
+}
 
 /** Where a session's chain stands: its head frame (and the session's id, for messages). */
-export interface ChainHead { readonly ref: number; readonly sessionId: string; readonly headFrame: number | null; }
+export interface ChainHead {
+  readonly ref: number;
+  readonly sessionId: string;
+  readonly headFrame: number | null;
+}
 
 /** A frame's cells as stored, unchecked: what `verify()` reads (a damaged file may hold any type in them). */
-export interface RawFrame { readonly firstSeq: unknown; readonly body: unknown; }
+export interface RawFrame {
+  readonly firstSeq: unknown;
+  readonly body: unknown;
+}
 
 /** Runs one read; `verify()` passes one that bounds its read transactions (see `ReadWindow`). */
 export type ReadStep = <T>(read: () => T) => T;
@@ -37,7 +56,9 @@ export class FrameReader {
   constructor(db: Database.Database) {
     this.link = db.prepare<[number], { session_ref: number; prev_frame: number | null }>("SELECT session_ref, prev_frame FROM frames WHERE id = ?");
     this.body = db.prepare<[number], { first_seq: unknown; body: unknown }>("SELECT first_seq, body FROM frames WHERE id = ?");
-    this.back = db.prepare<[number, number], { prev_frame: number | null; body: unknown }>("SELECT prev_frame, body FROM frames WHERE id = ? AND session_ref = ?");
+    this.back = db.prepare<[number, number], { prev_frame: number | null; body: unknown }>(
+      "SELECT prev_frame, body FROM frames WHERE id = ? AND session_ref = ?",
+    );
     this.links = db.prepare<[number], FrameLink>("SELECT id, first_seq AS firstSeq, prev_frame AS prevFrame FROM frames WHERE session_ref = ? ORDER BY id");
   }
   /** The frame ids of a session's chain, oldest first, and what stopped the walk early (a missing frame, a link to another session or forward in time), if anything. */
@@ -50,7 +71,8 @@ export class FrameReader {
       if (row === undefined) return { ids: ids.reverse(), problem: `missing record: frame ${id} of the chain is gone` };
       if (row.session_ref !== head.ref) return { ids: ids.reverse(), problem: `broken link: frame ${id} belongs to another session (ref ${row.session_ref})` };
       ids.push(id);
-      if (row.prev_frame !== null && row.prev_frame >= id) return { ids: ids.reverse(), problem: `broken link: frame ${id} links forward to frame ${row.prev_frame}` };
+      if (row.prev_frame !== null && row.prev_frame >= id)
+        return { ids: ids.reverse(), problem: `broken link: frame ${id} links forward to frame ${row.prev_frame}` };
       id = row.prev_frame;
     }
     return { ids: ids.reverse() };

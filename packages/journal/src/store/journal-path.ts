@@ -17,7 +17,11 @@ export function refuseNonRegularFile(file: string): void {
     refusePseudoFileSystem(file);
     return;
   }
-  throw journalError(JOURNAL_ERRORS.NOT_A_FILE, `journal ${JSON.stringify(file)}: the path is ${kindOf(stats)}, not a journal file; give the path of a journal file (a writer creates it if it does not exist)`, { path: file, kind: kindOf(stats) });
+  throw journalError(
+    JOURNAL_ERRORS.NOT_A_FILE,
+    `journal ${JSON.stringify(file)}: the path is ${kindOf(stats)}, not a journal file; give the path of a journal file (a writer creates it if it does not exist)`,
+    { path: file, kind: kindOf(stats) },
+  );
 }
 /** Kernel pseudo file systems: no journal belongs there, and `mkdirSync(…, { recursive: true })` under `/proc` never returns. */
 const PSEUDO_FILE_SYSTEMS = ["/proc", "/sys", "/dev"] as const;
@@ -29,7 +33,11 @@ function refusePseudoFileSystem(file: string): void {
   const root = PSEUDO_FILE_SYSTEMS.find((folder) => resolved === folder || resolved.startsWith(`${folder}/`));
   if (root === undefined) return;
   const shown = resolved === path.resolve(file) ? "" : ` (it leads to ${JSON.stringify(resolved)})`;
-  throw journalError(JOURNAL_ERRORS.NOT_A_FILE, `journal ${JSON.stringify(file)}${shown}: the path is under ${root}, a pseudo file system of the kernel, not a place for a journal file; give a path on a disk, such as ~/.openworker/journal.db`, { path: file, kind: `under ${root}` });
+  throw journalError(
+    JOURNAL_ERRORS.NOT_A_FILE,
+    `journal ${JSON.stringify(file)}${shown}: the path is under ${root}, a pseudo file system of the kernel, not a place for a journal file; give a path on a disk, such as ~/.openworker/journal.db`,
+    { path: file, kind: `under ${root}` },
+  );
 }
 /** `absolute` with its longest existing leading part replaced by its real path (symbolic links followed). */
 function realPathOfExistingPart(absolute: string): string {
@@ -71,7 +79,12 @@ export function folderReadOnlyError(file: string, cause: unknown): OpenWorkerErr
   const copy = hasWal
     ? `copy ${name} together with ${JSON.stringify(path.basename(wal))} (it may hold committed records) to a writable folder and read the copy`
     : `copy ${name} to a writable folder and read the copy`;
-  return journalError(JOURNAL_ERRORS.FOLDER_READ_ONLY, `journal ${JSON.stringify(file)}: cannot be read because its folder ${JSON.stringify(folder)} is not writable by this user: the journal is a SQLite database in WAL mode, and SQLite must create ${missing.map((name) => JSON.stringify(name)).join(" and ")} beside it even to read it. Make the folder writable, or ${copy}`, { path: file, folder, missing }, cause);
+  return journalError(
+    JOURNAL_ERRORS.FOLDER_READ_ONLY,
+    `journal ${JSON.stringify(file)}: cannot be read because its folder ${JSON.stringify(folder)} is not writable by this user: the journal is a SQLite database in WAL mode, and SQLite must create ${missing.map((name) => JSON.stringify(name)).join(" and ")} beside it even to read it. Make the folder writable, or ${copy}`,
+    { path: file, folder, missing },
+    cause,
+  );
 }
 
 function isWritable(folder: string): boolean {

@@ -78,7 +78,6 @@ const MIGRATIONS: readonly (string | ((db: Database.Database) => void))[] = [
 /** The page size of a new file. */
 const FRAME_PAGE_SIZE = 16384;
 
-
 /**
  * Schema v1 → v2: records move into frames (one per record; new commits write one per session per commit), every session gets its chain head (`live_sessions` while
  * open, `final_frame` once closed), and the per-record and per-call tables with their per-session indexes go (they cost most of a commit).
@@ -123,7 +122,11 @@ function migrateToFrames(db: Database.Database): void {
 /** Opens (creating the file for a writer, whose lock made its folder) and migrates a journal database. */
 export function openDatabase(file: string, mode: { readonly readonly: boolean; readonly synchronous: "NORMAL" | "FULL" }): Database.Database {
   const tooOld = unsupportedNode(process.versions.node);
-  if (tooOld !== undefined) throw journalError(JOURNAL_ERRORS.OPEN_FAILED, `journal ${JSON.stringify(file)}: cannot open the database: ${tooOld}`, { path: file, reason: "node-version" });
+  if (tooOld !== undefined)
+    throw journalError(JOURNAL_ERRORS.OPEN_FAILED, `journal ${JSON.stringify(file)}: cannot open the database: ${tooOld}`, {
+      path: file,
+      reason: "node-version",
+    });
   let db: Database.Database;
   try {
     db = new Database(file, { readonly: mode.readonly, fileMustExist: mode.readonly });
@@ -135,8 +138,19 @@ export function openDatabase(file: string, mode: { readonly readonly: boolean; r
       if (readOnlyFolder !== undefined) throw readOnlyFolder;
     }
     const binding = nativeBindingProblem(cause);
-    if (binding !== undefined) throw journalError(JOURNAL_ERRORS.OPEN_FAILED, `journal ${JSON.stringify(file)}: cannot open the database: ${binding}`, { path: file, reason: "native-binding" }, cause);
-    throw journalError(JOURNAL_ERRORS.OPEN_FAILED, `journal ${JSON.stringify(file)}: cannot open the database (${errorText(cause)}); check the path and its permissions`, { path: file }, cause);
+    if (binding !== undefined)
+      throw journalError(
+        JOURNAL_ERRORS.OPEN_FAILED,
+        `journal ${JSON.stringify(file)}: cannot open the database: ${binding}`,
+        { path: file, reason: "native-binding" },
+        cause,
+      );
+    throw journalError(
+      JOURNAL_ERRORS.OPEN_FAILED,
+      `journal ${JSON.stringify(file)}: cannot open the database (${errorText(cause)}); check the path and its permissions`,
+      { path: file },
+      cause,
+    );
   }
   try {
     db.pragma("busy_timeout = 5000");
@@ -146,14 +160,33 @@ export function openDatabase(file: string, mode: { readonly readonly: boolean; r
       for (const pragma of writerPragmas(mode.synchronous, db.pragma("page_size", { simple: true }) as number)) db.pragma(pragma);
     }
     const version = db.pragma("user_version", { simple: true }) as number;
-    if (version > SCHEMA_VERSION) throw journalError(JOURNAL_ERRORS.SCHEMA_TOO_NEW, `journal ${JSON.stringify(file)}: schema version ${version} was written by a newer @openworker/journal (this one reads up to ${SCHEMA_VERSION}); upgrade the package`, { path: file, version, supported: SCHEMA_VERSION });
-    if (version === 0 && hasForeignTables(db)) throw journalError(JOURNAL_ERRORS.NOT_A_JOURNAL, `journal ${JSON.stringify(file)}: the SQLite file holds other tables and is not a journal; choose another path`, { path: file });
+    if (version > SCHEMA_VERSION)
+      throw journalError(
+        JOURNAL_ERRORS.SCHEMA_TOO_NEW,
+        `journal ${JSON.stringify(file)}: schema version ${version} was written by a newer @openworker/journal (this one reads up to ${SCHEMA_VERSION}); upgrade the package`,
+        { path: file, version, supported: SCHEMA_VERSION },
+      );
+    if (version === 0 && hasForeignTables(db))
+      throw journalError(
+        JOURNAL_ERRORS.NOT_A_JOURNAL,
+        `journal ${JSON.stringify(file)}: the SQLite file holds other tables and is not a journal; choose another path`,
+        { path: file },
+      );
     if (version === 0 && mode.readonly) {
       const size = statSync(file, { throwIfNoEntry: false })?.size ?? 0;
-      throw journalError(JOURNAL_ERRORS.EMPTY, `journal ${JSON.stringify(file)}: ${size === 0 ? "the file is empty (0 bytes)" : "the file is a SQLite database without tables"}, not a journal yet (a writer opening it would make it one); check the path`, { path: file, bytes: size });
+      throw journalError(
+        JOURNAL_ERRORS.EMPTY,
+        `journal ${JSON.stringify(file)}: ${size === 0 ? "the file is empty (0 bytes)" : "the file is a SQLite database without tables"}, not a journal yet (a writer opening it would make it one); check the path`,
+        { path: file, bytes: size },
+      );
     }
     if (version < SCHEMA_VERSION) {
-      if (mode.readonly) throw journalError(JOURNAL_ERRORS.NEEDS_MIGRATION, `journal ${JSON.stringify(file)}: schema version ${version} must be migrated to ${SCHEMA_VERSION} by opening it once for writing`, { path: file, version, supported: SCHEMA_VERSION });
+      if (mode.readonly)
+        throw journalError(
+          JOURNAL_ERRORS.NEEDS_MIGRATION,
+          `journal ${JSON.stringify(file)}: schema version ${version} must be migrated to ${SCHEMA_VERSION} by opening it once for writing`,
+          { path: file, version, supported: SCHEMA_VERSION },
+        );
       migrate(db);
     }
     return db;
@@ -178,7 +211,12 @@ export function refuseReadOnlyConnection(db: Database.Database, file: string): v
     }
   } catch (error) {
     if (!sqliteCode(error)?.startsWith("SQLITE_READONLY")) throw error;
-    throw journalError(JOURNAL_ERRORS.OPEN_FAILED, `journal ${JSON.stringify(file)}: this process has no write permission on the file (SQLite could open it only read-only); grant write permission on it and on its -wal and -shm files (SQLite gives them the file's mode), or open it with { readonly: true } to read it`, { path: file }, error);
+    throw journalError(
+      JOURNAL_ERRORS.OPEN_FAILED,
+      `journal ${JSON.stringify(file)}: this process has no write permission on the file (SQLite could open it only read-only); grant write permission on it and on its -wal and -shm files (SQLite gives them the file's mode), or open it with { readonly: true } to read it`,
+      { path: file },
+      error,
+    );
   }
 }
 /** What opening a journal met, as one of the journal's errors (its own pass as they are). */
@@ -186,7 +224,13 @@ export function openFailure(file: string, error: unknown): Error {
   if (OpenWorkerError.isInstance(error)) return error;
   const code = sqliteCode(error);
   const text = errorText(error);
-  if (code?.startsWith("SQLITE_CORRUPT") || (code === "SQLITE_ERROR" && /^no such (column|table)\b/.test(text))) return journalError(JOURNAL_ERRORS.DAMAGED, `journal ${JSON.stringify(file)}: the database is damaged (${text}); restore it from a backup, or copy what SQLite can still read out of it (sqlite3's .recover) to a new file`, { path: file }, error);
+  if (code?.startsWith("SQLITE_CORRUPT") || (code === "SQLITE_ERROR" && /^no such (column|table)\b/.test(text)))
+    return journalError(
+      JOURNAL_ERRORS.DAMAGED,
+      `journal ${JSON.stringify(file)}: the database is damaged (${text}); restore it from a backup, or copy what SQLite can still read out of it (sqlite3's .recover) to a new file`,
+      { path: file },
+      error,
+    );
   return journalError(JOURNAL_ERRORS.OPEN_FAILED, `journal ${JSON.stringify(file)}: not a readable journal database (${text})`, { path: file }, error);
 }
 

@@ -16,7 +16,6 @@ const HEAD_COLUMNS = 6;
 /** Rows per multi-row insert: a group of a few hundred frames takes a handful of statements. */
 const CHUNKS = [32, 8, 2, 1] as const;
 
-
 /** The embedded store: one SQLite file in WAL mode (schema in `schema.ts`). */
 export class SqliteStore implements JournalStore {
   readonly approvals: ApprovalStore;
@@ -46,7 +45,9 @@ export class SqliteStore implements JournalStore {
         `SELECT s.ref, s.execution_identity AS executionIdentity, s.closed_at AS closedAt, l.head_frame AS headFrame, l.seq, l.hash, l.calls, l.open_calls AS openCalls
            FROM sessions s LEFT JOIN live_sessions l ON l.ref = s.ref WHERE s.session_id = ?`,
       ),
-      open: db.prepare<[], { session_id: string }>("SELECT s.session_id FROM live_sessions l JOIN sessions s ON s.ref = l.ref WHERE l.open_calls <> '{}' ORDER BY l.ref"),
+      open: db.prepare<[], { session_id: string }>(
+        "SELECT s.session_id FROM live_sessions l JOIN sessions s ON s.ref = l.ref WHERE l.open_calls <> '{}' ORDER BY l.ref",
+      ),
       maxRef: db.prepare<[], { id: number | null }>("SELECT max(ref) AS id FROM sessions"),
       maxFrame: db.prepare<[], { id: number | null }>("SELECT max(id) AS id FROM frames"),
       insertSession: db.prepare("INSERT INTO sessions (ref, session_id, execution_identity, workspace, bundle_dir, opened_at) VALUES (?, ?, ?, ?, ?, ?)"),
@@ -60,7 +61,6 @@ export class SqliteStore implements JournalStore {
   session(sessionId: string): StoredSession | undefined {
     return this.sql.session.get(sessionId);
   }
-
 
   lastRef(): number {
     return this.sql.maxRef.get()?.id ?? 0;

@@ -2,7 +2,11 @@ import type { ApprovalStore } from "./approvals.js";
 import type { ChainHead } from "./frames.js";
 
 /** One group commit as plain rows. */
-export interface GroupWrites { readonly frames: (string | number | null)[]; readonly heads: (string | number | null)[]; readonly ops: GroupOp[]; }
+export interface GroupWrites {
+  readonly frames: (string | number | null)[];
+  readonly heads: (string | number | null)[];
+  readonly ops: GroupOp[];
+}
 
 /** A write beside the frames: a session opened, closed, or its head row dropped once closed. */
 export type GroupOp =

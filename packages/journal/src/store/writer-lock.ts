@@ -22,13 +22,28 @@ export class WriterLock {
         }
         return new WriterLock(file);
       } catch (cause) {
-        if ((cause as NodeJS.ErrnoException).code !== "EEXIST") throw journalError(JOURNAL_ERRORS.OPEN_FAILED, `journal ${JSON.stringify(journalFile)}: cannot create its folder or its writer lock ${JSON.stringify(file)} (${cause instanceof Error ? cause.message : String(cause)}); check the folder's permissions`, { path: journalFile }, cause);
+        if ((cause as NodeJS.ErrnoException).code !== "EEXIST")
+          throw journalError(
+            JOURNAL_ERRORS.OPEN_FAILED,
+            `journal ${JSON.stringify(journalFile)}: cannot create its folder or its writer lock ${JSON.stringify(file)} (${cause instanceof Error ? cause.message : String(cause)}); check the folder's permissions`,
+            { path: journalFile },
+            cause,
+          );
       }
       const holder = holderOf(file);
-      if (holder === undefined && isFresh(file)) throw journalError(JOURNAL_ERRORS.LOCKED, `journal ${JSON.stringify(journalFile)}: another writer is opening it right now (its lock ${JSON.stringify(file)} is new); one writer at a time`, { path: journalFile, lockFile: file });
+      if (holder === undefined && isFresh(file))
+        throw journalError(
+          JOURNAL_ERRORS.LOCKED,
+          `journal ${JSON.stringify(journalFile)}: another writer is opening it right now (its lock ${JSON.stringify(file)} is new); one writer at a time`,
+          { path: journalFile, lockFile: file },
+        );
       if (holder !== undefined && isRunning(holder)) {
         const who = holder === process.pid ? "this process (another Journal instance not closed yet)" : `process ${holder}`;
-        throw journalError(JOURNAL_ERRORS.LOCKED, `journal ${JSON.stringify(journalFile)} is being written by ${who}: one writer at a time. Close or stop it, or open with readonly: true to read beside it; if no such process runs, delete ${JSON.stringify(file)}`, { path: journalFile, lockFile: file, pid: holder });
+        throw journalError(
+          JOURNAL_ERRORS.LOCKED,
+          `journal ${JSON.stringify(journalFile)} is being written by ${who}: one writer at a time. Close or stop it, or open with readonly: true to read beside it; if no such process runs, delete ${JSON.stringify(file)}`,
+          { path: journalFile, lockFile: file, pid: holder },
+        );
       }
       // Left by a writer that no longer runs: take it over. Only the starter holding the
       // takeover mutex removes a lock, and only one it has just seen to be stale: renaming
@@ -36,7 +51,11 @@ export class WriterLock {
       // (two writers then both held "the" lock: 15 rounds in 30, six starters at once).
       if (!takeOver(file, holder)) pause(TAKEOVER_PAUSE_MS);
     }
-    throw journalError(JOURNAL_ERRORS.LOCKED, `journal ${JSON.stringify(journalFile)}: its writer lock ${JSON.stringify(file)} is being taken over, or kept reappearing: another writer is starting; one writer at a time`, { path: journalFile, lockFile: file });
+    throw journalError(
+      JOURNAL_ERRORS.LOCKED,
+      `journal ${JSON.stringify(journalFile)}: its writer lock ${JSON.stringify(file)} is being taken over, or kept reappearing: another writer is starting; one writer at a time`,
+      { path: journalFile, lockFile: file },
+    );
   }
   release(): void {
     if (this.released) return;

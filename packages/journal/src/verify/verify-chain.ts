@@ -23,7 +23,10 @@ export interface VerifiedSessionRow {
   open_calls: unknown;
 }
 /** A break: the `seq` at fault and what is wrong there. */
-export interface Problem { readonly seq: number; readonly problem: string; }
+export interface Problem {
+  readonly seq: number;
+  readonly problem: string;
+}
 
 /** One session's chain, checked record by record as its frames arrive (oldest first), and then at its end against the head the file notes and the index columns. */
 export class ChainWalk {
@@ -50,7 +53,8 @@ export class ChainWalk {
       const found = typeof frame.firstSeq === "number" || typeof frame.firstSeq === "string" ? frame.firstSeq : describeCell(frame.firstSeq);
       return this.fail(`missing record: expected seq ${this.expected}, found seq ${found}`);
     }
-    if (typeof frame.body !== "string") return this.fail(`damaged frame: frame ${id} holds ${describeCell(frame.body)} where the journal writes its records as text`);
+    if (typeof frame.body !== "string")
+      return this.fail(`damaged frame: frame ${id} holds ${describeCell(frame.body)} where the journal writes its records as text`);
     for (const line of frame.body.split("\n")) {
       const problem = this.record(line);
       if (problem !== undefined) return this.fail(problem);
@@ -75,12 +79,16 @@ export class ChainWalk {
       return { seq: last + 1, problem };
     }
     if (!closed && this.lastKind === "session_closed") return { seq: last, problem: "the chain ends with session_closed but the session row is not closed" };
-    if (closed && this.lastKind !== "session_closed") return { seq: last, problem: `altered index: sessions.closed_at says the session closed, but its chain ends with ${this.lastKind}, not session_closed` };
-    if (closed && session.closed_at !== this.closedAt) return { seq: last, problem: indexProblem("sessions.closed_at", session.closed_at, "the session_closed record", this.closedAt) };
-    if (closed && session.head_frame !== null) return { seq: last, problem: "altered index: the closed session still has a live_sessions head row (its close removes it)" };
+    if (closed && this.lastKind !== "session_closed")
+      return { seq: last, problem: `altered index: sessions.closed_at says the session closed, but its chain ends with ${this.lastKind}, not session_closed` };
+    if (closed && session.closed_at !== this.closedAt)
+      return { seq: last, problem: indexProblem("sessions.closed_at", session.closed_at, "the session_closed record", this.closedAt) };
+    if (closed && session.head_frame !== null)
+      return { seq: last, problem: "altered index: the closed session still has a live_sessions head row (its close removes it)" };
     const column = closed ? "sessions.final_calls" : "live_sessions.calls";
     const calls = closed ? session.final_calls : session.calls;
-    if (calls !== this.calls.requested) return { seq: last, problem: `altered index: ${column} is ${shown(calls)}, but the chain holds ${this.calls.requested} call_requested record(s)` };
+    if (calls !== this.calls.requested)
+      return { seq: last, problem: `altered index: ${column} is ${shown(calls)}, but the chain holds ${this.calls.requested} call_requested record(s)` };
     if (!closed) {
       const problem = openCallsProblem(session.open_calls, this.calls);
       if (problem !== undefined) return { seq: last, problem };
@@ -94,10 +102,12 @@ export class ChainWalk {
   private record(line: string): string | undefined {
     const parsed = parseFrameLine(line);
     if (parsed === undefined) return "torn record: the stored line is not a hash and content";
-    if (chainHash(this.previous, parsed.data) !== parsed.hash) return "altered record or broken link: its stored hash is not sha256(previous record's hash + its content)";
+    if (chainHash(this.previous, parsed.data) !== parsed.hash)
+      return "altered record or broken link: its stored hash is not sha256(previous record's hash + its content)";
     const content = parseContent(parsed.data);
     if (typeof content === "string") return content;
-    if (content.sessionId !== this.session.session_id || content.seq !== this.expected || typeof content.kind !== "string") return "altered record: its content names another session, seq or no kind";
+    if (content.sessionId !== this.session.session_id || content.seq !== this.expected || typeof content.kind !== "string")
+      return "altered record: its content names another session, seq or no kind";
     if (this.expected === 1) {
       const problem = this.opening(content);
       if (problem !== undefined) return problem;
@@ -113,7 +123,8 @@ export class ChainWalk {
   private opening(content: Readonly<Record<string, unknown>>): string | undefined {
     const session = this.session;
     if (content.kind !== "session_opened") return `the first record is ${String(content.kind)}, not session_opened`;
-    if (content.executionIdentity !== session.execution_identity) return "altered session: the session row's execution identity differs from the one its session_opened record holds";
+    if (content.executionIdentity !== session.execution_identity)
+      return "altered session: the session row's execution identity differs from the one its session_opened record holds";
     const opened = "the session_opened record";
     if (content.workspace !== session.workspace) return indexProblem("sessions.workspace", session.workspace, opened, content.workspace);
     if ((content.bundleDir ?? null) !== session.bundle_dir) return indexProblem("sessions.bundle_dir", session.bundle_dir, opened, content.bundleDir);

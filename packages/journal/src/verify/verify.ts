@@ -11,7 +11,11 @@ import { ChainWalk, type VerifiedSessionRow } from "./verify-chain.js";
  * const where = journal.verify().firstBreak; // { sessionId, seq, problem } | undefined
  * ```
  */
-export interface ChainBreak { readonly sessionId: string; readonly seq: number; readonly problem: string; }
+export interface ChainBreak {
+  readonly sessionId: string;
+  readonly seq: number;
+  readonly problem: string;
+}
 
 /**
  * The result of `Journal.verify()`.
@@ -142,7 +146,7 @@ class Verification {
     const lastRef = start.ref ?? 0;
     this.sessions = start.sessions;
     const reached = new Map<number, number>();
-    for (let after = 0; ; ) {
+    for (let after = 0; ;) {
       const page = this.read(() => this.sql.page.all(after, lastRef, SESSIONS_PER_PAGE));
       if (page.length === 0) break;
       for (const row of page) {
@@ -224,7 +228,13 @@ class Verification {
     const session = walk.session;
     const start = this.read(() => this.frames.fromStart(session.ref));
     for (const id of start.ids) {
-      if (!walk.frame(id, this.read(() => this.frames.rawFrame(id)))) return { sessionId: session.session_id, ...walk.problem!, records: this.records + walk.last };
+      if (
+        !walk.frame(
+          id,
+          this.read(() => this.frames.rawFrame(id)),
+        )
+      )
+        return { sessionId: session.session_id, ...walk.problem!, records: this.records + walk.last };
     }
     const last = walk.last;
     const held = last === 0 ? "the chain holds no record" : last === 1 ? "the chain holds seq 1" : `the chain holds seq 1 to ${last}`;

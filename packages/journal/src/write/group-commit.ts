@@ -32,7 +32,10 @@ export class GroupCommit {
   private readonly fileIdentity: { readonly dev: number; readonly ino: number };
   private fileCheckedAt = Date.now();
 
-  constructor(private readonly store: JournalStore, private readonly file: string) {
+  constructor(
+    private readonly store: JournalStore,
+    private readonly file: string,
+  ) {
     // The journal is the file's one writer, so it assigns frame ids itself.
     this.nextFrame = store.lastFrame() + 1;
     // Absolute: a host that changes its working folder later must not look elsewhere.
@@ -149,7 +152,8 @@ export class GroupCommit {
     let problem: string | undefined;
     try {
       const stats = statSync(this.filePath);
-      if (stats.ino !== this.fileIdentity.ino || stats.dev !== this.fileIdentity.dev) problem = "the journal file was replaced by another file while it was open";
+      if (stats.ino !== this.fileIdentity.ino || stats.dev !== this.fileIdentity.dev)
+        problem = "the journal file was replaced by another file while it was open";
     } catch {
       problem = "the journal file is gone: it (or its folder) was deleted while it was open";
     }
@@ -160,7 +164,12 @@ export class GroupCommit {
     for (const waiter of waiters) waiter.reject(this.failure);
   }
   private fail(what: string, cause: unknown): void {
-    this.failure = journalError(JOURNAL_ERRORS.WRITE_FAILED, `journal ${JSON.stringify(this.file)}: ${what} (${cause instanceof Error ? cause.message : String(cause)}); the records of that group were not acknowledged and are not in the file, and the journal accepts no more writes: reopen it`, { path: this.file }, cause);
+    this.failure = journalError(
+      JOURNAL_ERRORS.WRITE_FAILED,
+      `journal ${JSON.stringify(this.file)}: ${what} (${cause instanceof Error ? cause.message : String(cause)}); the records of that group were not acknowledged and are not in the file, and the journal accepts no more writes: reopen it`,
+      { path: this.file },
+      cause,
+    );
   }
 }
 

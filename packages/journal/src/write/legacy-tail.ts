@@ -10,7 +10,9 @@ import type { JournalWriter } from "./writer.js";
 
 /** Replays a tail log an older writer of this package left beside the journal (`<journal>-tail`, `<journal>-tail.1`: records written before their group commit). */
 export function replayLegacyTail(writer: JournalWriter, file: string): JournalWarning[] {
-  const lines = legacyFiles(file).flatMap(completeLines).map((line, index) => ({ line, index, seq: seqOf(line) }));
+  const lines = legacyFiles(file)
+    .flatMap(completeLines)
+    .map((line, index) => ({ line, index, seq: seqOf(line) }));
   lines.sort((a, b) => a.seq - b.seq || a.index - b.index);
   const lost = new Map<string, { first: LostLine; count: number }>();
   for (const { line } of lines) {
@@ -29,9 +31,16 @@ export function removeLegacyTail(file: string): void {
 type LostLine = { readonly sessionId: string; readonly seq: number; readonly chainSeq: number | undefined };
 
 const WRITE_METHODS = {
-  session_opened: "sessionOpened", turn_prepared: "turnPrepared", call_requested: "callRequested", approval_decided: "approvalDecided",
-  call_started: "callStarted", call_progress: "callProgress", call_finished: "callFinished", revoked: "revoked",
-  turn_finished: "turnFinished", session_closed: "sessionClosed",
+  session_opened: "sessionOpened",
+  turn_prepared: "turnPrepared",
+  call_requested: "callRequested",
+  approval_decided: "approvalDecided",
+  call_started: "callStarted",
+  call_progress: "callProgress",
+  call_finished: "callFinished",
+  revoked: "revoked",
+  turn_finished: "turnFinished",
+  session_closed: "sessionClosed",
 } as const;
 
 function replayLine(writer: JournalWriter, line: string): LostLine | undefined {
@@ -105,7 +114,12 @@ function completeLines(file: string): string[] {
   } catch (cause) {
     if (OpenWorkerError.isInstance(cause)) throw cause;
     const why = cause instanceof Error ? cause.message : String(cause);
-    throw journalError(JOURNAL_ERRORS.OPEN_FAILED, `journal tail log ${JSON.stringify(file)}: cannot read it (${why}); check its permissions, then open the journal again`, { path: file }, cause);
+    throw journalError(
+      JOURNAL_ERRORS.OPEN_FAILED,
+      `journal tail log ${JSON.stringify(file)}: cannot read it (${why}); check its permissions, then open the journal again`,
+      { path: file },
+      cause,
+    );
   }
   const lines: string[] = [];
   let writeStart = 0;
@@ -113,7 +127,8 @@ function completeLines(file: string): string[] {
   const keep = (framesOnly: boolean) => {
     for (let index = 0; index < unchecked.length; index += 2) {
       const start = unchecked[index]!;
-      if (!framesOnly || (bytes[start + HASH_LENGTH] === SPACE && bytes[start + HASH_LENGTH + 1] === OPEN_BRACE)) lines.push(bytes.toString("utf8", start, unchecked[index + 1]));
+      if (!framesOnly || (bytes[start + HASH_LENGTH] === SPACE && bytes[start + HASH_LENGTH + 1] === OPEN_BRACE))
+        lines.push(bytes.toString("utf8", start, unchecked[index + 1]));
     }
     unchecked = [];
   };
@@ -144,6 +159,10 @@ function lostMessage(first: LostLine, count: number): string {
   const end = first.chainSeq === 0 ? "the database holds no record of the session" : `its chain in the database ends at seq ${first.chainSeq}`;
   const missing = first.seq - first.chainSeq - 1;
   const gap =
-    missing === 0 ? " and the record there does not continue it" : missing === 1 ? `, and record ${first.chainSeq + 1} is in neither` : `, and records ${first.chainSeq + 1} to ${first.seq - 1} are in neither`;
+    missing === 0
+      ? " and the record there does not continue it"
+      : missing === 1
+        ? `, and record ${first.chainSeq + 1} is in neither`
+        : `, and records ${first.chainSeq + 1} to ${first.seq - 1} are in neither`;
   return `${head}: ${end}${gap}. They are lost; a -wal file lost or damaged since the last checkpoint loses committed records this way`;
 }

@@ -5,7 +5,11 @@ import { damagedError, parseContent } from "../store/damage.js";
 import type { JournalStore } from "../store/store.js";
 import { JOURNAL_ERRORS, journalError } from "../errors.js";
 
-export interface CallState { readonly callId: string; phase: CallPhase; decidedBy?: ApprovalDecider; }
+export interface CallState {
+  readonly callId: string;
+  phase: CallPhase;
+  decidedBy?: ApprovalDecider;
+}
 
 /** A live session: `head` is the hash of its newest record (queued or committed), `headFrame` its last frame in the file (`null` before its first commit). */
 export interface SessionState {
@@ -32,7 +36,11 @@ export class LiveState {
   private readonly sessions = new Map<string, SessionState>();
   private nextRef: number;
   /** `lookup` runs a read inside the writer's transaction; `commitQueued` commits what is queued first. */
-  constructor(private readonly store: JournalStore, private readonly lookup: <T>(read: () => T) => T, private readonly commitQueued: () => void) {
+  constructor(
+    private readonly store: JournalStore,
+    private readonly lookup: <T>(read: () => T) => T,
+    private readonly commitQueued: () => void,
+  ) {
     this.nextRef = store.lastRef() + 1;
   }
   /** The session, from memory or the file; `undefined` if it was never opened. */
@@ -45,10 +53,16 @@ export class LiveState {
     state.closed = row.closedAt !== null;
     state.historyLoaded = false;
     if (state.closed) return state;
-    if (row.headFrame === null || typeof row.hash !== "string" || typeof row.seq !== "number") throw journalError(JOURNAL_ERRORS.DAMAGED, `session ${JSON.stringify(sessionId)} has no chain head in the file (live_sessions row missing); the file was altered, run verify()`, { sessionId });
+    if (row.headFrame === null || typeof row.hash !== "string" || typeof row.seq !== "number")
+      throw journalError(
+        JOURNAL_ERRORS.DAMAGED,
+        `session ${JSON.stringify(sessionId)} has no chain head in the file (live_sessions row missing); the file was altered, run verify()`,
+        { sessionId },
+      );
     const openCalls = parseOpenCalls(row.openCalls);
     // Which calls are open is unknown: nothing may be appended to this session.
-    if (openCalls === undefined) throw damagedError(sessionId, "its head row's open_calls is not the JSON object of open calls the journal writes, so its open calls are unknown");
+    if (openCalls === undefined)
+      throw damagedError(sessionId, "its head row's open_calls is not the JSON object of open calls the journal writes, so its open calls are unknown");
     state.seq = row.seq;
     state.head = row.hash;
     state.headFrame = row.headFrame;

@@ -28,7 +28,12 @@ export interface InterruptedCall {
 const MESSAGE = "the process ended before this call's terminal record was written; the call was not replayed and its effects, if any, are unknown";
 
 /** Marks every open call `interrupted`: the head rows name them, and each one's records are read newest first only back to its request. */
-export function recoverInterruptedCalls(store: JournalStore, state: LiveState, writer: JournalWriter, commit: GroupCommit): { recovered: InterruptedCall[]; warnings: JournalWarning[] } {
+export function recoverInterruptedCalls(
+  store: JournalStore,
+  state: LiveState,
+  writer: JournalWriter,
+  commit: GroupCommit,
+): { recovered: InterruptedCall[]; warnings: JournalWarning[] } {
   const recovered: InterruptedCall[] = [];
   const warnings: JournalWarning[] = [];
   for (const sessionId of store.sessionsWithOpenCalls()) {
@@ -72,8 +77,16 @@ export function recoverInterruptedCalls(store: JournalStore, state: LiveState, w
 
 type Request = { turnId: string; qualifiedName: string; alias: string };
 type Content = Record<string, unknown>;
-interface ChainCall { phase?: CallPhase | undefined; ended?: string; request?: Request; }
-interface Claims { readonly calls: Map<string, ChainCall>; readonly complete: boolean; readonly damage?: string; }
+interface ChainCall {
+  phase?: CallPhase | undefined;
+  ended?: string;
+  request?: Request;
+}
+interface Claims {
+  readonly calls: Map<string, ChainCall>;
+  readonly complete: boolean;
+  readonly damage?: string;
+}
 
 /** Each claimed call as its own records (read newest first, folded oldest first) leave it. */
 function readClaims(state: LiveState, session: SessionState, callIds: ReadonlySet<string>): Claims {
@@ -109,7 +122,8 @@ function readClaims(state: LiveState, session: SessionState, callIds: ReadonlySe
   for (const [callId, own] of records) {
     const call: ChainCall = {};
     for (const content of own.reverse()) {
-      if (content.kind === "call_requested") call.request = { turnId: String(content.turnId), qualifiedName: String(content.qualifiedName), alias: String(content.alias) };
+      if (content.kind === "call_requested")
+        call.request = { turnId: String(content.turnId), qualifiedName: String(content.qualifiedName), alias: String(content.alias) };
       const at = `seq ${String(content.seq)}`;
       const next = nextPhase(call.phase ?? (call.request === undefined ? "requested" : undefined), stepOf(content.kind)!, content.decision === "denied");
       if (next === "finished") call.ended ??= `its chain holds its terminal record (call_finished, ${String(content.outcome)}) at ${at}`;

@@ -4,7 +4,17 @@ import { digestOf } from "../identity.js";
 import { type CallPhase, type CallStep, nextPhase } from "../records/call-phase.js";
 import { chainHash } from "../records/chain.js";
 import { CanonicalText, encoderFor } from "../records/encode.js";
-import type { ApprovalDecidedInput, CallFinishedInput, CallProgressInput, CallRef, CallRequestedInput, RevokedInput, SessionOpenedInput, TurnFinishedInput, TurnPreparedInput } from "../records/inputs.js";
+import type {
+  ApprovalDecidedInput,
+  CallFinishedInput,
+  CallProgressInput,
+  CallRef,
+  CallRequestedInput,
+  RevokedInput,
+  SessionOpenedInput,
+  TurnFinishedInput,
+  TurnPreparedInput,
+} from "../records/inputs.js";
 import { CALL_OUTCOMES, type RecordKind } from "../records/records.js";
 import { checkFields, type FieldRule, RecordSite, requireText, type Site } from "../records/validate.js";
 import type { GroupOp } from "../store/store.js";
@@ -16,7 +26,14 @@ const FIELDS: Readonly<Record<RecordKind, Readonly<Record<string, FieldRule>>>> 
   session_opened: { bundleDir: "text?", executionIdentity: "text", identityInputs: "json", workspace: "text" },
   turn_prepared: { catalogFingerprints: "strings", selectionFingerprint: "text", turnId: "text" },
   call_requested: { alias: "text", qualifiedName: "text", turnId: "text" },
-  approval_decided: { by: ["person", "policy", "bypass"], decision: ["approved", "denied"], key: "text", reason: "text?", scope: ["once", "session"], who: "text?" },
+  approval_decided: {
+    by: ["person", "policy", "bypass"],
+    decision: ["approved", "denied"],
+    key: "text",
+    reason: "text?",
+    scope: ["once", "session"],
+    who: "text?",
+  },
   call_started: {},
   call_progress: { event: "json" },
   call_finished: { breach: "json", code: "text?", imageDigests: "digests", message: "message", outcome: CALL_OUTCOMES, result: "json" },
@@ -43,14 +60,18 @@ export class JournalWriter {
   /** Replaying a legacy tail log only: the `at` of the record being rebuilt. */
   pinnedAt: string | undefined;
 
-  constructor(private readonly commit: GroupCommit, readonly state: LiveState) {}
+  constructor(
+    private readonly commit: GroupCommit,
+    readonly state: LiveState,
+  ) {}
 
   sessionOpened(input: SessionOpenedInput): void {
     const sessionId = requireText("sessionOpened", "sessionId", input.sessionId);
     const site = new RecordSite("sessionOpened", "session", sessionId);
     const values = checkFields(site, FIELDS.session_opened, input);
     this.commit.assertHealthy();
-    if (this.state.session(sessionId) !== undefined) throw journalError(JOURNAL_ERRORS.SESSION_EXISTS, `${site}: the journal already holds this session; session ids must be unique`, { sessionId });
+    if (this.state.session(sessionId) !== undefined)
+      throw journalError(JOURNAL_ERRORS.SESSION_EXISTS, `${site}: the journal already holds this session; session ids must be unique`, { sessionId });
     const { executionIdentity, workspace, bundleDir } = values as { executionIdentity: string; workspace: string; bundleDir?: string };
     const session = this.state.addSession(sessionId, executionIdentity);
     try {
@@ -70,7 +91,11 @@ export class JournalWriter {
     const session = this.liveSession(site, input.sessionId);
     const values = checkFields(site, FIELDS.call_requested, input);
     if (this.state.phaseOf(session, callId) !== undefined) {
-      throw journalError(JOURNAL_ERRORS.CALL_EXISTS, `${site}: session ${JSON.stringify(session.sessionId)} already has this call; call ids must be unique within their session`, { callId, sessionId: session.sessionId });
+      throw journalError(
+        JOURNAL_ERRORS.CALL_EXISTS,
+        `${site}: session ${JSON.stringify(session.sessionId)} already has this call; call ids must be unique within their session`,
+        { callId, sessionId: session.sessionId },
+      );
     }
     let argsText: string | undefined;
     try {
@@ -82,7 +107,11 @@ export class JournalWriter {
     const expected = digestOf(argsText);
     // Computed here when the caller leaves it out (the runtime does); a given digest must match.
     const argsDigest = input.argsDigest === undefined ? expected : requireText(site, "argsDigest", input.argsDigest);
-    if (argsDigest !== expected) throw journalError(JOURNAL_ERRORS.INVALID_RECORD, `${site}: argsDigest ${argsDigest} does not match the arguments (argumentsDigest gives ${expected})`, { callId, field: "argsDigest" });
+    if (argsDigest !== expected)
+      throw journalError(JOURNAL_ERRORS.INVALID_RECORD, `${site}: argsDigest ${argsDigest} does not match the arguments (argumentsDigest gives ${expected})`, {
+        callId,
+        field: "argsDigest",
+      });
     this.append(site, session, "call_requested", { ...values, args: new CanonicalText(argsText), argsDigest, callId });
     session.openCalls.set(callId, { callId, phase: "requested" });
     session.callCount += 1;
@@ -157,7 +186,10 @@ export class JournalWriter {
     const id = requireText(site, "sessionId", sessionId);
     this.commit.assertHealthy();
     const session = this.state.session(id);
-    if (session === undefined) throw journalError(JOURNAL_ERRORS.UNKNOWN_SESSION, `${site}: no session ${JSON.stringify(id)} in this journal; record sessionOpened first`, { sessionId: id });
+    if (session === undefined)
+      throw journalError(JOURNAL_ERRORS.UNKNOWN_SESSION, `${site}: no session ${JSON.stringify(id)} in this journal; record sessionOpened first`, {
+        sessionId: id,
+      });
     if (session.closed) throw journalError(JOURNAL_ERRORS.SESSION_CLOSED, `${site}: session ${JSON.stringify(id)} is closed`, { sessionId: id });
     return session;
   }
@@ -167,13 +199,24 @@ export class JournalWriter {
     const call = session.openCalls.get(callId);
     const phase = call?.phase ?? this.state.phaseOf(session, callId);
     if (phase === undefined) {
-      throw journalError(JOURNAL_ERRORS.UNKNOWN_CALL, `${site}: session ${JSON.stringify(session.sessionId)} has no call ${JSON.stringify(callId)}; record callRequested first`, { callId, sessionId: session.sessionId });
+      throw journalError(
+        JOURNAL_ERRORS.UNKNOWN_CALL,
+        `${site}: session ${JSON.stringify(session.sessionId)} has no call ${JSON.stringify(callId)}; record callRequested first`,
+        { callId, sessionId: session.sessionId },
+      );
     }
     if (call === undefined || nextPhase(phase, step) === undefined) throw phaseError(site, callId, phase, step);
     return { session, call };
   }
   /** Builds, encodes and hashes a record onto its session's chain and queues it, with the other write it implies. */
-  private append(site: Site, session: SessionState, kind: RecordKind, values: Record<string, unknown>, also?: (at: string) => GroupOp, after?: () => void): void {
+  private append(
+    site: Site,
+    session: SessionState,
+    kind: RecordKind,
+    values: Record<string, unknown>,
+    also?: (at: string) => GroupOp,
+    after?: () => void,
+  ): void {
     const at = this.now();
     values.at = at;
     values.kind = kind;
@@ -206,16 +249,30 @@ export class JournalWriter {
 function phaseError(site: Site, callId: string, phase: CallPhase, step: CallStep) {
   const call = JSON.stringify(callId);
   const details = { callId, phase };
-  if (phase === "finished") return journalError(JOURNAL_ERRORS.TERMINAL_EXISTS, `${site}: call ${call} already has its terminal record; a call ends once, so record no more for it`, details);
+  if (phase === "finished")
+    return journalError(
+      JOURNAL_ERRORS.TERMINAL_EXISTS,
+      `${site}: call ${call} already has its terminal record; a call ends once, so record no more for it`,
+      details,
+    );
   if (phase === "denied") return journalError(JOURNAL_ERRORS.CALL_DENIED, `${site}: call ${call} was denied; a denied call never runs`, details);
   if (step === "approval_decided") return journalError(JOURNAL_ERRORS.DECISION_EXISTS, `${site}: call ${call} already has an approval decision`, details);
   if (step === "call_started" && phase === "requested") {
-    return journalError(JOURNAL_ERRORS.CALL_NOT_APPROVED, `${site}: call ${call} has no approval decision; record approvalDecided (by "bypass" when bypassing) first`, details);
+    return journalError(
+      JOURNAL_ERRORS.CALL_NOT_APPROVED,
+      `${site}: call ${call} has no approval decision; record approvalDecided (by "bypass" when bypassing) first`,
+      details,
+    );
   }
   if (step === "call_started") return journalError(JOURNAL_ERRORS.CALL_ALREADY_STARTED, `${site}: call ${call} has already started`, details);
   return journalError(JOURNAL_ERRORS.CALL_NOT_STARTED, `${site}: call ${call} has not started; record callStarted first`, details);
 }
 
 function notJson(site: Site, cause: unknown) {
-  return journalError(JOURNAL_ERRORS.INVALID_RECORD, `${site}: the record is not serializable JSON (${cause instanceof Error ? cause.message : String(cause)})`, {}, cause);
+  return journalError(
+    JOURNAL_ERRORS.INVALID_RECORD,
+    `${site}: the record is not serializable JSON (${cause instanceof Error ? cause.message : String(cause)})`,
+    {},
+    cause,
+  );
 }
