@@ -166,7 +166,7 @@ describe("tools.json", () => {
     expect(error.details).toMatchObject({ file: "coworker/tools.json", field: "tools[1]" });
   });
 
-  it("B6 a single bad entry is thrown as before, with itself in details.problems", () => {
+  it("B6 a single bad entry is thrown with its own code and message, and is itself details.problems", () => {
     const error = thrown(() => parseToolsJson('{"version":3,"tools":["example.a","notification"]}', "tools.json"));
     expect(error.code).toBe("NAME_NOT_QUALIFIED");
     expect(error.message).not.toContain("more problem");
