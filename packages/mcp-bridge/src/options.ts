@@ -88,6 +88,18 @@ export interface McpBridgeOptions {
    * A listener that throws is ignored.
    */
   readonly onProviderLog?: (event: McpProviderLog) => void;
+  /**
+   * Declare the client capability `elicitation` (form and URL modes) at every connect, so
+   * providers may ask for user input during a call; each request goes to that call's
+   * `onElicitation` (M9, `McpCallOptions.onElicitation`). Default false: no
+   * capability is declared and a provider's `elicitation/create` is refused.
+   */
+  readonly elicitation?: boolean;
+  /**
+   * How long one elicitation waits for the host's answer before it is answered `cancel`;
+   * never past the call's own bound. Default 600 000 ms (10 minutes).
+   */
+  readonly elicitationTimeoutMs?: number;
 }
 
 /** One log message of a provider, as the bridge passes it on. */
@@ -143,6 +155,8 @@ export interface ResolvedOptions {
   readonly sandbox: SandboxLauncher | undefined;
   readonly authorization: McpAuthorizationOptions | undefined;
   readonly onProviderLog: ((event: McpProviderLog) => void) | undefined;
+  readonly elicitation: boolean;
+  readonly elicitationTimeoutMs: number;
   /** The call bound of providers that set no `callTimeoutMs` of their own (E1's 75 s). */
   readonly callTimeoutMs: number;
 }
@@ -230,6 +244,12 @@ function listener<T>(value: T | undefined, name: string): T | undefined {
   return value;
 }
 
+function flag(value: boolean | undefined, name: string): boolean {
+  if (value !== undefined && typeof value !== "boolean")
+    throw new TypeError(`McpBridgeOptions.${name} must be true or false, got ${value === null ? "null" : typeof value}`);
+  return value === true;
+}
+
 function authorizationOptions(value: McpAuthorizationOptions | undefined): McpAuthorizationOptions | undefined {
   if (value === undefined) return undefined;
   const store = value.store as Partial<McpAuthorizationOptions["store"]> | undefined;
@@ -264,6 +284,8 @@ export function resolveOptions(options: McpBridgeOptions = {}): ResolvedOptions 
     sandbox: launcher(options.sandbox),
     authorization: authorizationOptions(options.authorization),
     onProviderLog: listener(options.onProviderLog, "onProviderLog"),
+    elicitation: flag(options.elicitation, "elicitation"),
+    elicitationTimeoutMs: positive(options.elicitationTimeoutMs, 600_000, "elicitationTimeoutMs"),
     callTimeoutMs: LIMITS.callTimeoutMs,
   };
 }

@@ -348,6 +348,7 @@ export class BridgeSession implements McpSession {
       progress,
       output,
       asTask,
+      onElicitation: options.onElicitation,
     });
   }
 

@@ -1,6 +1,7 @@
 import type { JSONRPCMessage, Transport } from "@modelcontextprotocol/client";
 import type { ProgressReporter } from "@openworker/tools-sdk";
 import { onAbort, type AbortListenerRemover } from "@openworker/tools-sdk/internal/execution";
+import type { ElicitationRoute } from "./elicitation.js";
 
 /** How one `tools/call` request ended, before it is mapped to a call outcome. */
 export type ChannelSettlement =
@@ -19,6 +20,8 @@ export interface ChannelRequest {
   readonly signal: AbortSignal | undefined;
   /** Undefined when nobody listens: then no progress token is requested. */
   readonly progress: ProgressReporter | undefined;
+  /** The call's elicitation route, when the connection answers elicitation (M9). */
+  readonly elicitation?: ElicitationRoute;
 }
 
 /** Where a connection's `tools/call` requests go: the lean channel, or the SDK's client. */

@@ -8,6 +8,7 @@ import type { ProviderConnection } from "../connection/connection.js";
 import { NO_ANSWER, SESSION_NOT_FOUND, STREAM_ENDED } from "../connection/transports.js";
 import { OVERSIZED_RESPONSE_CODE } from "../process/stdio-transport.js";
 import type { ChannelSettlement } from "./call-channel.js";
+import type { McpElicitor } from "./elicitation.js";
 import { callAsTask } from "./task-call.js";
 import { failedCall, normalizeCallResult, type SettledCall } from "./result.js";
 import { parseCallToolResult, type OutputContract } from "./validate.js";
@@ -27,6 +28,8 @@ export interface ProviderCall {
   readonly output: OutputContract | null;
   /** Run it as an MCP task (M10): the tool asks for or allows tasks, and the connection runs them. */
   readonly asTask?: boolean;
+  /** Answers the provider's elicitations during this call (M9). */
+  readonly onElicitation?: McpElicitor | undefined;
 }
 
 const EMPTY_ARGS: Record<string, unknown> = Object.freeze({}) as Record<string, unknown>;
@@ -44,8 +47,15 @@ export async function callProvider(call: ProviderCall): Promise<SettledCall> {
   const unusable = output?.compile();
   if (unusable !== undefined) return failedCall(MCP_ERROR_CODES.outputInvalid, `${where(call)} was not called: ${unusable}`);
   const { timeoutMs } = call;
-  const request = { name: remoteName, args: call.args ?? EMPTY_ARGS, timeoutMs, signal: call.signal, progress: call.progress };
-  const settlement = call.asTask === true ? await callAsTask(connection.client, request) : await connection.calls.call(request);
+  // M9: with elicitation on, the call is one a provider's request for user input may belong to.
+  const inFlight = connection.elicitation?.enter(call.onElicitation, call.signal);
+  const request = { name: remoteName, args: call.args ?? EMPTY_ARGS, timeoutMs, signal: call.signal, progress: call.progress, elicitation: inFlight?.route };
+  let settlement: ChannelSettlement;
+  try {
+    settlement = call.asTask === true ? await callAsTask(connection.client, request) : await connection.calls.call(request);
+  } finally {
+    inFlight?.end();
+  }
   if (settlement.kind === "result") {
     const parsed = parseCallToolResult(settlement.value);
     if (parsed.ok) {

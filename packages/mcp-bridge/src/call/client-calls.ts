@@ -1,6 +1,7 @@
 import { LOG_LEVEL_META_KEY, ProtocolError, SdkError, SdkErrorCode, type Client, type StandardSchemaV1 } from "@modelcontextprotocol/client";
 import { onAbort } from "@openworker/tools-sdk/internal/execution";
 import type { CallPath, ChannelRequest, ChannelSettlement } from "./call-channel.js";
+import { routeRequest } from "./elicitation-routing.js";
 
 /**
  * Sends `tools/call` requests through the SDK's `Client`, for connections on protocol
@@ -30,12 +31,25 @@ export class ClientCalls implements CallPath {
     };
     const stopListening = request.signal ? onAbort(request.signal, () => cancel("the call was cancelled")) : undefined;
     this.pending.add(stop);
+    // The SDK bounds each request of an `input_required` flow, not the wait for the user
+    // between them: with elicitation the call's own bound is kept here (M10).
+    let timedOut = false;
+    let timer: NodeJS.Timeout | undefined;
+    if (request.elicitation !== undefined) {
+      routeRequest(stop.signal, request.elicitation);
+      timer = setTimeout(() => {
+        timedOut = true;
+        stop.abort(new Error("the call ran past its time bound"));
+      }, request.timeoutMs);
+    }
     const { progress } = request;
     try {
       const params = { name: request.name, arguments: request.args, ...(this.logs ? { _meta: { [LOG_LEVEL_META_KEY]: "info" } } : {}) };
       const value = await this.client.request({ method: "tools/call", params }, RAW_RESULT, {
         signal: stop.signal,
         timeout: request.timeoutMs,
+        // Each round of `input_required` is a request of its own: together they keep the call's bound.
+        maxTotalTimeout: request.timeoutMs,
         ...(progress
           ? {
               onprogress: (update) =>
@@ -49,9 +63,11 @@ export class ClientCalls implements CallPath {
       });
       return { kind: "result", value };
     } catch (error) {
+      if (timedOut) return { kind: "timed_out" };
       if (why !== undefined) return { kind: "cancelled", why };
       return settlementOf(error);
     } finally {
+      clearTimeout(timer);
       this.pending.delete(stop);
       stopListening?.();
     }

@@ -1,10 +1,12 @@
-import { Client, SdkError, SdkErrorCode, type McpSubscription, type PriorDiscovery, type ProtocolEra, type Transport } from "@modelcontextprotocol/client";
+import { SdkError, SdkErrorCode, type Client, type McpSubscription, type PriorDiscovery, type ProtocolEra, type Transport } from "@modelcontextprotocol/client";
 import type { McpProviderDefinition } from "@openworker/registry";
 import { OpenWorkerError } from "@openworker/tools-sdk";
 import type { CleanupFailure, CleanupLedger } from "../cleanup.js";
 import { MCP_ERROR_CODES } from "../codes.js";
 import { CallChannel, type CallPath } from "../call/call-channel.js";
 import { ClientCalls } from "../call/client-calls.js";
+import type { CallsInFlight } from "../call/elicitation.js";
+import { answerElicitations, BridgeClient } from "../call/elicitation-routing.js";
 import { listAllTools, type ListingBounds } from "../catalog/list.js";
 import { providerBounds, type ResolvedOptions } from "../options.js";
 import { ChildProcessTransport } from "../process/stdio-transport.js";
@@ -56,6 +58,8 @@ export class ProviderConnection {
   private logging = false;
   /** On 2026-07-28: the `subscriptions/listen` stream that carries list changes, while it is open. */
   private subscription: McpSubscription | undefined;
+  /** With `elicitation` on: the calls in flight a provider's `elicitation/create` may belong to (M9). */
+  elicitation: CallsInFlight | undefined;
 
   private constructor(
     readonly namespace: string,
@@ -122,10 +126,10 @@ export class ProviderConnection {
     // M6: the era is negotiated with `server/discover`, and a server that does not know it
     // gets the 2025 `initialize`. On stdio a server that does not answer the probe at all is
     // a 2025 one: half the connect bound (at most 10 s) is left for its `initialize`.
-    const client = new Client(
+    const client = new BridgeClient(
       { ...options.clientInfo },
       {
-        capabilities: {},
+        capabilities: options.elicitation ? { elicitation: { form: {}, url: {} } } : {},
         versionNegotiation: {
           mode: "auto",
           probe: { timeoutMs: definition.transport === "stdio" ? Math.min(Math.ceil(connectTimeoutMs / 2), 10_000) : connectTimeoutMs },
@@ -170,6 +174,7 @@ export class ProviderConnection {
       const log = new ProviderLog(namespace, attempt.sessionId, secrets, options.onProviderLog);
       client.setNotificationHandler("notifications/message", (notification) => log.receive(notification.params));
     }
+    if (options.elicitation) connection.elicitation = answerElicitations(client, namespace, secrets, options.elicitationTimeoutMs);
     client.onclose = () => connection.ended("the connection closed");
     if (definition.transport === "streamable_http") connection.url = redactUrl(definition.url);
     await connection.handshake(connectTimeoutMs, signal, prior);
