@@ -82,6 +82,14 @@ describe("auth", () => {
       for (const file of readdirSync(path.dirname(journal))) expect(readFileSync(path.join(path.dirname(journal), file), "latin1"), file).not.toContain(canary);
     }
     expect((await runEntry(FIXTURE_HOST, ["journal", "verify", "--journal", journal])).code).toBe(0);
+    // M8: journal show says the call ran authorized, and under which scopes.
+    const shown = await runEntry(FIXTURE_HOST, ["journal", "show", sessions[0]!.sessionId, "--journal", journal]);
+    expect(shown.stdout).toContain("authorized scopes");
+    expect(shown.stdout).toMatch(/notes\.whoami .*notes:read notes:write/);
+    const shownJson = JSON.parse((await runEntry(FIXTURE_HOST, ["journal", "show", sessions[0]!.sessionId, "--json", "--journal", journal])).stdout) as {
+      calls: { authorizedScopes?: string[] }[];
+    };
+    expect(shownJson.calls[0]!.authorizedScopes).toEqual(expect.arrayContaining(["notes:read", "notes:write"]));
 
     const logout = await runEntry(FIXTURE_HOST, ["auth", "logout", "notes", ...globals()]);
     expect(logout.stdout).toContain('forgot the authorization of MCP provider "notes"');

@@ -9,6 +9,7 @@ export type {
   CallProgressInput,
   CallRef,
   CallRequestedInput,
+  CallStartedInput,
   RevokedInput,
   SessionOpenedInput,
   TurnFinishedInput,

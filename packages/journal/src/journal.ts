@@ -10,6 +10,7 @@ import type {
   CallProgressInput,
   CallRef,
   CallRequestedInput,
+  CallStartedInput,
   RevokedInput,
   SessionOpenedInput,
   TurnFinishedInput,
@@ -163,8 +164,12 @@ export class Journal {
   approvalDecided(record: ApprovalDecidedInput): void {
     this.write().approvalDecided(record);
   }
-  /** Records that an approved call starts; resolves once its record is committed: await it before running the tool. */
-  callStarted(record: CallRef): Promise<void> {
+  /**
+   * Records that an approved call starts (with the OAuth scopes it runs under, for a
+   * provider that uses OAuth); resolves once its record is committed: await it before
+   * running the tool.
+   */
+  callStarted(record: CallStartedInput): Promise<void> {
     try {
       return this.write().callStarted(record);
     } catch (error) {

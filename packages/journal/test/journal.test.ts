@@ -41,6 +41,23 @@ describe("writing records (A3)", () => {
     expect(journal.verify()).toEqual({ ok: true, sessions: 1, records: 6 });
   });
 
+  it("M8 A3 a call's start records the OAuth scopes it runs under, as a list of names; anything else is refused naming the field", async () => {
+    request(journal, "s1", "c1", {});
+    approve(journal, "s1", "c1");
+    await journal.callStarted({ sessionId: "s1", callId: "c1", authorizedScopes: ["notes:read", "notes:write"] });
+    expect(journal.timeline({ sessionId: "s1", callId: "c1" })[2]).toMatchObject({ kind: "call_started", authorizedScopes: ["notes:read", "notes:write"] });
+    expect(journal.calls("s1")[0]).toMatchObject({ started: true, authorizedScopes: ["notes:read", "notes:write"] });
+    request(journal, "s1", "c2", {});
+    approve(journal, "s1", "c2");
+    for (const bad of ["notes:read", [""], [1]]) {
+      const error = await journal.callStarted({ sessionId: "s1", callId: "c2", authorizedScopes: bad as never }).catch((caught: unknown) => caught);
+      expect(error).toMatchObject({ code: JOURNAL_ERRORS.INVALID_RECORD, message: expect.stringContaining('field "authorizedScopes"') });
+    }
+    await journal.callStarted({ sessionId: "s1", callId: "c2" });
+    expect(journal.calls("s1")[1]!.authorizedScopes).toBeUndefined();
+    expect(journal.verify().ok).toBe(true);
+  });
+
   it("A3 strict: callStarted resolves only once its record is committed: another connection sees it", async () => {
     const strict = Journal.open({ path: folder.file("strict.db"), durability: "strict" });
     try {

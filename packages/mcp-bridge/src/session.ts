@@ -259,6 +259,10 @@ export class BridgeSession implements McpSession {
     return this.connections.get(namespace)?.live === true;
   }
 
+  authorizedScopes(namespace: string): readonly string[] | undefined {
+    return this.connections.get(namespace)?.authorizedScopes;
+  }
+
   catalogChanged(namespace: string): boolean {
     const entry = this.current.get(namespace);
     return entry !== undefined && (entry.superseded === true || entry.connection.changeCount !== entry.listedAt);

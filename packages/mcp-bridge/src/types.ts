@@ -174,6 +174,12 @@ export interface McpSession {
    */
   connected(namespace: string): boolean;
   /**
+   * The OAuth scopes of the token the namespace's connection last sent (M8), for the
+   * journal's record of a call: `[]` for a token that names none; undefined when the
+   * provider runs no OAuth, or before a token was sent. Never the token.
+   */
+  authorizedScopes(namespace: string): readonly string[] | undefined;
+  /**
    * Whether the session's current catalog of the namespace is known to be stale: the
    * provider announced a change to its tools (`notifications/tools/list_changed`) since it
    * was listed, or a renewed HTTP session found another catalog. A caller holding that

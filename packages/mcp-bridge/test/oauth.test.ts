@@ -48,12 +48,13 @@ const notes = (url: string, extra: Partial<McpProviderDefinition> = {}): McpProv
 async function discoverAndCall(
   bridge: McpBridge,
   label: string,
-): Promise<{ unavailable: readonly { code: string; message: string }[]; text: string | undefined; messages: string }> {
+): Promise<{ unavailable: readonly { code: string; message: string }[]; text: string | undefined; scopes: readonly string[] | undefined; messages: string }> {
   const session = bridge.openSession(label);
   const { unavailable, catalogs } = await session.discover(["notes"]);
   const result = catalogs.length > 0 ? await session.callTool("notes", "whoami", {}, {}) : undefined;
+  const scopes = session.authorizedScopes("notes");
   await session.close();
-  return { unavailable, text: result?.output?.text, messages: JSON.stringify({ unavailable, catalogs, result }) };
+  return { unavailable, text: result?.output?.text, scopes, messages: JSON.stringify({ unavailable, catalogs, result }) };
 }
 
 describe("OAuth 2.1 for streamable-HTTP providers", () => {
@@ -66,6 +67,8 @@ describe("OAuth 2.1 for streamable-HTTP providers", () => {
     const first = await discoverAndCall(bridge, "first");
     expect(first.unavailable).toEqual([]);
     expect(first.text).toBe("user-1 [notes:read notes:write]");
+    // M8: what the journal records of the call: the token's scopes, never the token.
+    expect(first.scopes).toEqual(expect.arrayContaining(["notes:read", "notes:write"]));
     expect(authorization.runs).toHaveLength(1);
     // PKCE, the resource indicator and state are on the authorization request.
     const asked = authorization.runs[0]!.searchParams;

@@ -61,14 +61,18 @@ export const journalShow: CommandSpec = {
         terminal.line(`sandbox   ${namespace}: ${JSON.stringify((launch as { sandbox?: unknown }).sandbox ?? {})}`);
       terminal.line(`opened    ${session.openedAt}   closed ${session.closedAt ?? "(open)"}`);
       terminal.line(`records   ${session.records}`);
+      // M8: the OAuth scopes a call ran under, when any call of the session ran under some.
+      const authorized = calls.some((call) => call.authorizedScopes !== undefined);
       const rows = calls.map((call) => [
         call.callId,
         call.qualifiedName,
         call.decision ? `${call.decision} (${call.decidedBy})` : "-",
         // A denied call has no call_finished: its denial is its terminal record.
         `${call.outcome ?? (call.decision === "denied" ? "denied" : call.started ? "running" : "-")}${call.code ? ` ${call.code}` : ""}`,
+        ...(authorized ? [call.authorizedScopes === undefined ? "-" : call.authorizedScopes.join(" ") || "(none named)"] : []),
       ]);
-      await terminal.stream(table([["call", "tool", "approval", "outcome"], ...rows]), { signal: context.signal });
+      const header = ["call", "tool", "approval", "outcome", ...(authorized ? ["authorized scopes"] : [])];
+      await terminal.stream(table([header, ...rows]), { signal: context.signal });
       return EXIT_CODES.ok;
     }),
 };

@@ -48,6 +48,8 @@ export interface CallSummary {
   readonly decision?: "approved" | "denied";
   readonly decidedBy?: ApprovalDecider;
   readonly started: boolean;
+  /** The OAuth scopes the call ran under (an MCP provider that uses OAuth, M8). */
+  readonly authorizedScopes?: readonly string[];
   readonly outcome?: CallOutcome;
   readonly code?: string;
 }
@@ -111,8 +113,10 @@ export class JournalReader {
       if (record.kind === "approval_decided") {
         summary.decision = record.decision;
         summary.decidedBy = record.by;
-      } else if (record.kind === "call_started") summary.started = true;
-      else if (record.kind === "call_finished") {
+      } else if (record.kind === "call_started") {
+        summary.started = true;
+        if (record.authorizedScopes !== undefined) summary.authorizedScopes = record.authorizedScopes;
+      } else if (record.kind === "call_finished") {
         summary.outcome = record.outcome;
         if (record.code !== undefined) summary.code = record.code;
       }

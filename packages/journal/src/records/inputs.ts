@@ -78,6 +78,18 @@ export interface CallRef {
 }
 
 /**
+ * What `callStarted` records: the call, and for an MCP provider that runs OAuth (M8) the
+ * scopes of the token the call runs under (never the token itself, E6).
+ * @example
+ * ```ts
+ * await journal.callStarted({ sessionId, callId, authorizedScopes: ["notes:read"] });
+ * ```
+ */
+export interface CallStartedInput extends CallRef {
+  readonly authorizedScopes?: readonly string[];
+}
+
+/**
  * What `callProgress` records: one event, already bounded by the runtime (E2).
  * @example
  * ```ts

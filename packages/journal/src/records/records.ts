@@ -81,7 +81,7 @@ export interface RecordBodies {
     key: string;
     reason?: string;
   };
-  call_started: { callId: string };
+  call_started: { callId: string; authorizedScopes?: readonly string[] };
   call_progress: { callId: string; event: JsonValue };
   call_finished: {
     callId: string;

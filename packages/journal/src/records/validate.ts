@@ -55,6 +55,14 @@ export function requireStringMap(site: Site, field: string, value: unknown): Rea
   return value as Readonly<Record<string, string>>;
 }
 
+export function optionalStringList(site: Site, field: string, value: unknown): readonly string[] | undefined {
+  if (value === undefined) return undefined;
+  if (!Array.isArray(value) || !value.every((item) => typeof item === "string" && item.length > 0)) {
+    throw journalError(JOURNAL_ERRORS.INVALID_RECORD, `${site}: field "${field}" must be an array of non-empty strings, got ${describe(value)}`, { field });
+  }
+  return [...(value as string[])];
+}
+
 const DIGEST = /^(?:sha256:)?[0-9a-f]{64}$/;
 
 /** Image digests only (T4): a lowercase hex SHA-256, optionally `sha256:`-prefixed. */
@@ -83,7 +91,7 @@ function describe(value: unknown): string {
   return typeof value;
 }
 /** How a record field is checked: a kind of value, or the strings it may be. */
-export type FieldRule = "text" | "text?" | "message" | "boolean" | "strings" | "json" | "digests" | readonly string[];
+export type FieldRule = "text" | "text?" | "message" | "boolean" | "strings" | "strings?" | "json" | "digests" | readonly string[];
 
 /** The fields of `input` the rules name, checked, in the rules' order. */
 export function checkFields(site: Site, rules: Readonly<Record<string, FieldRule>>, input: object): Record<string, unknown> {
@@ -97,6 +105,7 @@ export function checkFields(site: Site, rules: Readonly<Record<string, FieldRule
     else if (rule === "message") values[field] = typeof value === "string" ? value : undefined;
     else if (rule === "boolean") values[field] = requireBoolean(site, field, value);
     else if (rule === "strings") values[field] = requireStringMap(site, field, value);
+    else if (rule === "strings?") values[field] = optionalStringList(site, field, value);
     else if (rule === "digests") values[field] = requireImageDigests(site, value);
     else values[field] = value;
   }

@@ -10,6 +10,7 @@ import type {
   CallProgressInput,
   CallRef,
   CallRequestedInput,
+  CallStartedInput,
   RevokedInput,
   SessionOpenedInput,
   TurnFinishedInput,
@@ -34,7 +35,7 @@ const FIELDS: Readonly<Record<RecordKind, Readonly<Record<string, FieldRule>>>> 
     scope: ["once", "session"],
     who: "text?",
   },
-  call_started: {},
+  call_started: { authorizedScopes: "strings?" },
   call_progress: { event: "json" },
   call_finished: { breach: "json", code: "text?", imageDigests: "digests", message: "message", outcome: CALL_OUTCOMES, result: "json" },
   revoked: { reason: ["turn", "cancel", "close"], tool: "text" },
@@ -121,7 +122,7 @@ export class JournalWriter {
     call.decidedBy = values.by as CallState["decidedBy"];
     this.advance(session, call, "approval_decided", values.decision === "denied");
   }
-  callStarted(input: CallRef): Promise<void> {
+  callStarted(input: CallStartedInput): Promise<void> {
     try {
       const { session, call } = this.callRecord("callStarted", "call_started", input);
       this.advance(session, call, "call_started");

@@ -160,10 +160,27 @@ export class StoredAuthorization implements OAuthClientProvider {
   }
 
   async tokens(): Promise<StoredOAuthTokens | undefined> {
-    return (await this.store.load(this.key))?.tokens;
+    const tokens = (await this.store.load(this.key))?.tokens;
+    this.noteScopes(tokens);
+    return tokens;
+  }
+
+  /**
+   * The scopes of the token the connection last sent (what the journal records of a call,
+   * M8: never the token itself); `[]` for a token that names none; undefined before a token.
+   */
+  get scopesInUse(): readonly string[] | undefined {
+    return this.scopes;
+  }
+
+  private scopes: readonly string[] | undefined;
+
+  private noteScopes(tokens: StoredOAuthTokens | undefined): void {
+    if (tokens !== undefined) this.scopes = Object.freeze((tokens.scope ?? "").split(" ").filter((scope) => scope !== ""));
   }
 
   async saveTokens(tokens: StoredOAuthTokens, context?: OAuthClientInformationContext): Promise<void> {
+    this.noteScopes(tokens);
     const stored = (await this.store.load(this.key)) ?? {};
     await this.store.save(this.key, { ...stored, tokens, obtainedAt: Date.now(), ...(context === undefined ? {} : { issuer: context.issuer }) });
   }

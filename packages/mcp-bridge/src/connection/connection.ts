@@ -12,7 +12,7 @@ import { providerBounds, type ResolvedOptions } from "../options.js";
 import { ChildProcessTransport } from "../process/stdio-transport.js";
 import { redact, redactUrl } from "../redact.js";
 import type { McpCatalogTool } from "../types.js";
-import { AuthorizationNeeded } from "./authorization.js";
+import { AuthorizationNeeded, type StoredAuthorization } from "./authorization.js";
 import { authorizeOnce, type ConnectAttempt } from "./authorize-once.js";
 import { networkFailure } from "./network-failure.js";
 import { ProviderLog } from "./provider-log.js";
@@ -60,6 +60,8 @@ export class ProviderConnection {
   private subscription: McpSubscription | undefined;
   /** With `elicitation` on: the calls in flight a provider's `elicitation/create` may belong to (M9). */
   elicitation: CallsInFlight | undefined;
+  /** A streamable-HTTP provider's OAuth, when the host configured it (M8). */
+  private authorization: StoredAuthorization | undefined;
 
   private constructor(
     readonly namespace: string,
@@ -70,6 +72,11 @@ export class ProviderConnection {
     private readonly closeRemote: () => Promise<CleanupFailure | undefined>,
   ) {
     this.calls = new CallChannel(transport);
+  }
+
+  /** The OAuth scopes of the token the connection last sent; undefined when it runs no OAuth or sent no token yet (M8). */
+  get authorizedScopes(): readonly string[] | undefined {
+    return this.authorization?.scopesInUse;
   }
 
   /** The protocol era the connection negotiated: `modern` (2026-07-28) or `legacy` (2025-11-25 and older). */
@@ -164,6 +171,7 @@ export class ProviderConnection {
 
     const connection = new ProviderConnection(namespace, client, transport, secrets, ledger, closeRemote);
     owner = connection;
+    connection.authorization = attempt.authorization;
     // One handler for both eras: 2025 servers send the notification unsolicited, 2026-07-28
     // ones on the `subscriptions/listen` stream the connection opens.
     client.setNotificationHandler("notifications/tools/list_changed", () => {

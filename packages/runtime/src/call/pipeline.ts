@@ -221,7 +221,9 @@ async function decideAndRun(
   // Cancelled before it could start (a host call whose signal had already aborted, a session
   // closing as it was decided): it never starts, and the journal does not say it did.
   if (request.signal.aborted) return finish(environment, request, resolved, notCalled("the call was cancelled before it started"), approval);
-  await journal.callStarted({ sessionId, callId });
+  // M8: the scopes an OAuth provider's token grants the call (never the token).
+  const scopes = resolved.kind === "mcp" ? environment.mcp.authorizedScopes(resolved.provider.namespace) : undefined;
+  await journal.callStarted(scopes === undefined ? { sessionId, callId } : { sessionId, callId, authorizedScopes: scopes });
   // Cancelled while its start was made durable (a session closing in the same tick): the
   // record stands, the tool is not called, and the terminal record says so.
   if (request.signal.aborted)
