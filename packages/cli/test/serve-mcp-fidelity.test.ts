@@ -97,12 +97,12 @@ async function seeNatives(client: Client): Promise<void> {
   );
 
   // E2: a native tool's progress reaches the client's token. Both events precede the answer
-  // on the wire (the next test reads it), but the SDK clients dispatch notifications a
+  // on the wire (a test below reads it), but the SDK clients dispatch notifications a
   // microtask late and retire the token when the answer is read, so an event read in the
   // same chunk as the answer is dropped on their side
-  // (https://github.com/modelcontextprotocol/typescript-sdk/issues/2580). The first always arrives; the rest arrive unless coalesced with the answer.
+  // (https://github.com/modelcontextprotocol/typescript-sdk/issues/2580): on a loaded
+  // machine all of them can be. What arrives arrives in order, figures intact.
   const figures = await progressOf(client, "fixture__snapshot");
-  expect(figures[0]).toBe(1);
   expect(figures).toEqual([1, 2].slice(0, figures.length));
 }
 
