@@ -3,7 +3,7 @@ import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { createInterface } from "node:readline";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { collect, FIXTURE_HOST, REPO, runEntry, tempDir, waitForOutput } from "./helpers.js";
+import { collect, FIXTURE_HOST, type Ran, REPO, runEntry, tempDir, waitForOutput, writeBundle } from "./helpers.js";
 
 // `auth login|status|logout` against an OAuth-protected MCP service and a real
 // authorization server (oidc-provider), both on 127.0.0.1, started by the test.
@@ -50,22 +50,25 @@ async function actAsUser(authorizationUrl: string): Promise<void> {
 
 const globals = () => ["--servers", servers, "--workspace", temp.dir];
 
+/** `auth login notes` as a user runs it: the printed URL opened, the redirect taken. */
+async function login(): Promise<{ ran: Ran; canaries: string[] }> {
+  const child = spawn(process.execPath, [FIXTURE_HOST, "auth", "login", "notes", ...globals()], { stdio: ["ignore", "pipe", "pipe"] });
+  const done = collect(child);
+  const said = await waitForOutput(child.stderr!, (text) => /https?:\/\/\S+\/auth\?\S+/.test(text));
+  await actAsUser(said.match(/(https?:\/\/\S+\/auth\?\S+)/)![1]!);
+  const ran = await done;
+  const tokenFile = path.join(temp.dir, ".openworker", "mcp-tokens.json");
+  const entries = (JSON.parse(readFileSync(tokenFile, "utf8")) as { entries: Record<string, { tokens: { access_token: string; refresh_token: string } }> })
+    .entries;
+  return { ran, canaries: Object.values(entries).flatMap((entry) => [entry.tokens.access_token, entry.tokens.refresh_token]) };
+}
+
 describe("auth", () => {
   it("M8 E6 login prints the URL and takes the redirect on a loopback port; calls then run authorized, and no token reaches the output or the journal", async () => {
-    const login = spawn(process.execPath, [FIXTURE_HOST, "auth", "login", "notes", ...globals()], { stdio: ["ignore", "pipe", "pipe"] });
-    const done = collect(login);
-    const said = await waitForOutput(login.stderr!, (text) => /https?:\/\/\S+\/auth\?\S+/.test(text));
-    await actAsUser(said.match(/(https?:\/\/\S+\/auth\?\S+)/)![1]!);
-    const ran = await done;
+    const { ran, canaries } = await login();
     expect(ran.code, ran.stderr).toBe(0);
     expect(ran.stdout).toMatch(/authorized MCP provider "notes" for .*notes:read/);
-
-    const tokenFile = path.join(temp.dir, ".openworker", "mcp-tokens.json");
-    expect(statSync(tokenFile).mode & 0o777).toBe(0o600);
-    const stored = Object.values(
-      (JSON.parse(readFileSync(tokenFile, "utf8")) as { entries: Record<string, { tokens: { access_token: string; refresh_token: string } }> }).entries,
-    )[0]!;
-    const canaries = [stored.tokens.access_token, stored.tokens.refresh_token];
+    expect(statSync(path.join(temp.dir, ".openworker", "mcp-tokens.json")).mode & 0o777).toBe(0o600);
 
     const status = await runEntry(FIXTURE_HOST, ["auth", "status", "--json", ...globals()]);
     expect(status.code, status.stderr).toBe(0);
@@ -106,5 +109,41 @@ describe("auth", () => {
     expect(unknown.stderr).toContain('no MCP provider "nowhere" is registered');
     const stdio = await runEntry(FIXTURE_HOST, ["auth", "login", "local", ...globals()]);
     expect(stdio.stderr).toContain("OAuth applies to streamable-HTTP providers only");
+  });
+
+  it("M8 M9 E6 a scripted run against the OAuth-protected service: the call runs authorized, the provider asks mid-call, the terminal answers, and the journal shows both", async () => {
+    const { ran: loggedIn, canaries } = await login();
+    expect(loggedIn.code, loggedIn.stderr).toBe(0);
+    const bundle = writeBundle(path.join(temp.dir, "archive-bundle"), JSON.stringify({ version: 3, tools: ["notes.archive"] }));
+    const script = path.join(temp.dir, "archive-script.json");
+    writeFileSync(script, JSON.stringify([{ text: "Archiving.", toolCalls: [{ name: "notes__archive", arguments: {} }] }, { text: "Archived." }]));
+    const journal = path.join(temp.dir, "archive", "journal.db");
+    // The prompt loop reads every answer from stdin: the turn, the approval, then the form (answer it, folder, keep).
+    const run = await runEntry(FIXTURE_HOST, ["run", "--bundle", bundle, "--script", script, "--journal", journal, ...globals()], {
+      input: "archive my old notes\ny\ny\nold\n3\n",
+    });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toContain("Which folder should be archived?");
+    expect(run.stdout).toContain(String.raw`archive for user-1: accept {\"folder\":\"old\",\"keep\":3}`);
+    const sessions = JSON.parse((await runEntry(FIXTURE_HOST, ["journal", "sessions", "--json", "--journal", journal])).stdout) as { sessionId: string }[];
+    const sessionId = sessions[0]!.sessionId;
+    const shown = await runEntry(FIXTURE_HOST, ["journal", "show", sessionId, "--journal", journal]);
+    expect(shown.stdout).toMatch(/notes\.archive .*notes:read.* form: accept \(person terminal user\)/);
+    const exported = await runEntry(FIXTURE_HOST, ["journal", "export", sessionId, "--journal", journal]);
+    const records = exported.stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { kind: string });
+    expect(records.find((record) => record.kind === "call_elicitation_asked")).toMatchObject({
+      provider: "notes",
+      mode: "form",
+      message: "Which folder should be archived?",
+    });
+    expect(records.find((record) => record.kind === "call_elicitation_answered")).toMatchObject({ action: "accept", by: "person", who: "terminal user" });
+    expect((await runEntry(FIXTURE_HOST, ["journal", "verify", "--journal", journal])).code).toBe(0);
+    for (const canary of canaries) {
+      for (const text of [run.stdout, run.stderr, shown.stdout, exported.stdout]) expect(text).not.toContain(canary);
+      for (const file of readdirSync(path.dirname(journal))) expect(readFileSync(path.join(path.dirname(journal), file), "latin1"), file).not.toContain(canary);
+    }
   });
 });

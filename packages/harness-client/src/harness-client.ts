@@ -1,12 +1,26 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import type { McpInventoryRequest } from "@openworker/mcp-bridge";
-import type { ApprovalRequest, Approver, CallReport, McpToolInventory, ModelCatalogEntry, ModelReadiness, RuntimeEvent, TurnResult } from "@openworker/runtime";
+import type {
+  ApprovalRequest,
+  Approver,
+  CallReport,
+  ElicitationRequest,
+  Elicitor,
+  McpToolInventory,
+  ModelCatalogEntry,
+  ModelReadiness,
+  RuntimeEvent,
+  TurnResult,
+} from "@openworker/runtime";
 import type { JsonValue } from "@openworker/tools-sdk";
 import { OpenWorkerError } from "@openworker/tools-sdk";
 import { JsonRpcPeer } from "./json-rpc.js";
 
 /** An approval the harness asks the host for (`approval.request`) as it travels: the runtime's request, less its signal. */
 export type HarnessApprovalRequest = Omit<ApprovalRequest, "signal">;
+
+/** What an MCP provider asks the user during a call (`elicitation.request`) as it travels: the runtime's request, less its signal. */
+export type HarnessElicitationRequest = Omit<ElicitationRequest, "signal">;
 
 /** How to start the harness child. */
 export interface HarnessClientOptions {
@@ -29,6 +43,14 @@ export interface HarnessClientOptions {
    * is ignored.
    */
   readonly onApproval?: Approver;
+  /**
+   * Answers what an MCP provider asks the user during a call (a form to fill in, a URL to
+   * open). Default: decline. The runtime's `Elicitor` shape: `request.signal` aborts when
+   * the harness abandons the request (the call ended, the elicitation timed out) or the
+   * child goes away. An answer that is not `accept`/`decline`/`cancel`, or content that
+   * does not match the requested schema, declines.
+   */
+  readonly onElicitation?: Elicitor;
 }
 
 /**
@@ -58,6 +80,10 @@ export class HarnessClient {
       child.stdin!,
       {
         request: async (method, params, _id, signal) => {
+          if (method === "elicitation.request") {
+            if (!options.onElicitation) return { action: "decline", decidedBy: "host", reason: "the host has no elicitor" };
+            return options.onElicitation({ ...(params as HarnessElicitationRequest), signal });
+          }
           if (method !== "approval.request") throw new OpenWorkerError("METHOD_NOT_FOUND", `the host does not answer ${method}`);
           if (!options.onApproval) return { approved: false, reason: "the host has no approver" };
           return options.onApproval({ ...(params as HarnessApprovalRequest), signal });

@@ -6,6 +6,8 @@ export type { ApprovalFilter, ApprovalGrant, ApprovalKey, ApprovalRecord } from 
 export type {
   ApprovalDecidedInput,
   CallFinishedInput,
+  CallElicitationAnsweredInput,
+  CallElicitationAskedInput,
   CallProgressInput,
   CallRef,
   CallRequestedInput,
@@ -16,13 +18,16 @@ export type {
   TurnPreparedInput,
 } from "./records/inputs.js";
 export { Journal, type Durability, type JournalOptions } from "./journal.js";
-export type { CallSummary, SessionSummary } from "./read/reader.js";
+export type { CallSummary, ElicitationSummary, SessionSummary } from "./read/reader.js";
 export {
   CALL_OUTCOMES,
   RECORD_KINDS,
   type ApprovalDecider,
   type ApprovalScope,
   type CallOutcome,
+  type ElicitationAction,
+  type ElicitationAnswerer,
+  type ElicitationMode,
   type JournalRecord,
   type RecordBodies,
   type RecordContent,

@@ -7,6 +7,8 @@ import { GroupCommit } from "./write/group-commit.js";
 import type {
   ApprovalDecidedInput,
   CallFinishedInput,
+  CallElicitationAnsweredInput,
+  CallElicitationAskedInput,
   CallProgressInput,
   CallRef,
   CallRequestedInput,
@@ -178,6 +180,14 @@ export class Journal {
   }
   callProgress(record: CallProgressInput): void {
     this.write().callProgress(record);
+  }
+  /** Records a provider's request for user input during a started call (M9). */
+  callElicitationAsked(record: CallElicitationAskedInput): void {
+    this.write().callElicitationAsked(record);
+  }
+  /** Records how an elicitation was answered and by whom (M9). */
+  callElicitationAnswered(record: CallElicitationAnsweredInput): void {
+    this.write().callElicitationAnswered(record);
   }
   /** The one terminal record of a call; a second throws `JOURNAL_TERMINAL_EXISTS` (A3). */
   callFinished(record: CallFinishedInput): void {

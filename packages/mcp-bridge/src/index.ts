@@ -10,7 +10,7 @@ export { resourceOf } from "./connection/authorization.js";
 export { FileTokenStore } from "./connection/file-token-store.js";
 export { assignSafeServerNames, type McpInventoryRequest, type McpInventoryServer, type McpInventoryTool, type McpToolInventory } from "./inventory.js";
 export { toolFingerprint } from "./catalog/catalog.js";
-export type { McpElicitationAnswer, McpElicitationRequest, McpElicitationValue, McpElicitor } from "./call/elicitation.js";
+export type { McpElicitationAnswer, McpElicitationOutcome, McpElicitationRequest, McpElicitationValue, McpElicitor } from "./call/elicitation.js";
 export type {
   DiscoveryResult,
   McpCallOptions,

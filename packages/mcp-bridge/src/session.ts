@@ -353,6 +353,7 @@ export class BridgeSession implements McpSession {
       output,
       asTask,
       onElicitation: options.onElicitation,
+      onElicitationAnswered: options.onElicitationAnswered,
     });
   }
 

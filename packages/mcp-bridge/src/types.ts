@@ -1,6 +1,6 @@
 import type { JsonObject, JsonSchema, JsonValue, ProgressEvent } from "@openworker/tools-sdk";
 import type { ExecutionResult } from "@openworker/tools-sdk/internal/execution";
-import type { McpElicitor } from "./call/elicitation.js";
+import type { McpElicitationOutcome, McpElicitor } from "./call/elicitation.js";
 
 /** An icon a tool publishes for host UIs (MCP `Icon`). */
 export interface McpToolIcon {
@@ -121,11 +121,13 @@ export interface McpCallOptions {
   /**
    * Answers the provider's requests for user input during this call (MCP elicitation,
    * M9), when the bridge was made with `elicitation: true`. Without it every request is
-   * declined; an elicitor that throws or answers something malformed declines too, and one
-   * that outlasts `elicitationTimeoutMs`, the call's bound or its cancellation is answered
-   * `cancel`. Answered content never reaches errors or logs (E6).
+   * declined; so is one that throws, answers something malformed, or outlasts
+   * `elicitationTimeoutMs`, the call's bound or its cancellation (fail closed). Answered
+   * content never reaches errors or logs (E6).
    */
   readonly onElicitation?: McpElicitor;
+  /** Told how each elicitation of this call was answered (by the elicitor, or declined by the bridge, and why): what a journal records. */
+  readonly onElicitationAnswered?: (outcome: McpElicitationOutcome) => void;
 }
 
 /**

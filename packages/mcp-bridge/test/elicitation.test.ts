@@ -5,7 +5,7 @@ import path from "node:path";
 import { createInterface } from "node:readline";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { McpProviderDefinition } from "@openworker/registry";
-import { McpBridge, type McpElicitationAnswer, type McpElicitationRequest, type McpSession } from "../src/index.js";
+import { McpBridge, type McpElicitationAnswer, type McpElicitationOutcome, type McpElicitationRequest, type McpSession } from "../src/index.js";
 import { eventually, fixture } from "./helpers.js";
 
 const SECRET = "s3cr3t-elicitation-key";
@@ -44,8 +44,10 @@ for (const { era, script } of eras) {
       await bridge.joinCleanup();
     });
 
-    const ask = (onElicitation?: (request: McpElicitationRequest) => Promise<McpElicitationAnswer>, options: { timeoutMs?: number } = {}) =>
-      session.callTool("asker", "ask", {}, { ...options, ...(onElicitation ? { onElicitation } : {}) });
+    const ask = (
+      onElicitation?: (request: McpElicitationRequest) => Promise<McpElicitationAnswer>,
+      options: { timeoutMs?: number; onElicitationAnswered?: (outcome: McpElicitationOutcome) => void } = {},
+    ) => session.callTool("asker", "ask", {}, { ...options, ...(onElicitation ? { onElicitation } : {}) });
 
     it("M9 M6 accepted form content reaches the tool and shapes its result; the request names the provider, its schema, and no secret (E6)", async () => {
       const seen: McpElicitationRequest[] = [];
@@ -93,14 +95,36 @@ for (const { era, script } of eras) {
       }
     });
 
-    it("M9 M6 an elicitor that outlasts elicitationTimeoutMs is answered cancel, and its signal aborts", async () => {
+    it("M9 M6 an elicitor that outlasts elicitationTimeoutMs is declined, its signal aborts, and the outcome says why", async () => {
       let signal: AbortSignal | undefined;
-      const result = await ask(async (request) => {
-        signal = request.signal;
-        return new Promise<McpElicitationAnswer>(() => undefined);
-      });
-      expect(JSON.parse(said(result)!)).toEqual({ action: "cancel" });
+      const outcomes: McpElicitationOutcome[] = [];
+      const result = await ask(
+        async (request) => {
+          signal = request.signal;
+          return new Promise<McpElicitationAnswer>(() => undefined);
+        },
+        { onElicitationAnswered: (outcome) => outcomes.push(outcome) },
+      );
+      expect(JSON.parse(said(result)!)).toEqual({ action: "decline" });
       expect(signal?.aborted).toBe(true);
+      expect(outcomes).toHaveLength(1);
+      expect(outcomes[0]).toMatchObject({ answer: { action: "decline" }, answeredBy: "bridge" });
+      expect(outcomes[0]!.reason).toMatch(/did not answer within \d+ ms/);
+    });
+
+    it("M9 the outcome tells an elicitor's own answer from a malformed one the bridge declined", async () => {
+      const outcomes: McpElicitationOutcome[] = [];
+      const onElicitationAnswered = (outcome: McpElicitationOutcome) => outcomes.push(outcome);
+      await ask(async () => ({ action: "decline" }), { onElicitationAnswered });
+      await ask(async () => ({ action: "accept", content: { name: { nested: true } } }) as unknown as McpElicitationAnswer, { onElicitationAnswered });
+      await ask(async () => ({ action: "accept", content: { name: "Ada" } }), { onElicitationAnswered });
+      expect(outcomes.map((outcome) => [outcome.answer.action, outcome.answeredBy])).toEqual([
+        ["decline", "elicitor"],
+        ["decline", "bridge"],
+        ["accept", "elicitor"],
+      ]);
+      expect(outcomes[1]!.reason).toMatch(/malformed/);
+      expect(outcomes[2]!.request.mode).toBe("form");
     });
 
     it("M9 M10 the call's own bound still applies while the elicitor waits: the call times out", async () => {
@@ -110,7 +134,7 @@ for (const { era, script } of eras) {
       expect(JSON.parse(said(await ask(async () => ({ action: "decline" })))!)).toEqual({ action: "decline" });
     });
 
-    it("M9 M6 a cancelled call answers its elicitation cancel and settles cancelled", async () => {
+    it("M9 M6 a cancelled call declines its elicitation and settles cancelled", async () => {
       const controller = new AbortController();
       let signal: AbortSignal | undefined;
       const result = await session.callTool(
@@ -242,14 +266,14 @@ describe("elicitation on 2026-07-28 over streamable HTTP", () => {
     service.kill();
   });
 
-  it("M9 M6 accepted content reaches the tool, a call without an elicitor is declined, a slow one is cancelled, and the call's bound holds", async () => {
+  it("M9 M6 accepted content reaches the tool, a call without an elicitor is declined, so is a slow one, and the call's bound holds", async () => {
     const session = bridge.openSession("elicit-http");
     expect((await session.discover(["remote"])).unavailable).toEqual([]);
     const accepted = await session.callTool("remote", "ask", {}, { onElicitation: async () => ({ action: "accept", content: { name: "Ada" } }) });
     expect(JSON.parse(said(accepted)!)).toEqual({ action: "accept", content: { name: "Ada" } });
     expect(JSON.parse(said(await session.callTool("remote", "ask", {}, {}))!)).toEqual({ action: "decline" });
     const never = () => new Promise<McpElicitationAnswer>(() => undefined);
-    expect(JSON.parse(said(await session.callTool("remote", "ask", {}, { onElicitation: never }))!)).toEqual({ action: "cancel" });
+    expect(JSON.parse(said(await session.callTool("remote", "ask", {}, { onElicitation: never }))!)).toEqual({ action: "decline" });
     expect((await session.callTool("remote", "ask", {}, { onElicitation: never, timeoutMs: 200 })).outcome).toBe("timed_out");
     await session.close();
   });

@@ -1,6 +1,7 @@
 // Anything exported here is public API of @openworker/runtime.
 export type { CallApproval, CallAudio, CallReport } from "./call/pipeline.js";
 export type { PendingImage, ReleasedImage } from "./call/images.js";
+export type { ElicitationAnswer, ElicitationRequest, ElicitationValue, Elicitor } from "./call/elicitation.js";
 export { RUNTIME_ERROR_CODES } from "./errors.js";
 export type { RuntimeEvent, RuntimeEventListener } from "./events.js";
 export type {

@@ -9,6 +9,7 @@ import { RUNTIME_ERROR_CODES } from "./errors.js";
 import { EventHub } from "./events.js";
 import type { ModelCatalogRow, ModelProvider, ModelReadiness } from "./model/types.js";
 import { checkApprovalPolicy, policyForIdentity, type ApprovalPolicy, type Approver } from "./policy.js";
+import type { Elicitor } from "./call/elicitation.js";
 import { Redactor } from "./secrets.js";
 import { sessionIdentity } from "./session/identity.js";
 import { Session } from "./session/session.js";
@@ -32,6 +33,15 @@ export interface RuntimeOptions {
    * 2³¹ − 1 ms (about 24.8 days, a Node.js timer's longest), else `OPTIONS_INVALID`.
    */
   readonly approvalTimeoutMs?: number;
+  /**
+   * Answers what MCP providers ask the user during their calls (M9: a form to fill in, a
+   * URL to open). Set, the bridge tells providers they may ask; an error, a timeout
+   * (`mcp.elicitationTimeoutMs`, default 10 minutes), the call's end or a malformed answer
+   * declines. Without one, providers are told they may not ask.
+   */
+  readonly elicitor?: Elicitor;
+  /** Keep accepted elicitation values in the journal (redacted), not only their digest. Default false. */
+  readonly journalElicitedContent?: boolean;
   /** The bundled host entry file whose bytes enter the execution identity (A2). Default: `process.argv[1]`. */
   readonly hostEntry?: string;
   /** Options of the MCP bridge (connect timeouts, grace periods, base environment); one it refuses is `OPTIONS_INVALID` naming `mcp.<field>`. */
@@ -130,6 +140,12 @@ export class Runtime {
     // and the registry freezes: a refused option leaves no journal locked and no registry
     // frozen, so the host fixes it and opens again. Nothing here starts a process.
     const approvalTimeoutMs = checkedApprovalTimeout(options.approvalTimeoutMs);
+    for (const option of ["approver", "elicitor"] as const) {
+      if (options[option] !== undefined && typeof options[option] !== "function")
+        throw new OpenWorkerError(RUNTIME_ERROR_CODES.OPTIONS_INVALID, `${option} must be a function (leave it out for none), got ${typeof options[option]}`, {
+          details: { option },
+        });
+    }
     // A provider whose credentials cannot be listed leaves nothing open.
     const secrets = [...(options.secrets ?? []), ...modelSecrets(options.models ?? [])];
     // Providers' log messages become their session's diagnostics (bounded by the bridge).
@@ -147,7 +163,8 @@ export class Runtime {
         provider: event.namespace,
       });
     };
-    const bridge = openBridge(registry, { ...options.mcp, onProviderLog });
+    // M9: providers may ask the user only when the host has someone to ask.
+    const bridge = openBridge(registry, { elicitation: options.elicitor !== undefined, ...options.mcp, onProviderLog });
     redactor = Redactor.fromSources(registry.providers(), process.env, secrets);
     const given = options.journal;
     // Opened before the registry freezes: a journal that cannot open (locked, unreadable)
@@ -192,6 +209,8 @@ export class Runtime {
         policy,
         approver: this.#options.approver,
         approvalTimeoutMs: this.#options.approvalTimeoutMs!,
+        elicitor: this.#options.elicitor,
+        journalElicitedContent: this.#options.journalElicitedContent === true,
         callTimeoutMs,
         journal: this.journal,
         mcp: this.#bridge.openSession(sessionId),

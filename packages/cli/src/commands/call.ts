@@ -4,6 +4,7 @@ import { OpenWorkerError, SDK_ERROR_CODES } from "@openworker/tools-sdk";
 import { choiceOption, stringOption, type CommandContext, type CommandSpec } from "../cli/command.js";
 import { CALL_NAME_REASON, CLI_ERROR_CODES, EXIT_CODES } from "../cli/errors.js";
 import { terminalApprover, type ApproveMode } from "../setup/approver.js";
+import { terminalElicitor } from "../setup/elicitor.js";
 import { assertSelected, loadBundleDir, singleToolBundle } from "../setup/bundle.js";
 import { LineReader } from "../setup/lines.js";
 import { readPolicyFile } from "../setup/policy.js";
@@ -50,7 +51,11 @@ export const callCommand: CommandSpec = {
 
     let reader: LineReader | undefined;
     const prompter = context.stdin.isTTY ? () => (reader ??= new LineReader(context.stdin, process.stderr)) : undefined;
-    const runtime = await openRuntime(context, { approver: terminalApprover(mode, context.terminal, prompter), needsModel: false });
+    const runtime = await openRuntime(context, {
+      approver: terminalApprover(mode, context.terminal, prompter),
+      elicitor: terminalElicitor(context.terminal, prompter),
+      needsModel: false,
+    });
     try {
       const session = await runtime
         .openSession({ bundle, policy })

@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import type { Journal } from "@openworker/journal";
+import type { CallSummary, Journal } from "@openworker/journal";
 import { OpenWorkerError } from "@openworker/tools-sdk";
 import type { CommandContext, CommandSpec } from "../cli/command.js";
 import { CLI_ERROR_CODES, EXIT_CODES, usageError } from "../cli/errors.js";
@@ -63,6 +63,8 @@ export const journalShow: CommandSpec = {
       terminal.line(`records   ${session.records}`);
       // M8: the OAuth scopes a call ran under, when any call of the session ran under some.
       const authorized = calls.some((call) => call.authorizedScopes !== undefined);
+      // M9: what a provider asked the user during a call, and how it was answered and by whom.
+      const elicited = calls.some((call) => call.elicitations !== undefined);
       const rows = calls.map((call) => [
         call.callId,
         call.qualifiedName,
@@ -70,8 +72,9 @@ export const journalShow: CommandSpec = {
         // A denied call has no call_finished: its denial is its terminal record.
         `${call.outcome ?? (call.decision === "denied" ? "denied" : call.started ? "running" : "-")}${call.code ? ` ${call.code}` : ""}`,
         ...(authorized ? [call.authorizedScopes === undefined ? "-" : call.authorizedScopes.join(" ") || "(none named)"] : []),
+        ...(elicited ? [elicitationsText(call.elicitations)] : []),
       ]);
-      const header = ["call", "tool", "approval", "outcome", ...(authorized ? ["authorized scopes"] : [])];
+      const header = ["call", "tool", "approval", "outcome", ...(authorized ? ["authorized scopes"] : []), ...(elicited ? ["asked the user"] : [])];
       await terminal.stream(table([header, ...rows]), { signal: context.signal });
       return EXIT_CODES.ok;
     }),
@@ -237,4 +240,15 @@ function sandboxedProviders(journal: Journal, sessionId: string): Record<string,
     return (record as { identityInputs?: { sandboxedProviders?: Record<string, unknown> } }).identityInputs?.sandboxedProviders;
   }
   return undefined;
+}
+
+/** A call's elicitations as `journal show` lists them: `form: accept (person ada)`, one after another. */
+function elicitationsText(elicitations: CallSummary["elicitations"]): string {
+  if (elicitations === undefined) return "-";
+  return elicitations
+    .map(
+      (asked) =>
+        `${asked.mode}: ${asked.action === undefined ? "unanswered" : `${asked.action} (${asked.by}${asked.who === undefined ? "" : ` ${asked.who}`})`}`,
+    )
+    .join(", ");
 }

@@ -4,6 +4,7 @@ import { OpenWorkerError } from "@openworker/tools-sdk";
 import { CLI_ERROR_CODES, EXIT_CODES, usageError } from "../cli/errors.js";
 import { interruptedError } from "../cli/stop-requests.js";
 import { terminalApprover, type ApproveMode } from "../setup/approver.js";
+import { terminalElicitor } from "../setup/elicitor.js";
 import { loadBundleDir, noteUnselectedClassifications } from "../setup/bundle.js";
 import { LineReader } from "../setup/lines.js";
 import { readPolicyFile } from "../setup/policy.js";
@@ -27,7 +28,8 @@ export const runCommand: CommandSpec = {
     json: { type: "boolean", description: "with --message: print the turn's report as JSON instead of the transcript" },
   },
   details:
-    "Without --message: a prompt loop. Each line is a turn; approvals are asked on the terminal; progress\n" +
+    "Without --message: a prompt loop. Each line is a turn; approvals, and what an MCP provider asks the user\n" +
+    "during a call (a form, a URL to open), are asked on the terminal, and declined without one; progress\n" +
     "lines go to stderr, the transcript to stdout. Ctrl-C cancels the running turn (the runtime revokes the\n" +
     "tools and journals the cancellation; nothing is killed mid-write); a second Ctrl-C, or Ctrl-D at the\n" +
     "prompt, closes the runtime (ending MCP processes, verified) and exits.\n" +
@@ -54,6 +56,7 @@ export const runCommand: CommandSpec = {
     const prompter = context.stdin.isTTY || interactive ? lines : undefined;
     const runtime = await openRuntime(context, {
       approver: terminalApprover(mode, context.terminal, prompter),
+      elicitor: terminalElicitor(context.terminal, prompter),
       scriptFile: stringOption(context, "script"),
       needsModel: true,
     });

@@ -80,7 +80,7 @@ export const serveCommand: CommandSpec = {
     const server = new HarnessServer(
       context.stdin,
       context.stdout,
-      (approver) => openRuntime(context, { approver, scriptFile: stringOption(context, "script"), needsModel: false }),
+      ({ approver, elicitor }) => openRuntime(context, { approver, elicitor, scriptFile: stringOption(context, "script"), needsModel: false }),
       context.signal,
     );
     await server.finished;

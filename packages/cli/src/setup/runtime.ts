@@ -1,4 +1,4 @@
-import type { Approver, ModelProvider, Runtime } from "@openworker/runtime";
+import type { Approver, Elicitor, ModelProvider, Runtime } from "@openworker/runtime";
 import { OpenWorkerError } from "@openworker/tools-sdk";
 import type { CommandContext, ModelProviderName } from "../cli/command.js";
 import { CLI_ERROR_CODES, usageError } from "../cli/errors.js";
@@ -9,6 +9,8 @@ import { readScriptFile } from "./script.js";
 /** What a command needs from its runtime. */
 export interface RuntimeNeeds {
   readonly approver?: Approver;
+  /** Answers what MCP providers ask the user mid-call; set, providers are told they may ask. */
+  readonly elicitor?: Elicitor;
   /** `--script FILE` of `run`/`serve`: steps of the scripted model. */
   readonly scriptFile?: string | undefined;
   /** `run` and `serve --stdio` drive a model; `call`, `serve --mcp` do not. */
@@ -29,6 +31,7 @@ export async function openRuntime(context: CommandContext, needs: RuntimeNeeds):
     journal: { path: context.globals.journalPath },
     models,
     ...(needs.approver ? { approver: needs.approver } : {}),
+    ...(needs.elicitor ? { elicitor: needs.elicitor } : {}),
     mcp: {
       ...(context.sandbox ? { sandbox: context.sandbox } : {}),
       onProviderStart: providerProgress((text) => context.terminal.note(text)),

@@ -1,4 +1,4 @@
-import type { ApprovalAnswer, ApprovalPolicy, ApprovalRequest, Runtime, Session } from "@openworker/runtime";
+import type { ApprovalAnswer, ApprovalPolicy, ApprovalRequest, ElicitationAnswer, ElicitationRequest, Runtime, Session } from "@openworker/runtime";
 import type { McpInventoryRequest } from "@openworker/mcp-bridge";
 import { OpenWorkerError, type JsonValue } from "@openworker/tools-sdk";
 import { isObject } from "../setup/files.js";
@@ -11,7 +11,9 @@ import { JsonRpcPeer, rpcError } from "@openworker/harness-client/internal";
  * The harness side of `serve --stdio`: one runtime, any number of sessions, driven by a
  * host application over JSON-RPC. Runtime events go to the host as `event`
  * notifications; approvals the policy leaves to a person go to the host as
- * `approval.request` requests, and anything but `{approved: true}` denies (fail closed).
+ * `approval.request` requests, and anything but `{approved: true}` denies (fail closed);
+ * what an MCP provider asks the user during a call goes to the host as an
+ * `elicitation.request`, and anything but an answer the runtime can pass on declines.
  *
  * It ends when stdin closes, on `shutdown`, or when `signal` aborts (SIGTERM, Ctrl-C).
  * Requests already received are answered first (a stop by signal cancels running turns
@@ -38,7 +40,10 @@ export class HarnessServer {
   constructor(
     input: NodeJS.ReadableStream,
     output: NodeJS.WritableStream,
-    openRuntime: (approve: (request: ApprovalRequest) => Promise<ApprovalAnswer>) => Promise<Runtime>,
+    openRuntime: (host: {
+      readonly approver: (request: ApprovalRequest) => Promise<ApprovalAnswer>;
+      readonly elicitor: (request: ElicitationRequest) => Promise<ElicitationAnswer>;
+    }) => Promise<Runtime>,
     signal?: AbortSignal,
   ) {
     this.#signal = signal;
@@ -47,7 +52,7 @@ export class HarnessServer {
     if (signal?.aborted) this.#stop();
     const peer = new JsonRpcPeer(input, output, { request: (method, params, id, cancelled) => this.#accept(method, params, id, cancelled) });
     this.#peer = peer;
-    const opening = openRuntime((request) => this.#askHost(request));
+    const opening = openRuntime({ approver: (request) => this.#askHost(request), elicitor: (request) => this.#askHostToElicit(request) });
     this.#runtime = opening;
     this.finished = (async () => {
       const runtime = await opening;
@@ -188,6 +193,11 @@ export class HarnessServer {
     return session;
   }
 
+  async #askHostToElicit(request: ElicitationRequest): Promise<ElicitationAnswer> {
+    const { signal, ...question } = request;
+    return elicitationAnswer(await this.#peer.request("elicitation.request", question, signal));
+  }
+
   async #askHost(request: ApprovalRequest): Promise<ApprovalAnswer> {
     const { signal, ...question } = request;
     const answer = await this.#peer.request("approval.request", question, signal);
@@ -205,6 +215,22 @@ export class HarnessServer {
       ...decidedBy,
     };
   }
+}
+
+/**
+ * The host's answer to an `elicitation.request`, as the runtime takes it: the action and
+ * the form's content as given (the bridge checks them against the schema and declines
+ * what does not match), `who` and `decidedBy` for the journal.
+ */
+function elicitationAnswer(answer: unknown): ElicitationAnswer {
+  if (!isObject(answer)) return { action: "decline", decidedBy: "host", reason: "the host did not answer with an object {action, content?, who?}" };
+  const who = typeof answer.who === "string" && answer.who !== "" ? { who: answer.who } : {};
+  const by = answer.decidedBy;
+  const decidedBy: { decidedBy?: "person" | "host" } = by === "host" || by === "person" ? { decidedBy: by } : {};
+  if (answer.action === "accept")
+    return { action: "accept", ...(answer.content === undefined ? {} : { content: answer.content as never }), ...who, ...decidedBy };
+  if (answer.action === "cancel") return { action: "cancel", ...who, ...decidedBy };
+  return { action: "decline", ...who, ...decidedBy, ...(typeof answer.reason === "string" ? { reason: answer.reason } : {}) };
 }
 
 function text(input: Record<string, unknown>, field: string, label = `params.${field}`): string {

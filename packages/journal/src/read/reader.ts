@@ -4,7 +4,7 @@ import { type CallPhase, nextPhase, parseOpenCalls, stepOf } from "../records/ca
 import { damagedError, readContent } from "../store/damage.js";
 import { type ChainHead, FrameReader, type StoredRecord } from "../store/frames.js";
 import type { CallRef } from "../records/inputs.js";
-import type { ApprovalDecider, CallOutcome, JournalRecord } from "../records/records.js";
+import type { ApprovalDecider, CallOutcome, ElicitationAction, ElicitationAnswerer, ElicitationMode, JournalRecord } from "../records/records.js";
 
 /**
  * One session as the journal knows it.
@@ -50,8 +50,25 @@ export interface CallSummary {
   readonly started: boolean;
   /** The OAuth scopes the call ran under (an MCP provider that uses OAuth, M8). */
   readonly authorizedScopes?: readonly string[];
+  /** What the call's provider asked the user during it, and how each was answered (M9). */
+  readonly elicitations?: readonly ElicitationSummary[];
   readonly outcome?: CallOutcome;
   readonly code?: string;
+}
+/**
+ * One elicitation of a call as the journal knows it: how the provider asked, and (once answered) what it received and from whom.
+ *
+ * @example
+ * ```ts
+ * const declined = (call.elicitations ?? []).filter((asked) => asked.action === "decline");
+ * ```
+ */
+export interface ElicitationSummary {
+  readonly elicitation: number;
+  readonly mode: ElicitationMode;
+  readonly action?: ElicitationAction;
+  readonly by?: ElicitationAnswerer;
+  readonly who?: string;
 }
 
 interface SessionRow {
@@ -116,6 +133,13 @@ export class JournalReader {
       } else if (record.kind === "call_started") {
         summary.started = true;
         if (record.authorizedScopes !== undefined) summary.authorizedScopes = record.authorizedScopes;
+      } else if (record.kind === "call_elicitation_asked") {
+        summary.elicitations = [...(summary.elicitations ?? []), { elicitation: record.elicitation, mode: record.mode }];
+      } else if (record.kind === "call_elicitation_answered") {
+        const { elicitation, action, by, who } = record;
+        summary.elicitations = (summary.elicitations ?? []).map((asked) =>
+          asked.elicitation === elicitation && asked.action === undefined ? { ...asked, action, by, ...(who === undefined ? {} : { who }) } : asked,
+        );
       } else if (record.kind === "call_finished") {
         summary.outcome = record.outcome;
         if (record.code !== undefined) summary.code = record.code;

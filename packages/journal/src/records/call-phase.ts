@@ -6,7 +6,18 @@ import type { ApprovalDecider } from "./records.js";
 export type CallPhase = "requested" | "approved" | "denied" | "started" | "finished";
 
 /** A record kind that moves a call along. */
-export type CallStep = "call_requested" | "approval_decided" | "call_started" | "call_progress" | "call_finished";
+export type CallStep =
+  "call_requested" | "approval_decided" | "call_started" | "call_progress" | "call_elicitation_asked" | "call_elicitation_answered" | "call_finished";
+
+const STEPS: ReadonlySet<unknown> = new Set<CallStep>([
+  "call_requested",
+  "approval_decided",
+  "call_started",
+  "call_progress",
+  "call_elicitation_asked",
+  "call_elicitation_answered",
+  "call_finished",
+]);
 
 /** How an open call is kept in its session's head row: `[phase, decidedBy?]`. */
 export type OpenCallEntry = readonly [phase: CallPhase, decidedBy?: ApprovalDecider];
@@ -26,6 +37,8 @@ export function nextPhase(phase: CallPhase | undefined, step: CallStep, denied =
     case "call_started":
       return phase === "approved" ? "started" : undefined;
     case "call_progress":
+    case "call_elicitation_asked":
+    case "call_elicitation_answered":
       return phase === "started" ? "started" : undefined;
     case "call_finished":
       return OPEN.has(phase) ? "finished" : undefined;
@@ -37,9 +50,7 @@ export function isOpen(phase: CallPhase | undefined): boolean {
 }
 /** The step a record's kind is, or `undefined` for a record that names no call. */
 export function stepOf(kind: unknown): CallStep | undefined {
-  return kind === "call_requested" || kind === "approval_decided" || kind === "call_started" || kind === "call_progress" || kind === "call_finished"
-    ? kind
-    : undefined;
+  return STEPS.has(kind) ? (kind as CallStep) : undefined;
 }
 /**
  * A session's calls as its records, read oldest first, leave them: how many were requested, and which are open with their phase and decider, as the head row keeps

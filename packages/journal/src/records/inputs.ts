@@ -1,5 +1,5 @@
 import type { JsonValue } from "@openworker/tools-sdk";
-import type { ApprovalDecider, ApprovalScope, CallOutcome } from "./records.js";
+import type { ApprovalDecider, ApprovalScope, CallOutcome, ElicitationAction, ElicitationAnswerer, ElicitationMode } from "./records.js";
 
 /**
  * What `sessionOpened` records: the session's execution identity and the inputs that made it (A2).
@@ -98,6 +98,41 @@ export interface CallStartedInput extends CallRef {
  */
 export interface CallProgressInput extends CallRef {
   readonly event: JsonValue;
+}
+
+/**
+ * What `callElicitationAsked` records: a provider's request for user input during the call (M9), its message redacted, a form's schema as a digest, a URL without
+ * its query.
+ * @example
+ * ```ts
+ * journal.callElicitationAsked({ sessionId, callId, elicitation: 1, provider: "notes", mode: "form", message: "Which folder?", schemaDigest });
+ * ```
+ */
+export interface CallElicitationAskedInput extends CallRef {
+  readonly elicitation: number;
+  readonly provider: string;
+  readonly mode: ElicitationMode;
+  readonly message?: string;
+  readonly schemaDigest?: string;
+  readonly url?: string;
+}
+
+/**
+ * What `callElicitationAnswered` records: the answer the provider received and who gave it (M9); accepted values as a digest, unless the host opts in to keep
+ * them.
+ * @example
+ * ```ts
+ * journal.callElicitationAnswered({ sessionId, callId, elicitation: 1, action: "decline", by: "runtime", reason: "no elicitor" });
+ * ```
+ */
+export interface CallElicitationAnsweredInput extends CallRef {
+  readonly elicitation: number;
+  readonly action: ElicitationAction;
+  readonly by: ElicitationAnswerer;
+  readonly who?: string;
+  readonly reason?: string;
+  readonly contentDigest?: string;
+  readonly content?: JsonValue;
 }
 
 /**

@@ -46,6 +46,32 @@ export type ApprovalDecider = "person" | "policy" | "bypass";
 export type ApprovalScope = "once" | "session";
 
 /**
+ * How a provider asked for user input during a call (M9): fill in a form, or open a URL.
+ * @example
+ * ```ts
+ * const mode: ElicitationMode = "url";
+ * ```
+ */
+export type ElicitationMode = "form" | "url";
+/**
+ * How an elicitation was answered, as the provider received it: accepted, declined, or cancelled.
+ * @example
+ * ```ts
+ * const action: ElicitationAction = "decline";
+ * ```
+ */
+export type ElicitationAction = "accept" | "decline" | "cancel";
+/**
+ * Who answered an elicitation (M9): a person through the host's elicitor, the host's elicitor with no person to ask (a script, a command without a terminal), or
+ * the runtime failing closed (no elicitor, a timeout, the call's end, a failing elicitor, a malformed answer).
+ * @example
+ * ```ts
+ * const by: ElicitationAnswerer = "runtime";
+ * ```
+ */
+export type ElicitationAnswerer = "person" | "host" | "runtime";
+
+/**
  * The payload of each record kind.
  * @example
  * ```ts
@@ -83,6 +109,30 @@ export interface RecordBodies {
   };
   call_started: { callId: string; authorizedScopes?: readonly string[] };
   call_progress: { callId: string; event: JsonValue };
+  call_elicitation_asked: {
+    callId: string;
+    /** The elicitation's number within its call, from 1. */
+    elicitation: number;
+    provider: string;
+    mode: ElicitationMode;
+    message?: string;
+    /** Form mode: the digest of the schema the provider asked to fill in. */
+    schemaDigest?: string;
+    /** URL mode: where the user was sent, without its query or fragment. */
+    url?: string;
+  };
+  call_elicitation_answered: {
+    callId: string;
+    elicitation: number;
+    action: ElicitationAction;
+    by: ElicitationAnswerer;
+    who?: string;
+    reason?: string;
+    /** An accepted form: the digest of what was sent back. */
+    contentDigest?: string;
+    /** An accepted form's values, only when the host opts in. */
+    content?: JsonValue;
+  };
   call_finished: {
     callId: string;
     outcome: CallOutcome;
@@ -109,7 +159,7 @@ export type RecordKind = keyof RecordBodies;
  * Every record kind, in the order a session meets them.
  * @example
  * ```ts
- * RECORD_KINDS.length; // 10
+ * RECORD_KINDS.length; // 12
  * ```
  */
 export const RECORD_KINDS: readonly RecordKind[] = Object.freeze<RecordKind[]>([
@@ -119,6 +169,8 @@ export const RECORD_KINDS: readonly RecordKind[] = Object.freeze<RecordKind[]>([
   "approval_decided",
   "call_started",
   "call_progress",
+  "call_elicitation_asked",
+  "call_elicitation_answered",
   "call_finished",
   "revoked",
   "turn_finished",

@@ -42,6 +42,12 @@ export function requireBoolean(site: Site, field: string, value: unknown): boole
   return value;
 }
 
+export function requireCount(site: Site, field: string, value: unknown): number {
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 1)
+    throw journalError(JOURNAL_ERRORS.INVALID_RECORD, `${site}: field "${field}" must be a whole number from 1, got ${describe(value)}`, { field });
+  return value;
+}
+
 export function requireStringMap(site: Site, field: string, value: unknown): Readonly<Record<string, string>> {
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     throw journalError(JOURNAL_ERRORS.INVALID_RECORD, `${site}: field "${field}" must be an object of strings, got ${describe(value)}`, { field });
@@ -91,7 +97,7 @@ function describe(value: unknown): string {
   return typeof value;
 }
 /** How a record field is checked: a kind of value, or the strings it may be. */
-export type FieldRule = "text" | "text?" | "message" | "boolean" | "strings" | "strings?" | "json" | "digests" | readonly string[];
+export type FieldRule = "text" | "text?" | "count" | "message" | "boolean" | "strings" | "strings?" | "json" | "digests" | readonly string[];
 
 /** The fields of `input` the rules name, checked, in the rules' order. */
 export function checkFields(site: Site, rules: Readonly<Record<string, FieldRule>>, input: object): Record<string, unknown> {
@@ -104,6 +110,7 @@ export function checkFields(site: Site, rules: Readonly<Record<string, FieldRule
     else if (rule === "text?") values[field] = optionalText(site, field, value);
     else if (rule === "message") values[field] = typeof value === "string" ? value : undefined;
     else if (rule === "boolean") values[field] = requireBoolean(site, field, value);
+    else if (rule === "count") values[field] = requireCount(site, field, value);
     else if (rule === "strings") values[field] = requireStringMap(site, field, value);
     else if (rule === "strings?") values[field] = optionalStringList(site, field, value);
     else if (rule === "digests") values[field] = requireImageDigests(site, value);

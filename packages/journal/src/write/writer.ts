@@ -7,6 +7,8 @@ import { CanonicalText, encoderFor } from "../records/encode.js";
 import type {
   ApprovalDecidedInput,
   CallFinishedInput,
+  CallElicitationAnsweredInput,
+  CallElicitationAskedInput,
   CallProgressInput,
   CallRef,
   CallRequestedInput,
@@ -37,6 +39,16 @@ const FIELDS: Readonly<Record<RecordKind, Readonly<Record<string, FieldRule>>>> 
   },
   call_started: { authorizedScopes: "strings?" },
   call_progress: { event: "json" },
+  call_elicitation_asked: { elicitation: "count", message: "message", mode: ["form", "url"], provider: "text", schemaDigest: "text?", url: "text?" },
+  call_elicitation_answered: {
+    action: ["accept", "decline", "cancel"],
+    by: ["person", "host", "runtime"],
+    content: "json",
+    contentDigest: "text?",
+    elicitation: "count",
+    reason: "text?",
+    who: "text?",
+  },
   call_finished: { breach: "json", code: "text?", imageDigests: "digests", message: "message", outcome: CALL_OUTCOMES, result: "json" },
   revoked: { reason: ["turn", "cancel", "close"], tool: "text" },
   turn_finished: { completed: "boolean", reason: "text?", turnId: "text" },
@@ -133,6 +145,12 @@ export class JournalWriter {
   }
   callProgress(input: CallProgressInput): void {
     this.callRecord("callProgress", "call_progress", input);
+  }
+  callElicitationAsked(input: CallElicitationAskedInput): void {
+    this.callRecord("callElicitationAsked", "call_elicitation_asked", input);
+  }
+  callElicitationAnswered(input: CallElicitationAnsweredInput): void {
+    this.callRecord("callElicitationAnswered", "call_elicitation_answered", input);
   }
   callFinished(input: CallFinishedInput): void {
     const { session, call } = this.callRecord("callFinished", "call_finished", input);

@@ -8,7 +8,7 @@ import type { ProviderConnection } from "../connection/connection.js";
 import { NO_ANSWER, SESSION_NOT_FOUND, STREAM_ENDED } from "../connection/transports.js";
 import { OVERSIZED_RESPONSE_CODE } from "../process/stdio-transport.js";
 import type { ChannelSettlement } from "./call-channel.js";
-import type { McpElicitor } from "./elicitation.js";
+import type { McpElicitationOutcome, McpElicitor } from "./elicitation.js";
 import { callAsTask } from "./task-call.js";
 import { failedCall, normalizeCallResult, type SettledCall } from "./result.js";
 import { parseCallToolResult, type OutputContract } from "./validate.js";
@@ -30,6 +30,7 @@ export interface ProviderCall {
   readonly asTask?: boolean;
   /** Answers the provider's elicitations during this call (M9). */
   readonly onElicitation?: McpElicitor | undefined;
+  readonly onElicitationAnswered?: ((outcome: McpElicitationOutcome) => void) | undefined;
 }
 
 const EMPTY_ARGS: Record<string, unknown> = Object.freeze({}) as Record<string, unknown>;
@@ -48,7 +49,7 @@ export async function callProvider(call: ProviderCall): Promise<SettledCall> {
   if (unusable !== undefined) return failedCall(MCP_ERROR_CODES.outputInvalid, `${where(call)} was not called: ${unusable}`);
   const { timeoutMs } = call;
   // M9: with elicitation on, the call is one a provider's request for user input may belong to.
-  const inFlight = connection.elicitation?.enter(call.onElicitation, call.signal);
+  const inFlight = connection.elicitation?.enter(call.onElicitation, call.onElicitationAnswered, call.signal);
   const request = { name: remoteName, args: call.args ?? EMPTY_ARGS, timeoutMs, signal: call.signal, progress: call.progress, elicitation: inFlight?.route };
   let settlement: ChannelSettlement;
   try {

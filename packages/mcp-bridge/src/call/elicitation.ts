@@ -41,9 +41,30 @@ export type McpElicitationAnswer =
 /** The host's side of one call's elicitations. */
 export type McpElicitor = (request: McpElicitationRequest) => Promise<McpElicitationAnswer>;
 
+/**
+ * How one elicitation of a call was answered, as the provider received it (M9): by the
+ * host's elicitor, or by the bridge failing closed (declined) for `reason`.
+ *
+ * @example
+ * ```ts
+ * const onElicitationAnswered = (outcome: McpElicitationOutcome) => console.log(outcome.answer.action, outcome.answeredBy, outcome.reason ?? "");
+ * ```
+ */
+export interface McpElicitationOutcome {
+  /** The request as the elicitor saw it (or would have: with no elicitor, or a call already ending, it was not asked). */
+  readonly request: McpElicitationRequest;
+  /** What the provider was sent. */
+  readonly answer: McpElicitationAnswer;
+  readonly answeredBy: "elicitor" | "bridge";
+  /** Why the bridge answered: no elicitor, a timeout, the call's end, a failing elicitor or a malformed answer. */
+  readonly reason?: string;
+}
+
 /** One call in flight that a provider's elicitation may belong to. */
 export interface ElicitationRoute {
   readonly handler: McpElicitor | undefined;
+  /** Told how each elicitation of the call was answered; its errors are ignored. */
+  readonly onAnswered: ((outcome: McpElicitationOutcome) => void) | undefined;
   /** Aborted when the call settles, is cancelled, or runs past its own bound (M10). */
   readonly signal: AbortSignal;
 }
@@ -65,10 +86,14 @@ export class CallsInFlight {
   private readonly routes = new Set<ElicitationRoute>();
 
   /** Notes a call as started; the returned `end` removes it and aborts its route's signal. */
-  enter(handler: McpElicitor | undefined, signal: AbortSignal | undefined): { readonly route: ElicitationRoute; readonly end: () => void } {
+  enter(
+    handler: McpElicitor | undefined,
+    onAnswered: ((outcome: McpElicitationOutcome) => void) | undefined,
+    signal: AbortSignal | undefined,
+  ): { readonly route: ElicitationRoute; readonly end: () => void } {
     const ended = new AbortController();
     const stopListening = signal ? onAbort(signal, () => ended.abort()) : undefined;
-    const route: ElicitationRoute = { handler, signal: ended.signal };
+    const route: ElicitationRoute = { handler, onAnswered, signal: ended.signal };
     this.routes.add(route);
     return {
       route,
@@ -99,10 +124,10 @@ export interface ElicitParams {
 
 /**
  * Asks the call's elicitor and answers fail-closed (M9): no elicitor, one that throws or
- * answers something malformed, or content that does not match `requestedSchema` declines;
- * the call's end, cancellation or bound, the request's own cancellation (`wire`), and the
- * elicitation's bound (`timeoutMs`) cancel. Never rejects. Elicited content is never
- * logged, nor put in any message (E6).
+ * answers something malformed, content that does not match `requestedSchema`, the call's
+ * end, cancellation or bound, the request's own cancellation (`wire`), and the
+ * elicitation's bound (`timeoutMs`) all decline. Never rejects. Elicited content is never
+ * logged, nor put in any message (E6). The route hears the outcome.
  */
 export async function answerElicitation(
   namespace: string,
@@ -112,36 +137,78 @@ export async function answerElicitation(
   timeoutMs: number,
   secrets: readonly string[],
 ): Promise<ElicitAnswer> {
-  const handler = route.handler;
-  if (typeof handler !== "function") return DECLINE;
   const mode = params.mode === "url" ? "url" : "form";
   const stop = new AbortController();
-  const cancelled = new Promise<ElicitAnswer>((resolve) => {
-    stop.signal.addEventListener("abort", () => resolve(CANCEL), { once: true });
+  let why = "";
+  const end = (reason: string) => {
+    if (!stop.signal.aborted) {
+      why = reason;
+      stop.abort();
+    }
+  };
+  const request: McpElicitationRequest = {
+    namespace,
+    mode,
+    message: redact(params.message, secrets),
+    // A copy: the answer is checked against the schema as the provider sent it.
+    ...(mode === "form" && isObject(params.requestedSchema) ? { requestedSchema: structuredClone(params.requestedSchema) as JsonObject } : {}),
+    ...(mode === "url" && typeof params.url === "string" ? { url: params.url } : {}),
+    ...(mode === "url" && typeof params.elicitationId === "string" ? { elicitationId: params.elicitationId } : {}),
+    signal: stop.signal,
+  };
+  const outcome = await decide(route.handler, request, params.requestedSchema, stop.signal, () => why, {
+    watch: () => {
+      const timer = setTimeout(() => end(`the elicitor did not answer within ${timeoutMs} ms`), timeoutMs);
+      const removers = [
+        onAbort(route.signal, () => end("the call ended before an answer")),
+        ...(wire ? [onAbort(wire, () => end("the provider withdrew its request"))] : []),
+      ];
+      if (route.signal.aborted) end("the call ended before an answer");
+      else if (wire?.aborted) end("the provider withdrew its request");
+      return () => {
+        clearTimeout(timer);
+        for (const remove of removers) remove();
+      };
+    },
   });
-  const timer = setTimeout(() => stop.abort(), timeoutMs);
-  const stopListening = [route.signal, wire].filter((signal) => signal !== undefined).map((signal) => onAbort(signal, () => stop.abort()));
-  if (route.signal.aborted || wire?.aborted) stop.abort();
+  if (route.onAnswered !== undefined) {
+    try {
+      route.onAnswered(outcome);
+    } catch {
+      // The host's listener must not change the answer.
+    }
+  }
+  return outcome.answer as ElicitAnswer;
+}
+
+async function decide(
+  handler: McpElicitor | undefined,
+  request: McpElicitationRequest,
+  requestedSchema: unknown,
+  stopped: AbortSignal,
+  why: () => string,
+  bounds: { readonly watch: () => () => void },
+): Promise<McpElicitationOutcome> {
+  const declined = (reason: string): McpElicitationOutcome => ({ request, answer: DECLINE, answeredBy: "bridge", reason });
+  if (typeof handler !== "function") return declined("the host has no elicitor");
+  const unwatch = bounds.watch();
+  const interrupted = new Promise<"stopped">((resolve) => {
+    if (stopped.aborted) resolve("stopped");
+    else stopped.addEventListener("abort", () => resolve("stopped"), { once: true });
+  });
   try {
-    const request: McpElicitationRequest = {
-      namespace,
-      mode,
-      message: redact(params.message, secrets),
-      // A copy: the answer is checked against the schema as the provider sent it.
-      ...(mode === "form" && isObject(params.requestedSchema) ? { requestedSchema: structuredClone(params.requestedSchema) as JsonObject } : {}),
-      ...(mode === "url" && typeof params.url === "string" ? { url: params.url } : {}),
-      ...(mode === "url" && typeof params.elicitationId === "string" ? { elicitationId: params.elicitationId } : {}),
-      signal: stop.signal,
-    };
-    const asked = stop.signal.aborted ? cancelled : Promise.resolve().then(() => handler(request));
-    const answer = await Promise.race([asked.then((value) => checkAnswer(value, mode, params.requestedSchema)), cancelled]);
-    return stop.signal.aborted ? CANCEL : answer;
+    const asked = stopped.aborted ? interrupted : Promise.resolve().then(() => handler(request));
+    const answer = await Promise.race([asked, interrupted]);
+    if (answer === "stopped" || stopped.aborted) return declined(why());
+    const checked = checkAnswer(answer, request.mode, requestedSchema);
+    if (checked === DECLINE && (answer as { action?: unknown }).action !== "decline")
+      return declined("the elicitor's answer was malformed or did not match the requested schema");
+    return { request, answer: checked, answeredBy: "elicitor" };
   } catch {
     // The elicitor failed: its error may quote what the user typed, so it goes nowhere.
-    return stop.signal.aborted ? CANCEL : DECLINE;
+    return declined(stopped.aborted ? why() : "the elicitor failed");
   } finally {
-    clearTimeout(timer);
-    for (const remove of stopListening) remove();
+    unwatch();
   }
 }
 

@@ -3,6 +3,7 @@ import type { Journal } from "@openworker/journal";
 import type { McpSession } from "@openworker/mcp-bridge";
 import type { EventHub } from "../events.js";
 import type { ApprovalVerdict } from "./approval.js";
+import type { Elicitor } from "./elicitation.js";
 import type { ApprovalPolicy, Approver } from "../policy.js";
 import type { Redactor } from "../secrets.js";
 
@@ -14,6 +15,10 @@ export interface CallEnvironment {
   readonly policy: ApprovalPolicy;
   readonly approver: Approver | undefined;
   readonly approvalTimeoutMs: number;
+  /** Answers MCP providers' requests for user input during their calls (M9), unless a host call brings its own. */
+  readonly elicitor: Elicitor | undefined;
+  /** Keep accepted elicitation values in the journal (redacted), not only their digest. */
+  readonly journalElicitedContent: boolean;
   /** Lowers the 75 s bound for this session's calls (never raises it). */
   readonly callTimeoutMs: number | undefined;
   readonly journal: Journal;

@@ -16,6 +16,7 @@ import {
 } from "@openworker/tools-sdk/internal/execution";
 import { RUNTIME_ERROR_CODES } from "../errors.js";
 import { decideApproval, standingVerdict, type ApprovalVerdict } from "./approval.js";
+import { callElicitation, type Elicitor } from "./elicitation.js";
 import type { CallEnvironment } from "./environment.js";
 import { holdImages, type PendingImage } from "./images.js";
 import { clip, messageOf } from "../describe.js";
@@ -45,6 +46,8 @@ export interface CallRequest {
   readonly onApproved?: () => void;
   /** Told each progress event the call's bounded reporter accepted (E2), redacted as the journal keeps it (E6). */
   readonly onProgress?: (event: ProgressEvent) => void;
+  /** Answers this call's elicitations instead of the runtime's elicitor (M9). */
+  readonly onElicitation?: Elicitor;
 }
 
 /** The approval a call got, as its report tells the host: what the journal's `approval_decided` says. */
@@ -284,14 +287,25 @@ function execute(environment: CallEnvironment, resolved: ResolvedTool, args: Jso
       ...timeout,
     });
   }
+  const provider = resolved.provider.namespace;
+  // M9: what the provider asks the user during the call is journaled with how it was answered.
+  const elicitation = callElicitation(
+    environment,
+    { turnId: request.turnId, callId: request.callId, qualifiedName: resolved.qualifiedName, provider },
+    request.onElicitation ?? environment.elicitor,
+  );
   // The entry the approval was bound to: a discovery since (a host's prepare, a reconnect)
   // may have taken a catalog that describes the tool otherwise (M3).
-  return environment.mcp.callTool(resolved.provider.namespace, resolved.remoteName, args, {
-    signal: request.signal,
-    onProgress,
-    toolFingerprint: resolved.catalogFingerprint,
-    ...timeout,
-  });
+  return environment.mcp
+    .callTool(provider, resolved.remoteName, args, {
+      signal: request.signal,
+      onProgress,
+      toolFingerprint: resolved.catalogFingerprint,
+      ...(elicitation.onElicitation === undefined ? {} : { onElicitation: elicitation.onElicitation }),
+      onElicitationAnswered: elicitation.onElicitationAnswered,
+      ...timeout,
+    })
+    .finally(elicitation.end);
 }
 
 function finish(

@@ -1,6 +1,6 @@
 import { setMaxListeners } from "node:events";
 import type { Bundle, ResolvedSelection } from "@openworker/bundle-resolver";
-import { modelAlias, OpenWorkerError, type JsonValue, type ProgressEvent, type Tool } from "@openworker/tools-sdk";
+import { modelAlias, OpenWorkerError, type JsonValue, type Tool } from "@openworker/tools-sdk";
 import type { ToolRegistry } from "@openworker/registry";
 import { untilAborted } from "@openworker/tools-sdk/internal/execution";
 import type { CallEnvironment } from "../call/environment.js";
@@ -150,12 +150,14 @@ export class Session {
    * journal and limits. Prepares the selection first when no turn has. `args` is read as
    * its JSON text (an interface-typed object, a `Date` as its ISO text); left out, `{}`.
    * `options.onProgress` is told each progress event the call's bounded reporter accepted
-   * (E2), redacted as journaled: what a host forwards to its own client.
+   * (E2), redacted as journaled: what a host forwards to its own client. `onElicitation`
+   * answers what an MCP provider asks the user during this call (M9) in place of the
+   * runtime's `elicitor`, which must be set for providers to be told they may ask.
    */
   callTool(
     qualifiedName: string,
     args?: JsonValue | object,
-    options: { signal?: AbortSignal; onProgress?: (event: ProgressEvent) => void } = {},
+    options: { signal?: AbortSignal } & Pick<CallRequest, "onProgress" | "onElicitation"> = {},
   ): Promise<CallReport> {
     try {
       this.#assertOpen();
@@ -180,12 +182,12 @@ export class Session {
     // latest preparation is not a verdict forever.
     const call =
       prepared !== undefined && this.#reachable(prepared, alias, qualifiedName)
-        ? this.#callTool(prepared.selection, qualifiedName, alias, args, signal, undefined, options.onProgress)
+        ? this.#callTool(prepared.selection, qualifiedName, alias, args, signal, undefined, options)
         : // The shared preparation runs on for the others; a caller who cancels stops waiting at once.
           untilAborted(this.#prepareShared(), signal).then((fresh) =>
             signal.aborted
               ? Promise.reject(signal.reason)
-              : this.#callTool(fresh.selection, qualifiedName, alias, args, signal, unavailableRefusal(fresh, { qualifiedName }), options.onProgress),
+              : this.#callTool(fresh.selection, qualifiedName, alias, args, signal, unavailableRefusal(fresh, { qualifiedName }), options),
           );
     return this.#track(release === undefined ? call : call.finally(release));
   }
@@ -246,7 +248,7 @@ export class Session {
     args: JsonValue | object | undefined,
     signal: AbortSignal,
     refusal: CallRequest["refusal"],
-    onProgress: CallRequest["onProgress"],
+    hooks: Pick<CallRequest, "onProgress" | "onElicitation">,
   ): Promise<CallReport> {
     const turnId = `${this.id}.h${++this.#turns}`;
     // A host call is a turn of its own (T5): when it ends, the tool it called is settled
@@ -263,7 +265,7 @@ export class Session {
       signal,
     };
     if (refusal !== undefined) request.refusal = refusal;
-    if (onProgress !== undefined) request.onProgress = onProgress;
+    for (const hook of ["onProgress", "onElicitation"] as const) if (hooks[hook] !== undefined) request[hook] = hooks[hook] as never;
     if (settled === undefined) return runGovernedCall(this.#parts.environment, selection, request);
     // Counted from its approval: a call refused, denied or still waiting for a person has
     // not reached the tool, and must not hold back the settlement of calls that did.
