@@ -195,10 +195,25 @@ for (const { era, script } of eras) {
     );
 
     it("M9 M6 the client declares elicitation (form and URL) when the bridge is made with elicitation: true", async () => {
-      expect(JSON.parse(said(await session.callTool("asker", "capabilities", {}, {}))!)).toEqual({ form: {}, url: {} });
+      expect(JSON.parse(said(await session.callTool("asker", "capabilities", {}, {}))!)).toEqual({ form: { applyDefaults: true }, url: {} });
     });
   });
 }
+
+describe("elicitation schema defaults", () => {
+  it("M9 a field an accepted form leaves out is sent with the schema's default (applyDefaults); one the answer gives is kept", async () => {
+    const bridge = new McpBridge([provider("elicit-legacy.mjs")], { closeGraceMs: 500, elicitation: true });
+    const session = bridge.openSession("elicit-defaults");
+    await session.discover(["asker"]);
+    const empty = await session.callTool("asker", "ask_defaults", {}, { onElicitation: async () => ({ action: "accept" }) });
+    expect(JSON.parse(said(empty)!)).toEqual({ action: "accept", content: { name: "Ada", tone: "warm" } });
+    const given = await session.callTool("asker", "ask_defaults", {}, { onElicitation: async () => ({ action: "accept", content: { tone: "dry", n: 2 } }) });
+    expect(JSON.parse(said(given)!)).toEqual({ action: "accept", content: { name: "Ada", tone: "dry", n: 2 } });
+    await session.close();
+    await bridge.dispose();
+    await bridge.joinCleanup();
+  });
+});
 
 describe("elicitation off, and outside a call", () => {
   it("M9 the elicitation options are checked when the bridge is made", () => {

@@ -62,8 +62,10 @@ function formFields(request: ElicitationRequest): FormField[] {
     const title = typeof spec.title === "string" && spec.title !== name ? ` "${clip(spec.title, 80)}"` : "";
     const choices = enumOf(spec) ?? (isRecord(spec.items) ? enumOf(spec.items) : undefined);
     const many = spec.type === "array";
-    const hint = `${title} (${many ? "comma-separated " : ""}${choices ? choices.join("|") : String(spec.type ?? "text")})`;
-    return { name, required: required.has(name), hint, read: (text) => readValue(text, spec, choices, many) };
+    // Left empty, a field with a default is sent with it (the bridge applies schema defaults).
+    const fallback = spec.default === undefined ? "" : `, default ${clip(JSON.stringify(spec.default), 80)}`;
+    const hint = `${title} (${many ? "comma-separated " : ""}${choices ? choices.join("|") : String(spec.type ?? "text")}${fallback})`;
+    return { name, required: required.has(name) && spec.default === undefined, hint, read: (text) => readValue(text, spec, choices, many) };
   });
 }
 

@@ -220,10 +220,26 @@ export function checkAnswer(answer: unknown, mode: "form" | "url", requestedSche
   if (answer.action !== "accept") return DECLINE;
   // A URL-mode answer has no content (the user acted elsewhere): none is passed on.
   if (mode === "url") return { action: "accept" };
-  if (answer.content === undefined) return matches({}, requestedSchema) ? { action: "accept" } : DECLINE;
-  const content = flatContent(answer.content);
-  if (content === undefined || !matches(content, requestedSchema)) return DECLINE;
-  return { action: "accept", content };
+  const given = answer.content === undefined ? {} : flatContent(answer.content);
+  if (given === undefined) return DECLINE;
+  const content = withDefaults(given, requestedSchema);
+  if (!matches(content, requestedSchema)) return DECLINE;
+  return Object.keys(content).length === 0 && answer.content === undefined ? { action: "accept" } : { action: "accept", content };
+}
+
+/**
+ * The answer with each field it leaves out that the schema gives a `default` filled in
+ * (the client capability `applyDefaults`): what the user saw pre-filled and left as it was.
+ */
+function withDefaults(content: Record<string, WireValue>, requestedSchema: unknown): Record<string, WireValue> {
+  const properties = isObject(requestedSchema) && isObject(requestedSchema.properties) ? requestedSchema.properties : {};
+  const filled = { ...content };
+  for (const [name, property] of Object.entries(properties)) {
+    if (name in filled || !isObject(property)) continue;
+    const value = flatContent({ value: property.default })?.value;
+    if (value !== undefined) filled[name] = value;
+  }
+  return filled;
 }
 
 /** A copy of `value` when it is a flat object of strings, finite numbers, booleans and string arrays. */

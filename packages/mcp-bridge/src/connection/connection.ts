@@ -136,7 +136,7 @@ export class ProviderConnection {
     const client = new BridgeClient(
       { ...options.clientInfo },
       {
-        capabilities: options.elicitation ? { elicitation: { form: {}, url: {} } } : {},
+        capabilities: options.elicitation ? { elicitation: { form: { applyDefaults: true }, url: {} } } : {},
         versionNegotiation: {
           mode: "auto",
           probe: { timeoutMs: definition.transport === "stdio" ? Math.min(Math.ceil(connectTimeoutMs / 2), 10_000) : connectTimeoutMs },
