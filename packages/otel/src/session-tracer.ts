@@ -73,6 +73,9 @@ export class SessionTracer {
         return this.#approvalNeeded(event);
       case "approval_decided":
         return this.#approvalDecided(event);
+      case "elicitation_asked":
+      case "elicitation_answered":
+        return this.#elicitation(event);
       case "call_started":
         return this.#callStarted(event);
       case "call_finished":
@@ -207,6 +210,13 @@ export class SessionTracer {
       [ATTRIBUTES.approvalScope]: event.scope,
     });
     if (!event.approved) this.#options.metrics?.denial(event.qualifiedName, event.by);
+  }
+
+  /** What the call's provider asked the user (M9), and how it was answered: never the message or the values. */
+  #elicitation(event: Extract<RuntimeEvent, { type: "elicitation_asked" | "elicitation_answered" }>): void {
+    const span = this.#calls.get(event.callId)?.span;
+    if (event.type === "elicitation_asked") span?.addEvent(SPAN_EVENTS.elicitationAsked, { [ATTRIBUTES.elicitationMode]: event.mode });
+    else span?.addEvent(SPAN_EVENTS.elicitationAnswered, { [ATTRIBUTES.elicitationAction]: event.action, [ATTRIBUTES.elicitationBy]: event.by });
   }
 
   #callStarted(event: Extract<RuntimeEvent, { type: "call_started" }>): void {

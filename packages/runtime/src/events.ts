@@ -54,6 +54,25 @@ export type RuntimeEvent =
     }
   | { readonly type: "call_started"; readonly sessionId: string; readonly turnId: string; readonly callId: string; readonly qualifiedName: string }
   | { readonly type: "call_progress"; readonly sessionId: string; readonly callId: string; readonly event: ProgressEvent }
+  /** An MCP provider asked the user for input during the call (M9): journaled, then the elicitor is asked. */
+  | {
+      readonly type: "elicitation_asked";
+      readonly sessionId: string;
+      readonly callId: string;
+      readonly provider: string;
+      readonly elicitation: number;
+      readonly mode: "form" | "url";
+    }
+  /** How that request was answered, as the provider received it, and by whom (`runtime`: it failed closed). */
+  | {
+      readonly type: "elicitation_answered";
+      readonly sessionId: string;
+      readonly callId: string;
+      readonly provider: string;
+      readonly elicitation: number;
+      readonly action: "accept" | "decline" | "cancel";
+      readonly by: "person" | "host" | "runtime";
+    }
   | {
       readonly type: "call_finished";
       readonly sessionId: string;

@@ -78,7 +78,7 @@ export function callElicitation(
   call: { readonly turnId: string; readonly callId: string; readonly qualifiedName: string; readonly provider: string },
   elicitor: Elicitor | undefined,
 ): CallElicitation {
-  const { journal, redactor, sessionId } = environment;
+  const { journal, redactor, sessionId, events } = environment;
   const { callId } = call;
   const asked = new Map<McpElicitationRequest, Asked>();
   let count = 0;
@@ -97,6 +97,7 @@ export function callElicitation(
       schemaDigest: request.requestedSchema === undefined ? undefined : argumentsDigest(request.requestedSchema),
       url: url === undefined ? undefined : redactor.text(url),
     });
+    if (events.active) events.emit({ type: "elicitation_asked", sessionId, callId, provider: call.provider, elicitation: entry.number, mode: request.mode });
     return entry;
   };
   const answered = (entry: Asked, outcome: Pick<McpElicitationOutcome, "answer" | "answeredBy" | "reason">) => {
@@ -105,17 +106,20 @@ export function callElicitation(
     const content = answer.action === "accept" ? (answer.content as JsonValue | undefined) : undefined;
     const given = outcome.answeredBy === "elicitor" ? entry.answer : undefined;
     const reason = outcome.reason ?? (given !== undefined && "reason" in given ? given.reason : undefined);
+    const by = outcome.answeredBy === "bridge" ? "runtime" : given?.decidedBy === "host" ? "host" : "person";
     journal.callElicitationAnswered({
       sessionId,
       callId,
       elicitation: entry.number,
       action: answer.action,
-      by: outcome.answeredBy === "bridge" ? "runtime" : given?.decidedBy === "host" ? "host" : "person",
+      by,
       who: typeof given?.who === "string" && given.who !== "" ? redactor.text(given.who) : undefined,
       reason: typeof reason === "string" && reason !== "" ? redactor.text(reason) : undefined,
       contentDigest: content === undefined ? undefined : argumentsDigest(content),
       content: content !== undefined && environment.journalElicitedContent ? redactor.json(content) : undefined,
     });
+    if (events.active)
+      events.emit({ type: "elicitation_answered", sessionId, callId, provider: call.provider, elicitation: entry.number, action: answer.action, by });
   };
   return {
     onElicitation:
