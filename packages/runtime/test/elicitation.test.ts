@@ -66,6 +66,8 @@ describe.each(ERAS)("elicitation through the runtime, protocol %s", (_era, serve
     expect(JSON.stringify(elicitations(session.id, report.callId))).not.toContain("Ada");
     expect(JSON.stringify([...runtime!.journal.records(session.id)])).not.toContain(SECRET);
     expect(runtime!.journal.verify(session.id).ok).toBe(true);
+    // An `input_required` round is no progress of the provider's: none is journaled for it.
+    expect(runtime!.journal.timeline({ sessionId: session.id, callId: report.callId }).filter((record) => record.kind === "call_progress")).toEqual([]);
   });
 
   it("M9 a host that opts in keeps the accepted values in the journal, redacted", async () => {

@@ -52,12 +52,15 @@ export class ClientCalls implements CallPath {
         maxTotalTimeout: request.timeoutMs,
         ...(progress
           ? {
-              onprogress: (update) =>
+              onprogress: (update) => {
+                // The SDK marks each `input_required` round as progress of its own; the provider said nothing.
+                if (update.total === undefined && typeof update.message === "string" && SDK_ROUND.test(update.message)) return;
                 progress.report({
                   progress: update.progress,
                   ...(typeof update.total === "number" ? { total: update.total } : {}),
                   ...(typeof update.message === "string" ? { message: update.message } : {}),
-                }),
+                });
+              },
             }
           : {}),
       });
@@ -85,6 +88,9 @@ export class ClientCalls implements CallPath {
   /** The SDK settles its requests itself when the connection closes. */
   endAll(): void {}
 }
+
+/** The message of the progress the SDK's client reports for each round of an `input_required` flow. */
+const SDK_ROUND = /^Fulfilling input required by '[^']*' \(round \d+\)$/;
 
 function settlementOf(error: unknown): ChannelSettlement {
   if (ProtocolError.isInstance(error)) return { kind: "error", code: error.code, message: error.message, data: error.data };
