@@ -62,7 +62,8 @@ export interface CallElicitation {
 
 interface Asked {
   readonly number: number;
-  answer?: ElicitationAnswer;
+  /** What the elicitor said of its answer, read once when it answered. */
+  given?: { readonly who: string | undefined; readonly reason: string | undefined; readonly host: boolean };
   answered: boolean;
 }
 
@@ -104,17 +105,17 @@ export function callElicitation(
     entry.answered = true;
     const { answer } = outcome;
     const content = answer.action === "accept" ? (answer.content as JsonValue | undefined) : undefined;
-    const given = outcome.answeredBy === "elicitor" ? entry.answer : undefined;
-    const reason = outcome.reason ?? (given !== undefined && "reason" in given ? given.reason : undefined);
-    const by = outcome.answeredBy === "bridge" ? "runtime" : given?.decidedBy === "host" ? "host" : "person";
+    const given = outcome.answeredBy === "elicitor" ? entry.given : undefined;
+    const reason = outcome.reason ?? given?.reason;
+    const by = outcome.answeredBy === "bridge" ? "runtime" : given?.host ? "host" : "person";
     journal.callElicitationAnswered({
       sessionId,
       callId,
       elicitation: entry.number,
       action: answer.action,
       by,
-      who: typeof given?.who === "string" && given.who !== "" ? redactor.text(given.who) : undefined,
-      reason: typeof reason === "string" && reason !== "" ? redactor.text(reason) : undefined,
+      who: given?.who === undefined ? undefined : redactor.text(given.who),
+      reason: reason === undefined || reason === "" ? undefined : redactor.text(reason),
       contentDigest: content === undefined ? undefined : argumentsDigest(content),
       content: content !== undefined && environment.journalElicitedContent ? redactor.json(content) : undefined,
     });
@@ -139,7 +140,7 @@ export function callElicitation(
           ...(request.url === undefined ? {} : { url: request.url }),
           signal: request.signal,
         });
-        entry.answer = answer;
+        entry.given = describedBy(answer);
         return answer;
       }),
     onElicitationAnswered: (outcome) => {
@@ -154,6 +155,17 @@ export function callElicitation(
         if (!entry.answered) answered(entry, { answer: { action: "decline" }, answeredBy: "bridge", reason: "the call ended before an answer" });
     },
   };
+}
+
+/** The journal's view of who gave an answer: each field read once, anything but a non-empty string ignored. */
+function describedBy(answer: unknown): Asked["given"] {
+  try {
+    const { who, reason, decidedBy } = answer as Record<string, unknown>;
+    const text = (value: unknown) => (typeof value === "string" && value !== "" ? value : undefined);
+    return { who: text(who), reason: text(reason), host: decidedBy === "host" };
+  } catch {
+    return undefined;
+  }
 }
 
 /** A URL as the journal keeps it: no query or fragment, which may carry a session's secrets. */
