@@ -18,8 +18,6 @@ const EXPECTED_FAILURES: Readonly<Record<string, string>> = {
   // The scenario checks that a client fills in schema defaults (`applyDefaults`): the bridge passes on only what the
   // host's elicitor answered, and the conformance client runs with elicitation off.
   "elicitation-sep1034-client-defaults": "no schema defaults applied to elicitation answers",
-  // A 403 insufficient_scope answered to a call needs the host's step again, which a call does not run.
-  "auth/scope-step-up": "no step-up during a call",
   // The SDK refuses authorization-server metadata whose issuer is not the URL it was read from (RFC 8414 §3.3).
   "auth/2025-03-26-oauth-metadata-backcompat": "issuer validation",
 };

@@ -1,49 +1,13 @@
-import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { createInterface } from "node:readline";
 import { afterAll, describe, expect, it } from "vitest";
-import type { McpProviderDefinition } from "@openworker/registry";
-import { FileTokenStore, McpBridge, MCP_ERROR_CODES, type McpAuthorizationOptions } from "../src/index.js";
-import { fixture } from "./helpers.js";
+import { FileTokenStore, McpBridge, MCP_ERROR_CODES } from "../src/index.js";
 import { followAuthorization } from "./oauth-browser.js";
+import { hostStep, notes, REDIRECT, startService } from "./oauth-service.js";
 
 const scratch = mkdtempSync(path.join(tmpdir(), "mcp-oauth-"));
-const services: ChildProcess[] = [];
-afterAll(() => {
-  for (const service of services) service.kill();
-  rmSync(scratch, { recursive: true, force: true });
-});
-
-/** Starts the OAuth-protected service and its authorization server. */
-async function startService(env: Record<string, string> = {}): Promise<{ mcp: string; issuer: string }> {
-  const service = spawn(process.execPath, [fixture("oauth-service.mjs")], { stdio: ["ignore", "pipe", "ignore"], env: { ...process.env, ...env } });
-  services.push(service);
-  return JSON.parse(await new Promise<string>((resolve) => createInterface({ input: service.stdout! }).once("line", resolve))) as {
-    mcp: string;
-    issuer: string;
-  };
-}
-
-const REDIRECT = "http://127.0.0.1:7/callback";
-
-/** The host's step, as a headless user agent; counts how often it ran. */
-function hostStep(store: FileTokenStore): McpAuthorizationOptions & { readonly runs: URL[] } {
-  const runs: URL[] = [];
-  return {
-    store,
-    redirectUrl: async () => REDIRECT,
-    authorize: async ({ authorizationUrl }) => {
-      runs.push(authorizationUrl);
-      return followAuthorization(authorizationUrl, REDIRECT);
-    },
-    runs,
-  };
-}
-
-const notes = (url: string, extra: Partial<McpProviderDefinition> = {}): McpProviderDefinition =>
-  ({ transport: "streamable_http", namespace: "notes", url, ...extra }) as McpProviderDefinition;
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 async function discoverAndCall(
   bridge: McpBridge,

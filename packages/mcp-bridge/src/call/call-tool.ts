@@ -5,6 +5,7 @@ import { boundErrorMessage, FAULT_CODES } from "@openworker/tools-sdk/internal/e
 import { MCP_ERROR_CODES } from "../codes.js";
 import { isConnectionRefused } from "../connection/bounded-fetch.js";
 import type { ProviderConnection } from "../connection/connection.js";
+import type { ScopeStepUp, StepUpMark } from "../connection/step-up.js";
 import { NO_ANSWER, SESSION_NOT_FOUND, STREAM_ENDED } from "../connection/transports.js";
 import { OVERSIZED_RESPONSE_CODE } from "../process/stdio-transport.js";
 import type { ChannelSettlement } from "./call-channel.js";
@@ -53,7 +54,16 @@ export async function callProvider(call: ProviderCall): Promise<SettledCall> {
   const request = { name: remoteName, args: call.args ?? EMPTY_ARGS, timeoutMs, signal: call.signal, progress: call.progress, elicitation: inFlight?.route };
   let settlement: ChannelSettlement;
   try {
-    settlement = call.asTask === true ? await callAsTask(connection.client, request) : await connection.calls.call(request);
+    const send = (bound: number) =>
+      call.asTask === true ? callAsTask(connection.client, { ...request, timeoutMs: bound }) : connection.calls.call({ ...request, timeoutMs: bound });
+    const stepUp = connection.stepUp;
+    const mark = stepUp?.mark();
+    settlement = await send(timeoutMs);
+    if (stepUp !== undefined && mark !== undefined && settlement.kind === "send_failed" && stepUp.refused(settlement.error, mark)) {
+      const resent = await withWiderScopes(call, stepUp, mark, settlement.error, send);
+      if (!("kind" in resent)) return resent;
+      settlement = resent;
+    }
   } finally {
     inFlight?.end();
   }
@@ -78,6 +88,57 @@ export async function callProvider(call: ProviderCall): Promise<SettledCall> {
   }
   return settleFault(call, settlement, timeoutMs);
 }
+
+/**
+ * M8: a call the provider refused for insufficient scope (HTTP 403: it did not run it)
+ * is sent once more after the host's step got a token with the wider scopes; refused
+ * again, it fails without asking again. Task calls are not resent: their refusal may
+ * come from a poll of a task that runs.
+ */
+async function withWiderScopes(
+  call: ProviderCall,
+  stepUp: ScopeStepUp,
+  mark: StepUpMark,
+  refusal: unknown,
+  send: (timeoutMs: number) => Promise<ChannelSettlement>,
+): Promise<ChannelSettlement | SettledCall> {
+  if (call.asTask === true) {
+    return failedCall(
+      MCP_ERROR_CODES.authorizationFailed,
+      `${where(call)} was refused for insufficient scope (it needs ${stepUp.missing}, which its token lacks); a task call is never resent, so no wider authorization was asked for`,
+    );
+  }
+  const started = performance.now();
+  const outcome = await stepUp.authorize(mark, refusal, call.signal, call.timeoutMs);
+  if (outcome.kind === "cancelled") {
+    return {
+      outcome: "cancelled",
+      error: { code: FAULT_CODES.cancelled, message: `${where(call)} was cancelled while the host asked for wider scopes; the provider did not run it` },
+    };
+  }
+  // The step's words name the provider and the scopes: calls waiting for one step share them.
+  if (outcome.kind === "failed") return failedCall(outcome.error.code, outcome.error.message);
+  const left = Math.floor(call.timeoutMs - (performance.now() - started));
+  if (left < MIN_RESEND_MS) {
+    return failedCall(
+      MCP_ERROR_CODES.authorizationFailed,
+      `${where(call)} was not called: the authorization of ${stepUp.missing} took its ${call.timeoutMs} ms bound, and the provider had not run it`,
+    );
+  }
+  const again = stepUp.mark();
+  const settlement = await send(left);
+  if (settlement.kind === "send_failed" && stepUp.refused(settlement.error, again)) {
+    return failedCall(
+      MCP_ERROR_CODES.authorizationFailed,
+      `${where(call)} was refused for insufficient scope again after the user's authorization (it needs ${stepUp.missing}, which the new token lacks); ` +
+        "the provider did not run it, and the host was not asked again",
+    );
+  }
+  return settlement;
+}
+
+/** A resend with less time left than this is not worth sending. */
+const MIN_RESEND_MS = 50;
 
 function where(call: ProviderCall): string {
   return `MCP tool "${call.remoteName}" of provider "${call.connection.namespace}"`;

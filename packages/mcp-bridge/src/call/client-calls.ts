@@ -1,5 +1,6 @@
 import { LOG_LEVEL_META_KEY, ProtocolError, SdkError, SdkErrorCode, type Client, type StandardSchemaV1 } from "@modelcontextprotocol/client";
 import { onAbort } from "@openworker/tools-sdk/internal/execution";
+import { isAuthRefusal } from "../connection/step-up.js";
 import type { CallPath, ChannelRequest, ChannelSettlement } from "./call-channel.js";
 import { routeRequest } from "./elicitation-routing.js";
 
@@ -93,6 +94,8 @@ export class ClientCalls implements CallPath {
 const SDK_ROUND = /^Fulfilling input required by '[^']*' \(round \d+\)$/;
 
 function settlementOf(error: unknown): ChannelSettlement {
+  // The transport's authorization path did not send it, or gave up on a 403 (M8): the call may step up.
+  if (isAuthRefusal(error) && (!SdkError.isInstance(error) || error.code === SdkErrorCode.ClientHttpForbidden)) return { kind: "send_failed", error };
   if (ProtocolError.isInstance(error)) return { kind: "error", code: error.code, message: error.message, data: error.data };
   if (SdkError.isInstance(error)) {
     switch (error.code) {

@@ -1,4 +1,4 @@
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import type {
   OAuthClientInformationContext,
   OAuthClientMetadata,
@@ -85,18 +85,34 @@ export interface McpAuthorizationOptions {
   readonly clientName?: string;
 }
 
+/** One authorization request the SDK built: its URL, and the `state` and PKCE verifier it goes with. */
+interface AuthorizationFlow {
+  readonly url: URL;
+  readonly state: string | null;
+  readonly verifier: string | undefined;
+}
+
 /**
  * The SDK's OAuth client provider for one provider and resource, backed by the host's
  * token store. The PKCE verifier, `state` and discovery state live only as long as one
  * flow, in memory.
  */
 export class StoredAuthorization implements OAuthClientProvider {
-  /** The authorization URL the SDK asked the user to be sent to, once it did. */
-  pendingAuthorization: URL | undefined;
-  private verifier: string | undefined;
+  /** The flow whose URL the user is (to be) sent to. */
+  private flow: AuthorizationFlow | undefined;
+  /**
+   * While the host's step runs, the flow it showed stays the one its redirect is checked
+   * against and its code exchanged with: a call refused meanwhile makes the SDK build
+   * another flow, which joins the running one instead of replacing it.
+   */
+  private held = false;
+  /** PKCE verifiers by their S256 challenge: concurrent flows of the SDK each find their own. */
+  private readonly verifiers = new Map<string, string>();
   private discovery: OAuthDiscoveryState | undefined;
-  private lastState: string | undefined;
   private readonly key: McpTokenKey;
+  /** How often the server answered 403 `insufficient_scope`, and the scopes it named (M8 step-up). */
+  scopeRefusals = 0;
+  private readonly named = new Set<string>();
 
   constructor(
     namespace: string,
@@ -108,6 +124,44 @@ export class StoredAuthorization implements OAuthClientProvider {
     private readonly clientSecret: string | undefined,
   ) {
     this.key = { namespace, resource };
+  }
+
+  /** The token store entry these tokens are kept under. */
+  get tokenKey(): McpTokenKey {
+    return this.key;
+  }
+
+  /** The authorization URL the SDK asked the user to be sent to, once it did. */
+  get pendingAuthorization(): URL | undefined {
+    return this.flow?.url;
+  }
+
+  /** The `state` the pending authorization URL carried: a redirect without it is refused. */
+  get expectedState(): string | undefined {
+    return this.flow?.state ?? undefined;
+  }
+
+  /** Keeps the pending flow while the host's step runs for it (see `held`). */
+  hold(): void {
+    this.held = true;
+  }
+
+  /** The host's step for the held flow ended: the next flow the SDK builds is a new one. */
+  release(): void {
+    this.held = false;
+    this.flow = undefined;
+  }
+
+  /** A 403 `insufficient_scope` answer, with the scopes its challenge named (space-separated). */
+  refusedForScope(scope: string | undefined): void {
+    this.scopeRefusals++;
+    for (const name of (scope ?? "").split(" ")) if (name !== "") this.named.add(name);
+  }
+
+  /** The scopes the server named in its refusals that the token in use does not hold. */
+  get missingScopes(): readonly string[] {
+    const held = new Set(this.scopes ?? []);
+    return [...this.named].filter((scope) => !held.has(scope));
   }
 
   get redirectUrl(): string | undefined {
@@ -131,13 +185,7 @@ export class StoredAuthorization implements OAuthClientProvider {
   }
 
   state(): string {
-    this.lastState = randomUUID();
-    return this.lastState;
-  }
-
-  /** The `state` the last authorization URL carried: a redirect without it is refused. */
-  get expectedState(): string | undefined {
-    return this.lastState;
+    return randomUUID();
   }
 
   async clientInformation(context?: OAuthClientInformationContext): Promise<StoredOAuthClientInformation | undefined> {
@@ -193,16 +241,21 @@ export class StoredAuthorization implements OAuthClientProvider {
   }
 
   redirectToAuthorization(authorizationUrl: URL): void {
-    this.pendingAuthorization = authorizationUrl;
+    const challenge = authorizationUrl.searchParams.get("code_challenge") ?? "";
+    const verifier = this.verifiers.get(challenge);
+    this.verifiers.delete(challenge);
+    if (this.held) return;
+    this.flow = { url: authorizationUrl, state: authorizationUrl.searchParams.get("state"), verifier };
   }
 
   saveCodeVerifier(codeVerifier: string): void {
-    this.verifier = codeVerifier;
+    this.verifiers.set(createHash("sha256").update(codeVerifier).digest("base64url"), codeVerifier);
   }
 
   codeVerifier(): string {
-    if (this.verifier === undefined) throw new Error("no authorization is in progress for this provider (no PKCE code verifier)");
-    return this.verifier;
+    const verifier = this.flow?.verifier;
+    if (verifier === undefined) throw new Error("no authorization is in progress for this provider (no PKCE code verifier)");
+    return verifier;
   }
 
   saveDiscoveryState(state: OAuthDiscoveryState): void {
@@ -214,7 +267,7 @@ export class StoredAuthorization implements OAuthClientProvider {
   }
 
   async invalidateCredentials(scope: "all" | "client" | "tokens" | "verifier" | "discovery"): Promise<void> {
-    if (scope === "verifier" || scope === "all") this.verifier = undefined;
+    if ((scope === "verifier" || scope === "all") && !this.held) this.flow = undefined;
     if (scope === "discovery" || scope === "all") this.discovery = undefined;
     if (scope === "verifier" || scope === "discovery") return;
     const stored = await this.store.load(this.key);

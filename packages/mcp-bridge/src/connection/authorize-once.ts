@@ -28,6 +28,22 @@ export function clientSecretOf(definition: McpProviderDefinition): string | unde
   return secret;
 }
 
+/** What a host step is for, as its errors say it. */
+export interface AuthorizationPurpose {
+  /** The `MCP_AUTHORIZATION_REQUIRED` message, when the host has no step. */
+  readonly required: string;
+  /** What a failed step leaves, after its problem: "its tools are unavailable this turn". */
+  readonly consequence: string;
+}
+
+/** The purpose of the step a connection runs: a provider whose tools wait for it. */
+function connecting(namespace: string, options: ResolvedOptions): AuthorizationPurpose {
+  return {
+    required: `MCP provider "${namespace}" requires authorization and the host has no token for it; ${howToAuthorize(namespace, options)}; its tools are unavailable this turn`,
+    consequence: "its tools are unavailable this turn",
+  };
+}
+
 /**
  * M8: the host's interactive step for a provider that asked for a user's authorization:
  * the host shows the authorization URL and hands back the redirect, whose `state` must
@@ -41,22 +57,19 @@ export async function authorizeOnce(
   options: ResolvedOptions,
   secrets: readonly string[],
   signal: AbortSignal | undefined,
+  purpose: AuthorizationPurpose = connecting(namespace, options),
 ): Promise<void> {
   const authorization = attempt.authorization!;
   const authorize = options.authorization?.authorize;
   if (authorize === undefined || attempt.transport === undefined || authorization.pendingAuthorization === undefined) {
-    throw new OpenWorkerError(
-      MCP_ERROR_CODES.authorizationRequired,
-      `MCP provider "${namespace}" requires authorization and the host has no token for it; ${howToAuthorize(namespace, options)}; its tools are unavailable this turn`,
-      { details: { namespace } },
-    );
+    throw new OpenWorkerError(MCP_ERROR_CODES.authorizationRequired, purpose.required, { details: { namespace } });
   }
   const timeoutMs = options.authorization?.authorizeTimeoutMs ?? 300_000;
   const bound = AbortSignal.any([AbortSignal.timeout(timeoutMs), ...(signal ? [signal] : [])]);
   const failed = (problem: string, cause?: unknown) =>
     new OpenWorkerError(
       MCP_ERROR_CODES.authorizationFailed,
-      redact(`MCP provider "${namespace}": authorization failed: ${problem}; its tools are unavailable this turn`, secrets),
+      redact(`MCP provider "${namespace}": authorization failed: ${problem}; ${purpose.consequence}`, secrets),
       {
         ...(cause === undefined ? {} : { cause }),
         details: { namespace },
@@ -81,7 +94,7 @@ export async function authorizeOnce(
 }
 
 /** The host's words for authorizing `namespace` outside a turn (a throwing or empty answer falls back to the default). */
-function howToAuthorize(namespace: string, options: ResolvedOptions): string {
+export function howToAuthorize(namespace: string, options: ResolvedOptions): string {
   try {
     const words = options.authorization?.howToAuthorize?.(namespace);
     if (typeof words === "string" && words.trim() !== "") return words;

@@ -1,4 +1,4 @@
-import type { FetchLike } from "@modelcontextprotocol/client";
+import { extractWWWAuthenticateParams, type FetchLike } from "@modelcontextprotocol/client";
 import { requestSignal } from "./request-signal.js";
 
 /** What the connection is told about its HTTP exchanges, beside what the SDK sees. */
@@ -33,6 +33,13 @@ export interface FetchObserver {
    * has read the body; the ids are every request the POST carried (answered ones included).
    */
   readonly unanswered: (requestIds: readonly (string | number)[], message: string) => void;
+  /**
+   * A POST carrying requests was answered 403 with a `WWW-Authenticate` challenge of
+   * error `insufficient_scope`: the token lacks `scope` (space-separated, when the
+   * challenge names it), and the server did not run them. Called before the SDK acts on
+   * it (its step-up, M8).
+   */
+  readonly insufficientScope?: (scope: string | undefined) => void;
 }
 
 /**
@@ -93,6 +100,10 @@ export function boundedFetch(maxMessageBytes: number, observer: FetchObserver, b
         setImmediate(() =>
           observer.unanswered(ids, "the provider answered the request with 202 Accepted and no body, and has no event stream open to answer it on"),
         );
+    }
+    if (post && response.status === 403 && observer.insufficientScope !== undefined && requestIdsOf(init.body).length > 0) {
+      const challenge = extractWWWAuthenticateParams(response);
+      if (challenge.error === "insufficient_scope") observer.insufficientScope(challenge.scope);
     }
     if (response.status === 404) {
       const headers = new Headers(init?.headers);

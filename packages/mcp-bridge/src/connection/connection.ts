@@ -15,6 +15,7 @@ import type { McpCatalogTool } from "../types.js";
 import { AuthorizationNeeded, type StoredAuthorization } from "./authorization.js";
 import { authorizeOnce, type ConnectAttempt } from "./authorize-once.js";
 import { networkFailure } from "./network-failure.js";
+import { ScopeStepUp } from "./step-up.js";
 import { ProviderLog } from "./provider-log.js";
 import { httpStatus, httpTransport, stdioTransport, unknownTransport } from "./transports.js";
 
@@ -62,6 +63,8 @@ export class ProviderConnection {
   elicitation: CallsInFlight | undefined;
   /** A streamable-HTTP provider's OAuth, when the host configured it (M8). */
   private authorization: StoredAuthorization | undefined;
+  /** With OAuth: the step-up of a call refused for insufficient scope (M8). */
+  stepUp: ScopeStepUp | undefined;
 
   private constructor(
     readonly namespace: string,
@@ -172,6 +175,8 @@ export class ProviderConnection {
     const connection = new ProviderConnection(namespace, client, transport, secrets, ledger, closeRemote);
     owner = connection;
     connection.authorization = attempt.authorization;
+    if (attempt.authorization !== undefined && attempt.transport !== undefined)
+      connection.stepUp = new ScopeStepUp(namespace, attempt.authorization, attempt.transport, options, secrets);
     // One handler for both eras: 2025 servers send the notification unsolicited, 2026-07-28
     // ones on the `subscriptions/listen` stream the connection opens.
     client.setNotificationHandler("notifications/tools/list_changed", () => {

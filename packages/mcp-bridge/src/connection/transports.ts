@@ -158,6 +158,7 @@ export async function httpTransport(
           NO_ANSWER,
         ),
       getRefused: link.getRefused,
+      ...(authProvider === undefined ? {} : { insufficientScope: (scope: string | undefined) => authProvider.refusedForScope(scope) }),
     }),
   });
   attempt.transport = http;
