@@ -5,7 +5,8 @@
 // in MCP_CONFORMANCE_CONTEXT. It discovers the server's tools through the bridge and
 // calls each one with arguments made from its input schema, authorizing as a host
 // would: tokens in memory, the authorization server's redirect followed at once (the
-// suite's authorization servers grant without a person).
+// suite's authorization servers grant without a person), each form a server asks for
+// accepted as shown.
 import { McpBridge } from "../../dist/index.js";
 
 const url = process.argv.at(-1);
@@ -32,6 +33,7 @@ if (scenario === "auth/basic-cimd") oauth.clientMetadataUrl = "https://conforman
 
 const bridge = new McpBridge([{ transport: "streamable_http", namespace: "conformance", url, oauth }], {
   connectTimeoutMs: 20_000,
+  elicitation: true,
   authorization: {
     store,
     redirectUrl: async () => REDIRECT,
@@ -66,7 +68,8 @@ try {
     failed = true;
   }
   for (const tool of catalogs[0]?.tools ?? []) {
-    const result = await session.callTool("conformance", tool.name, argumentsFor(tool.inputSchema), {});
+    // A host whose user accepts each form as shown, its defaults pre-filled.
+    const result = await session.callTool("conformance", tool.name, argumentsFor(tool.inputSchema), { onElicitation: async () => ({ action: "accept" }) });
     console.log(`${tool.name}: ${result.outcome}${result.error ? ` ${result.error.code}: ${result.error.message}` : ""}`);
   }
   await session.close();
