@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { createInterface } from "node:readline";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -8,23 +8,34 @@ import { collect, FIXTURE_HOST, type Ran, REPO, runEntry, tempDir, waitForOutput
 // `auth login|status|logout` against an OAuth-protected MCP service and a real
 // authorization server (oidc-provider), both on 127.0.0.1, started by the test.
 const temp = tempDir("auth");
-let service: ChildProcess;
+const services: ChildProcess[] = [];
 let servers: string;
 
-beforeAll(async () => {
-  service = spawn(process.execPath, [path.join(REPO, "packages/mcp-bridge/test/fixtures/oauth-service.mjs")], { stdio: ["ignore", "pipe", "ignore"] });
+/** Starts the service (its settings in `env`) and writes a servers.json naming it `notes`, in `dir`. */
+async function startService(dir: string, env: Record<string, string> = {}): Promise<string> {
+  const service = spawn(process.execPath, [path.join(REPO, "packages/mcp-bridge/test/fixtures/oauth-service.mjs")], {
+    stdio: ["ignore", "pipe", "ignore"],
+    env: { ...process.env, ...env },
+  });
+  services.push(service);
   const { mcp } = JSON.parse(await new Promise<string>((resolve) => createInterface({ input: service.stdout! }).once("line", resolve))) as { mcp: string };
-  servers = path.join(temp.dir, "servers.json");
+  mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, "servers.json");
   writeFileSync(
-    servers,
+    file,
     JSON.stringify({
       servers: { notes: { transport: "streamable_http", url: mcp }, local: { transport: "stdio", command: process.execPath, args: ["-e", ""] } },
     }),
   );
+  return file;
+}
+
+beforeAll(async () => {
+  servers = await startService(temp.dir);
 });
 
 afterAll(() => {
-  service.kill();
+  for (const service of services) service.kill();
   temp.cleanup();
 });
 
@@ -48,16 +59,17 @@ async function actAsUser(authorizationUrl: string): Promise<void> {
   throw new Error("the authorization server redirected too often");
 }
 
-const globals = () => ["--servers", servers, "--workspace", temp.dir];
+const globals = (file = servers) => ["--servers", file, "--workspace", path.dirname(file)];
+const AUTHORIZATION_URL = /(https?:\/\/\S+\/auth\?\S+)/;
 
 /** `auth login notes` as a user runs it: the printed URL opened, the redirect taken. */
-async function login(): Promise<{ ran: Ran; canaries: string[] }> {
-  const child = spawn(process.execPath, [FIXTURE_HOST, "auth", "login", "notes", ...globals()], { stdio: ["ignore", "pipe", "pipe"] });
+async function login(file = servers): Promise<{ ran: Ran; canaries: string[] }> {
+  const child = spawn(process.execPath, [FIXTURE_HOST, "auth", "login", "notes", ...globals(file)], { stdio: ["ignore", "pipe", "pipe"] });
   const done = collect(child);
-  const said = await waitForOutput(child.stderr!, (text) => /https?:\/\/\S+\/auth\?\S+/.test(text));
-  await actAsUser(said.match(/(https?:\/\/\S+\/auth\?\S+)/)![1]!);
+  const said = await waitForOutput(child.stderr!, (text) => AUTHORIZATION_URL.test(text));
+  await actAsUser(said.match(AUTHORIZATION_URL)![1]!);
   const ran = await done;
-  const tokenFile = path.join(temp.dir, ".openworker", "mcp-tokens.json");
+  const tokenFile = path.join(path.dirname(file), ".openworker", "mcp-tokens.json");
   const entries = (JSON.parse(readFileSync(tokenFile, "utf8")) as { entries: Record<string, { tokens: { access_token: string; refresh_token: string } }> })
     .entries;
   return { ran, canaries: Object.values(entries).flatMap((entry) => [entry.tokens.access_token, entry.tokens.refresh_token]) };
@@ -145,5 +157,36 @@ describe("auth", () => {
       for (const text of [run.stdout, run.stderr, shown.stdout, exported.stdout]) expect(text).not.toContain(canary);
       for (const file of readdirSync(path.dirname(journal))) expect(readFileSync(path.join(path.dirname(journal), file), "latin1"), file).not.toContain(canary);
     }
+  });
+
+  it("M8 E6 a call refused for a scope its token lacks gets the authorization step at the terminal mid-call, then runs, and no token is shown", async () => {
+    // The service's first challenge names notes:read only: the login's token cannot add notes.
+    const file = await startService(path.join(temp.dir, "step-up"), { FIRST_SCOPE: "notes:read" });
+    const { ran: loggedIn, canaries } = await login(file);
+    expect(loggedIn.stdout).toMatch(/authorized MCP provider "notes" for notes:read\b(?! notes:write)/);
+    const dir = path.dirname(file);
+    const bundle = writeBundle(path.join(dir, "bundle"), JSON.stringify({ version: 3, tools: ["notes.add_note"] }));
+    const script = path.join(dir, "script.json");
+    writeFileSync(script, JSON.stringify([{ text: "Adding.", toolCalls: [{ name: "notes__add_note", arguments: { text: "buy milk" } }] }, { text: "Added." }]));
+    const journal = path.join(dir, "journal.db");
+    // The prompt loop: a person at the terminal answers the turn and the approval, then opens the URL the step prints.
+    const run = spawn(process.execPath, [FIXTURE_HOST, "run", "--bundle", bundle, "--script", script, "--journal", journal, ...globals(file)], {
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    const done = collect(run);
+    run.stdin.write("add a note\ny\n");
+    const said = await waitForOutput(run.stderr!, (text) => text.includes("needs your authorization") && AUTHORIZATION_URL.test(text));
+    await actAsUser(said.slice(said.indexOf("needs your authorization")).match(AUTHORIZATION_URL)![1]!);
+    await waitForOutput(run.stdout!, (text) => text.includes("added: buy milk"));
+    run.stdin.end();
+    const ran = await done;
+    expect(ran.code, ran.stderr).toBe(0);
+    const status = JSON.parse((await runEntry(FIXTURE_HOST, ["auth", "status", "--json", ...globals(file)])).stdout) as { scopes: string }[];
+    expect(status[0]!.scopes).toContain("notes:write");
+    const tokens = JSON.parse(readFileSync(path.join(dir, ".openworker", "mcp-tokens.json"), "utf8")) as {
+      entries: Record<string, { tokens: { access_token: string; refresh_token?: string } }>;
+    };
+    const all = [...canaries, ...Object.values(tokens.entries).flatMap((entry) => [entry.tokens.access_token, entry.tokens.refresh_token ?? "none"])];
+    for (const canary of all) for (const text of [ran.stdout, ran.stderr]) expect(text).not.toContain(canary);
   });
 });

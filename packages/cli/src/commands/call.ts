@@ -54,6 +54,7 @@ export const callCommand: CommandSpec = {
     const runtime = await openRuntime(context, {
       approver: terminalApprover(mode, context.terminal, prompter),
       elicitor: terminalElicitor(context.terminal, prompter),
+      authorizeDuringCalls: prompter !== undefined,
       needsModel: false,
     });
     try {

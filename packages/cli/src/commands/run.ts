@@ -57,6 +57,7 @@ export const runCommand: CommandSpec = {
     const runtime = await openRuntime(context, {
       approver: terminalApprover(mode, context.terminal, prompter),
       elicitor: terminalElicitor(context.terminal, prompter),
+      authorizeDuringCalls: prompter !== undefined,
       scriptFile: stringOption(context, "script"),
       needsModel: true,
     });

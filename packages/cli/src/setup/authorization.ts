@@ -12,17 +12,19 @@ export function tokenStorePath(context: CommandContext): string {
  * The CLI's OAuth set-up for MCP providers (M8): the token store in the workspace and,
  * when `interactive`, the host step — it prints the authorization URL on stderr and
  * receives the redirect on a loopback port (127.0.0.1, a port the system gives, path
- * `/callback`), opened when a provider first needs it and closed by `close()`.
+ * `/callback`), opened when a provider first needs it and closed by `close()`. `"during
+ * calls"`: a command with a person at its terminal (`run`, `call`), whose step runs when a
+ * provider asks for more scopes mid-call (step-up); its port never keeps the process up.
  */
 export async function mcpAuthorization(
   context: CommandContext,
-  interactive: boolean,
+  interactive: boolean | "during calls",
 ): Promise<{ readonly options: McpAuthorizationOptions; close(): Promise<void> }> {
   const { FileTokenStore } = await import("@openworker/mcp-bridge");
   const store = new FileTokenStore(tokenStorePath(context));
   const howToAuthorize = authorizeHint(context.program);
-  if (!interactive) return { options: { store, clientName: "OpenWorker CLI", howToAuthorize }, close: async () => {} };
-  const receiver = new LoopbackReceiver();
+  if (interactive === false) return { options: { store, clientName: "OpenWorker CLI", howToAuthorize }, close: async () => {} };
+  const receiver = new LoopbackReceiver(interactive === "during calls");
   return {
     options: {
       store,
@@ -51,6 +53,9 @@ class LoopbackReceiver {
   private listening: Promise<string> | undefined;
   private waiting: { resolve(url: string): void } | undefined;
 
+  /** `unref`: the port does not keep the process running (a command ends when its work does). */
+  constructor(private readonly unref = false) {}
+
   url(): Promise<string> {
     this.listening ??= new Promise<string>((resolve, reject) => {
       const server = createServer((request, response) => {
@@ -68,6 +73,7 @@ class LoopbackReceiver {
       this.server = server;
       server.once("error", reject);
       server.listen(0, "127.0.0.1", () => resolve(`http://127.0.0.1:${(server.address() as { port: number }).port}/callback`));
+      if (this.unref) server.unref();
     });
     return this.listening;
   }

@@ -11,6 +11,8 @@ export interface RuntimeNeeds {
   readonly approver?: Approver;
   /** Answers what MCP providers ask the user mid-call; set, providers are told they may ask. */
   readonly elicitor?: Elicitor;
+  /** A person is at the terminal: a provider that asks for more scopes mid-call gets the authorization step there. */
+  readonly authorizeDuringCalls?: boolean;
   /** `--script FILE` of `run`/`serve`: steps of the scripted model. */
   readonly scriptFile?: string | undefined;
   /** `run` and `serve --stdio` drive a model; `call`, `serve --mcp` do not. */
@@ -35,8 +37,9 @@ export async function openRuntime(context: CommandContext, needs: RuntimeNeeds):
     mcp: {
       ...(context.sandbox ? { sandbox: context.sandbox } : {}),
       onProviderStart: providerProgress((text) => context.terminal.note(text)),
-      // Tokens `auth login` obtained; a provider without any is unavailable with a hint to run it.
-      authorization: (await mcpAuthorization(context, false)).options,
+      // Tokens `auth login` obtained. With a person at the terminal, the authorization step runs there when a provider
+      // needs it (more scopes mid-call, or no token yet); without one a provider needing it is unavailable, with a hint.
+      authorization: (await mcpAuthorization(context, needs.authorizeDuringCalls === true ? "during calls" : false)).options,
     },
     secrets,
   });
