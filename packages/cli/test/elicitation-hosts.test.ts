@@ -120,4 +120,33 @@ describe("elicitation in the CLI's hosts", () => {
       reason: "the host has no elicitor",
     });
   });
+
+  it("M9 serve --elicitation-timeout bounds the host's answer: a host that never answers is declined, and its request's signal aborts", async () => {
+    const journal = path.join(temp.dir, "slow.db");
+    let abandoned = false;
+    const harness = HarnessClient.spawn({
+      entry: FIXTURE_HOST,
+      args: ["--servers", servers, "--journal", journal, "--elicitation-timeout", "1"],
+      stderr: "ignore",
+      onElicitation: (request) =>
+        new Promise(() => {
+          request.signal.addEventListener("abort", () => (abandoned = true));
+        }),
+    });
+    try {
+      const { sessionId } = await harness.openSession({ bundle, policy: { mode: "bypass" } });
+      expect(await harness.call(sessionId, "asker.ask", {})).toMatchObject({ outcome: "succeeded", modelText: '{"action":"decline"}' });
+    } finally {
+      await harness.close();
+    }
+    expect(abandoned).toBe(true);
+    expect((await elicitationRecords(journal)).at(-1)).toMatchObject({
+      action: "decline",
+      by: "runtime",
+      reason: "the elicitor did not answer within 1000 ms",
+    });
+    const refused = await runEntry(FIXTURE_HOST, ["serve", "--stdio", "--elicitation-timeout", "0"]);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain("--elicitation-timeout must be a whole number of seconds from 1 to 999999");
+  });
 });

@@ -25,13 +25,16 @@ const TOOLS_SERVER = [
   "tools-call-with-progress",
   "logging-set-level",
   "tools-call-with-logging",
+  "tools-call-elicitation",
+  "elicitation-sep1034-defaults",
+  "elicitation-sep1330-enums",
   "json-schema-2020-12",
   "dns-rebinding-protection",
   "server-sse-multiple-streams",
 ];
 
 describe("the MCP conformance suite against serve --mcp --http", () => {
-  it("M11 T4 E2 M3 every server scenario passes but those expected-failures.yml names, each with its reason", async () => {
+  it("M11 M9 T4 E2 M3 every server scenario passes but those expected-failures.yml names, each with its reason", async () => {
     const servers = path.join(temp.dir, "servers.json");
     writeFileSync(
       servers,

@@ -9,7 +9,7 @@ export const serveCommand: CommandSpec = {
   words: ["serve"],
   summary: "Serve the harness over stdio JSON-RPC (--stdio), or a bundle's tools as an MCP server (--mcp)",
   usage:
-    "--stdio [--script FILE] | --mcp --bundle DIR [--http PORT [--max-sessions N] [--idle-timeout SECONDS]] [--tool-names alias|published] [--policy FILE] [--approve ask|yes|no]",
+    "--stdio [--script FILE] | --mcp --bundle DIR [--http PORT [--max-sessions N] [--idle-timeout SECONDS]] [--tool-names alias|published] [--policy FILE] [--approve ask|yes|no] [--elicitation-timeout SECONDS]",
   positionals: { min: 0, max: 0 },
   options: {
     stdio: { type: "boolean", description: "the harness for a host application: newline-delimited JSON-RPC 2.0 on stdin/stdout" },
@@ -35,6 +35,12 @@ export const serveCommand: CommandSpec = {
         "with --mcp: serve tools by model alias (default), or by the names their providers publish (native tools: qualified names; a name two tools share stays an alias)",
     },
     bundle: { type: "string", value: "DIR", description: "with --mcp: the bundle whose selection is served" },
+    "elicitation-timeout": {
+      type: "string",
+      value: "SECONDS",
+      description:
+        "how long an MCP provider's request for input waits for the host's (or --mcp: the client's) answer before it is declined (default 600: 10 minutes; 1-999999)",
+    },
     ...SCRIPT_OPTION,
     ...SERVE_SESSION_OPTIONS,
   },
@@ -52,7 +58,9 @@ export const serveCommand: CommandSpec = {
     "  shutdown {}\n" +
     "The harness sends `event` notifications {event} and asks the host\n" +
     "  approval.request {sessionId, turnId, callId, qualifiedName, alias, kind, classification, args}\n" +
-    "answered {approved, scope?, who?, reason?, decidedBy?}. Ends when stdin closes. The protocol is described in the @openworker/cli README.\n" +
+    "answered {approved, scope?, who?, reason?, decidedBy?}, and, when an MCP provider asks the user during a call,\n" +
+    "  elicitation.request {sessionId, turnId, callId, qualifiedName, provider, mode, message, requestedSchema?, url?}\n" +
+    "answered {action: accept|decline|cancel, content?, who?}. Ends when stdin closes. The protocol is described in the @openworker/cli README.\n" +
     "A model for turn.run comes from this command line: --script FILE, or --base-url URL --model NAME.\n" +
     "--mcp: tools/list gives the bundle's selected tools by model alias (or --tool-names published) with\n" +
     "their published title, schemas, annotations and icons; each tools/call runs through the session's\n" +
@@ -72,15 +80,17 @@ export const serveCommand: CommandSpec = {
           : `serve --mcp: --${given} applies to serve --stdio only (an MCP server runs no model)`,
       );
     }
+    const elicitationTimeoutMs = elicitationTimeoutOption(stringOption(context, "elicitation-timeout"));
     if (mcp) {
       const { serveMcp } = await import("../mcp/serve-mcp.js");
-      return serveMcp(context);
+      return serveMcp(context, elicitationTimeoutMs);
     }
     const { HarnessServer } = await import("../stdio/harness-server.js");
     const server = new HarnessServer(
       context.stdin,
       context.stdout,
-      ({ approver, elicitor }) => openRuntime(context, { approver, elicitor, scriptFile: stringOption(context, "script"), needsModel: false }),
+      ({ approver, elicitor }) =>
+        openRuntime(context, { approver, elicitor, elicitationTimeoutMs, scriptFile: stringOption(context, "script"), needsModel: false }),
       context.signal,
     );
     await server.finished;
@@ -89,3 +99,11 @@ export const serveCommand: CommandSpec = {
     return EXIT_CODES.ok;
   },
 };
+
+/** `--elicitation-timeout SECONDS` in milliseconds: 1–999999 s, 10 minutes when not given. */
+function elicitationTimeoutOption(text: string | undefined): number {
+  if (text === undefined) return 600_000;
+  const seconds = /^\d{1,6}$/.test(text) ? Number(text) : 0;
+  if (seconds < 1) throw usageError(`--elicitation-timeout must be a whole number of seconds from 1 to 999999, got ${JSON.stringify(text)}`);
+  return seconds * 1000;
+}

@@ -14,6 +14,11 @@ export interface McpSdk {
   readonly isInitializeRequest: ServerModule["isInitializeRequest"];
   readonly parseJSONRPCMessage: ServerModule["parseJSONRPCMessage"];
   readonly ProtocolError: ServerModule["ProtocolError"];
+  readonly inputRequired: ServerModule["inputRequired"];
+  readonly inputResponse: ServerModule["inputResponse"];
+  readonly createRequestStateCodec: ServerModule["createRequestStateCodec"];
+  readonly CLIENT_CAPABILITIES_META_KEY: ServerModule["CLIENT_CAPABILITIES_META_KEY"];
+  readonly CLIENT_INFO_META_KEY: ServerModule["CLIENT_INFO_META_KEY"];
   readonly NodeStreamableHTTPServerTransport: NodeModule["NodeStreamableHTTPServerTransport"];
   readonly toNodeHandler: NodeModule["toNodeHandler"];
   readonly toWebRequest: NodeModule["toWebRequest"];
@@ -35,6 +40,11 @@ export async function loadMcpSdk(): Promise<McpSdk> {
       isInitializeRequest: server.isInitializeRequest,
       parseJSONRPCMessage: server.parseJSONRPCMessage,
       ProtocolError: server.ProtocolError,
+      inputRequired: server.inputRequired,
+      inputResponse: server.inputResponse,
+      createRequestStateCodec: server.createRequestStateCodec,
+      CLIENT_CAPABILITIES_META_KEY: server.CLIENT_CAPABILITIES_META_KEY,
+      CLIENT_INFO_META_KEY: server.CLIENT_INFO_META_KEY,
       NodeStreamableHTTPServerTransport: node.NodeStreamableHTTPServerTransport,
       toNodeHandler: node.toNodeHandler,
       toWebRequest: node.toWebRequest,

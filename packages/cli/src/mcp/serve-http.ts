@@ -8,6 +8,7 @@ import { CLI_ERROR_CODES } from "../cli/errors.js";
 import { IdleExpiry } from "./idle-expiry.js";
 import { checkLocalRequest } from "./local-request.js";
 import { ModernSession } from "./modern-session.js";
+import { ParkedCalls } from "./parked-calls.js";
 import type { McpSdk } from "./sdk.js";
 import { ServedCatalog, watchCatalog, type ToolNames } from "./served-catalog.js";
 import { createToolServer } from "./tool-server.js";
@@ -61,7 +62,14 @@ export async function serveHttp(
       throw new sdk.ProtocolError(code, message, data);
     });
   const modernCatalog = new ServedCatalog(tools, toolNames);
-  const modernHost = { session: modernSessionOf, calls: modernSession, stopping: stopping.signal, listChanged: () => modern.notify.toolsChanged() };
+  const modernHost = {
+    session: modernSessionOf,
+    calls: modernSession,
+    stopping: stopping.signal,
+    listChanged: () => modern.notify.toolsChanged(),
+    // A call parked between a client's rounds keeps the shared session from expiring.
+    parked: new ParkedCalls(sdk, stopping.signal, modernSession),
+  };
   // Strict: 2025-era traffic never reaches it, it goes to the sessions below.
   const modern = sdk.createMcpHandler(() => createToolServer(sdk, modernCatalog, modernHost), { legacy: "reject" });
   const unwatchModern = watchCatalog(

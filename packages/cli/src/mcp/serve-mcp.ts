@@ -9,6 +9,8 @@ import { LineReader } from "../setup/lines.js";
 import { readPolicyFile } from "../setup/policy.js";
 import { openRuntime } from "../setup/runtime.js";
 import { inspectSelection } from "../setup/selection.js";
+import { servedElicitor } from "./client-elicitation.js";
+import { ParkedCalls } from "./parked-calls.js";
 import { loadMcpSdk, type McpSdk } from "./sdk.js";
 import { serveHttp } from "./serve-http.js";
 import { ServedCatalog, watchCatalog, type ToolNames } from "./served-catalog.js";
@@ -23,7 +25,7 @@ import { createToolServer } from "./tool-server.js";
  * share one (see `serve-http.ts`). Runs until stdin closes (stdio) or the command is asked to
  * stop (SIGINT, SIGTERM, SIGHUP: `context.signal`), then closes its sessions and runtime.
  */
-export async function serveMcp(context: CommandContext): Promise<number> {
+export async function serveMcp(context: CommandContext, elicitationTimeoutMs: number): Promise<number> {
   const httpPort = portOption(stringOption(context, "http"));
   const mode = choiceOption<ApproveMode>(context, "approve", "no");
   if (mode === "ask" && httpPort === undefined) {
@@ -48,7 +50,13 @@ export async function serveMcp(context: CommandContext): Promise<number> {
   // stdin is the MCP transport in stdio mode: a person can only be asked over HTTP.
   let reader: LineReader | undefined;
   const prompter = httpPort !== undefined && context.stdin.isTTY ? () => (reader ??= new LineReader(context.stdin, process.stderr)) : undefined;
-  const runtime = await openRuntime(context, { approver: terminalApprover(mode, context.terminal, prompter), needsModel: false });
+  // Providers may ask for input (M9): each served call forwards it to its own client.
+  const runtime = await openRuntime(context, {
+    approver: terminalApprover(mode, context.terminal, prompter),
+    elicitor: servedElicitor,
+    elicitationTimeoutMs,
+    needsModel: false,
+  });
   const openSession = () => runtime.openSession({ bundle, policy });
   try {
     if (httpPort === undefined) await serveStdio(sdk, await openSession(), context, toolNames);
@@ -115,7 +123,9 @@ async function serveStdio(sdk: McpSdk, session: Session, context: CommandContext
       if (inFlight === 0) settled?.();
     },
   };
-  const host = { session: () => Promise.resolve(session), calls, stopping: stopping.signal, listChanged };
+  // A parked call (a 2026-07-28 client's, waiting for its answers) is work in flight too; a stop lets it go.
+  const parked = new ParkedCalls(sdk, stopping.signal, calls);
+  const host = { session: () => Promise.resolve(session), calls, stopping: stopping.signal, listChanged, parked };
   // The SDK's stdio entry decides the era from the client's first message (`server/discover`
   // for 2026-07-28, `initialize` for 2025) and builds the server for it; the transport is
   // ours, since it answers every line (oversized, not JSON).

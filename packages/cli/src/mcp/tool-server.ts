@@ -1,7 +1,11 @@
-import type { CallReport, Session } from "@openworker/runtime";
+import type { ClientCapabilities, InputRequest, ServerContext } from "@modelcontextprotocol/server";
+import type { ResolvedTool } from "@openworker/bundle-resolver";
+import type { CallReport, ElicitationAnswer, ElicitationRequest, Session } from "@openworker/runtime";
 import type { JsonValue, ProgressEvent } from "@openworker/tools-sdk";
 import { CLI_VERSION } from "../cli/version.js";
 import { servedResult } from "./call-result.js";
+import { clientAnswer, clientName, declares, declined, legacyClientElicitor, notDeclared } from "./client-elicitation.js";
+import type { Ask, ParkedCall, ParkedCalls, ParkedState } from "./parked-calls.js";
 import type { McpSdk } from "./sdk.js";
 import type { ServedCatalog } from "./served-catalog.js";
 
@@ -21,7 +25,15 @@ export interface ToolServerHost {
   readonly stopping: AbortSignal;
   /** Tells the clients that the served list changed; by default the server's own `notifications/tools/list_changed`. */
   readonly listChanged?: () => void;
+  /**
+   * Where calls of 2026-07-28 clients wait for their client's input between rounds; one
+   * per host, shared by the servers it builds. Without it (a 2025 MCP session), such a
+   * client's calls are never parked and what their providers ask is declined.
+   */
+  readonly parked?: ParkedCalls;
 }
+
+type Log = (level: "debug" | "info" | "warning", text: string) => void;
 
 /**
  * One MCP server over the bundle's selected tools (M11). `tools/list` shows exactly the
@@ -34,9 +46,26 @@ export interface ToolServerHost {
  * ended) to the client's log at the level the client set. A failure is an `isError` result
  * that names its code; nothing bypasses the pipeline. The same server answers every
  * protocol era: the SDK's serving entries speak the era, not the handlers.
+ *
+ * What a provider asks the user during a call (M9) goes to the client that made the call,
+ * when that client declared the elicitation capability for the request's mode; otherwise
+ * it is declined for the host, unasked. A 2025-era client is sent `elicitation/create`
+ * while its call runs; a 2026-07-28 client gets `input_required` and the call waits for
+ * its retry ({@link ParkedCalls}). The runtime checks, journals and bounds each answer.
  */
 export function createToolServer(sdk: McpSdk, catalog: ServedCatalog, host: ToolServerHost) {
-  const server = new sdk.Server(MCP_SERVER_INFO, { capabilities: { tools: { listChanged: true }, logging: {} } });
+  const server = new sdk.Server(MCP_SERVER_INFO, {
+    capabilities: { tools: { listChanged: true }, logging: {} },
+    // A 2025-era call asks its client itself while it runs (`elicitInput`): an input_required
+    // answer there would be a fault of this server, and must not be replayed by the SDK.
+    inputRequired: { legacyShim: false },
+    requestState: {
+      verify: (state, context) => {
+        if (host.parked === undefined) throw new Error("no call of this server waits for input");
+        return host.parked.verify(state, context);
+      },
+    },
+  });
   const listChanged = host.listChanged ?? (() => void server.sendToolListChanged().catch(() => undefined));
   server.setRequestHandler("tools/list", () => ({ tools: catalog.listing as never }));
   server.setRequestHandler("tools/call", async (request, context) => {
@@ -49,37 +78,124 @@ export function createToolServer(sdk: McpSdk, catalog: ServedCatalog, host: Tool
       };
     }
     if (host.stopping.aborted) return stoppingResult();
-    const log = (level: "debug" | "info" | "warning", text: string) => void context.mcpReq.log(level, text, LOGGER).catch(() => undefined);
-    const token = context.mcpReq._meta?.progressToken;
-    // Sent notifications are awaited before the result: a client stops listening for a token once the call is answered.
-    const sent: Promise<void>[] = [];
-    const onProgress =
-      token === undefined
-        ? undefined
-        : progressForwarder(
-            (params) =>
-              void sent.push(context.mcpReq.notify({ method: "notifications/progress", params: { progressToken: token, ...params } }).catch(() => undefined)),
-          );
+    const log: Log = (level, text) => void context.mcpReq.log(level, text, LOGGER).catch(() => undefined);
+    const progress = progressTo(context);
+    const args = (request.params.arguments ?? {}) as JsonValue;
     host.calls?.begin();
     try {
+      if (modernEra(server.getNegotiatedProtocolVersion())) return (await roundOf(tool, args, context, log, progress)) as never;
       log("debug", `${tool.qualifiedName}: call requested`);
       const session = await host.session();
-      const call = session.callTool(tool.qualifiedName, (request.params.arguments ?? {}) as JsonValue, {
+      const client = { capabilities: server.getClientCapabilities(), name: clientName(server.getClientVersion()?.name) };
+      const call = session.callTool(tool.qualifiedName, args, {
         signal: context.mcpReq.signal,
-        ...(onProgress ? { onProgress } : {}),
+        onElicitation: legacyClientElicitor(context, client),
+        ...(progress.onProgress ? { onProgress: progress.onProgress } : {}),
       });
       const report = await untilStopping(call, host.stopping);
       if (report === undefined) return stoppingResult();
-      logCourse(log, tool.qualifiedName, report);
-      const images = await session.releaseImages(report.images, { signal: context.mcpReq.signal });
-      if (catalog.follow(session)) listChanged();
-      await Promise.all(sent);
-      return servedResult(tool, report, images) as never;
+      return (await answer(tool, session, report, context, log, progress.sent)) as never;
     } finally {
       host.calls?.end();
     }
   });
+
+  /**
+   * One round of a 2026-07-28 client's call: the first request starts the call, a retry
+   * (its `requestState` already verified) answers what the call asked. Either waits for
+   * the call's result, or for what it asks next, answered `input_required`.
+   */
+  async function roundOf(tool: ResolvedTool, args: JsonValue, context: ServerContext, log: Log, progress: Progress) {
+    const parked = host.parked;
+    const envelope = context.mcpReq.envelope as Record<string, unknown> | undefined;
+    const capabilities = envelope?.[sdk.CLIENT_CAPABILITIES_META_KEY] as ClientCapabilities | undefined;
+    const state = context.mcpReq.requestState<ParkedState>();
+    let call: ParkedCall | undefined;
+    if (state !== undefined && parked !== undefined) {
+      const who = clientName((envelope?.[sdk.CLIENT_INFO_META_KEY] as { name?: unknown } | undefined)?.name);
+      const { inputResponses } = context.mcpReq;
+      call = parked.resume(state, tool.qualifiedName, (ask) => {
+        const view = sdk.inputResponse(inputResponses, inputKey(ask));
+        return view.kind === "elicit" ? clientAnswer(view, who) : declined("the MCP client's retry carried no answer to the request for input");
+      });
+      if (call === undefined) throw new sdk.ProtocolError(-32602, "Invalid or expired requestState", { reason: "invalid_request_state" });
+    } else {
+      log("debug", `${tool.qualifiedName}: call requested`);
+      const session = await host.session();
+      if (parked === undefined) {
+        const report = await untilStopping(session.callTool(tool.qualifiedName, args, { signal: context.mcpReq.signal }), host.stopping);
+        return report === undefined ? stoppingResult() : answer(tool, session, report, context, log, progress.sent);
+      }
+      call = parked.start(session, tool.qualifiedName, args);
+    }
+    for (;;) {
+      const turn = await call.next(context.mcpReq.signal, host.stopping, progress.onProgress);
+      if (turn.kind === "stopping") return stoppingResult();
+      if (turn.kind === "settled") return answer(tool, call.session, await turn.report, context, log, progress.sent);
+      const inputRequests: Record<string, InputRequest> = {};
+      const asked = turn.asks.filter((ask) => {
+        const entry = declares(capabilities, ask.request.mode) ? inputRequestOf(sdk, ask.request) : notDeclared(ask.request.mode);
+        if ("action" in entry) ask.answer(entry);
+        else inputRequests[inputKey(ask)] = entry;
+        return !("action" in entry);
+      });
+      const live = call.park(asked);
+      if (live.length === 0) continue;
+      const requestState = await parked!.seal(call, live, context);
+      await Promise.all(progress.sent);
+      return sdk.inputRequired({ inputRequests: Object.fromEntries(live.map((ask) => [inputKey(ask), inputRequests[inputKey(ask)]!])), requestState });
+    }
+  }
+
+  /** The served result of a call that ended: its course to the client's log, its images after their recheck. */
+  async function answer(tool: ResolvedTool, session: Session, report: CallReport, context: ServerContext, log: Log, sent: Promise<void>[]) {
+    logCourse(log, tool.qualifiedName, report);
+    const images = await session.releaseImages(report.images, { signal: context.mcpReq.signal });
+    if (catalog.follow(session)) listChanged();
+    await Promise.all(sent);
+    return servedResult(tool, report, images);
+  }
   return server;
+}
+
+/** The key of a request for input in `inputRequests` and the retry's `inputResponses`. */
+function inputKey(ask: Ask): string {
+  return `elicitation-${ask.number}`;
+}
+
+/** A request for input as the client is asked it, or the decline of one the SDK cannot put into the protocol. */
+function inputRequestOf(sdk: McpSdk, request: ElicitationRequest): InputRequest | ElicitationAnswer {
+  try {
+    if (request.mode === "url") return sdk.inputRequired.elicitUrl({ message: request.message, url: request.url ?? "" });
+    return sdk.inputRequired.elicit({ message: request.message, requestedSchema: (request.requestedSchema ?? {}) as never });
+  } catch (error) {
+    return declined(`the request for input cannot be put to the MCP client (${error instanceof Error ? error.message : String(error)})`);
+  }
+}
+
+/** Whether a server instance serves the 2026-07-28 revision (or a later one): the 2025 revisions have no `input_required`. */
+function modernEra(version: string | undefined): boolean {
+  return version !== undefined && version >= "2026-07-28";
+}
+
+/** The progress of one request: a listener when the client asked for it (a `progressToken`), and the notifications sent. */
+interface Progress {
+  readonly onProgress: ((event: ProgressEvent) => void) | undefined;
+  /** Awaited before the answer: a client stops listening for a token once its request is answered. */
+  readonly sent: Promise<void>[];
+}
+
+function progressTo(context: ServerContext): Progress {
+  const token = context.mcpReq._meta?.progressToken;
+  const sent: Promise<void>[] = [];
+  const onProgress =
+    token === undefined
+      ? undefined
+      : progressForwarder(
+          (params) =>
+            void sent.push(context.mcpReq.notify({ method: "notifications/progress", params: { progressToken: token, ...params } }).catch(() => undefined)),
+        );
+  return { onProgress, sent };
 }
 
 /** The answer to a call the server's stop overtook: the call itself is cancelled and journaled as the session closes. */
@@ -115,7 +231,7 @@ function untilStopping(call: Promise<CallReport>, stopping: AbortSignal): Promis
 }
 
 /** What the client's log is told of a call that ended: its approval, then its outcome. */
-function logCourse(log: (level: "debug" | "info" | "warning", text: string) => void, qualifiedName: string, report: CallReport): void {
+function logCourse(log: Log, qualifiedName: string, report: CallReport): void {
   const { approval } = report;
   if (approval !== undefined) {
     const who = approval.who === undefined ? "" : ` (${approval.who})`;

@@ -11,6 +11,8 @@ export interface RuntimeNeeds {
   readonly approver?: Approver;
   /** Answers what MCP providers ask the user mid-call; set, providers are told they may ask. */
   readonly elicitor?: Elicitor;
+  /** How long a provider's request for input waits for the elicitor (the bridge's default: 10 minutes). */
+  readonly elicitationTimeoutMs?: number;
   /** A person is at the terminal: a provider that asks for more scopes mid-call gets the authorization step there. */
   readonly authorizeDuringCalls?: boolean;
   /** `--script FILE` of `run`/`serve`: steps of the scripted model. */
@@ -37,6 +39,7 @@ export async function openRuntime(context: CommandContext, needs: RuntimeNeeds):
     mcp: {
       ...(context.sandbox ? { sandbox: context.sandbox } : {}),
       onProviderStart: providerProgress((text) => context.terminal.note(text)),
+      ...(needs.elicitationTimeoutMs === undefined ? {} : { elicitationTimeoutMs: needs.elicitationTimeoutMs }),
       // Tokens `auth login` obtained. With a person at the terminal, the authorization step runs there when a provider
       // needs it (more scopes mid-call, or no token yet); without one a provider needing it is unavailable, with a hint.
       authorization: (await mcpAuthorization(context, needs.authorizeDuringCalls === true ? "during calls" : false)).options,
