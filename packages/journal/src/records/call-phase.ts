@@ -1,23 +1,14 @@
 import { describeCell } from "../store/damage.js";
 import { jsonString } from "./encode.js";
-import type { ApprovalDecider } from "./records.js";
+import { type ApprovalDecider, RECORD_KINDS, type RecordKind } from "./records.js";
 
 /** Where a call stands in its state machine (A3). */
 export type CallPhase = "requested" | "approved" | "denied" | "started" | "finished";
 
-/** A record kind that moves a call along. */
-export type CallStep =
-  "call_requested" | "approval_decided" | "call_started" | "call_progress" | "call_elicitation_asked" | "call_elicitation_answered" | "call_finished";
+/** A record kind that moves a call along: every kind of a call's records. */
+export type CallStep = Extract<RecordKind, `call_${string}` | "approval_decided">;
 
-const STEPS: ReadonlySet<unknown> = new Set<CallStep>([
-  "call_requested",
-  "approval_decided",
-  "call_started",
-  "call_progress",
-  "call_elicitation_asked",
-  "call_elicitation_answered",
-  "call_finished",
-]);
+const STEPS: ReadonlySet<unknown> = new Set(RECORD_KINDS.filter((kind) => kind.startsWith("call_") || kind === "approval_decided"));
 
 /** How an open call is kept in its session's head row: `[phase, decidedBy?]`. */
 export type OpenCallEntry = readonly [phase: CallPhase, decidedBy?: ApprovalDecider];
