@@ -30,6 +30,7 @@ const ALLOWED: Record<string, readonly string[]> = {
     "@openworker/mcp-bridge",
     "@openworker/sandbox",
     "@openworker/journal",
+    "@openworker/journal-postgres",
     "@openworker/tools-sdk",
   ],
   // Optional telemetry beside the runtime: it reads the runtime's events, and the runtime

@@ -3,7 +3,7 @@ import path from "node:path";
 import { argumentsDigest, type JournalRecord } from "@openworker/journal";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PostgresJournal } from "../src/index.js";
-import { startPostgres, type PostgresServer } from "./postgres-server.js";
+import { startPostgres, type PostgresServer } from "../src/testing/postgres-server.js";
 
 const CHILD = path.join(import.meta.dirname, "fixtures", "host-child.mjs");
 

@@ -4,7 +4,7 @@ import { canonicalJson, OpenWorkerError } from "@openworker/tools-sdk";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { JOURNAL_POSTGRES_ERRORS, PostgresJournal, redactConnectionString } from "../src/index.js";
-import { startPostgres, type PostgresServer } from "./postgres-server.js";
+import { startPostgres, type PostgresServer } from "../src/testing/postgres-server.js";
 
 let server: PostgresServer;
 beforeAll(async () => {

@@ -5,7 +5,16 @@ import os from "node:os";
 import path from "node:path";
 import pg from "pg";
 
-/** A PostgreSQL server of its own for a test file: `initdb` into a temporary folder, listening on 127.0.0.1 at a free port. */
+/**
+ * A PostgreSQL server of a test's own: `initdb` into a temporary folder, listening on 127.0.0.1 at a free port (`fsync` off: the server
+ * is thrown away).
+ * @example
+ * ```ts
+ * const server = await startPostgres();
+ * const journal = await PostgresJournal.open({ connectionString: await server.database("test") });
+ * await server.stop();
+ * ```
+ */
 export interface PostgresServer {
   readonly url: string;
   /** A connection string for a fresh database on the server. */
@@ -40,6 +49,10 @@ function freePort(): Promise<number> {
   });
 }
 
+/**
+ * Starts the server. Run as root, initdb and postgres run as the `postgres` user. Missing binaries (`pg_config --bindir`,
+ * `/usr/lib/postgresql/<version>/bin`) throw: install PostgreSQL.
+ */
 export async function startPostgres(): Promise<PostgresServer> {
   const bin = binaries();
   const dir = mkdtempSync(path.join(os.tmpdir(), "ow-pg-"));
