@@ -6,8 +6,8 @@ import path from "node:path";
 import pg from "pg";
 
 /**
- * A PostgreSQL server of a test's own: `initdb` into a temporary folder, listening on 127.0.0.1 at a free port (`fsync` off: the server
- * is thrown away).
+ * A PostgreSQL server of a test's own: `initdb` into a temporary folder, listening on 127.0.0.1 at a free port. `fsync` is off unless
+ * `startPostgres({ fsync: true })` asks for it (a benchmark's figures): the server is thrown away.
  * @example
  * ```ts
  * const server = await startPostgres();
@@ -53,7 +53,7 @@ function freePort(): Promise<number> {
  * Starts the server. Run as root, initdb and postgres run as the `postgres` user. Missing binaries (`pg_config --bindir`,
  * `/usr/lib/postgresql/<version>/bin`) throw: install PostgreSQL.
  */
-export async function startPostgres(): Promise<PostgresServer> {
+export async function startPostgres(options: { readonly fsync?: boolean } = {}): Promise<PostgresServer> {
   const bin = binaries();
   const dir = mkdtempSync(path.join(os.tmpdir(), "ow-pg-"));
   const data = path.join(dir, "data");
@@ -70,7 +70,20 @@ export async function startPostgres(): Promise<PostgresServer> {
   const [initdb, initArgs] = run("initdb", ["-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync"]);
   execFileSync(initdb, initArgs, { stdio: "pipe" });
   const port = await freePort();
-  const [postgres, args] = run("postgres", ["-D", data, "-k", dir, "-h", "127.0.0.1", "-p", String(port), "-c", "fsync=off", "-c", "max_connections=60"]);
+  const [postgres, args] = run("postgres", [
+    "-D",
+    data,
+    "-k",
+    dir,
+    "-h",
+    "127.0.0.1",
+    "-p",
+    String(port),
+    "-c",
+    `fsync=${options.fsync === true ? "on" : "off"}`,
+    "-c",
+    "max_connections=60",
+  ]);
   const server: ChildProcess = spawn(postgres, args, { stdio: ["ignore", "ignore", "pipe"] });
   let log = "";
   server.stderr!.on("data", (chunk: Buffer) => (log += chunk.toString()));
