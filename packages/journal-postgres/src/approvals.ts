@@ -1,6 +1,6 @@
 import { JOURNAL_ERRORS, type ApprovalFilter, type ApprovalGrant, type ApprovalKey, type ApprovalRecord } from "@openworker/journal";
 import { journalError } from "@openworker/journal/internal/store";
-import type pg from "pg";
+import type { ReadConnection } from "./connection.js";
 
 interface ApprovalRow {
   execution_identity: string;
@@ -24,12 +24,12 @@ const MATCHING = "($1::text IS NULL OR execution_identity = $1) AND ($2::text IS
  * both consume it.
  */
 export class SharedApprovals {
-  constructor(private readonly pool: pg.Pool) {}
+  constructor(private readonly connection: ReadConnection) {}
 
   async find(key: ApprovalKey): Promise<ApprovalRecord | undefined> {
     const checked = checkKey("findApproval", key);
     const digests = key.argsDigest === undefined ? [ANY_ARGUMENTS] : [ANY_ARGUMENTS, key.argsDigest];
-    const found = await this.pool.query<ApprovalRow>(
+    const found = await this.connection.query<ApprovalRow>(
       `SELECT * FROM approvals WHERE ${KEY} AND args_digest = ANY($4::text[]) ORDER BY args_digest = '' DESC LIMIT 1`,
       [...checked, digests],
     );
@@ -39,7 +39,7 @@ export class SharedApprovals {
     const checked = checkKey("consumeApproval", key);
     const session = await this.find({ executionIdentity: checked[0], qualifiedName: checked[1], schemaFingerprint: checked[2] });
     if (session !== undefined || key.argsDigest === undefined || key.argsDigest === ANY_ARGUMENTS) return session;
-    const used = await this.pool.query<ApprovalRow>(`DELETE FROM approvals WHERE ${KEY} AND args_digest = $4 AND scope = 'once' RETURNING *`, [
+    const used = await this.connection.query<ApprovalRow>(`DELETE FROM approvals WHERE ${KEY} AND args_digest = $4 AND scope = 'once' RETURNING *`, [
       ...checked,
       key.argsDigest,
     ]);
@@ -56,7 +56,7 @@ export class SharedApprovals {
         field: "argsDigest",
       });
     const digest = scope === "once" ? text(site, "argsDigest", key.argsDigest) : ANY_ARGUMENTS;
-    await this.pool.query(
+    await this.connection.query(
       `INSERT INTO approvals (execution_identity, qualified_name, schema_fingerprint, args_digest, scope, decided_by, who, decided_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
          ON CONFLICT (execution_identity, qualified_name, schema_fingerprint, args_digest)
@@ -65,11 +65,14 @@ export class SharedApprovals {
     );
   }
   async list(filter: ApprovalFilter): Promise<ApprovalRecord[]> {
-    const found = await this.pool.query<ApprovalRow>(`SELECT * FROM approvals WHERE ${MATCHING} ORDER BY decided_at, qualified_name`, filterValues(filter));
+    const found = await this.connection.query<ApprovalRow>(
+      `SELECT * FROM approvals WHERE ${MATCHING} ORDER BY decided_at, qualified_name`,
+      filterValues(filter),
+    );
     return found.rows.map(toRecord);
   }
   async revoke(filter: ApprovalFilter): Promise<number> {
-    const removed = await this.pool.query(`DELETE FROM approvals WHERE ${MATCHING}`, filterValues(filter));
+    const removed = await this.connection.query(`DELETE FROM approvals WHERE ${MATCHING}`, filterValues(filter));
     return removed.rowCount ?? 0;
   }
 }

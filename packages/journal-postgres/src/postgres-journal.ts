@@ -16,9 +16,9 @@ import {
   type VerifyReport,
 } from "@openworker/journal";
 import { JournalEngine, journalError, type RecordWriter } from "@openworker/journal/internal/store";
-import pg from "pg";
+import type pg from "pg";
 import { SharedApprovals } from "./approvals.js";
-import { clientConfig, connect, redactConnectionString } from "./connection.js";
+import { connect, ReadConnection, redactConnectionString } from "./connection.js";
 import { JOURNAL_POSTGRES_ERRORS, postgresError } from "./errors.js";
 import { PostgresStore } from "./postgres-store.js";
 import { PostgresReads } from "./reads.js";
@@ -85,7 +85,7 @@ export class PostgresJournal {
   private constructor(
     /** The connection string without its password: how messages name this journal. */
     readonly journal: string,
-    private readonly pool: pg.Pool,
+    private readonly connection: ReadConnection,
     private readonly reads: PostgresReads,
     private readonly shared: SharedApprovals,
     private readonly writer: { store: PostgresStore; engine: JournalEngine; client: pg.Client; leaseMs: number } | undefined,
@@ -138,16 +138,15 @@ export class PostgresJournal {
       });
     const readonly = options.readonly === true;
     const client = await connect(connectionString, schema);
-    let pool: pg.Pool | undefined;
+    let connection: ReadConnection | undefined;
     try {
       await ensureSchema(client, schema, journal, !readonly);
-      pool = new pg.Pool({ ...clientConfig(connectionString, schema), max: 4 });
-      pool.on("error", () => undefined);
-      const reads = new PostgresReads(pool);
-      const shared = new SharedApprovals(pool);
+      connection = new ReadConnection(await connect(connectionString, schema));
+      const reads = new PostgresReads(connection);
+      const shared = new SharedApprovals(connection);
       if (readonly) {
         await client.end();
-        return new PostgresJournal(journal, pool, reads, shared, undefined, { sessions: [], recovered: [], warnings: [] });
+        return new PostgresJournal(journal, connection, reads, shared, undefined, { sessions: [], recovered: [], warnings: [] });
       }
       const hostId = randomUUID();
       const registered = await client.query<{ host_no: number }>(
@@ -158,10 +157,10 @@ export class PostgresJournal {
       const engine = new JournalEngine(store, journal);
       const writer = { store, engine, client, leaseMs };
       const found = await recoverDeadHosts(writer);
-      return new PostgresJournal(journal, pool, reads, shared, writer, found);
+      return new PostgresJournal(journal, connection, reads, shared, writer, found);
     } catch (error) {
       await client.end().catch(() => undefined);
-      await pool?.end().catch(() => undefined);
+      await connection?.end().catch(() => undefined);
       throw error;
     }
   }
@@ -190,7 +189,7 @@ export class PostgresJournal {
       }
     } finally {
       await this.writer?.client.end().catch(() => undefined);
-      await this.pool.end().catch(() => undefined);
+      await this.connection.end().catch(() => undefined);
     }
   }
   /** A session-scope approval for the key, else a `once` approval for its exact `argsDigest`, from the table every host shares (M3). */

@@ -10,7 +10,7 @@ import {
   type VerifiedSessionRow,
 } from "@openworker/journal/internal/store";
 import { canonicalJson } from "@openworker/tools-sdk";
-import type pg from "pg";
+import type { ReadConnection } from "./connection.js";
 
 const SUMMARY_COLUMNS = `s.ref, s.session_id, s.execution_identity, s.workspace, s.bundle_dir, s.opened_at, s.closed_at, s.final_seq, s.final_hash,
   s.final_frame, s.final_calls, l.head_frame, l.seq, l.hash, l.calls, l.open_calls FROM sessions s LEFT JOIN live_sessions l ON l.ref = s.ref`;
@@ -25,14 +25,14 @@ interface StoredRecord {
 
 /** The query side on PostgreSQL: the SQLite journal's summaries, records, export and `verify()`, each read in one snapshot. */
 export class PostgresReads {
-  constructor(private readonly pool: pg.Pool) {}
+  constructor(private readonly connection: ReadConnection) {}
 
   async sessions(): Promise<SessionSummary[]> {
-    const rows = await this.pool.query<SessionRow>(`SELECT ${SUMMARY_COLUMNS} ORDER BY s.opened_at, s.ref`);
+    const rows = await this.connection.query<SessionRow>(`SELECT ${SUMMARY_COLUMNS} ORDER BY s.opened_at, s.ref`);
     return rows.rows.map(toSession);
   }
   async session(sessionId: string): Promise<SessionSummary | undefined> {
-    const rows = await this.pool.query<SessionRow>(`SELECT ${SUMMARY_COLUMNS} WHERE s.session_id = $1`, [sessionId]);
+    const rows = await this.connection.query<SessionRow>(`SELECT ${SUMMARY_COLUMNS} WHERE s.session_id = $1`, [sessionId]);
     return rows.rows[0] === undefined ? undefined : toSession(rows.rows[0]);
   }
   async records(sessionId: string): Promise<JournalRecord[]> {
@@ -50,7 +50,7 @@ export class PostgresReads {
   }
   /** Every chain (or one session's), checked as the SQLite journal's `verify()` checks them, in one repeatable-read snapshot. */
   async verify(sessionId?: string): Promise<VerifyReport> {
-    return this.snapshot(async (client) => {
+    return this.connection.snapshot(async (client) => {
       const where = sessionId === undefined ? "" : "WHERE s.session_id = $1";
       const rows = await client.query<VerifiedSessionRow>(`SELECT ${SUMMARY_COLUMNS} ${where} ORDER BY s.ref`, sessionId === undefined ? [] : [sessionId]);
       let records = 0;
@@ -86,7 +86,7 @@ export class PostgresReads {
     });
   }
   private async stored(sessionId: string): Promise<StoredRecord[]> {
-    return this.snapshot(async (client) => {
+    return this.connection.snapshot(async (client) => {
       const frames = await client.query<{ first_seq: number; body: string }>(
         "SELECT f.first_seq, f.body FROM frames f JOIN sessions s ON s.ref = f.session_ref WHERE s.session_id = $1 ORDER BY f.first_seq",
         [sessionId],
@@ -106,19 +106,5 @@ export class PostgresReads {
       }
       return out;
     });
-  }
-  private async snapshot<T>(read: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
-    try {
-      await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
-      const result = await read(client);
-      await client.query("COMMIT");
-      return result;
-    } catch (error) {
-      await client.query("ROLLBACK").catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
-    }
   }
 }
