@@ -10,6 +10,8 @@ const ALLOWED: Record<string, readonly string[]> = {
   "@openworker/bundle-resolver": ["@openworker/registry", "@openworker/tools-sdk"],
   "@openworker/mcp-bridge": ["@openworker/registry", "@openworker/tools-sdk"],
   "@openworker/journal": ["@openworker/tools-sdk"],
+  // The journal's store on PostgreSQL: an adapter of the journal's store seam. Runtime and registry are for its tests.
+  "@openworker/journal-postgres": ["@openworker/journal", "@openworker/tools-sdk", "@openworker/runtime", "@openworker/registry"],
   // The ready sandbox launcher: it implements the bridge's SandboxLauncher contract.
   "@openworker/sandbox": ["@openworker/mcp-bridge", "@openworker/registry", "@openworker/tools-sdk"],
   "@openworker/runtime": ["@openworker/bundle-resolver", "@openworker/registry", "@openworker/mcp-bridge", "@openworker/journal", "@openworker/tools-sdk"],
@@ -28,6 +30,7 @@ const ALLOWED: Record<string, readonly string[]> = {
     "@openworker/mcp-bridge",
     "@openworker/sandbox",
     "@openworker/journal",
+    "@openworker/journal-postgres",
     "@openworker/tools-sdk",
   ],
   // Optional telemetry beside the runtime: it reads the runtime's events, and the runtime

@@ -118,7 +118,7 @@ describe("changeset version", () => {
     }
   });
 
-  it("a sample patch of the journal patches it and its internal dependents (runtime and what depends on it) with 'Updated dependencies', and nothing else", async () => {
+  it("a sample patch of the journal patches it and its internal dependents (journal-postgres, runtime and what depends on them) with 'Updated dependencies', and nothing else", async () => {
     await run("git", [...git, "add", "-A", "packages", ".changeset"], { cwd: clone, env: childEnv() });
     await run("git", [...git, "commit", "--quiet", "-m", "release"], { cwd: clone, env: childEnv() });
     writeFileSync(
@@ -131,6 +131,7 @@ describe("changeset version", () => {
     expect(after.versions).toEqual({
       ...v,
       "@openworker/journal": patchOf(v["@openworker/journal"]!),
+      "@openworker/journal-postgres": patchOf(v["@openworker/journal-postgres"]!),
       "@openworker/runtime": patchOf(v["@openworker/runtime"]!),
       "@openworker/cli": patchOf(v["@openworker/cli"]!),
       "@openworker/harness-client": patchOf(v["@openworker/harness-client"]!),

@@ -112,6 +112,7 @@ describe("packaging", () => {
       "@openworker/cli",
       "@openworker/harness-client",
       "@openworker/journal",
+      "@openworker/journal-postgres",
       "@openworker/mcp-bridge",
       "@openworker/model-ai-sdk",
       "@openworker/model-openai",

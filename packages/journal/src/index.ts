@@ -18,6 +18,7 @@ export type {
   TurnPreparedInput,
 } from "./records/inputs.js";
 export { Journal, type Durability, type JournalOptions } from "./journal.js";
+export type { SessionJournal } from "./session-journal.js";
 export type { CallSummary, ElicitationSummary, SessionSummary } from "./read/reader.js";
 export {
   CALL_OUTCOMES,

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import path from "node:path";
 import { loadBundle, type Bundle } from "@openworker/bundle-resolver";
-import { hostExecutableDigest, Journal, type Durability } from "@openworker/journal";
+import { hostExecutableDigest, Journal, type Durability, type SessionJournal } from "@openworker/journal";
 import { McpBridge, type McpBridgeOptions, type McpInventoryRequest, type McpProviderLog, type McpToolInventory } from "@openworker/mcp-bridge";
 import type { ToolRegistry } from "@openworker/registry";
 import { OpenWorkerError } from "@openworker/tools-sdk";
@@ -15,15 +15,17 @@ import { sessionIdentity } from "./session/identity.js";
 import { Session } from "./session/session.js";
 import { MODEL_CONTEXT_BUDGET_MS } from "./turn/facts.js";
 
-/** How a runtime is opened. Every field has a default. */
-export interface RuntimeOptions {
+/** How a runtime is opened. Every field has a default. `J`: the journal's type, when an open one is handed over. */
+export interface RuntimeOptions<J extends SessionJournal = Journal> {
   /** Default workspace of sessions. Default: `process.cwd()`. */
   readonly workspace?: string;
   /**
-   * An open journal, or where to open one. Default: `<workspace>/.openworker/journal.db`,
-   * grouped durability (see the journal's README).
+   * An open journal (the SQLite `Journal`, or another store's, such as a fleet's
+   * `PostgresJournal`), or where to open a SQLite one. Default:
+   * `<workspace>/.openworker/journal.db`, grouped durability (see the journal's README).
+   * A journal handed over is the host's to close.
    */
-  readonly journal?: Journal | { readonly path: string; readonly durability?: Durability };
+  readonly journal?: J | { readonly path: string; readonly durability?: Durability };
   /** Model providers; the first is the default. */
   readonly models?: readonly ModelProvider[];
   /** Asks a person. Without one, tools whose policy says `ask` are denied (fail closed). */
@@ -99,10 +101,11 @@ export interface ModelCatalogEntry extends ModelCatalogRow {
  * await runtime.close();
  * ```
  */
-export class Runtime {
+export class Runtime<J extends SessionJournal = Journal> {
   readonly registry: ToolRegistry;
-  readonly journal: Journal;
-  readonly #options: RuntimeOptions;
+  /** The journal sessions are written to: the SQLite `Journal` the runtime opened, or the one handed over (its type). */
+  readonly journal: J;
+  readonly #options: RuntimeOptions<J>;
   readonly #ownsJournal: boolean;
   readonly #bridge: McpBridge;
   readonly #redactor: Redactor;
@@ -114,9 +117,9 @@ export class Runtime {
 
   private constructor(
     registry: ToolRegistry,
-    journal: Journal,
+    journal: J,
     ownsJournal: boolean,
-    options: RuntimeOptions,
+    options: RuntimeOptions<J>,
     bridge: McpBridge,
     redactor: Redactor,
     hubs: Map<string, EventHub>,
@@ -132,9 +135,12 @@ export class Runtime {
 
   /**
    * Opens a runtime on a registry. The registry is frozen from now on (N8): a later
-   * registration fails. Opens (and recovers) the journal (A3).
+   * registration fails. Opens (and recovers) the journal (A3), or writes to the open one
+   * handed over (`runtime.journal` then has its type).
    */
-  static async openWithRegistry(registry: ToolRegistry, options: RuntimeOptions = {}): Promise<Runtime> {
+  static async openWithRegistry<J extends SessionJournal>(registry: ToolRegistry, options: RuntimeOptions<J> & { readonly journal: J }): Promise<Runtime<J>>;
+  static async openWithRegistry(registry: ToolRegistry, options?: RuntimeOptions): Promise<Runtime>;
+  static async openWithRegistry<J extends SessionJournal>(registry: ToolRegistry, options: RuntimeOptions<J> = {}): Promise<Runtime<J>> {
     const workspace = path.resolve(options.workspace ?? process.cwd());
     // Everything that can refuse the options is checked and built before the journal opens
     // and the registry freezes: a refused option leaves no journal locked and no registry
@@ -169,15 +175,16 @@ export class Runtime {
     const given = options.journal;
     // Opened before the registry freezes: a journal that cannot open (locked, unreadable)
     // leaves the host's registry as it was, to fix and try again.
-    const journal =
-      given instanceof Journal
-        ? given
-        : Journal.open({
-            path: given?.path ?? path.join(workspace, ".openworker", "journal.db"),
-            durability: given?.durability ?? "grouped",
-          });
+    const open = isOpenJournal(given);
+    // Without a journal handed over, J is its default, the SQLite Journal opened here.
+    const journal = open
+      ? given
+      : (Journal.open({
+          path: given?.path ?? path.join(workspace, ".openworker", "journal.db"),
+          durability: given?.durability ?? "grouped",
+        }) as unknown as J);
     registry.freeze();
-    return new Runtime(registry, journal, !(given instanceof Journal), { ...options, workspace, approvalTimeoutMs }, bridge, redactor, hubs);
+    return new Runtime(registry, journal, !open, { ...options, workspace, approvalTimeoutMs }, bridge, redactor, hubs);
   }
 
   /** Opens a session on a bundle: loads it, computes and journals its execution identity (A2). */
@@ -308,14 +315,14 @@ export class Runtime {
     } catch (error) {
       if (this.#ownsJournal) {
         try {
-          this.journal.close();
+          await this.journal.close();
         } catch {
           // The same failure, met again by close's own commit: the flush's error stands.
         }
       }
       throw error;
     }
-    if (this.#ownsJournal) this.journal.close();
+    if (this.#ownsJournal) await this.journal.close();
   }
 
   #assertOpen(): void {
@@ -486,4 +493,9 @@ function modelSecrets(providers: readonly ModelProvider[]): string[] {
     for (const secret of listed) if (typeof secret === "string" && secret !== "") secrets.push(secret);
   }
   return secrets;
+}
+
+/** An open journal (any store's) rather than where to open a SQLite one: it has the record methods. */
+function isOpenJournal<J extends SessionJournal>(given: RuntimeOptions<J>["journal"]): given is J {
+  return given instanceof Journal || (typeof given === "object" && given !== null && typeof (given as { callStarted?: unknown }).callStarted === "function");
 }

@@ -25,6 +25,8 @@ export interface GlobalOptions {
   readonly workspace: string;
   /** Absolute journal path (`--journal`, default `<workspace>/.openworker/journal.db`). */
   readonly journalPath: string;
+  /** `--journal postgres://…`: a PostgreSQL journal, which the journal commands read (`journalPath` is then the default path, unused). */
+  readonly journalUrl: string | undefined;
   /** `--servers servers.json`, loaded into the registry before the runtime freezes it. */
   readonly servers: string | undefined;
   readonly provider: ModelProviderName | undefined;
@@ -78,7 +80,11 @@ export interface CommandSpec {
 /** The options every command accepts. */
 export const GLOBAL_OPTIONS: Readonly<Record<string, OptionSpec>> = Object.freeze({
   workspace: { type: "string", value: "DIR", description: "workspace of sessions (default: the current folder)" },
-  journal: { type: "string", value: "PATH", description: "journal file (default: <workspace>/.openworker/journal.db)" },
+  journal: {
+    type: "string",
+    value: "PATH",
+    description: "journal file (default: <workspace>/.openworker/journal.db), or a postgres:// URL for the journal commands",
+  },
   servers: { type: "string", value: "FILE", description: "servers.json registering more MCP providers (stdio or local streamable_http)" },
   provider: {
     type: "string",
@@ -115,9 +121,12 @@ export function globalOptions(values: Readonly<Record<string, string | boolean |
     throw usageError(`--provider must be one of ${MODEL_PROVIDER_NAMES.map((name) => `"${name}"`).join(", ")}, got ${JSON.stringify(provider)}`);
   }
   const baseUrl = text("base-url");
+  const journal = text("journal");
+  const journalUrl = journal !== undefined && /^postgres(ql)?:\/\//i.test(journal) ? journal : undefined;
   return {
     workspace,
-    journalPath: path.resolve(cwd, text("journal") ?? path.join(workspace, ".openworker", "journal.db")),
+    journalPath: path.resolve(cwd, journalUrl === undefined && journal !== undefined ? journal : path.join(workspace, ".openworker", "journal.db")),
+    journalUrl,
     servers: text("servers") === undefined ? undefined : path.resolve(cwd, text("servers")!),
     provider: provider ?? (baseUrl !== undefined ? "openai" : undefined),
     baseUrl,

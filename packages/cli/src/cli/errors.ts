@@ -167,6 +167,7 @@ const HINTS: readonly (readonly [prefix: string, hint: string])[] = [
   ],
   ["JOURNAL_SESSION_EXISTS", "pick another --session-id, or leave it out for a fresh random one"],
   ["JOURNAL_NOT_FOUND", "check --journal PATH (default <workspace>/.openworker/journal.db); `call`, `run` and `serve` create the journal"],
+  ["JOURNAL_PG_", "check --journal postgres://… (server address, credentials, database and schema); messages show it without its password"],
   ["JOURNAL_", "check --journal PATH (default <workspace>/.openworker/journal.db)"],
   ["SERVERS_FILE", "fix the servers file named in the message (see the registry README for its format)"],
   // The folder was found and read: its tools are at fault, not the --bundle path.

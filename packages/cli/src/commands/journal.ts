@@ -1,12 +1,14 @@
-import { existsSync } from "node:fs";
-import type { CallSummary, Journal } from "@openworker/journal";
+import type { CallSummary } from "@openworker/journal";
 import { OpenWorkerError } from "@openworker/tools-sdk";
 import type { CommandContext, CommandSpec } from "../cli/command.js";
 import { CLI_ERROR_CODES, EXIT_CODES, usageError } from "../cli/errors.js";
 import { clip, table } from "../cli/terminal.js";
 import { reportJournalOpening } from "../setup/runtime.js";
+import { type JournalSource, openJournalSource } from "./journal-source.js";
 
-const JOURNAL_DETAILS = "Reads the journal at --journal PATH (default <workspace>/.openworker/journal.db) read-only, beside a running writer.";
+const JOURNAL_DETAILS =
+  "Reads the journal at --journal PATH (default <workspace>/.openworker/journal.db) read-only, beside a running writer;\n" +
+  "--journal postgres://… reads a PostgreSQL journal (@openworker/journal-postgres) the same way.";
 
 /** `journal sessions`: every session the journal holds. */
 export const journalSessions: CommandSpec = {
@@ -19,7 +21,7 @@ export const journalSessions: CommandSpec = {
   details: JOURNAL_DETAILS,
   run: (context) =>
     withJournal(context, async (journal) => {
-      const sessions = journal.sessions();
+      const sessions = await journal.sessions();
       return printListing(context, sessions, ["session", "opened", "closed", "calls", "open calls", "identity"], (session) => [
         session.sessionId,
         session.openedAt,
@@ -43,10 +45,10 @@ export const journalShow: CommandSpec = {
   run: (context) =>
     withJournal(context, async (journal) => {
       const sessionId = context.positionals[0]!;
-      const session = journal.session(sessionId);
+      const session = await journal.session(sessionId);
       if (!session) throw unknownSession(sessionId);
-      const calls = journal.calls(sessionId);
-      const sandboxed = sandboxedProviders(journal, sessionId);
+      const calls = await journal.calls(sessionId);
+      const sandboxed = await sandboxedProviders(journal, sessionId);
       if (context.terminal.json) {
         context.terminal.printJson({ session, calls, ...(sandboxed === undefined ? {} : { sandboxedProviders: sandboxed }) });
         return EXIT_CODES.ok;
@@ -90,10 +92,10 @@ export const journalVerify: CommandSpec = {
   options: {},
   details: `${JOURNAL_DETAILS}\nEvery record is hashed onto its session's chain; a changed, missing or reordered record breaks it.`,
   run: (context) =>
-    withJournal(context, (journal) => {
+    withJournal(context, async (journal) => {
       const sessionId = context.positionals[0];
-      if (sessionId !== undefined && !journal.session(sessionId)) throw unknownSession(sessionId);
-      const report = journal.verify(sessionId);
+      if (sessionId !== undefined && !(await journal.session(sessionId))) throw unknownSession(sessionId);
+      const report = await journal.verify(sessionId);
       if (context.terminal.json) {
         context.terminal.printJson(report);
         return report.ok ? EXIT_CODES.ok : EXIT_CODES.failed;
@@ -123,8 +125,8 @@ export const journalExport: CommandSpec = {
   run: (context) =>
     withJournal(context, async (journal) => {
       const sessionId = context.positionals[0]!;
-      if (!journal.session(sessionId)) throw unknownSession(sessionId);
-      await context.terminal.stream(journal.exportSession(sessionId), { signal: context.signal, exact: true });
+      if (!(await journal.session(sessionId))) throw unknownSession(sessionId);
+      await context.terminal.stream(await journal.exportSession(sessionId), { signal: context.signal, exact: true });
       return EXIT_CODES.ok;
     }),
 };
@@ -145,7 +147,7 @@ export const journalApprovals: CommandSpec = {
     "until the tool's schema, catalog entry or provider changes, or it is revoked.",
   run: (context) =>
     withJournal(context, async (journal) => {
-      const approvals = journal.approvals(approvalFilter(context));
+      const approvals = await journal.approvals(approvalFilter(context));
       return printListing(context, approvals, ["tool", "scope", "decided by", "at", "identity"], (approval) => [
         approval.qualifiedName,
         approval.scope,
@@ -169,6 +171,7 @@ export const journalRevokeApprovals: CommandSpec = {
   },
   details:
     "Opens the journal at --journal PATH as its writer: stop the host that writes it first (one writer at a time).\n" +
+    "A PostgreSQL journal (--journal postgres://…) is changed for every host at once, beside running hosts.\n" +
     "The journal's records of past decisions stay; only what would answer future calls is forgotten.",
   run: async (context) => {
     const filter = approvalFilter(context);
@@ -178,17 +181,15 @@ export const journalRevokeApprovals: CommandSpec = {
     if (context.options.all === true && (filter.qualifiedName !== undefined || filter.executionIdentity !== undefined)) {
       throw usageError("journal revoke-approvals: --all forgets every approval; leave out --tool and --identity, or drop --all");
     }
-    const file = existingJournal(context);
-    const { Journal } = await import("@openworker/journal");
-    const journal = Journal.open({ path: file });
+    const journal = await openJournalSource(context, { write: true });
     try {
       // Opening as the writer recovers what a crash left: say so, as every writing command does.
       reportJournalOpening(context, journal);
-      const forgotten = journal.revokeApprovals(filter);
+      const forgotten = await journal.revokeApprovals(filter);
       context.terminal.line(`forgot ${forgotten} remembered approval(s); the next call of ${filter.qualifiedName ?? "those tools"} asks again`);
       return EXIT_CODES.ok;
     } finally {
-      journal.close();
+      await journal.close();
     }
   },
 };
@@ -209,22 +210,12 @@ function approvalFilter(context: CommandContext): { qualifiedName?: string; exec
   };
 }
 
-/** The journal file at `--journal PATH`, or `JOURNAL_NOT_FOUND` when no session created it yet. */
-function existingJournal(context: CommandContext): string {
-  const file = context.globals.journalPath;
-  if (!existsSync(file))
-    throw new OpenWorkerError(CLI_ERROR_CODES.JOURNAL_NOT_FOUND, `${file}: no journal here yet (sessions create it)`, { details: { file } });
-  return file;
-}
-
-async function withJournal(context: CommandContext, work: (journal: Journal) => number | Promise<number>): Promise<number> {
-  const file = existingJournal(context);
-  const { Journal } = await import("@openworker/journal");
-  const journal = Journal.open({ path: file, readonly: true });
+async function withJournal(context: CommandContext, work: (journal: JournalSource) => number | Promise<number>): Promise<number> {
+  const journal = await openJournalSource(context);
   try {
     return await work(journal);
   } finally {
-    journal.close();
+    await journal.close();
   }
 }
 
@@ -233,9 +224,9 @@ function unknownSession(sessionId: string): OpenWorkerError {
 }
 
 /** The placement and policy of the session's sandbox-placed providers, from its `session_opened` record (A2, A4). */
-function sandboxedProviders(journal: Journal, sessionId: string): Record<string, unknown> | undefined {
+async function sandboxedProviders(journal: JournalSource, sessionId: string): Promise<Record<string, unknown> | undefined> {
   // The session's first record; the iteration stops there.
-  for (const record of journal.records(sessionId)) {
+  for (const record of await journal.records(sessionId)) {
     if (record.kind !== "session_opened") return undefined;
     return (record as { identityInputs?: { sandboxedProviders?: Record<string, unknown> } }).identityInputs?.sandboxedProviders;
   }

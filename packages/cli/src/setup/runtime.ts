@@ -28,6 +28,8 @@ export interface RuntimeNeeds {
  * from here on (N8); `--servers` was loaded before.
  */
 export async function openRuntime(context: CommandContext, needs: RuntimeNeeds): Promise<Runtime> {
+  if (context.globals.journalUrl !== undefined)
+    throw usageError("--journal postgres://… is read by the journal commands; a session writes the embedded SQLite journal: give --journal a file PATH");
   const { models, secrets } = await modelProviders(context, needs);
   const { Runtime } = await import("@openworker/runtime");
   const runtime = await Runtime.openWithRegistry(context.registry, {
@@ -55,7 +57,7 @@ export async function openRuntime(context: CommandContext, needs: RuntimeNeeds):
  * (marked `interrupted`, never replayed, A3) and anything that contradicts the file's own
  * records (`journal.warnings`), with the command that checks the file.
  */
-export function reportJournalOpening(context: CommandContext, journal: Runtime["journal"]): void {
+export function reportJournalOpening(context: CommandContext, journal: Pick<Runtime["journal"], "recovered" | "warnings">): void {
   const { terminal, program } = context;
   for (const call of journal.recovered) {
     terminal.note(

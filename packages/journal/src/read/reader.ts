@@ -71,7 +71,7 @@ export interface ElicitationSummary {
   readonly who?: string;
 }
 
-interface SessionRow {
+export interface SessionRow {
   ref: number;
   session_id: string;
   execution_identity: string;
@@ -112,40 +112,7 @@ export class JournalReader {
     return row === undefined ? undefined : toSession(row);
   }
   calls(sessionId: string): CallSummary[] {
-    const calls = new Map<string, { summary: MutableCall; phase: CallPhase | undefined }>();
-    for (const record of this.records(sessionId)) {
-      const step = stepOf(record.kind);
-      if (step === undefined || !("callId" in record)) continue;
-      const call = calls.get(record.callId);
-      // The call-phase reducer decides which records count: one that cannot follow its call's phase changes nothing.
-      const phase = nextPhase(call?.phase, step, record.kind === "approval_decided" && record.decision === "denied");
-      if (phase === undefined) continue;
-      if (record.kind === "call_requested") {
-        const { callId, turnId, alias, qualifiedName, argsDigest, seq: requestedSeq } = record;
-        calls.set(callId, { phase, summary: { callId, sessionId, turnId, alias, qualifiedName, argsDigest, requestedSeq, started: false } });
-        continue;
-      }
-      const summary = call!.summary;
-      call!.phase = phase;
-      if (record.kind === "approval_decided") {
-        summary.decision = record.decision;
-        summary.decidedBy = record.by;
-      } else if (record.kind === "call_started") {
-        summary.started = true;
-        if (record.authorizedScopes !== undefined) summary.authorizedScopes = record.authorizedScopes;
-      } else if (record.kind === "call_elicitation_asked") {
-        summary.elicitations = [...(summary.elicitations ?? []), { elicitation: record.elicitation, mode: record.mode }];
-      } else if (record.kind === "call_elicitation_answered") {
-        const { elicitation, action, by, who } = record;
-        summary.elicitations = (summary.elicitations ?? []).map((asked) =>
-          asked.elicitation === elicitation && asked.action === undefined ? { ...asked, action, by, ...(who === undefined ? {} : { who }) } : asked,
-        );
-      } else if (record.kind === "call_finished") {
-        summary.outcome = record.outcome;
-        if (record.code !== undefined) summary.code = record.code;
-      }
-    }
-    return Array.from(calls.values(), (call) => call.summary);
+    return summarizeCalls(sessionId, this.records(sessionId));
   }
   /** Every record of one call of a session, in order. */
   timeline(ref: CallRef): JournalRecord[] {
@@ -170,6 +137,44 @@ export class JournalReader {
   }
 }
 
+/** Each call of a session as its records (in chain order) leave it: the one place a call summary is derived. */
+export function summarizeCalls(sessionId: string, records: Iterable<JournalRecord>): CallSummary[] {
+  const calls = new Map<string, { summary: MutableCall; phase: CallPhase | undefined }>();
+  for (const record of records) {
+    const step = stepOf(record.kind);
+    if (step === undefined || !("callId" in record)) continue;
+    const call = calls.get(record.callId);
+    // The call-phase reducer decides which records count: one that cannot follow its call's phase changes nothing.
+    const phase = nextPhase(call?.phase, step, record.kind === "approval_decided" && record.decision === "denied");
+    if (phase === undefined) continue;
+    if (record.kind === "call_requested") {
+      const { callId, turnId, alias, qualifiedName, argsDigest, seq: requestedSeq } = record;
+      calls.set(callId, { phase, summary: { callId, sessionId, turnId, alias, qualifiedName, argsDigest, requestedSeq, started: false } });
+      continue;
+    }
+    const summary = call!.summary;
+    call!.phase = phase;
+    if (record.kind === "approval_decided") {
+      summary.decision = record.decision;
+      summary.decidedBy = record.by;
+    } else if (record.kind === "call_started") {
+      summary.started = true;
+      if (record.authorizedScopes !== undefined) summary.authorizedScopes = record.authorizedScopes;
+    } else if (record.kind === "call_elicitation_asked") {
+      summary.elicitations = [...(summary.elicitations ?? []), { elicitation: record.elicitation, mode: record.mode }];
+    } else if (record.kind === "call_elicitation_answered") {
+      const { elicitation, action, by, who } = record;
+      summary.elicitations = (summary.elicitations ?? []).map((asked) =>
+        asked.elicitation === elicitation && asked.action === undefined ? { ...asked, action, by, ...(who === undefined ? {} : { who }) } : asked,
+      );
+    } else if (record.kind === "call_finished") {
+      summary.outcome = record.outcome;
+      if (record.code !== undefined) summary.code = record.code;
+    }
+  }
+  return Array.from(calls.values(), (call) => call.summary);
+}
+
 type MutableCall = { -readonly [K in keyof CallSummary]: CallSummary[K] };
 
 /** Where a session's chain ends: its live head row, or the final frame noted when it closed. */
@@ -181,7 +186,7 @@ function toRecord(record: StoredRecord, sessionId: string): JournalRecord {
   return { ...readContent(record.data, sessionId, record.seq), prevHash: record.prevHash, hash: record.hash } as JournalRecord;
 }
 
-function toSession(row: SessionRow): SessionSummary {
+export function toSession(row: SessionRow): SessionSummary {
   let open = 0;
   if (row.closed_at === null && row.open_calls !== null) {
     const calls = parseOpenCalls(row.open_calls);

@@ -1,4 +1,3 @@
-import type { ApprovalStore } from "./approvals.js";
 import type { ChainHead } from "./frames.js";
 
 /** One group commit as plain rows. */
@@ -28,7 +27,9 @@ export interface StoredSession {
 }
 /**
  * What the write path needs from storage: the seam a second store (a PostgreSQL adapter) implements. `commit` is atomic, and durable as the
- * store's durability mode says when it returns; reads see every commit before them.
+ * store's durability mode says when it returns (a synchronous store) or when its promise resolves (an asynchronous one, which commits
+ * groups in the order they were handed over and, once one fails, refuses the rest). Reads are synchronous: an asynchronous store serves
+ * them from what it loaded before the writer used it, and they see every group handed over before them.
  */
 export interface JournalStore {
   /** The session's rows, or `undefined` if it was never opened. */
@@ -41,11 +42,10 @@ export interface JournalStore {
   /** The data of a session's committed records, newest first (recovery reads only as far as it needs). */
   newestFirst(head: ChainHead): Iterable<string>;
   /** Commits one group in one transaction. */
-  commit(group: GroupWrites): void;
+  commit(group: GroupWrites): void | Promise<void>;
   /** Whether a read transaction is open (the next commit ends it). */
   readonly inTransaction: boolean;
   beginRead(): void;
   endRead(): void;
-  readonly approvals: ApprovalStore;
   close(): void;
 }

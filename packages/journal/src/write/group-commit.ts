@@ -28,18 +28,26 @@ export class GroupCommit {
   private nextFrame: number;
   private queuedLines = 0;
   private queuedChars = 0;
-  private readonly filePath: string;
-  private readonly fileIdentity: { readonly dev: number; readonly ino: number };
+  private readonly filePath: string | undefined;
+  private readonly fileIdentity: { readonly dev: number; readonly ino: number } | undefined;
   private fileCheckedAt = Date.now();
+  /** The newest commit an asynchronous store has not finished; it never rejects (a failure is kept in `failure`). */
+  private inFlight: Promise<void> | undefined;
 
+  /**
+   * `file`: the journal's name in messages. `watchFile` (default true): `file` is a path whose file must stay there while open; a store
+   * that is not a file passes false.
+   */
   constructor(
     private readonly store: JournalStore,
     private readonly file: string,
+    watchFile = true,
   ) {
-    // The journal is the file's one writer, so it assigns frame ids itself.
+    // The journal is the store's one writer (a shared store hands each writer its own range), so it assigns frame ids itself.
     this.nextFrame = store.lastFrame() + 1;
     // Absolute: a host that changes its working folder later must not look elsewhere.
-    this.filePath = path.resolve(file);
+    this.filePath = watchFile ? path.resolve(file) : undefined;
+    if (this.filePath === undefined) return;
     const { dev, ino } = statSync(this.filePath);
     this.fileIdentity = { dev, ino };
   }
@@ -72,10 +80,17 @@ export class GroupCommit {
   }
   whenCommitted(): Promise<void> {
     if (this.failure !== undefined) return Promise.reject(this.failure);
-    if (this.touched.length === 0 && this.ops.length === 0) return Promise.resolve();
+    if (this.touched.length === 0 && this.ops.length === 0) {
+      const inFlight = this.inFlight;
+      if (inFlight === undefined) return Promise.resolve();
+      return inFlight.then(() => (this.failure === undefined ? undefined : Promise.reject(this.failure)));
+    }
     return new Promise((resolve, reject) => this.waiters.push({ resolve, reject }));
   }
-  /** Commits what is queued now. Throws `JOURNAL_WRITE_FAILED` if the commit (or an earlier one) failed. */
+  /**
+   * Commits what is queued now. Throws `JOURNAL_WRITE_FAILED` if the commit (or an earlier one) failed. With an asynchronous store the
+   * group is handed over now and its waiters settle when the store's commit does (the store commits groups in the order handed over).
+   */
   commitNow(): void {
     if (this.failure !== undefined) throw this.failure;
     const waiters = this.waiters;
@@ -84,11 +99,13 @@ export class GroupCommit {
     this.afterCommit = [];
     if (this.touched.length === 0 && this.ops.length === 0) {
       this.store.endRead();
-      settle(after, waiters);
+      if (this.inFlight === undefined) settle(after, waiters);
+      else this.settleAfter(this.inFlight, after, waiters);
       return;
     }
+    let pending: void | Promise<void>;
     try {
-      this.store.commit(this.build());
+      pending = this.store.commit(this.build());
     } catch (cause) {
       this.fail("a group commit failed", cause);
       for (const waiter of waiters) waiter.reject(this.failure);
@@ -100,7 +117,24 @@ export class GroupCommit {
       this.queuedLines = 0;
       this.queuedChars = 0;
     }
-    settle(after, waiters);
+    if (pending === undefined) settle(after, waiters);
+    else this.settleAfter(pending, after, waiters);
+  }
+  /** Settles a group handed to an asynchronous store once its commit ends; a failed one fails the journal. */
+  private settleAfter(commit: Promise<void>, after: readonly (() => void)[], waiters: readonly Waiter[]): void {
+    const done = commit.then(
+      () => {
+        if (this.inFlight === done) this.inFlight = undefined;
+        if (this.failure === undefined) settle(after, waiters);
+        else for (const waiter of waiters) waiter.reject(this.failure);
+      },
+      (cause: unknown) => {
+        if (this.inFlight === done) this.inFlight = undefined;
+        if (this.failure === undefined) this.fail("a group commit failed", cause);
+        for (const waiter of waiters) waiter.reject(this.failure);
+      },
+    );
+    this.inFlight = done;
   }
   private build(): GroupWrites {
     const frames: (string | number | null)[] = [];
@@ -145,14 +179,14 @@ export class GroupCommit {
    * the file it opened, and fails (refusing every later write) if not.
    */
   private checkFile(): void {
-    if (this.failure !== undefined) return;
+    if (this.failure !== undefined || this.filePath === undefined) return;
     const now = Date.now();
     if (now - this.fileCheckedAt < FILE_CHECK_INTERVAL_MS) return;
     this.fileCheckedAt = now;
     let problem: string | undefined;
     try {
       const stats = statSync(this.filePath);
-      if (stats.ino !== this.fileIdentity.ino || stats.dev !== this.fileIdentity.dev)
+      if (stats.ino !== this.fileIdentity!.ino || stats.dev !== this.fileIdentity!.dev)
         problem = "the journal file was replaced by another file while it was open";
     } catch {
       problem = "the journal file is gone: it (or its folder) was deleted while it was open";

@@ -58,7 +58,8 @@ export async function decideApproval(
     schemaFingerprint: approvalFingerprint(resolved),
   };
   const keyText = keyTextOf(environment, resolved);
-  const remembered = environment.journal.findApproval(key);
+  // A shared store (a fleet's PostgreSQL journal) answers asynchronously.
+  const remembered = await environment.journal.findApproval(key);
   if (remembered) {
     return {
       approved: true,
@@ -87,7 +88,7 @@ export async function decideApproval(
   // The host's text, journaled and reported: a `who` naming a token ("ana (token sk-…)") is redacted like any other (E6).
   const who = answer.who ? environment.redactor.text(answer.who) : undefined;
   if (answer.approved && answer.scope === "session") {
-    environment.journal.storeApproval(key, { scope: "session", by, ...(who ? { who } : {}) });
+    await environment.journal.storeApproval(key, { scope: "session", by, ...(who ? { who } : {}) });
   }
   return {
     approved: answer.approved,

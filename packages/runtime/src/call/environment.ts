@@ -1,5 +1,5 @@
 import type { ResolvedTool } from "@openworker/bundle-resolver";
-import type { Journal } from "@openworker/journal";
+import type { SessionJournal } from "@openworker/journal";
 import type { McpSession } from "@openworker/mcp-bridge";
 import type { EventHub } from "../events.js";
 import type { ApprovalVerdict } from "./approval.js";
@@ -21,7 +21,7 @@ export interface CallEnvironment {
   readonly journalElicitedContent: boolean;
   /** Lowers the 75 s bound for this session's calls (never raises it). */
   readonly callTimeoutMs: number | undefined;
-  readonly journal: Journal;
+  readonly journal: SessionJournal;
   readonly mcp: McpSession;
   readonly redactor: Redactor;
   readonly events: EventHub;
