@@ -147,10 +147,8 @@ export class Runtime<J extends SessionJournal = Journal> {
     // frozen, so the host fixes it and opens again. Nothing here starts a process.
     const approvalTimeoutMs = checkedApprovalTimeout(options.approvalTimeoutMs);
     for (const option of ["approver", "elicitor"] as const) {
-      if (options[option] !== undefined && typeof options[option] !== "function")
-        throw new OpenWorkerError(RUNTIME_ERROR_CODES.OPTIONS_INVALID, `${option} must be a function (leave it out for none), got ${typeof options[option]}`, {
-          details: { option },
-        });
+      const given = options[option];
+      if (given !== undefined && typeof given !== "function") throw optionInvalid(option, `must be a function (leave it out for none), got ${typeof given}`);
     }
     // A provider whose credentials cannot be listed leaves nothing open.
     const secrets = [...(options.secrets ?? []), ...modelSecrets(options.models ?? [])];
@@ -394,10 +392,9 @@ function checkedSessionId(sessionId: string | undefined): string {
   if (sessionId === undefined) return randomSessionId();
   if (typeof sessionId !== "string" || !isSessionId(sessionId)) {
     const shown = typeof sessionId === "string" ? JSON.stringify(sessionId.length > 60 ? `${sessionId.slice(0, 60)}…` : sessionId) : typeof sessionId;
-    throw new OpenWorkerError(
-      RUNTIME_ERROR_CODES.OPTIONS_INVALID,
-      `sessionId ${shown} is not a session id: use 1–128 letters, digits and . _ : - (starting with a letter or digit), or leave it out for a random one`,
-      { details: { option: "sessionId" } },
+    throw optionInvalid(
+      "sessionId",
+      `${shown} is not a session id: use 1–128 letters, digits and . _ : - (starting with a letter or digit), or leave it out for a random one`,
     );
   }
   return sessionId;
@@ -406,11 +403,7 @@ function checkedSessionId(sessionId: string | undefined): string {
 function checkedCallTimeout(callTimeoutMs: number | undefined): number | undefined {
   if (callTimeoutMs === undefined) return undefined;
   if (typeof callTimeoutMs !== "number" || !Number.isFinite(callTimeoutMs) || callTimeoutMs <= 0) {
-    throw new OpenWorkerError(
-      RUNTIME_ERROR_CODES.OPTIONS_INVALID,
-      `callTimeoutMs must be a positive number of milliseconds (it lowers the 75 s bound), got ${String(callTimeoutMs)}`,
-      { details: { option: "callTimeoutMs" } },
-    );
+    throw optionInvalid("callTimeoutMs", `must be a positive number of milliseconds (it lowers the 75 s bound), got ${String(callTimeoutMs)}`);
   }
   return callTimeoutMs;
 }
@@ -428,10 +421,9 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 function checkedApprovalTimeout(approvalTimeoutMs: number | undefined): number {
   if (approvalTimeoutMs === undefined) return APPROVAL_TIMEOUT_MS;
   if (typeof approvalTimeoutMs !== "number" || !Number.isFinite(approvalTimeoutMs) || approvalTimeoutMs <= 0 || approvalTimeoutMs > MAX_TIMER_MS) {
-    throw new OpenWorkerError(
-      RUNTIME_ERROR_CODES.OPTIONS_INVALID,
-      `approvalTimeoutMs must be a positive number of milliseconds up to ${MAX_TIMER_MS} (about 24.8 days; leave it out for 5 minutes), got ${String(approvalTimeoutMs)}`,
-      { details: { option: "approvalTimeoutMs" } },
+    throw optionInvalid(
+      "approvalTimeoutMs",
+      `must be a positive number of milliseconds up to ${MAX_TIMER_MS} (about 24.8 days; leave it out for 5 minutes), got ${String(approvalTimeoutMs)}`,
     );
   }
   return approvalTimeoutMs;
@@ -498,4 +490,9 @@ function modelSecrets(providers: readonly ModelProvider[]): string[] {
 /** An open journal (any store's) rather than where to open a SQLite one: it has the record methods. */
 function isOpenJournal<J extends SessionJournal>(given: RuntimeOptions<J>["journal"]): given is J {
   return given instanceof Journal || (typeof given === "object" && given !== null && typeof (given as { callStarted?: unknown }).callStarted === "function");
+}
+
+/** `OPTIONS_INVALID` naming the option (`details.option`) and what is wrong with it. */
+function optionInvalid(option: string, problem: string): OpenWorkerError {
+  return new OpenWorkerError(RUNTIME_ERROR_CODES.OPTIONS_INVALID, `${option} ${problem}`, { details: { option } });
 }
