@@ -1,20 +1,7 @@
 import { JOURNAL_ERRORS, type ApprovalFilter, type ApprovalGrant, type ApprovalKey, type ApprovalRecord } from "@openworker/journal";
-import { journalError } from "@openworker/journal/internal/store";
+import { ANY_ARGUMENTS, approvalRecordOf, type ApprovalRow, journalError } from "@openworker/journal/internal/store";
 import type { ReadConnection } from "./connection.js";
 
-interface ApprovalRow {
-  execution_identity: string;
-  qualified_name: string;
-  schema_fingerprint: string;
-  args_digest: string;
-  scope: ApprovalRecord["scope"];
-  decided_by: ApprovalRecord["by"];
-  who: string | null;
-  decided_at: string;
-}
-
-// As in the SQLite journal: a session-scope approval is stored under the empty digest.
-const ANY_ARGUMENTS = "";
 const KEY = "execution_identity = $1 AND qualified_name = $2 AND schema_fingerprint = $3";
 const MATCHING = "($1::text IS NULL OR execution_identity = $1) AND ($2::text IS NULL OR qualified_name = $2)";
 
@@ -33,7 +20,7 @@ export class SharedApprovals {
       `SELECT * FROM approvals WHERE ${KEY} AND args_digest = ANY($4::text[]) ORDER BY args_digest = '' DESC LIMIT 1`,
       [...checked, digests],
     );
-    return found.rows[0] === undefined ? undefined : toRecord(found.rows[0]);
+    return found.rows[0] === undefined ? undefined : approvalRecordOf(found.rows[0]);
   }
   async consume(key: ApprovalKey): Promise<ApprovalRecord | undefined> {
     const checked = checkKey("consumeApproval", key);
@@ -43,7 +30,7 @@ export class SharedApprovals {
       ...checked,
       key.argsDigest,
     ]);
-    return used.rows[0] === undefined ? undefined : toRecord(used.rows[0]);
+    return used.rows[0] === undefined ? undefined : approvalRecordOf(used.rows[0]);
   }
   async store(key: ApprovalKey, grant: ApprovalGrant): Promise<void> {
     const site = `storeApproval of tool ${JSON.stringify(key.qualifiedName)}`;
@@ -69,7 +56,7 @@ export class SharedApprovals {
       `SELECT * FROM approvals WHERE ${MATCHING} ORDER BY decided_at, qualified_name`,
       filterValues(filter),
     );
-    return found.rows.map(toRecord);
+    return found.rows.map(approvalRecordOf);
   }
   async revoke(filter: ApprovalFilter): Promise<number> {
     const removed = await this.connection.query(`DELETE FROM approvals WHERE ${MATCHING}`, filterValues(filter));
@@ -100,17 +87,4 @@ function checkKey(site: string, key: ApprovalKey): [string, string, string] {
 function filterValues(filter: ApprovalFilter): (string | null)[] {
   const value = (field: "executionIdentity" | "qualifiedName") => (filter[field] === undefined ? null : text("approval filter", field, filter[field]));
   return [value("executionIdentity"), value("qualifiedName")];
-}
-
-function toRecord(row: ApprovalRow): ApprovalRecord {
-  return {
-    executionIdentity: row.execution_identity,
-    qualifiedName: row.qualified_name,
-    schemaFingerprint: row.schema_fingerprint,
-    ...(row.args_digest === ANY_ARGUMENTS ? {} : { argsDigest: row.args_digest }),
-    scope: row.scope,
-    by: row.decided_by,
-    ...(row.who === null ? {} : { who: row.who }),
-    decidedAt: row.decided_at,
-  };
 }

@@ -4,6 +4,7 @@ export { journalError } from "../errors.js";
 export { summarizeCalls, toSession, type SessionRow } from "../read/reader.js";
 export { parseOpenCalls } from "../records/call-phase.js";
 export { GENESIS_HASH } from "../records/chain.js";
+export { ANY_ARGUMENTS, toRecord as approvalRecordOf, type ApprovalRow } from "../store/approvals.js";
 export { readContent } from "../store/damage.js";
 export { parseFrameLine, type ChainHead } from "../store/frames.js";
 export type { GroupOp, GroupWrites, JournalStore, StoredSession } from "../store/store.js";

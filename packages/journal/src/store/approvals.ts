@@ -81,7 +81,8 @@ function filterValue(value: unknown, field: string): string | null {
   return value;
 }
 
-interface ApprovalRow {
+/** An `approvals` row as both stores keep it. */
+export interface ApprovalRow {
   execution_identity: string;
   qualified_name: string;
   schema_fingerprint: string;
@@ -93,7 +94,7 @@ interface ApprovalRow {
 }
 
 // A session-scope approval is stored under the empty digest: one primary-key lookup finds it.
-const ANY_ARGUMENTS = "";
+export const ANY_ARGUMENTS = "";
 
 /**
  * The approval store: one row per (identity, tool, schema fingerprint, argument digest), looked up through the primary key with prepared statements (no scan on the hot
@@ -164,7 +165,8 @@ function checkKey(site: string, key: ApprovalKey): ApprovalKey {
   };
 }
 
-function toRecord(row: ApprovalRow): ApprovalRecord {
+/** A row as the `ApprovalRecord` the journal hands out. */
+export function toRecord(row: ApprovalRow): ApprovalRecord {
   return {
     executionIdentity: row.execution_identity,
     qualifiedName: row.qualified_name,
