@@ -81,32 +81,17 @@ export type ElicitationAnswerer = "person" | "host" | "runtime";
 export interface RecordBodies {
   session_opened: {
     executionIdentity: string;
+    /** The identity's inputs in a form an auditor can read (digests, names); never secrets (E6). */
     identityInputs: JsonValue;
     workspace: string;
     bundleDir?: string;
   };
-  turn_prepared: {
-    turnId: string;
-    selectionFingerprint: string;
-    catalogFingerprints: Readonly<Record<string, string>>;
-  };
-  call_requested: {
-    turnId: string;
-    callId: string;
-    alias: string;
-    qualifiedName: string;
-    args: JsonValue;
-    argsDigest: string;
-  };
-  approval_decided: {
-    callId: string;
-    decision: "approved" | "denied";
-    by: ApprovalDecider;
-    who?: string;
-    scope: ApprovalScope;
-    key: string;
-    reason?: string;
-  };
+  /** The fingerprints of what the model was shown this turn (M2, M3), with a catalog fingerprint per MCP provider namespace. */
+  turn_prepared: { turnId: string; selectionFingerprint: string; catalogFingerprints: Readonly<Record<string, string>> };
+  call_requested: { turnId: string; callId: string; alias: string; qualifiedName: string; args: JsonValue; argsDigest: string };
+  /** `who`: the person, or the policy's name; `key`: the approval key the decision was made under, as the runtime serializes it (A1). */
+  approval_decided: { callId: string; decision: "approved" | "denied"; by: ApprovalDecider; who?: string; scope: ApprovalScope; key: string; reason?: string };
+  /** For an MCP provider that runs OAuth (M8): the scopes of the token the call runs under, never the token itself (E6). */
   call_started: { callId: string; authorizedScopes?: readonly string[] };
   call_progress: { callId: string; event: JsonValue };
   call_elicitation_asked: {

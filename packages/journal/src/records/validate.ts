@@ -16,9 +16,7 @@ export class RecordSite {
 export type Site = string | RecordSite;
 
 export function requireText(site: Site, field: string, value: unknown): string {
-  if (typeof value !== "string" || value.length === 0)
-    throw journalError(JOURNAL_ERRORS.INVALID_RECORD, `${site}: field "${field}" must be a non-empty string, got ${describe(value)}`, { field });
-  return value;
+  return checked(site, field, value, "text") as string;
 }
 
 export function optionalText(site: Site, field: string, value: unknown): string | undefined {
@@ -34,25 +32,23 @@ export function requireOneOf<T extends string>(site: Site, field: string, value:
     );
   return value as T;
 }
+/** The value kinds a field may be held to: when a value is one, and how a message names it. */
+const KINDS = {
+  text: [(value) => typeof value === "string" && value.length > 0, "a non-empty string"],
+  boolean: [(value) => typeof value === "boolean", "a boolean"],
+  count: [(value) => typeof value === "number" && Number.isSafeInteger(value) && value >= 1, "a whole number from 1"],
+  strings: [(value) => typeof value === "object" && value !== null && !Array.isArray(value), "an object of strings"],
+  "strings?": [(value) => Array.isArray(value) && value.every((item) => typeof item === "string" && item.length > 0), "an array of non-empty strings"],
+} as const satisfies Record<string, readonly [(value: unknown) => boolean, string]>;
 
-export function requireBoolean(site: Site, field: string, value: unknown): boolean {
-  if (typeof value !== "boolean") {
-    throw journalError(JOURNAL_ERRORS.INVALID_RECORD, `${site}: field "${field}" must be a boolean, got ${describe(value)}`, { field });
-  }
+function checked(site: Site, field: string, value: unknown, kind: keyof typeof KINDS): unknown {
+  const [holds, what] = KINDS[kind];
+  if (!holds(value)) throw journalError(JOURNAL_ERRORS.INVALID_RECORD, `${site}: field "${field}" must be ${what}, got ${describe(value)}`, { field });
   return value;
 }
 
-export function requireCount(site: Site, field: string, value: unknown): number {
-  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 1)
-    throw journalError(JOURNAL_ERRORS.INVALID_RECORD, `${site}: field "${field}" must be a whole number from 1, got ${describe(value)}`, { field });
-  return value;
-}
-
-export function requireStringMap(site: Site, field: string, value: unknown): Readonly<Record<string, string>> {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    throw journalError(JOURNAL_ERRORS.INVALID_RECORD, `${site}: field "${field}" must be an object of strings, got ${describe(value)}`, { field });
-  }
-  for (const [key, item] of Object.entries(value)) {
+function requireStringMap(site: Site, field: string, value: unknown): Readonly<Record<string, string>> {
+  for (const [key, item] of Object.entries(checked(site, field, value, "strings") as object)) {
     if (typeof item !== "string")
       throw journalError(JOURNAL_ERRORS.INVALID_RECORD, `${site}: field "${field}.${key}" must be a string, got ${describe(item)}`, {
         field: `${field}.${key}`,
@@ -61,18 +57,10 @@ export function requireStringMap(site: Site, field: string, value: unknown): Rea
   return value as Readonly<Record<string, string>>;
 }
 
-export function optionalStringList(site: Site, field: string, value: unknown): readonly string[] | undefined {
-  if (value === undefined) return undefined;
-  if (!Array.isArray(value) || !value.every((item) => typeof item === "string" && item.length > 0)) {
-    throw journalError(JOURNAL_ERRORS.INVALID_RECORD, `${site}: field "${field}" must be an array of non-empty strings, got ${describe(value)}`, { field });
-  }
-  return [...(value as string[])];
-}
-
 const DIGEST = /^(?:sha256:)?[0-9a-f]{64}$/;
 
 /** Image digests only (T4): a lowercase hex SHA-256, optionally `sha256:`-prefixed. */
-export function requireImageDigests(site: Site, value: unknown): readonly string[] | undefined {
+function requireImageDigests(site: Site, value: unknown): readonly string[] | undefined {
   if (value === undefined) return undefined;
   if (!Array.isArray(value)) {
     throw journalError(JOURNAL_ERRORS.IMAGE_NOT_DIGEST, `${site}: field "imageDigests" must be an array of SHA-256 digests`, { field: "imageDigests" });
@@ -106,15 +94,13 @@ export function checkFields(site: Site, rules: Readonly<Record<string, FieldRule
   for (const [field, rule] of Object.entries(rules)) {
     const value = given[field];
     if (typeof rule !== "string") values[field] = requireOneOf(site, field, value, rule);
-    else if (rule === "text") values[field] = requireText(site, field, value);
     else if (rule === "text?") values[field] = optionalText(site, field, value);
     else if (rule === "message") values[field] = typeof value === "string" ? value : undefined;
-    else if (rule === "boolean") values[field] = requireBoolean(site, field, value);
-    else if (rule === "count") values[field] = requireCount(site, field, value);
     else if (rule === "strings") values[field] = requireStringMap(site, field, value);
-    else if (rule === "strings?") values[field] = optionalStringList(site, field, value);
+    else if (rule === "strings?") values[field] = value === undefined ? undefined : [...(checked(site, field, value, rule) as string[])];
     else if (rule === "digests") values[field] = requireImageDigests(site, value);
-    else values[field] = value;
+    else if (rule === "json") values[field] = value;
+    else values[field] = checked(site, field, value, rule);
   }
   return values;
 }

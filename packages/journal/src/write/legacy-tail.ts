@@ -3,6 +3,7 @@ import { crc32 } from "node:zlib";
 import { OpenWorkerError } from "@openworker/tools-sdk";
 import { JOURNAL_ERRORS, journalError } from "../errors.js";
 import { chainHash, GENESIS_HASH, HASH_LENGTH } from "../records/chain.js";
+import { RECORD_KINDS } from "../records/records.js";
 import { kindOf } from "../store/journal-path.js";
 import type { JournalWarning } from "../warnings.js";
 import type { SessionState } from "./live-state.js";
@@ -30,18 +31,10 @@ export function removeLegacyTail(file: string): void {
 /** A record the database lacks that could not be replayed, and where its session's chain ends (`undefined`: unreadable). */
 type LostLine = { readonly sessionId: string; readonly seq: number; readonly chainSeq: number | undefined };
 
-const WRITE_METHODS = {
-  session_opened: "sessionOpened",
-  turn_prepared: "turnPrepared",
-  call_requested: "callRequested",
-  approval_decided: "approvalDecided",
-  call_started: "callStarted",
-  call_progress: "callProgress",
-  call_finished: "callFinished",
-  revoked: "revoked",
-  turn_finished: "turnFinished",
-  session_closed: "sessionClosed",
-} as const;
+/** The writer method that writes a record kind: `call_started` → `callStarted`. */
+function writeMethodOf(kind: unknown): string | undefined {
+  return (RECORD_KINDS as readonly unknown[]).includes(kind) ? (kind as string).replace(/_(\w)/g, (_, letter: string) => letter.toUpperCase()) : undefined;
+}
 
 function replayLine(writer: JournalWriter, line: string): LostLine | undefined {
   const hashed = line.charCodeAt(0) !== OPEN_BRACE;
@@ -64,7 +57,7 @@ function replayLine(writer: JournalWriter, line: string): LostLine | undefined {
   const next = session === undefined ? 1 : session.seq + 1;
   if (session?.closed === true || seq < next) return undefined;
   const lost = { sessionId, seq, chainSeq: next - 1 };
-  const method = Object.hasOwn(WRITE_METHODS, String(content.kind)) ? WRITE_METHODS[content.kind as keyof typeof WRITE_METHODS] : undefined;
+  const method = writeMethodOf(content.kind);
   if (seq > next || method === undefined || (session === undefined) !== (method === "sessionOpened")) return lost;
   const expected = chainHash(session?.head ?? GENESIS_HASH, data);
   if (hashed && line.slice(0, HASH_LENGTH) !== expected) return lost;
