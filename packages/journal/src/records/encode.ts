@@ -15,25 +15,34 @@ export function encoderFor(keys: readonly string[]): (record: Readonly<Record<st
   const sorted = Object.keys(Object.fromEntries([...keys].sort().map((key) => [key, 0])));
   const names = sorted.map((key) => `${jsonString(key)}:`);
   return (record) => {
-    // Flat records (no nested value: most of a call's) go through JSON.stringify's own key list.
-    let flat = true;
-    for (const key of sorted) if (typeof record[key] === "object" && record[key] !== null) flat = false;
-    if (flat) return JSON.stringify(record, sorted);
+    // A flat record (no nested value: most of a call's) is copied in key order and stringified whole: V8's fast
+    // path, which a replacer list would turn off (twice as slow).
+    const flat: Record<string, unknown> = {};
+    for (const key of sorted) {
+      const value = record[key];
+      if (typeof value === "object" && value !== null) return nested(record);
+      if (value !== undefined) flat[key] = value;
+    }
+    return JSON.stringify(flat);
+  };
+  function nested(record: Readonly<Record<string, unknown>>): string {
     let text = "{";
     for (let index = 0; index < sorted.length; index += 1) {
       const value = record[sorted[index]!];
       if (value === undefined) continue;
       const json =
-        value instanceof CanonicalText
-          ? value.text
-          : typeof value === "object" && value !== null
-            ? canonicalJson(value)
-            : (JSON.stringify(value) as string | undefined);
+        typeof value === "string"
+          ? jsonString(value)
+          : value instanceof CanonicalText
+            ? value.text
+            : typeof value === "object" && value !== null
+              ? canonicalJson(value)
+              : (JSON.stringify(value) as string | undefined);
       if (json === undefined) continue;
       text += text.length === 1 ? names[index] + json : `,${names[index]}${json}`;
     }
     return `${text}}`;
-  };
+  }
 }
 
 // oxlint-disable-next-line no-control-regex
