@@ -27,4 +27,10 @@ describe("the record encoder (A3)", () => {
       }),
     );
   });
+
+  it("A3 encodes a record with a __proto__ key as canonicalJson does", () => {
+    const record = JSON.parse('{"__proto__":"x","kind":"call_progress","seq":3}') as Record<string, unknown>;
+    expect(encodeRecord(record)).toBe(canonicalJson(record));
+    expect(encodeRecord(record)).toContain('"__proto__":"x"');
+  });
 });

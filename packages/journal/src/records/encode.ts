@@ -14,9 +14,12 @@ export function encoderFor(keys: readonly string[]): (record: Readonly<Record<st
   // The order canonicalJson's sorted objects enumerate in: array-index keys first, then the others sorted.
   const sorted = Object.keys(Object.fromEntries([...keys].sort().map((key) => [key, 0])));
   const names = sorted.map((key) => `${jsonString(key)}:`);
+  // A copy cannot hold a `__proto__` key (assigning it sets the prototype).
+  const copyable = !sorted.includes("__proto__");
   return (record) => {
     // A flat record (no nested value: most of a call's) is copied in key order and stringified whole: V8's fast
     // path, which a replacer list would turn off (twice as slow).
+    if (!copyable) return nested(record);
     const flat: Record<string, unknown> = {};
     for (const key of sorted) {
       const value = record[key];
