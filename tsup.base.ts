@@ -2,7 +2,7 @@ import type { Options } from "tsup";
 
 /**
  * The one build shape every published package shares: ESM + CJS + declarations
- * for each entry, Node 20 target, no bundling of dependencies.
+ * for each entry, Node 22 target, no bundling of dependencies.
  */
 export function packageBuild(entry: Record<string, string>): Options {
   return {

@@ -1,4 +1,4 @@
-import { isSessionId, RUNTIME_ERROR_CODES, type Runtime, type Session, type TurnResult } from "@openworker/runtime";
+import type { Runtime, Session, TurnResult } from "@openworker/runtime";
 import { choiceOption, requiredOption, stringOption, type CommandContext, type CommandSpec } from "../cli/command.js";
 import { OpenWorkerError } from "@openworker/tools-sdk";
 import { CLI_ERROR_CODES, EXIT_CODES, usageError } from "../cli/errors.js";
@@ -39,7 +39,9 @@ export const runCommand: CommandSpec = {
     "Model: --script FILE (scripted), --provider openai --base-url URL --model NAME [--api-key-env VAR] (an OpenAI-compatible endpoint),\n" +
     "or --provider anthropic|openai-responses --model NAME --api-key-env VAR.",
   async run(context) {
-    const sessionId = sessionIdOption(context);
+    // Imported here, not at the top: `--help` and the other commands do not load the runtime.
+    const { isSessionId, RUNTIME_ERROR_CODES } = await import("@openworker/runtime");
+    const sessionId = sessionIdOption(context, isSessionId);
     const bundle = await loadBundleDir(requiredOption(context, "bundle"));
     const message = stringOption(context, "message");
     const mode = choiceOption<ApproveMode>(context, "approve", "ask");
@@ -61,7 +63,7 @@ export const runCommand: CommandSpec = {
       scriptFile: stringOption(context, "script"),
       needsModel: true,
     });
-    const control = new TurnControl(context);
+    const control = new TurnControl(context, RUNTIME_ERROR_CODES.PROVIDER_UNAVAILABLE);
     try {
       const session = await runtime.openSession({ bundle, policy, ...(sessionId === undefined ? {} : { sessionId }) });
       if (!json) {
@@ -97,7 +99,7 @@ export const runCommand: CommandSpec = {
  * a mistyped `--session-id` is a usage error (exit 2) naming the option, not the runtime's
  * `OPTIONS_INVALID` (exit 1) found only after the runtime opened.
  */
-function sessionIdOption(context: CommandContext): string | undefined {
+function sessionIdOption(context: CommandContext, isSessionId: (value: unknown) => boolean): string | undefined {
   const sessionId = stringOption(context, "session-id");
   if (sessionId === undefined || isSessionId(sessionId)) return sessionId;
   const shown = JSON.stringify(sessionId.length > 60 ? `${sessionId.slice(0, 60)}…` : sessionId);
@@ -149,6 +151,8 @@ async function loop(context: CommandContext, session: Session, runtime: Runtime,
  */
 class TurnControl {
   readonly #context: CommandContext;
+  /** The runtime's code for a diagnostic naming a provider it could not reach. */
+  readonly #providerUnavailable: string;
   readonly #quit = new AbortController();
   #session: Session | undefined;
   #interrupts = 0;
@@ -156,8 +160,9 @@ class TurnControl {
   readonly #onStop = () => this.#stop();
   readonly #releaseCtrlC: () => void;
 
-  constructor(context: CommandContext) {
+  constructor(context: CommandContext, providerUnavailable: string) {
     this.#context = context;
+    this.#providerUnavailable = providerUnavailable;
     this.#releaseCtrlC = context.stops.takeCtrlC(this.#onInterrupt);
     if (context.signal.aborted) this.#stop();
     else context.signal.addEventListener("abort", this.#onStop, { once: true });
@@ -181,7 +186,7 @@ class TurnControl {
     // The runtime reports each selected provider it could not reach while preparing the turn
     // (M1, M2), as `namespace: why`; namespaces hold no ":".
     const unsubscribe = session.subscribe((event) => {
-      if (event.type !== "diagnostic" || event.code !== RUNTIME_ERROR_CODES.PROVIDER_UNAVAILABLE) return;
+      if (event.type !== "diagnostic" || event.code !== this.#providerUnavailable) return;
       const colon = event.message.indexOf(":");
       unavailable.push({ namespace: event.message.slice(0, colon), message: event.message.slice(colon + 1).trim() });
     });

@@ -1,6 +1,7 @@
+import { redactArgs } from "@openworker/mcp-bridge/redact";
 import { urlForDisplay, type McpProviderDefinition, type RegisteredTool } from "@openworker/registry";
 import { tokenStorePath } from "../setup/authorization.js";
-import { problemsOf, type BundleSelection } from "@openworker/bundle-resolver";
+import type { BundleSelection } from "@openworker/bundle-resolver";
 import { stringOption, type CommandContext, type CommandSpec } from "../cli/command.js";
 import { OpenWorkerError } from "@openworker/tools-sdk";
 import { CLI_ERROR_CODES, EXIT_CODES, usageError } from "../cli/errors.js";
@@ -30,7 +31,7 @@ export const toolsList: CommandSpec = {
     const bundleDir = stringOption(context, "bundle");
     if (bundleDir === undefined && context.options.discover === true)
       throw usageError("tools list: --discover applies to a bundle's selection; pass --bundle DIR");
-    if (bundleDir === undefined) return listRegistered(context, (await import("@openworker/mcp-bridge")).redactArgs);
+    if (bundleDir === undefined) return listRegistered(context);
     const bundle = await loadBundleDir(bundleDir);
     const report = await inspectSelection(context.registry, bundle, {
       discover: context.options.discover === true,
@@ -116,11 +117,11 @@ export const toolsCheck: CommandSpec = {
 };
 
 /** Credentials in a stdio provider's `args` are shown masked (`redactArgs`, E6), in text and JSON alike. */
-function listRegistered(context: CommandContext, redactArgs: (args: readonly string[]) => string[]): number {
+function listRegistered(context: CommandContext): number {
   const natives = context.registry.natives();
   const providers = context.registry.providers();
   if (context.terminal.json) {
-    context.terminal.printJson({ natives: natives.map(nativeJson), providers: providers.map((provider) => providerJson(provider, redactArgs)) });
+    context.terminal.printJson({ natives: natives.map(nativeJson), providers: providers.map(providerJson) });
     return EXIT_CODES.ok;
   }
   const { terminal } = context;
@@ -134,7 +135,7 @@ function listRegistered(context: CommandContext, redactArgs: (args: readonly str
   terminal.line(terminal.paint("bold", `MCP providers (${providers.length})`));
   for (const line of table([
     ["namespace", "transport", "placement", "launch"],
-    ...providers.map((provider) => [provider.namespace, provider.transport, placementOf(provider), launchOf(provider, redactArgs)]),
+    ...providers.map((provider) => [provider.namespace, provider.transport, placementOf(provider), launchOf(provider)]),
   ])) {
     terminal.line(`  ${line}`);
   }
@@ -176,7 +177,7 @@ function nativeJson(tool: RegisteredTool) {
   };
 }
 
-function providerJson(provider: McpProviderDefinition, redactArgs: (args: readonly string[]) => string[]) {
+function providerJson(provider: McpProviderDefinition) {
   return provider.transport === "stdio"
     ? {
         namespace: provider.namespace,
@@ -197,7 +198,7 @@ function placementOf(provider: McpProviderDefinition): string {
   return `sandbox (read ${policy.read?.length ?? 0}, write ${policy.write?.length ?? 0}, network ${network})`;
 }
 
-function launchOf(provider: McpProviderDefinition, redactArgs: (args: readonly string[]) => string[]): string {
+function launchOf(provider: McpProviderDefinition): string {
   return provider.transport === "stdio" ? [provider.program, ...redactArgs(provider.args)].join(" ") : urlForDisplay(provider.url);
 }
 
@@ -214,6 +215,7 @@ async function loadProblems(
   error: OpenWorkerError,
   model: ModelProvider | undefined,
 ): Promise<{ problems: SelectionProblem[]; notOffered: readonly NotOfferedTool[] }> {
+  const { problemsOf } = await import("@openworker/bundle-resolver");
   const entries = problemsOf(error);
   const problems = entries.map((problem) => ({ code: problem.code, message: problem.message }));
   const rest = error.details.selection as BundleSelection | undefined;

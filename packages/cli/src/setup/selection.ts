@@ -1,5 +1,6 @@
 import type { Bundle, BundleSelection, ResolvedTool } from "@openworker/bundle-resolver";
 import type { McpCatalog, McpCatalogTool, McpToolIcon, SandboxLauncher } from "@openworker/mcp-bridge";
+import { providerSecrets, redact } from "@openworker/mcp-bridge/redact";
 import { authorizeHint } from "./authorization.js";
 import type { ToolRegistry } from "@openworker/registry";
 import type { ModelProvider } from "@openworker/runtime";
@@ -80,7 +81,6 @@ export interface SelectionReport {
  */
 export async function inspectSelection(registry: ToolRegistry, bundle: Pick<Bundle, "selection">, options: InspectOptions): Promise<SelectionReport> {
   const report = await inspect(registry, bundle, options);
-  const { providerSecrets, redact } = await import("@openworker/mcp-bridge");
   const secrets = registry
     .providers()
     .flatMap((provider) => providerSecrets(provider))

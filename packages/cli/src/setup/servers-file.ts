@@ -1,3 +1,4 @@
+import { redactArgs } from "@openworker/mcp-bridge/redact";
 import type { ToolRegistry } from "@openworker/registry";
 
 /**
@@ -9,7 +10,6 @@ import type { ToolRegistry } from "@openworker/registry";
 export async function loadServersFile(registry: ToolRegistry, file: string, warn: (text: string) => void): Promise<void> {
   const before = new Set(registry.providers().map((provider) => provider.namespace));
   await registry.loadServersFile(file);
-  const { redactArgs } = await import("@openworker/mcp-bridge");
   for (const provider of registry.providers()) {
     if (before.has(provider.namespace) || provider.transport !== "stdio") continue;
     const shown = redactArgs(provider.args);
