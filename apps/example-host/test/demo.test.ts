@@ -72,6 +72,17 @@ describe("the example host", () => {
     expect(acerLauncherPath()).toBe(path.join(repo, "examples/acer-mcp/bin/acer-mcp-launcher"));
   });
 
+  it("host.js links nothing but node:module as it loads: built-ins and better-sqlite3 are required by the code that needs them", () => {
+    const text = readFileSync(host, "utf8");
+    const linked = [...text.matchAll(/(?:^|[;\n}])\s*import\s*(?:[\w$]+\s*,?\s*)?(?:\*\s*as\s*[\w$]+|\{[^}]*\})?\s*(?:from\s*)?["']([^"']+)["']/g)].map(
+      (match) => match[1],
+    );
+    expect(linked).toEqual(["node:module"]);
+    // Required (by esbuild's require shim, under a minified name) where the code that needs them is evaluated.
+    expect(/[\w$]+\("node:http"\)/.test(text)).toBe(true);
+    expect(/[\w$]+\("[^"]*better-sqlite3\/lib\/index\.js"\)/.test(text)).toBe(true);
+  });
+
   it("A1 A3 M4 the demo (pnpm start's commands): three calls, one approved by the demo's approver, journal verified, no process left", async () => {
     const journal = path.join(temp, "journal.db");
     const demo = await runHost([
