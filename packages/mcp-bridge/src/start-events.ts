@@ -1,6 +1,6 @@
 import type { McpProviderDefinition } from "@openworker/registry";
 import { providerBounds, type McpProviderStartEvent, type ResolvedOptions } from "./options.js";
-import { describeStart } from "./redact.js";
+import { describeStart } from "./launch-description.js";
 
 /**
  * Tells the host's `onProviderStart` that a provider's start begins, and returns what tells

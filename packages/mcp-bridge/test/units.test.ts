@@ -1,10 +1,12 @@
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
+import * as bridgeIndex from "../src/index.js";
 import { McpBridge, MCP_ERROR_CODES, safeBaseEnv, toolFingerprint } from "../src/index.js";
 import { specTypeSchemas } from "@modelcontextprotocol/client";
 import { normalizeCallResult } from "../src/call/result.js";
 import { parseCallToolResult } from "../src/call/validate.js";
 import { buildCatalog, catalogTool } from "../src/catalog/catalog.js";
+import * as redaction from "../src/redact.js";
 import { providerSecrets, redact } from "../src/redact.js";
 
 const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]).toString("base64");
@@ -234,6 +236,12 @@ describe("fingerprints (M3)", () => {
 });
 
 describe("configuration", () => {
+  it("E6 the redact entry exports the redaction helpers the index exports, and nothing else", () => {
+    const names = Object.keys(redaction).sort();
+    expect(names).toEqual(["MIN_SECRET_LENGTH", "isSecretName", "providerSecrets", "redact", "redactArgs", "redactUrl", "redactUrlCredentials"]);
+    for (const name of names) expect(bridgeIndex[name as keyof typeof bridgeIndex]).toBe(redaction[name as keyof typeof redaction]);
+  });
+
   it("E6 the safe base environment keeps PATH, HOME and locale, drops everything else", () => {
     expect(
       safeBaseEnv({ PATH: "/bin", HOME: "/root", LC_ALL: "C", AWS_SECRET_ACCESS_KEY: "k", NODE_OPTIONS: "--require x", BASH_FUNC_x: "() { :; }" }),
